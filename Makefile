@@ -1,0 +1,32 @@
+# Every target creates .venv itself; nothing needs to be installed by hand first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	mkdir -p out
+	$(BIN)/python -m examples.generate --records 100000 --seed 1 --output out/example.parquet
+	$(BIN)/sdckit risk out/example.parquet --config examples/example.yaml \
+		--output out/scores.parquet --threshold 0.01 --histogram out/risk.png --summary out/summary.json
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_risk.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Risk measures: how exposed a record or a file is."""

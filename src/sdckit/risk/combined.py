@@ -1,0 +1,382 @@
+"""Record-level combined identity and attribute disclosure risk (Orooji & Knapp, 2019).
+
+For a record r and every split of the attributes into a known set KS (what an adversary knows) and
+its complement, the unknown set UKS::
+
+    D(r)       = sum_i  L_KS_i(r) * alpha * C_UKS_i(r)                       (1)
+    L_KS(r)    = PK(KS) / count(r(KS))                                        (2)
+    PK(KS)     = prod_{A in KS} PK(A)                                         (3)
+    C_UKS(r)   = sum_{A in UKS} W(A) * W(r(A))                                (4)
+
+Known sets are enumerated with the paper's pruning algorithm (its Figure 1): a set is kept iff
+PK(KS) > epsilon; the empty known set (PK = 1) is always kept. Because PK only decreases when an
+attribute is added, pruning a set prunes all its supersets, and the kept sets come out in pre-order
+of the subset tree, each right after its parent (the set minus its largest attribute).
+
+Implementation: attributes are integer-coded once; the group keys of a known set are computed from
+its parent's keys plus one attribute (:func:`sdckit.frequency.extend_keys`), so the cost grows with
+the number of kept sets, not with their sizes. Under the ``category`` treatment of missing values a
+record that is alone in its parent's group stays alone in every superset, so only records in groups
+of two or more are carried down the tree. C is updated the same way: C_UKS(child) = C_UKS(parent) -
+W(A) * W(r(A)).
+
+``count`` is the number of records sharing r's values on KS (the record itself included), or the sum
+of their sampling weights when weights are given. Missing values are treated as a category of their
+own or as wildcards matching every value (sdcMicro's convention), see :mod:`sdckit.frequency`.
+
+Identifier attributes are dropped. Attributes that can be in no kept known set (PK <= epsilon) and
+have sensitivity 0 play no part and are skipped.
+
+References
+----------
+Orooji, M. and Knapp, G. M. (2019). A novel microdata privacy disclosure risk measure. Proceedings of
+the IISE Annual Conference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from sdckit.errors import ConfigError
+from sdckit.frequency import (
+    check_missing,
+    check_weights,
+    encode,
+    extend_keys,
+    group_sizes,
+    wildcard_frequencies_from_keys,
+)
+from sdckit.table import Role, Table
+
+ProgressCallback = Callable[[int, int], None]
+
+QUANTILES = (0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
+
+
+def enumerate_known_sets(probabilities: Sequence[float], epsilon: float) -> list[tuple[int, ...]]:
+    """Known sets (tuples of attribute indices) with PK(KS) > epsilon, by the paper's Figure 1.
+
+    ``SUB`` holds the kept subsets, ``NEXT`` for each the indices that may still extend it; the
+    pointer ``i`` sweeps both lists from the end. A subset is extended by each remaining index in
+    turn; an extension whose probability product exceeds epsilon is appended and becomes the current
+    subset. The empty set is always first. Returns the sets in the order they are appended (pre-order
+    of the subset tree), so every set's parent ``set[:-1]`` comes before it.
+    """
+    if epsilon < 0:
+        raise ConfigError(f"epsilon must be >= 0, got {epsilon}")
+    probabilities = [float(p) for p in probabilities]
+    m = len(probabilities)
+    subsets: list[tuple[int, ...]] = [()]
+    products: list[float] = [1.0]
+    remaining: list[list[int]] = [list(range(m))]
+    i = 0
+    while len(subsets) - i != 0:
+        position = len(subsets) - 1 - i
+        current, product, next_indices = subsets[position], products[position], remaining[position]
+        while next_indices:
+            index = next_indices.pop(0)
+            union = (*current, index)
+            union_product = product * probabilities[index]
+            if union_product > epsilon:
+                subsets.append(union)
+                products.append(union_product)
+                remaining.append(list(range(index + 1, m)))
+                position = len(subsets) - 1
+                current, product, next_indices = union, union_product, remaining[position]
+                i = 0
+        i += 1
+    return subsets
+
+
+@dataclass(frozen=True)
+class RecordRisk:
+    """Per-record combined disclosure risk D(r) and what drives it.
+
+    ``risk[r]`` is D(r); ``top_known_set[r]`` indexes ``known_sets`` (row = known set) at the known set
+    with the largest contribution L * alpha * C for record r (the first such set in enumeration order
+    on ties), and ``top_contribution[r]`` is that contribution. ``known_sets`` has one row per kept
+    known set: ``known_set`` (index), ``name`` (attributes joined by '+', empty for the empty set),
+    ``attributes`` (list), ``size``, ``public_probability`` PK(KS), ``combinations`` (number of
+    distinct value combinations of the set in the data, nulls as values).
+    """
+
+    risk: np.ndarray
+    top_known_set: np.ndarray
+    top_contribution: np.ndarray
+    known_sets: pl.DataFrame
+    attributes: tuple[str, ...]
+    alpha: float
+    epsilon: float
+    missing: str
+    weighted: bool = False
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_records(self) -> int:
+        return len(self.risk)
+
+    def top_known_set_names(self) -> pl.Series:
+        """The dominant known set of every record, as attribute names joined by '+'."""
+        return self.known_sets.get_column("name").gather(self.top_known_set).alias("top_known_set")
+
+    def scores(self) -> pl.DataFrame:
+        """One row per record in input order: record, risk, top_known_set, top_contribution."""
+        return pl.DataFrame(
+            {
+                "record": np.arange(self.n_records, dtype=np.int64),
+                "risk": self.risk,
+                "top_known_set": self.top_known_set_names(),
+                "top_contribution": self.top_contribution,
+            }
+        )
+
+    def riskiest(self, count: int = 10) -> pl.DataFrame:
+        """The ``count`` records with the highest risk (ties by record order)."""
+        count = min(count, self.n_records)
+        order = np.argsort(-self.risk, kind="stable")[:count]
+        return pl.DataFrame(
+            {
+                "record": order.astype(np.int64),
+                "risk": self.risk[order],
+                "top_known_set": self.top_known_set_names().gather(order),
+                "top_contribution": self.top_contribution[order],
+            }
+        )
+
+    def above(self, threshold: float) -> int:
+        """Number of records whose risk exceeds ``threshold``."""
+        return int(np.count_nonzero(self.risk > threshold))
+
+    def summary(self, threshold: float | None = None) -> dict[str, Any]:
+        """The figures of a report: counts, mean and quantiles of D(r), records above a threshold."""
+        n = self.n_records
+        quantiles = np.quantile(self.risk, QUANTILES) if n else np.full(len(QUANTILES), np.nan)
+        result: dict[str, Any] = {
+            "records": n,
+            "attributes": list(self.attributes),
+            "known_sets": self.known_sets.height,
+            "alpha": self.alpha,
+            "epsilon": self.epsilon,
+            "missing": self.missing,
+            "weighted": self.weighted,
+            "mean_risk": float(self.risk.mean()) if n else None,
+            "total_risk": float(self.risk.sum()),
+            "quantiles": {_quantile_label(q): float(v) for q, v in zip(QUANTILES, quantiles, strict=True)},
+        }
+        if threshold is not None:
+            above = self.above(threshold)
+            result["threshold"] = threshold
+            result["above_threshold"] = above
+            result["above_threshold_percent"] = 100.0 * above / n if n else 0.0
+        return result
+
+
+def _quantile_label(q: float) -> str:
+    return {0.0: "min", 1.0: "max"}.get(q, f"p{round(q * 100)}")
+
+
+@dataclass
+class _Node:
+    """State of a known set on the depth-first stack."""
+
+    known_set: tuple[int, ...]
+    # Records carried down (None = all records) and their dense group keys on this known set.
+    carried: np.ndarray | None
+    keys: np.ndarray
+    groups: int
+    # Sum of W(A) * W(r(A)) over the attributes of the known set, per record.
+    known_weight: np.ndarray
+
+
+def _measured_attributes(table: Table, epsilon: float, weights_column: str | None) -> list[str]:
+    names = []
+    for attribute in table.schema:
+        if attribute.role is Role.IDENTIFIER or attribute.name == weights_column:
+            continue
+        if attribute.public_probability > epsilon or attribute.sensitivity > 0:
+            names.append(attribute.name)
+    return names
+
+
+def combined_risk(
+    table: Table,
+    *,
+    alpha: float = 100.0,
+    epsilon: float = 0.01,
+    missing: str = "wildcard",
+    weights: str | np.ndarray | None = None,
+    progress: ProgressCallback | None = None,
+) -> RecordRisk:
+    """Combined identity + attribute disclosure risk D(r) of every record (Orooji & Knapp, 2019).
+
+    Parameters
+    ----------
+    table
+        The data and its schema: each attribute's public-knowledge probability PK(A), sensitivity
+        W(A) and value weights W(v). Identifiers are dropped.
+    alpha
+        Consequence coefficient, > 1 (the paper uses 100).
+    epsilon
+        Pruning threshold >= 0: known sets with PK(KS) <= epsilon are not considered (0 keeps every
+        set whose probability is positive).
+    missing
+        ``"wildcard"`` (a null matches every value, as in sdcMicro) or ``"category"`` (a null is a
+        value of its own). A null always has sensitivity weight 0.
+    weights
+        Optional sampling weights (a column name or one number per record): count(r(KS)) becomes
+        the sum of the weights of the matching records.
+    progress
+        Called as ``progress(done, total)`` after each known set.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not alpha > 1:
+        raise ConfigError(
+            f"alpha must be a number greater than 1 (the consequence coefficient), got {alpha!r}"
+        )
+    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float) or not epsilon >= 0:
+        raise ConfigError(f"epsilon must be a number >= 0, got {epsilon!r}")
+    check_missing(missing)
+    alpha, epsilon = float(alpha), float(epsilon)
+    n = table.n_records
+
+    weights_column = weights if isinstance(weights, str) else None
+    if weights_column is not None:
+        if weights_column not in table.data.columns:
+            raise ConfigError(f"weights column '{weights_column}' is not in the data")
+        weight_values = table.column(weights_column).cast(pl.Float64, strict=False).to_numpy()
+        if np.isnan(weight_values).any():
+            raise ConfigError(f"weights column '{weights_column}' has missing or non-numeric values")
+        weights_array = check_weights(weight_values, n)
+    else:
+        weights_array = check_weights(weights, n) if weights is not None else None
+    if weights_array is not None and np.any(weights_array <= 0):
+        raise ConfigError("sampling weights must be positive for the combined risk (a count cannot be 0)")
+
+    names = _measured_attributes(table, epsilon, weights_column)
+    schema = table.schema
+    candidates = [name for name in names if schema[name].public_probability > epsilon]
+    encoding = encode(table.data, candidates)
+    candidate_probabilities = [schema[name].public_probability for name in candidates]
+    known_sets = enumerate_known_sets(candidate_probabilities, epsilon)
+
+    # Per-record consequence weight of each attribute, W(A) * W(r(A)).
+    consequence = {name: schema[name].consequence_weights(table.column(name)) for name in names}
+    total_consequence = np.zeros(n, dtype=np.float64)
+    for values in consequence.values():
+        total_consequence += values
+    zero = np.zeros(n, dtype=np.float64)
+
+    risk = np.zeros(n, dtype=np.float64)
+    best = np.full(n, -np.inf, dtype=np.float64)
+    top = np.zeros(n, dtype=np.int32)
+    combinations = np.zeros(len(known_sets), dtype=np.int64)
+    probabilities = np.ones(len(known_sets), dtype=np.float64)
+
+    # Carrying only non-singleton records is exact when a group can only shrink as attributes are
+    # added, i.e. unless wildcard nulls can make records match.
+    wildcard = missing == "wildcard" and any(encoding.has_missing)
+    # Inverse count of a record that is alone in its group: 1, or 1/weight.
+    alone = 1.0 / weights_array if weights_array is not None else np.ones(n, dtype=np.float64)
+
+    stack: list[_Node] = []
+    inverse = np.empty(n, dtype=np.float64)
+    contribution = np.empty(n, dtype=np.float64)
+    for index, known_set in enumerate(known_sets):
+        if not known_set:
+            node = _Node((), None, np.zeros(n, dtype=np.int64), 1 if n else 0, zero)
+            pk = 1.0
+        else:
+            parent_set = known_set[:-1]
+            while stack and stack[-1].known_set != parent_set:
+                stack.pop()
+            parent = stack[-1]
+            attribute = known_set[-1]
+            name = candidates[attribute]
+            carried = parent.carried
+            codes = encoding.codes[attribute] if carried is None else encoding.codes[attribute][carried]
+            keys, groups = extend_keys(parent.keys, parent.groups, codes, encoding.cardinalities[attribute])
+            known_weight = parent.known_weight
+            if np.any(consequence[name]):
+                known_weight = known_weight + consequence[name]
+            node = _Node(known_set, carried, keys, groups, known_weight)
+            pk = float(np.prod([candidate_probabilities[j] for j in known_set]))
+
+        carried_weights = None
+        if weights_array is not None:
+            carried_weights = weights_array if node.carried is None else weights_array[node.carried]
+        if wildcard and any(encoding.has_missing[j] for j in known_set):
+            counts = wildcard_frequencies_from_keys(
+                encoding, known_set, node.keys, node.groups, weights_array
+            )
+            inverse[:] = 1.0 / counts
+            combinations[index] = node.groups
+        else:
+            record_counts = group_sizes(node.keys, node.groups)
+            sizes = (
+                record_counts
+                if carried_weights is None
+                else group_sizes(node.keys, node.groups, carried_weights)
+            )
+            if node.carried is None:
+                inverse[:] = 1.0 / sizes[node.keys]
+                outside = 0
+            else:
+                inverse[:] = alone
+                inverse[node.carried] = 1.0 / sizes[node.keys]
+                outside = n - len(node.carried)
+            combinations[index] = np.count_nonzero(record_counts) + outside
+            if not wildcard:
+                # Records alone in their group stay alone in every superset: stop carrying them.
+                shared = record_counts[node.keys] >= 2
+                if not shared.all():
+                    node.carried = np.flatnonzero(shared) if node.carried is None else node.carried[shared]
+                    node.keys = node.keys[shared]
+        probabilities[index] = pk
+        # contribution = PK * alpha * C_UKS / count
+        np.subtract(total_consequence, node.known_weight, out=contribution)
+        contribution *= inverse
+        contribution *= pk * alpha
+        risk += contribution
+        better = contribution > best
+        np.putmask(top, better, np.int32(index))
+        np.maximum(best, contribution, out=best)
+        stack.append(node)
+        if progress is not None:
+            progress(index + 1, len(known_sets))
+
+    table_of_sets = pl.DataFrame(
+        {
+            "known_set": np.arange(len(known_sets), dtype=np.int64),
+            "name": ["+".join(candidates[j] for j in ks) for ks in known_sets],
+            "attributes": [[candidates[j] for j in ks] for ks in known_sets],
+            "size": [len(ks) for ks in known_sets],
+            "public_probability": probabilities,
+            "combinations": combinations,
+        },
+        schema={
+            "known_set": pl.Int64,
+            "name": pl.String,
+            "attributes": pl.List(pl.String),
+            "size": pl.Int64,
+            "public_probability": pl.Float64,
+            "combinations": pl.Int64,
+        },
+    )
+    if n == 0:
+        best = np.zeros(0, dtype=np.float64)
+    return RecordRisk(
+        risk=risk,
+        top_known_set=top,
+        top_contribution=best,
+        known_sets=table_of_sets,
+        attributes=tuple(names),
+        alpha=alpha,
+        epsilon=epsilon,
+        missing=missing,
+        weighted=weights_array is not None,
+        parameters={"alpha": alpha, "epsilon": epsilon, "missing": missing},
+    )

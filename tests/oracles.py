@@ -1,0 +1,48 @@
+"""Independent brute-force oracles: pairwise matching and full 2^m enumeration in plain Python."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+
+def matches(a, b, missing: str) -> bool:
+    """Do two values match under the treatment of missing values?"""
+    if missing == "wildcard" and (a is None or b is None):
+        return True
+    return a == b
+
+
+def brute_frequencies(rows, attributes, missing, weights=None):
+    """Per record, the number (or weight sum) of records matching it on every attribute."""
+    result = []
+    for r in rows:
+        total = 0.0
+        for s_index, s in enumerate(rows):
+            if all(matches(r[a], s[a], missing) for a in attributes):
+                total += 1.0 if weights is None else weights[s_index]
+        result.append(total)
+    return result
+
+
+def brute_risk(rows, probabilities, consequence_weights, alpha, epsilon, missing, weights=None):
+    """D(r) over every split of the attributes whose PK(KS) > epsilon (the empty set always).
+
+    ``probabilities``: attribute -> PK; ``consequence_weights``: attribute -> function(value) giving
+    W(A) * W(v). Returns (risks, per-record dict known_set -> contribution).
+    """
+    names = list(probabilities)
+    risks = [0.0] * len(rows)
+    contributions = [dict() for _ in rows]
+    for size in range(len(names) + 1):
+        for known in itertools.combinations(names, size):
+            pk = math.prod(probabilities[a] for a in known)
+            if known and not pk > epsilon:
+                continue
+            counts = brute_frequencies(rows, known, missing, weights)
+            for i, r in enumerate(rows):
+                consequence = sum(consequence_weights[a](r[a]) for a in names if a not in known)
+                value = pk / counts[i] * alpha * consequence
+                risks[i] += value
+                contributions[i][known] = value
+    return risks, contributions
