@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from oracles import brute_frequencies
 from sdckit.errors import ConfigError
-from sdckit.frequency import densify, encode, frequencies, group_keys
+from sdckit.frequency import encode, extend_keys, frequencies, group_keys
 
 
 def frame_and_rows(columns: dict[str, list]):
@@ -43,13 +43,13 @@ def test_weighted_counts():
     assert frequencies(frame, ["a"], weights=weights, missing="wildcard").tolist() == [32.5, 32.5, 7.5, 37.5]
 
 
-def test_densify_keeps_order_on_both_paths():
-    values = np.array([7, 3, 7, 100, 3], dtype=np.int64)
-    keys, groups = densify(values, 101)
-    assert keys.tolist() == [1, 0, 1, 2, 0] and groups == 3
-    big = np.array([7, 3, 7, 10**12, 3], dtype=np.int64)
-    keys, groups = densify(big, 10**12 + 1)
-    assert keys.tolist() == [1, 0, 1, 2, 0] and groups == 3
+@pytest.mark.parametrize("cardinality", [3, 10**9])
+def test_extend_keys_on_direct_and_hashed_paths(cardinality):
+    parent = np.array([0, 1, 0, 2, 1, 0], dtype=np.int64)
+    codes = np.array([2, 2, 2, -1, 2, 0], dtype=np.int64)
+    keys, sizes = extend_keys(parent, np.array([3, 2, 1]), codes, cardinality)
+    assert keys.tolist() == [0, 1, 0, 2, 1, 3]
+    assert sizes.tolist() == [2, 2, 1, 1]
 
 
 def test_group_keys_of_empty_set_is_one_group():

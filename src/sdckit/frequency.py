@@ -28,13 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from sdckit import _kernels
 from sdckit.errors import ConfigError
 
 MISSING_TREATMENTS = ("category", "wildcard")
-
-# Below this many possible combined keys per record, densify with a bincount table (O(n + range));
-# above it, with polars' parallel dense rank (O(n log n)). 8 keeps the table under 64 bytes a record.
-_TABLE_FACTOR = 8
 
 
 @dataclass(frozen=True)
@@ -63,14 +60,28 @@ class Encoding:
 
 
 def encode_column(column: pl.Series) -> tuple[np.ndarray, int, bool, pl.Series]:
-    """Codes (int64, -1 for null), cardinality, whether a null occurs, and the sorted distinct values."""
-    if column.dtype in (pl.Categorical, pl.Enum) or column.dtype == pl.Object:
+    """Codes (int32, -1 for null), cardinality, whether a null occurs, and the sorted distinct values.
+
+    Codes follow the sorted order of the distinct values. Hash-based (an Enum cast) for strings, a
+    binary search over the few distinct values for other types: no sort of the whole column.
+    """
+    if column.dtype in (pl.Categorical, pl.Enum, pl.Object):
         column = column.cast(pl.String)
-    ranks = column.rank("dense")  # nulls stay null; equal values share a rank starting at 1
-    codes = ranks.fill_null(0).to_numpy().astype(np.int64) - 1
+    elif column.dtype == pl.Boolean:
+        column = column.cast(pl.Int8)
     n_missing = column.null_count()
     categories = column.drop_nulls().unique().sort()
-    return codes, len(categories), n_missing > 0, categories
+    if len(categories) == 0:
+        return np.full(column.len(), -1, dtype=np.int32), 0, n_missing > 0, categories
+    if column.dtype == pl.String:
+        physical = column.cast(pl.Enum(categories.to_list())).to_physical().cast(pl.Int32)
+        codes = physical.fill_null(-1).to_numpy()
+    else:
+        filled = column.fill_null(categories[0]) if n_missing else column
+        codes = np.searchsorted(categories.to_numpy(), filled.to_numpy()).astype(np.int32)
+        if n_missing:
+            codes[column.is_null().to_numpy()] = -1
+    return np.ascontiguousarray(codes, dtype=np.int32), len(categories), n_missing > 0, categories
 
 
 def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
@@ -87,43 +98,38 @@ def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
     )
 
 
-def densify(values: np.ndarray, upper: int) -> tuple[np.ndarray, int]:
-    """Map non-negative integers below ``upper`` to dense keys ``0 .. groups-1``.
-
-    Equal values get equal keys and the key order follows the value order.
-    """
-    n = len(values)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), 0
-    if upper <= max(_TABLE_FACTOR * n, 1 << 16):
-        present = np.bincount(values, minlength=upper) > 0
-        mapping = np.cumsum(present, dtype=np.int64) - 1
-        return mapping[values], int(mapping[-1]) + 1
-    ranks = pl.Series(values).rank("dense").to_numpy()
-    keys = ranks.astype(np.int64) - 1
-    return keys, int(keys.max()) + 1
-
-
-def extend_keys(keys: np.ndarray, groups: int, codes: np.ndarray, cardinality: int) -> tuple[np.ndarray, int]:
+def extend_keys(
+    keys: np.ndarray, sizes: np.ndarray, codes: np.ndarray, cardinality: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Group keys of an attribute set plus one attribute, from the set's keys and the attribute's codes.
 
-    ``keys`` are dense keys in ``0 .. groups-1``; ``codes`` are the new attribute's codes of the same
-    records (``-1`` = missing, kept as a value of its own). Returns the new dense keys and their number.
+    ``keys`` are dense keys of the records and ``sizes`` the number of records of each key; ``codes``
+    are the new attribute's codes of the same records (``-1`` = missing, kept as a value of its own).
+    Returns the new dense keys (int32, numbered in order of first appearance) and the number of
+    records of each. One compiled linear pass, see :class:`sdckit._kernels.KeyExtender`.
     """
-    radix = cardinality + 1
-    combined = keys * radix + (codes + 1)
-    return densify(combined, groups * radix)
+    extender = _kernels.KeyExtender(len(keys))
+    new_keys, new_sizes, _ = extender.extend(
+        np.ascontiguousarray(keys, dtype=np.int32),
+        np.ascontiguousarray(sizes, dtype=np.int64),
+        np.ascontiguousarray(codes, dtype=np.int32),
+        cardinality,
+    )
+    return new_keys, new_sizes
+
+
+def initial_keys(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Keys and sizes of the empty attribute set: one group holding every record."""
+    return np.zeros(n, dtype=np.int32), np.array([n] if n else [], dtype=np.int64)
 
 
 def group_keys(encoding: Encoding, attributes: Sequence[int | str]) -> tuple[np.ndarray, int]:
     """Dense group keys of an attribute set (missing values as a category of their own)."""
-    n = encoding.n_records
-    keys = np.zeros(n, dtype=np.int64)
-    groups = 1 if n else 0
+    keys, sizes = initial_keys(encoding.n_records)
     for attribute in attributes:
         j = encoding.index(attribute) if isinstance(attribute, str) else attribute
-        keys, groups = extend_keys(keys, groups, encoding.codes[j], encoding.cardinalities[j])
-    return keys, groups
+        keys, sizes = extend_keys(keys, sizes, encoding.codes[j], encoding.cardinalities[j])
+    return keys, len(sizes)
 
 
 def group_sizes(keys: np.ndarray, groups: int, weights: np.ndarray | None = None) -> np.ndarray:
@@ -191,29 +197,30 @@ def wildcard_pattern_sizes(
                 continue
             rows_b = members[ib]
             both = np.concatenate([rows_a, rows_b])
-            keys = np.zeros(len(both), dtype=np.int64)
-            n_keys = 1
+            keys, key_sizes = initial_keys(len(both))
             for j in range(k):
                 if observed >> j & 1:
-                    keys, n_keys = extend_keys(keys, n_keys, patterns[both, j], cardinalities[j])
+                    keys, key_sizes = extend_keys(keys, key_sizes, patterns[both, j], cardinalities[j])
+            n_keys = len(key_sizes)
             keys_a, keys_b = keys[: len(rows_a)], keys[len(rows_a) :]
             summed = np.bincount(keys_b, weights=sizes[rows_b], minlength=n_keys)
             result[rows_a] += summed[keys_a]
     return result
 
 
-def wildcard_frequencies_from_keys(
+def wildcard_group_sizes(
     encoding: Encoding,
     attributes: Sequence[int],
     keys: np.ndarray,
     groups: int,
     weights: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Per-record wildcard frequency given the category-treatment keys of the same attribute set."""
+    """For each group of the category-treatment keys of an attribute set (each distinct pattern of
+    values and nulls), the number (or weight sum) of records that match it under wildcard nulls."""
     sizes = group_sizes(keys, groups, weights).astype(np.float64)
     patterns = pattern_codes(encoding, attributes, keys, groups)
     cardinalities = [encoding.cardinalities[j] for j in attributes]
-    return wildcard_pattern_sizes(patterns, sizes, cardinalities)[keys]
+    return wildcard_pattern_sizes(patterns, sizes, cardinalities)
 
 
 def frequencies(
@@ -236,5 +243,5 @@ def frequencies(
     indices = [encoding.index(name) for name in attributes]
     keys, groups = group_keys(encoding, indices)
     if missing == "wildcard" and any(encoding.has_missing[j] for j in indices):
-        return wildcard_frequencies_from_keys(encoding, indices, keys, groups, weights)
+        return wildcard_group_sizes(encoding, indices, keys, groups, weights)[keys]
     return group_sizes(keys, groups, weights).astype(np.float64)[keys]

@@ -42,14 +42,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from sdckit import _kernels
 from sdckit.errors import ConfigError
 from sdckit.frequency import (
     check_missing,
     check_weights,
     encode,
-    extend_keys,
-    group_sizes,
-    wildcard_frequencies_from_keys,
+    initial_keys,
+    wildcard_group_sizes,
 )
 from sdckit.table import Role, Table
 
@@ -185,10 +185,10 @@ class _Node:
     """State of a known set on the depth-first stack."""
 
     known_set: tuple[int, ...]
-    # Records carried down (None = all records) and their dense group keys on this known set.
-    carried: np.ndarray | None
+    # Per record, its group key on this known set, or -1 once the record is alone in its group.
     keys: np.ndarray
-    groups: int
+    # Records per group.
+    sizes: np.ndarray
     # Sum of W(A) * W(r(A)) over the attributes of the known set, per record.
     known_weight: np.ndarray
 
@@ -276,18 +276,20 @@ def combined_risk(
     combinations = np.zeros(len(known_sets), dtype=np.int64)
     probabilities = np.ones(len(known_sets), dtype=np.float64)
 
-    # Carrying only non-singleton records is exact when a group can only shrink as attributes are
-    # added, i.e. unless wildcard nulls can make records match.
+    # Records alone in their group stay alone in every superset, so they are no longer tracked:
+    # exact unless wildcard nulls can make records match.
     wildcard = missing == "wildcard" and any(encoding.has_missing)
+    skip_singletons = not wildcard
     # Inverse count of a record that is alone in its group: 1, or 1/weight.
     alone = 1.0 / weights_array if weights_array is not None else np.ones(n, dtype=np.float64)
 
+    extender = _kernels.KeyExtender(n)
     stack: list[_Node] = []
-    inverse = np.empty(n, dtype=np.float64)
-    contribution = np.empty(n, dtype=np.float64)
     for index, known_set in enumerate(known_sets):
+        untracked = 0
         if not known_set:
-            node = _Node((), None, np.zeros(n, dtype=np.int64), 1 if n else 0, zero)
+            keys, sizes = initial_keys(n)
+            node = _Node((), keys, sizes, zero)
             pk = 1.0
         else:
             parent_set = known_set[:-1]
@@ -296,54 +298,41 @@ def combined_risk(
             parent = stack[-1]
             attribute = known_set[-1]
             name = candidates[attribute]
-            carried = parent.carried
-            codes = encoding.codes[attribute] if carried is None else encoding.codes[attribute][carried]
-            keys, groups = extend_keys(parent.keys, parent.groups, codes, encoding.cardinalities[attribute])
+            keys, sizes, untracked = extender.extend(
+                parent.keys,
+                parent.sizes,
+                encoding.codes[attribute],
+                encoding.cardinalities[attribute],
+                skip_singletons,
+            )
             known_weight = parent.known_weight
             if np.any(consequence[name]):
                 known_weight = known_weight + consequence[name]
-            node = _Node(known_set, carried, keys, groups, known_weight)
+            node = _Node(known_set, keys, sizes, known_weight)
             pk = float(np.prod([candidate_probabilities[j] for j in known_set]))
 
-        carried_weights = None
-        if weights_array is not None:
-            carried_weights = weights_array if node.carried is None else weights_array[node.carried]
         if wildcard and any(encoding.has_missing[j] for j in known_set):
-            counts = wildcard_frequencies_from_keys(
-                encoding, known_set, node.keys, node.groups, weights_array
-            )
-            inverse[:] = 1.0 / counts
-            combinations[index] = node.groups
+            counts = wildcard_group_sizes(encoding, known_set, keys, len(sizes), weights_array)
+            group_inverse = 1.0 / counts
+        elif weights_array is not None:
+            group_inverse = 1.0 / _kernels.group_weight_sums(keys, weights_array, len(sizes))
         else:
-            record_counts = group_sizes(node.keys, node.groups)
-            sizes = (
-                record_counts
-                if carried_weights is None
-                else group_sizes(node.keys, node.groups, carried_weights)
-            )
-            if node.carried is None:
-                inverse[:] = 1.0 / sizes[node.keys]
-                outside = 0
-            else:
-                inverse[:] = alone
-                inverse[node.carried] = 1.0 / sizes[node.keys]
-                outside = n - len(node.carried)
-            combinations[index] = np.count_nonzero(record_counts) + outside
-            if not wildcard:
-                # Records alone in their group stay alone in every superset: stop carrying them.
-                shared = record_counts[node.keys] >= 2
-                if not shared.all():
-                    node.carried = np.flatnonzero(shared) if node.carried is None else node.carried[shared]
-                    node.keys = node.keys[shared]
+            group_inverse = 1.0 / sizes
         probabilities[index] = pk
-        # contribution = PK * alpha * C_UKS / count
-        np.subtract(total_consequence, node.known_weight, out=contribution)
-        contribution *= inverse
-        contribution *= pk * alpha
-        risk += contribution
-        better = contribution > best
-        np.putmask(top, better, np.int32(index))
-        np.maximum(best, contribution, out=best)
+        combinations[index] = len(sizes) + untracked
+        # contribution = PK * alpha * C_UKS / count, summed into D(r); the largest one is kept.
+        _kernels.accumulate(
+            risk,
+            best,
+            top,
+            np.int32(index),
+            pk * alpha,
+            total_consequence,
+            node.known_weight,
+            keys,
+            group_inverse,
+            alone,
+        )
         stack.append(node)
         if progress is not None:
             progress(index + 1, len(known_sets))

@@ -1,0 +1,181 @@
+"""Compiled (numba) loops of the counting kernel that numpy cannot express in one linear pass.
+
+Extending group keys by one attribute is the inner step of every count: with numpy it needs
+either a table as large as the key range or a sort. Here it is one pass over the records through
+a direct table (small key ranges) or an open-addressing hash table (large ranges), and the group
+sizes come out of the same pass. The tables are scratch space owned by a :class:`KeyExtender` and
+reused from one call to the next: only the slots a call used are reset, so a call costs O(records),
+not O(key range).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, nogil=True)
+def _extend_direct(
+    parent_keys, parent_sizes, codes, radix, skip_singletons, table, used, out, sizes
+):  # pragma: no cover - compiled
+    groups = 0
+    alone = 0
+    for r in range(parent_keys.shape[0]):
+        parent = parent_keys[r]
+        if parent < 0 or (skip_singletons and parent_sizes[parent] < 2):
+            out[r] = -1
+            alone += 1
+            continue
+        value = parent * radix + codes[r] + 1
+        key = table[value]
+        if key < 0:
+            key = groups
+            table[value] = key
+            used[groups] = value
+            sizes[groups] = 0
+            groups += 1
+        out[r] = key
+        sizes[key] += 1
+    for g in range(groups):
+        table[used[g]] = -1
+    return groups, alone
+
+
+@njit(cache=True, nogil=True)
+def _extend_hashed(
+    parent_keys, parent_sizes, codes, radix, skip_singletons, stored, assigned, used, out, sizes
+):  # pragma: no cover - compiled
+    bits = 0
+    while (1 << bits) < stored.shape[0]:
+        bits += 1
+    mask = stored.shape[0] - 1
+    shift = np.uint64(64 - bits)
+    groups = 0
+    alone = 0
+    for r in range(parent_keys.shape[0]):
+        parent = parent_keys[r]
+        if parent < 0 or (skip_singletons and parent_sizes[parent] < 2):
+            out[r] = -1
+            alone += 1
+            continue
+        value = np.int64(parent) * radix + codes[r] + 1
+        slot = np.int64((np.uint64(value) * _FIBONACCI) >> shift)
+        while True:
+            current = stored[slot]
+            if current == value:
+                key = assigned[slot]
+                break
+            if current < 0:
+                stored[slot] = value
+                key = groups
+                assigned[slot] = key
+                used[groups] = slot
+                sizes[groups] = 0
+                groups += 1
+                break
+            slot = (slot + 1) & mask
+        out[r] = key
+        sizes[key] += 1
+    for g in range(groups):
+        stored[used[g]] = -1
+    return groups, alone
+
+
+@njit(cache=True, nogil=True)
+def group_weight_sums(keys, weights, groups):  # pragma: no cover - compiled
+    """Sum of ``weights`` per key (records with key -1 are skipped)."""
+    sums = np.zeros(groups, dtype=np.float64)
+    for r in range(keys.shape[0]):
+        if keys[r] >= 0:
+            sums[keys[r]] += weights[r]
+    return sums
+
+
+@njit(cache=True, nogil=True)
+def accumulate(
+    risk, best, top, index, factor, total, known, keys, group_inverse, alone
+):  # pragma: no cover - compiled
+    """Add one known set's contribution ``factor * (total - known) * inverse`` to each record's risk.
+
+    ``inverse`` is ``group_inverse[keys[r]]``, or ``alone[r]`` for a record whose key is -1 (alone
+    in its group). Keeps each record's largest contribution and its known set (first wins ties).
+    """
+    for r in range(risk.shape[0]):
+        key = keys[r]
+        inverse = alone[r] if key < 0 else group_inverse[key]
+        value = factor * (total[r] - known[r]) * inverse
+        risk[r] += value
+        if value > best[r]:
+            best[r] = value
+            top[r] = index
+
+
+class KeyExtender:
+    """Scratch tables for extending group keys of ``n`` records one attribute at a time."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.direct_capacity = 4 * n + 1024
+        self._table: np.ndarray | None = None
+        self._stored: np.ndarray | None = None
+        self._assigned: np.ndarray | None = None
+        self._used = np.empty(n + 1, dtype=np.int64)
+        self._sizes = np.empty(n + 1, dtype=np.int64)
+
+    def extend(
+        self,
+        parent_keys: np.ndarray,
+        parent_sizes: np.ndarray,
+        codes: np.ndarray,
+        cardinality: int,
+        skip_singletons: bool = False,
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """Keys of the attribute set plus one attribute.
+
+        ``parent_keys`` (int32, -1 = record alone in its group and no longer tracked) and
+        ``parent_sizes`` (records per parent group) describe the set; ``codes`` (int32, -1 =
+        missing, a value of its own) the new attribute. With ``skip_singletons``, records alone in
+        their parent group get key -1 (they stay alone in every superset). Returns the new keys
+        (numbered in order of first appearance), the number of records per new group, and the
+        number of records with key -1.
+        """
+        n = len(parent_keys)
+        if n > self.n:
+            raise ValueError("more records than the extender was made for")
+        radix = cardinality + 1
+        upper = len(parent_sizes) * radix
+        out = np.empty(n, dtype=np.int32)
+        if upper <= self.direct_capacity:
+            if self._table is None:
+                self._table = np.full(self.direct_capacity, -1, dtype=np.int32)
+            groups, alone = _extend_direct(
+                parent_keys,
+                parent_sizes,
+                codes,
+                radix,
+                skip_singletons,
+                self._table,
+                self._used,
+                out,
+                self._sizes,
+            )
+        else:
+            if self._stored is None:
+                slots = 1 << max(4, int(2 * self.n + 2).bit_length())
+                self._stored = np.full(slots, -1, dtype=np.int64)
+                self._assigned = np.empty(slots, dtype=np.int32)
+            groups, alone = _extend_hashed(
+                parent_keys,
+                parent_sizes,
+                codes,
+                radix,
+                skip_singletons,
+                self._stored,
+                self._assigned,
+                self._used,
+                out,
+                self._sizes,
+            )
+        return out, self._sizes[:groups].copy(), alone
