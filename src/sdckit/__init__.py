@@ -1,0 +1,29 @@
+"""sdckit: statistical disclosure control and privacy-preserving data publishing.
+
+The public API, re-exported from the modules that define it.
+"""
+
+from sdckit.errors import ConfigError, InputError, SdcError
+from sdckit.frequency import encode, frequencies
+from sdckit.risk.combined import RecordRisk, combined_risk, enumerate_known_sets
+from sdckit.table import Attribute, Kind, Role, Schema, Table, ValueRange
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Attribute",
+    "ConfigError",
+    "InputError",
+    "Kind",
+    "RecordRisk",
+    "Role",
+    "Schema",
+    "SdcError",
+    "Table",
+    "ValueRange",
+    "__version__",
+    "combined_risk",
+    "encode",
+    "enumerate_known_sets",
+    "frequencies",
+]

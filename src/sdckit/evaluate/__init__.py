@@ -1,0 +1,1 @@
+"""Evaluation and reporting: plots, R-U maps, paper-experiment reproductions."""

@@ -1,0 +1,83 @@
+"""Plots for reports, written with matplotlib's non-interactive Agg backend."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+PLOT_FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
+
+
+def plot_format(path: str | os.PathLike) -> str:
+    """The matplotlib format of a plot file, from its extension (png, pdf or svg)."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in PLOT_FORMATS:
+        from sdckit.errors import ConfigError
+
+        raise ConfigError(
+            f"{path}: a plot must be written as {', '.join(PLOT_FORMATS)}, not '{suffix or 'no extension'}'"
+        )
+    return PLOT_FORMATS[suffix]
+
+
+def risk_histogram(
+    risks: Mapping[str, np.ndarray] | np.ndarray,
+    path: str | os.PathLike,
+    *,
+    threshold: float | None = None,
+    bins: int = 60,
+    title: str = "Record disclosure risk D(r)",
+) -> None:
+    """Histogram of record risks on logarithmic axes, as Figure 2 of Orooji & Knapp (2019).
+
+    Risk values are binned on a log-spaced grid (records with risk 0 cannot be placed on a log axis
+    and are counted in the legend instead) and the counts are drawn on a log scale. Several named
+    risk vectors (e.g. before and after protection) are overlaid on the same bins. The file is
+    written atomically.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = {"records": np.asarray(risks)} if isinstance(risks, np.ndarray) else dict(risks)
+    fmt = plot_format(path)
+    positive = np.concatenate([values[values > 0] for values in series.values()] or [np.zeros(0)])
+    figure, axes = plt.subplots(figsize=(8, 4.8), dpi=110)
+    if positive.size:
+        low, high = float(positive.min()), float(positive.max())
+        if high <= low:
+            low, high = low / 2, high * 2
+        edges = np.geomspace(low, high, bins + 1)
+        for label, values in series.items():
+            zeros = int(np.count_nonzero(values <= 0))
+            note = f" ({zeros:,} at 0 not shown)" if zeros else ""
+            axes.hist(values[values > 0], bins=edges, alpha=0.6, label=f"{label}: {len(values):,}{note}")
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+    else:
+        axes.text(0.5, 0.5, "every record has risk 0", ha="center", va="center", transform=axes.transAxes)
+    if threshold is not None and threshold > 0:
+        axes.axvline(
+            threshold, color="crimson", linestyle="--", linewidth=1.2, label=f"threshold {threshold:g}"
+        )
+    axes.set_xlabel("disclosure risk D(r) (log scale)")
+    axes.set_ylabel("number of records (log scale)")
+    axes.set_title(title)
+    axes.legend(fontsize="small")
+    figure.tight_layout()
+    target = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
+    os.close(handle)
+    try:
+        figure.savefig(temporary, format=fmt)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    finally:
+        plt.close(figure)

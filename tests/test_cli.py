@@ -1,0 +1,186 @@
+"""The `sdckit risk` command end to end: outputs, figures, and bad input (exit 2, no output)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from sdckit.cli import app
+
+PAPER_CSV = """age,gender,race,income,disease
+34,Male,Black,60,Flu
+19,Female,White,36,Flu
+40,Male,Asian-Pac-Islander,45,Flu
+34,Male,Black,50,Cancer
+51,Female,Black,65,Flu
+"""
+
+PAPER_CONFIG = """attributes:
+  age:     {role: quasi-identifier, kind: numeric, public: 0.3, sensitivity: 0}
+  gender:  {role: quasi-identifier, kind: categorical, public: 0.8, sensitivity: 0}
+  race:    {role: quasi-identifier, kind: categorical, public: 0.7, sensitivity: 0}
+  income:  {role: sensitive, kind: numeric, public: 0.005, sensitivity: 0.9,
+            ranges: [{max: 40, weight: 1.0}, {min: 40, max: 70, weight: 0.7}]}
+  disease: {role: sensitive, kind: categorical, public: 0.001, sensitivity: 1, values: {Flu: 0.2, Cancer: 1}}
+risk: {alpha: 100, epsilon: 0, missing: wildcard}
+"""
+
+runner = CliRunner()
+
+
+def write(directory: Path, data: str = PAPER_CSV, config: str = PAPER_CONFIG) -> tuple[Path, Path]:
+    data_path, config_path = directory / "data.csv", directory / "config.yaml"
+    data_path.write_text(data)
+    config_path.write_text(config)
+    return data_path, config_path
+
+
+def outputs(directory: Path) -> list[str]:
+    return [
+        "--output",
+        str(directory / "scores.csv"),
+        "--summary",
+        str(directory / "summary.json"),
+        "--histogram",
+        str(directory / "risk.png"),
+    ]
+
+
+def run(*arguments: str):
+    return runner.invoke(app, list(arguments))
+
+
+def test_risk_writes_scores_summary_and_histogram(tmp_path):
+    data, config = write(tmp_path)
+    result = run("risk", str(data), "--config", str(config), "--threshold", "200", *outputs(tmp_path))
+    assert result.exit_code == 0, result.output
+    scores = pl.read_csv(tmp_path / "scores.csv")
+    assert scores.columns == ["record", "risk", "top_known_set", "top_contribution"]
+    assert scores["record"].to_list() == [0, 1, 2, 3, 4]
+    # D(r) of the paper's five records, epsilon 0: all 32 splits (checked against brute force in
+    # test_combined.py); the values here pin the end-to-end path.
+    np.testing.assert_allclose(
+        scores["risk"].to_numpy(), [119.990914, 306.23232, 220.083297, 236.796614, 192.394581], rtol=1e-6
+    )
+    assert scores["top_known_set"].to_list()[:2] == ["gender+race", "race"]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["records"] == 5
+    assert summary["known_sets"] == 32
+    assert summary["above_threshold"] == 3
+    assert summary["above_threshold_percent"] == pytest.approx(60.0)
+    assert (tmp_path / "risk.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "5 records" in result.output and "32 known sets" in result.output
+    assert "riskiest records" in result.output
+
+
+def test_parquet_scores_and_empty_top_set_spelled_empty(tmp_path):
+    data, config = write(tmp_path, config=PAPER_CONFIG.replace("epsilon: 0,", "epsilon: 0.9,"))
+    result = run("risk", str(data), "--config", str(config), "--output", str(tmp_path / "s.parquet"))
+    assert result.exit_code == 0, result.output
+    scores = pl.read_parquet(tmp_path / "s.parquet")
+    assert scores["top_known_set"].to_list() == [""] * 5  # only the empty known set is kept
+
+
+def test_console_script_runs_as_a_program(tmp_path):
+    data, config = write(tmp_path)
+    completed = subprocess.run(
+        [sys.executable, "-m", "sdckit.cli", "risk", str(data), "--config", str(config)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "known sets" in completed.stdout
+
+
+BAD_CONFIGS = [
+    (PAPER_CONFIG.replace("  race:", "  religion: {public: 0.1}\n  race:"), ["religion"]),
+    (PAPER_CONFIG.replace("public: 0.3", "public: 1.5"), ["age", "public"]),
+    (PAPER_CONFIG.replace("Cancer: 1}", "Cancer: 2}"), ["disease", "Cancer"]),
+    (PAPER_CONFIG.replace("alpha: 100", "alpha: 1"), ["alpha"]),
+    (PAPER_CONFIG.replace("epsilon: 0,", "epsilon: -0.5,"), ["epsilon"]),
+    (PAPER_CONFIG.replace("missing: wildcard", "missing: skip"), ["missing"]),
+    (PAPER_CONFIG.replace("role: sensitive, kind: categorical", "role: secret, kind: categorical"), ["role"]),
+]
+
+
+@pytest.mark.parametrize(("config_text", "words"), BAD_CONFIGS)
+def test_bad_configuration_exits_2_without_output(tmp_path, config_text, words):
+    data, config = write(tmp_path, config=config_text)
+    result = run("risk", str(data), "--config", str(config), *outputs(tmp_path))
+    assert result.exit_code == 2, result.output
+    assert "config.yaml" in result.output
+    for word in words:
+        assert word in result.output
+    assert "Traceback" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "data.csv"]
+
+
+BAD_DATA = [
+    ("", ["data.csv", "empty"]),
+    ("age,gender,race,income,disease\n", ["data.csv", "no records"]),
+    (PAPER_CSV.replace("age,gender,race", "age,gender,age"), ["data.csv", "age"]),
+    (
+        PAPER_CSV.replace("40,Male,Asian-Pac-Islander,45,Flu", "40,Male,Asian-Pac-Islander,45,Flu,extra"),
+        ["data.csv", "4"],
+    ),
+    (PAPER_CSV.replace("19,Female", "nineteen,Female"), ["data.csv", "age", "nineteen", "3"]),
+]
+
+
+@pytest.mark.parametrize(("data_text", "words"), BAD_DATA)
+def test_bad_data_exits_2_without_output(tmp_path, data_text, words):
+    data, config = write(tmp_path, data=data_text)
+    result = run("risk", str(data), "--config", str(config), *outputs(tmp_path))
+    assert result.exit_code == 2, result.output
+    for word in words:
+        assert word in result.output
+    assert "Traceback" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "data.csv"]
+
+
+def test_missing_data_file_and_bad_options_exit_2(tmp_path):
+    _, config = write(tmp_path)
+    result = run("risk", str(tmp_path / "nope.csv"), "--config", str(config))
+    assert result.exit_code == 2 and "nope.csv" in result.output
+    data, config = write(tmp_path)
+    for option in (
+        ["--output", str(tmp_path / "s.txt")],
+        ["--histogram", str(tmp_path / "h.bmp")],
+        ["--threshold", "-1"],
+        ["--missing", "maybe"],
+        ["--alpha", "0.5"],
+    ):
+        result = run("risk", str(data), "--config", str(config), *option)
+        assert result.exit_code == 2, (option, result.output)
+    assert not (tmp_path / "s.txt").exists() and not (tmp_path / "h.bmp").exists()
+
+
+def test_value_weight_that_never_occurs_is_a_warning(tmp_path):
+    data, config = write(tmp_path, config=PAPER_CONFIG.replace("Cancer: 1}", "Cancer: 1, Measles: 0.5}"))
+    result = run("risk", str(data), "--config", str(config), "--output", str(tmp_path / "s.csv"))
+    assert result.exit_code == 0, result.output
+    assert "warning" in result.output and "Measles" in result.output and "disease" in result.output
+    assert (tmp_path / "s.csv").exists()
+
+
+def test_identifier_column_is_dropped(tmp_path):
+    lines = PAPER_CSV.strip().split("\n")
+    data_text = (
+        "\n".join(["ssn," + lines[0]] + [f"{100 + i}," + line for i, line in enumerate(lines[1:])]) + "\n"
+    )
+    data, config = write(
+        tmp_path,
+        data=data_text,
+        config=PAPER_CONFIG.replace("attributes:\n", "attributes:\n  ssn: {role: identifier}\n"),
+    )
+    result = run("risk", str(data), "--config", str(config), "--output", str(tmp_path / "s.csv"))
+    assert result.exit_code == 0, result.output
+    np.testing.assert_allclose(pl.read_csv(tmp_path / "s.csv")["risk"][1], 306.23232, rtol=1e-6)
