@@ -28,3 +28,8 @@ def location(file: str | None = None, line: int | None = None, attribute: str | 
     if attribute is not None:
         parts.append(f"attribute '{attribute}'")
     return ": ".join(parts) + (": " if parts else "")
+
+
+class SdcWarning(UserWarning):
+    """Something in the input that is probably a mistake but does not stop the computation,
+    such as a sensitivity weight given for a value that never occurs in the data."""

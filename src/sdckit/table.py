@@ -1,0 +1,968 @@
+"""Tables with a schema: the data every sdckit function reads.
+
+A :class:`Table` is a polars DataFrame plus a :class:`Schema`, an ordered tuple of
+:class:`Attribute` s. An attribute carries a role (what the classic privacy models see), a kind
+(how its values are compared), and the public-knowledge probability and sensitivity weights of the
+combined record-level risk measure (Orooji & Knapp, 2019): ``PK(A)``, ``W(A)`` and ``W(v)`` given
+per category value or per numeric range.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import csv
+import difflib
+import math
+import os
+import secrets
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+import polars as pl
+
+from sdckit.errors import ConfigError, InputError, SdcWarning, location
+from sdckit.frequency import encode_column
+
+
+class Role(str, Enum):  # noqa: UP042 (kept: str() and format() behaviour)
+    """What an attribute is to an adversary."""
+
+    IDENTIFIER = "identifier"
+    QUASI_IDENTIFIER = "quasi-identifier"
+    SENSITIVE = "sensitive"
+    QUASI_SENSITIVE = "quasi-sensitive"
+    INSENSITIVE = "insensitive"
+
+
+class Kind(str, Enum):  # noqa: UP042 (kept: str() and format() behaviour)
+    """How the values of an attribute are compared and generalized."""
+
+    CATEGORICAL = "categorical"
+    ORDINAL = "ordinal"
+    NUMERIC = "numeric"
+    DATE = "date"
+    SET_VALUED = "set-valued"
+
+
+@dataclass(frozen=True)
+class ValueRange:
+    """A sensitivity weight for the numeric values ``minimum <= v < maximum`` (either bound may be open)."""
+
+    weight: float
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        inside = np.ones(values.shape, dtype=bool)
+        if self.minimum is not None:
+            inside &= values >= self.minimum
+        if self.maximum is not None:
+            inside &= values < self.maximum
+        return inside
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One column of a table and what the data steward says about it.
+
+    ``public_probability`` is PK(A), the probability that an adversary knows the attribute;
+    ``sensitivity`` is W(A); ``value_weights`` (category value -> weight) or ``range_weights``
+    (numeric ranges) give W(v). A value with no weight given has weight 1; a missing or suppressed
+    value has weight 0, since it discloses nothing.
+    """
+
+    name: str
+    role: Role = Role.INSENSITIVE
+    kind: Kind = Kind.CATEGORICAL
+    public_probability: float = 0.0
+    sensitivity: float = 0.0
+    value_weights: Mapping[str, float] = field(default_factory=dict)
+    range_weights: tuple[ValueRange, ...] = ()
+    hierarchy: Any = None
+
+    def __post_init__(self) -> None:
+        where = location(attribute=self.name)
+        for label, value in (("public", self.public_probability), ("sensitivity", self.sensitivity)):
+            if not (isinstance(value, int | float) and 0.0 <= float(value) <= 1.0) or math.isnan(value):
+                raise ConfigError(f"{where}{label} must be a number in [0, 1], got {value!r}")
+        for value, weight in self.value_weights.items():
+            _check_weight(where, f"weight of value '{value}'", weight)
+        for value_range in self.range_weights:
+            _check_weight(where, "range weight", value_range.weight)
+            if (
+                value_range.minimum is not None
+                and value_range.maximum is not None
+                and value_range.minimum >= value_range.maximum
+            ):
+                raise ConfigError(
+                    f"{where}range min {value_range.minimum} must be below max {value_range.maximum}"
+                )
+        if self.range_weights and self.kind not in (Kind.NUMERIC, Kind.DATE, Kind.ORDINAL):
+            raise ConfigError(f"{where}ranges need a numeric attribute, but kind is {self.kind.value}")
+
+    def value_weight_array(self, column: pl.Series) -> np.ndarray:
+        """W(v) for every value of ``column``: the given weight, 1 if none is given, 0 if missing."""
+        codes, _, _, categories = encode_column(column)
+        return self.weights_of_codes(codes, categories)
+
+    def weights_of_categories(self, categories: pl.Series) -> np.ndarray:
+        """W(v) of each distinct (non-missing) value: the given weight, or 1 if none is given."""
+        weights = np.ones(len(categories), dtype=np.float64)
+        if len(categories) == 0:
+            return weights
+        if self.range_weights:
+            values = categories.cast(pl.Float64, strict=False).to_numpy()
+            assigned = np.zeros(len(values), dtype=bool)
+            # The first range that contains a value gives its weight.
+            for value_range in self.range_weights:
+                hit = value_range.contains(values) & ~assigned
+                weights[hit] = value_range.weight
+                assigned |= hit
+        elif self.value_weights:
+            weights = (
+                value_strings(categories)
+                .replace_strict(
+                    list(self.value_weights),
+                    [float(w) for w in self.value_weights.values()],
+                    default=1.0,
+                    return_dtype=pl.Float64,
+                )
+                .to_numpy()
+                .astype(np.float64)
+            )
+        return weights
+
+    def weights_of_codes(self, codes: np.ndarray, categories: pl.Series) -> np.ndarray:
+        """W(v) per record from integer codes (-1 = missing, weight 0) and the coded values."""
+        per_value = np.append(self.weights_of_categories(categories), 0.0)
+        # Code -1 picks the appended 0.
+        return per_value[codes]
+
+    def consequence_weights(self, column: pl.Series) -> np.ndarray:
+        """W(A) * W(r(A)) for every record: this attribute's share of the consequence C (eq. 4)."""
+        if self.sensitivity == 0.0:
+            return np.zeros(column.len(), dtype=np.float64)
+        return self.sensitivity * self.value_weight_array(column)
+
+
+def value_strings(column: pl.Series) -> pl.Series:
+    """The values of a column spelled as a configuration file spells them (integers without '.0')."""
+    if column.dtype.is_float():
+        as_int = column.cast(pl.Int64, strict=False)
+        integral = (as_int.cast(pl.Float64) == column).fill_null(False)
+        return pl.select(
+            pl.when(pl.lit(integral))
+            .then(pl.lit(as_int).cast(pl.String))
+            .otherwise(pl.lit(column).cast(pl.String))
+        ).to_series()
+    return column.cast(pl.String)
+
+
+def _check_weight(where: str, label: str, weight: Any) -> None:
+    if not isinstance(weight, int | float) or isinstance(weight, bool) or not 0.0 <= float(weight) <= 1.0:
+        raise ConfigError(f"{where}{label} must be a number in [0, 1], got {weight!r}")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The ordered attributes of a table."""
+
+    attributes: tuple[Attribute, ...]
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for attribute in self.attributes:
+            if attribute.name in seen:
+                raise ConfigError(f"attribute '{attribute.name}' is described twice")
+            seen.add(attribute.name)
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.attributes]
+
+    def __getitem__(self, name: str) -> Attribute:
+        for attribute in self.attributes:
+            if attribute.name == name:
+                return attribute
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return any(a.name == name for a in self.attributes)
+
+    def __iter__(self):
+        return iter(self.attributes)
+
+    def __len__(self) -> int:
+        return len(self.attributes)
+
+    def with_role(self, *roles: Role) -> list[Attribute]:
+        return [a for a in self.attributes if a.role in roles]
+
+    def without_identifiers(self) -> Schema:
+        return Schema(tuple(a for a in self.attributes if a.role is not Role.IDENTIFIER))
+
+    def replace(self, name: str, **changes: Any) -> Schema:
+        return Schema(tuple(replace(a, **changes) if a.name == name else a for a in self.attributes))
+
+    @classmethod
+    def infer(cls, frame: pl.DataFrame, described: Iterable[Attribute] = ()) -> Schema:
+        """A schema for every column of ``frame``: the described attributes as given, the others
+        insensitive with public probability 0 and sensitivity 0, numeric if the column is numeric,
+        else categorical."""
+        given = {a.name: a for a in described}
+        attributes = []
+        for name, dtype in frame.schema.items():
+            if name in given:
+                attributes.append(given[name])
+            else:
+                kind = (
+                    Kind.NUMERIC
+                    if dtype.is_numeric()
+                    else (Kind.DATE if dtype.is_temporal() else Kind.CATEGORICAL)
+                )
+                attributes.append(Attribute(name=name, kind=kind))
+        return cls(tuple(attributes))
+
+
+@dataclass(frozen=True)
+class Table:
+    """A polars DataFrame and the schema that describes its columns.
+
+    Immutable in spirit: transformations return new tables. ``source`` names the file the data came
+    from, for error messages. ``weights`` names the column holding the sampling weights (how many
+    population units each record stands for), if the data has one; the column stays in the data and
+    in the schema (as an insensitive numeric attribute unless described otherwise).
+    """
+
+    data: pl.DataFrame
+    schema: Schema
+    source: str | None = None
+    weights: str | None = None
+
+    def __post_init__(self) -> None:
+        missing = [name for name in self.schema.names if name not in self.data.columns]
+        if missing:
+            raise ConfigError(
+                f"{location(self.source)}attribute '{missing[0]}' is not a column of the data "
+                f"(columns: {', '.join(self.data.columns)})"
+            )
+        if self.weights is not None and self.weights not in self.data.columns:
+            raise ConfigError(
+                f"{location(self.source)}weights column '{self.weights}' is not a column of the data "
+                f"(columns: {', '.join(self.data.columns)})"
+            )
+
+    def sampling_weights(self) -> np.ndarray | None:
+        """The sampling weight of every record as float64, or None if the table has no weights column."""
+        if self.weights is None:
+            return None
+        return self.data.get_column(self.weights).cast(pl.Float64).to_numpy()
+
+    @property
+    def n_records(self) -> int:
+        return self.data.height
+
+    def column(self, name: str) -> pl.Series:
+        return self.data.get_column(name)
+
+    @classmethod
+    def from_frame(cls, frame: Any, schema: Schema | None = None, source: str | None = None) -> Table:
+        """Wrap a polars or pandas DataFrame; without a schema, every column gets the defaults."""
+        data = to_polars(frame)
+        return cls(data=data, schema=schema if schema is not None else Schema.infer(data), source=source)
+
+
+def to_polars(frame: Any) -> pl.DataFrame:
+    """A polars DataFrame from a polars or pandas DataFrame (pandas is optional)."""
+    if isinstance(frame, pl.DataFrame):
+        return frame
+    if isinstance(frame, pl.LazyFrame):
+        return frame.collect()
+    module = type(frame).__module__
+    if module.startswith("pandas"):
+        return pl.from_pandas(frame)
+    raise TypeError(f"expected a polars or pandas DataFrame, got {type(frame).__name__}")
+
+
+# Reading and writing ------------------------------------------------------------------------------
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+DELIMITER_CANDIDATES = ",;\t|"
+DEFAULT_MISSING_VALUES = ("", "NA")
+FRAME_LABEL = "<data frame>"
+
+_SNIFF_BYTES = 64 * 1024
+_QUOTE = '"'
+# A quoted field with its doubled-quote escapes, as RFC 4180 writes it.
+_QUOTED_FIELD = r'"(?:[^"]|"")*"'
+
+
+def read_table(
+    source: str | os.PathLike[str] | Any,
+    *,
+    attributes: Iterable[Attribute] = (),
+    delimiter: str | None = None,
+    missing_values: Sequence[str] = DEFAULT_MISSING_VALUES,
+    weights: str | None = None,
+) -> Table:
+    """Read a CSV or Parquet file, or wrap a polars or pandas DataFrame, into a :class:`Table`.
+
+    A path ending in ``.parquet`` or ``.pq`` is read as Parquet, any other path as CSV. The CSV
+    delimiter is guessed from the first 64 KiB among ``, ; TAB |`` (comma if no guess) unless given.
+    Blank lines are skipped. Text fields equal to one of ``missing_values`` become missing (null);
+    NaN in float columns becomes missing too.
+
+    Column types: a column described with kind numeric must hold only numbers and becomes Int64 if
+    every value is integral, else Float64; kind date becomes Date; kinds categorical and set-valued
+    stay text (so codes such as "01234" keep their leading zero). In a CSV file a column that is not
+    described, or is ordinal, becomes numeric if every non-missing value is a number and stays text
+    otherwise. Parquet files and DataFrames keep their types, except that text columns described as
+    numeric or date are converted.
+
+    ``attributes`` describe some columns (see :class:`Attribute`); the others get the defaults of
+    :meth:`Schema.infer`. ``weights`` names a column of non-negative sampling weights, recorded as
+    :attr:`Table.weights`.
+
+    Raises :class:`InputError` for a file that is missing, empty, ragged, not UTF-8, or holds a value
+    of the wrong type, and :class:`ConfigError` for an attribute or weights column that is not a
+    column; messages name the file, the line, the attribute and the value. A value weight given for a
+    value that never occurs in its column is reported with an :class:`SdcWarning`.
+    """
+    return _read_table(
+        source, attributes=attributes, delimiter=delimiter, missing_values=missing_values, weights=weights
+    )
+
+
+def _read_table(
+    source: Any,
+    *,
+    attributes: Iterable[Attribute],
+    delimiter: str | None,
+    missing_values: Sequence[str],
+    weights: str | None,
+    inferred_kinds: Iterable[str] = (),
+    described_at: Mapping[str, str] | None = None,
+    weights_at: str | None = None,
+) -> Table:
+    """:func:`read_table`, plus what a configuration file adds: the attributes whose kind is to be
+    inferred from the data (``inferred_kinds``) and where each attribute (``described_at``) and the
+    weights column (``weights_at``) are named in the configuration, as ``file:line``, for messages."""
+    described = list(attributes)
+    by_name = {attribute.name: attribute for attribute in described}
+    if len(by_name) != len(described):
+        Schema(tuple(described))  # raises, naming the attribute described twice
+    inferred = frozenset(inferred_kinds)
+    described_at = described_at or {}
+    tokens = tuple(str(token) for token in missing_values)
+    loaded = _load(source, delimiter, tokens)
+    _check_names(loaded, described, weights, described_at, weights_at)
+    frame = _convert_columns(loaded, by_name, inferred, weights)
+    resolved = [
+        replace(attribute, kind=_kind_of(frame.schema[attribute.name]))
+        if attribute.name in inferred
+        else attribute
+        for attribute in described
+    ]
+    if weights is not None:
+        _check_weights(frame, weights, loaded)
+    table = Table(data=frame, schema=Schema.infer(frame, resolved), source=loaded.label, weights=weights)
+    _warn_unused_value_weights(frame, resolved, loaded.label, described_at)
+    return table
+
+
+def _kind_of(dtype: pl.DataType) -> Kind:
+    if dtype.is_numeric():
+        return Kind.NUMERIC
+    if dtype.is_temporal():
+        return Kind.DATE
+    return Kind.CATEGORICAL
+
+
+@dataclass
+class _Loaded:
+    """A frame as read, before types are settled, and how to point at one of its records."""
+
+    frame: pl.DataFrame
+    label: str
+    from_text: bool  # every column was read as text (CSV), so numeric columns are to be recognized
+    layout: Callable[[], _Layout] | None = None  # CSV only: where each record starts, computed on demand
+
+    def where(self, row: int, attribute: str | None = None, column_word: str = "attribute") -> str:
+        """``file:line: attribute 'x': `` for a CSV record, ``source: record N: attribute 'x': `` else."""
+        named = f"{column_word} '{attribute}': " if attribute is not None else ""
+        if self.layout is not None:
+            return f"{self.label}:{int(self.layout().record_lines[row])}: {named}"
+        return f"{self.label}: record {row + 1}: {named}"
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the records of a CSV file are: the header's line and field count, and for every record
+    after it the 1-based line it starts on and its number of fields (0 for a blank line)."""
+
+    header_line: int
+    header_fields: int
+    record_lines: np.ndarray
+    record_fields: np.ndarray
+
+    def without_blank_lines(self) -> _Layout:
+        keep = self.record_fields > 0
+        return replace(self, record_lines=self.record_lines[keep], record_fields=self.record_fields[keep])
+
+
+def _load(source: Any, delimiter: str | None, tokens: tuple[str, ...]) -> _Loaded:
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        label = str(source)
+        if not path.exists():
+            raise InputError(f"{label}: no such file")
+        if path.is_dir():
+            raise InputError(f"{label}: is a directory, not a data file")
+        if path.suffix.lower() in PARQUET_SUFFIXES:
+            return _load_parquet(path, label, tokens)
+        return _load_csv(path, label, delimiter, tokens)
+    if type(source).__module__.startswith("pandas") and hasattr(source, "columns"):
+        names = [str(name) for name in source.columns]
+        duplicated = sorted({name for name in names if names.count(name) > 1})
+        if duplicated:
+            raise InputError(f"{FRAME_LABEL}: column '{duplicated[0]}' appears more than once")
+    frame = to_polars(source)
+    _check_not_empty(frame, FRAME_LABEL, "data frame")
+    return _Loaded(frame=_apply_missing_values(frame, tokens), label=FRAME_LABEL, from_text=False)
+
+
+def _check_not_empty(frame: pl.DataFrame, label: str, what: str) -> None:
+    if frame.width == 0:
+        raise InputError(f"{label}: the {what} has no columns")
+    if frame.height == 0:
+        raise InputError(f"{label}: the {what} has columns ({', '.join(frame.columns)}) but no records")
+
+
+def _apply_missing_values(frame: pl.DataFrame, tokens: tuple[str, ...]) -> pl.DataFrame:
+    """Text values equal to a missing-value token become null (columns already typed stay as they are)."""
+    text_columns = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    if not tokens or not text_columns:
+        return frame
+    return frame.with_columns(
+        pl.when(pl.col(name).is_in(list(tokens))).then(None).otherwise(pl.col(name)).alias(name)
+        for name in text_columns
+    )
+
+
+def _load_parquet(path: Path, label: str, tokens: tuple[str, ...]) -> _Loaded:
+    try:
+        frame = pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise InputError(f"{label}: cannot read the Parquet file: {_first_line(error)}") from None
+    _check_not_empty(frame, label, "file")
+    return _Loaded(frame=_apply_missing_values(frame, tokens), label=label, from_text=False)
+
+
+def _more(count: int, singular: str, plural: str) -> str:
+    """`` (3 more such lines)`` for a message, empty if there are no more."""
+    if count <= 0:
+        return ""
+    return f" ({count} more {singular if count == 1 else plural})"
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def sniff_delimiter(sample: str) -> str:
+    """The delimiter of a CSV sample among ``, ; TAB |`` as :class:`csv.Sniffer` guesses it; comma if
+    it cannot tell."""
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=DELIMITER_CANDIDATES).delimiter
+    except csv.Error:
+        return ","
+
+
+def _read_sample(path: Path) -> str:
+    with path.open("rb") as handle:
+        raw = handle.read(_SNIFF_BYTES)
+    text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    if len(raw) == _SNIFF_BYTES and "\n" in text:
+        text = text[: text.rfind("\n") + 1]  # a line cut in the middle would confuse the sniffer
+    return text
+
+
+def _read_header(path: Path, label: str, delimiter: str) -> tuple[list[str], int]:
+    """The column names and the 1-based line of the first non-blank line."""
+    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+        reader = csv.reader(handle, delimiter=delimiter, quotechar=_QUOTE)
+        try:
+            for row in reader:
+                if row:
+                    return row, reader.line_num - _row_span(row)
+        except csv.Error as error:
+            raise InputError(f"{label}:{reader.line_num}: cannot read the header: {error}") from None
+    raise InputError(f"{label}: the file is empty (no header line)")
+
+
+def _row_span(row: list[str]) -> int:
+    """How many line breaks a CSV record holds inside quoted fields."""
+    return sum(value.count("\n") for value in row)
+
+
+def _check_delimiter(delimiter: str) -> None:
+    if len(delimiter) != 1 or delimiter in ('"', "\n", "\r") or not delimiter.isascii():
+        raise ConfigError(
+            f"delimiter must be one ASCII character other than a quote or line break, got {delimiter!r}"
+        )
+
+
+def _load_csv(path: Path, label: str, delimiter: str | None, tokens: tuple[str, ...]) -> _Loaded:
+    if path.stat().st_size == 0:
+        raise InputError(f"{label}: the file is empty (no header line)")
+    if delimiter is None:
+        delimiter = sniff_delimiter(_read_sample(path))
+    _check_delimiter(delimiter)
+    names, header_line = _read_header(path, label, delimiter)
+    _check_header(names, label, header_line)
+    try:
+        frame = pl.read_csv(
+            path,
+            separator=delimiter,
+            quote_char=_QUOTE,
+            infer_schema=False,
+            null_values=list(tokens) or None,
+            empty_string_is_null="" in tokens,
+            raise_if_empty=True,
+        )
+    except pl.exceptions.NoDataError:
+        raise InputError(f"{label}: the file is empty (no header line)") from None
+    except (pl.exceptions.PolarsError, OSError) as error:
+        _explain_failure(path, label, delimiter, error)
+
+    # "a, b, c" files: skip the spaces after each delimiter, as csv's skipinitialspace does.
+    if len(names) > 1 and all(name.startswith(" ") for name in names[1:]):
+        frame = frame.rename({name: name.lstrip(" ") for name in frame.columns})
+        frame = _apply_missing_values(frame.with_columns(pl.all().str.strip_chars_start(" ")), tokens)
+        _check_header([name.lstrip(" ") for name in names], label, header_line)
+
+    layout_cache: list[_Layout] = []
+
+    def layout() -> _Layout:
+        if not layout_cache:
+            no_rows = np.zeros(0, dtype=np.int64)
+            layout_cache.append(_scan_layout(path, label, delimiter, no_rows).without_blank_lines())
+        return layout_cache[0]
+
+    # polars pads a short record with nulls and reads a blank line as a record of nulls: both leave
+    # the last column empty, so only then is the file scanned for ragged and blank lines.
+    last = pl.col(frame.columns[-1])
+    suspects = frame.select(pl.arg_where(last.is_null() | (last == ""))).to_series().to_numpy()
+    if suspects.size:
+        full = _scan_layout(path, label, delimiter, suspects)
+        _raise_if_ragged(full, label)
+        blank = full.record_fields == 0
+        if len(blank) == frame.height and blank.any():
+            frame = frame.filter(pl.Series(~blank))
+        layout_cache.append(full.without_blank_lines())
+    if frame.height == 0:
+        raise InputError(f"{label}: the file has a header (line {header_line}) but no records")
+    return _Loaded(frame=frame, label=label, from_text=True, layout=layout)
+
+
+def _check_header(names: list[str], label: str, header_line: int) -> None:
+    where = f"{label}:{header_line}: "
+    for index, name in enumerate(names):
+        if name.strip() == "":
+            hint = " (does every line end with a delimiter?)" if index == len(names) - 1 else ""
+            raise InputError(f"{where}column {index + 1} of the header has no name{hint}")
+    positions: dict[str, list[int]] = {}
+    for index, name in enumerate(names):
+        positions.setdefault(name, []).append(index + 1)
+    for name, columns in positions.items():
+        if len(columns) > 1:
+            raise InputError(
+                f"{where}column '{name}' appears more than once in the header "
+                f"(columns {', '.join(map(str, columns))})"
+            )
+
+
+def _explain_failure(path: Path, label: str, delimiter: str, error: BaseException) -> NoReturn:
+    """Raise an InputError that says why polars could not read the file, naming the line."""
+    _check_utf8(path, label)
+    layout = _scan_layout(path, label, delimiter)
+    _raise_if_ragged(layout, label)
+    raise InputError(f"{label}: cannot read the CSV file: {_first_line(error)}")
+
+
+def _check_utf8(path: Path, label: str) -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    offset = 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as error:
+                line += chunk.count(b"\n", 0, max(error.start, 0))
+                raise InputError(
+                    f"{label}:{line}: the file is not UTF-8 text (byte {offset + max(error.start, 0)}); "
+                    "convert it to UTF-8"
+                ) from None
+            line += chunk.count(b"\n")
+            offset += len(chunk)
+
+
+def _raise_if_ragged(layout: _Layout, label: str) -> None:
+    ragged = np.flatnonzero((layout.record_fields != layout.header_fields) & (layout.record_fields > 0))
+    if ragged.size:
+        first = ragged[0]
+        more = _more(ragged.size - 1, "such line", "such lines")
+        raise InputError(
+            f"{label}:{int(layout.record_lines[first])}: expected {layout.header_fields} fields as in the "
+            f"header (line {layout.header_line}), found {int(layout.record_fields[first])}{more}"
+        )
+
+
+def _scan_layout(path: Path, label: str, delimiter: str, rows: np.ndarray | None = None) -> _Layout:
+    """Find every record's line and field count: with polars, one line a record, when no quoted
+    field spans lines; else with the csv module.
+
+    ``rows`` (indices of records after the header) limits the counting of fields to those records;
+    the others are taken to have as many fields as the header, which holds for every record whose
+    last field polars found filled in without complaint.
+    """
+    try:
+        lines = pl.read_csv(
+            path,
+            has_header=False,
+            separator="\x00",
+            quote_char=None,
+            new_columns=["line"],
+            infer_schema=False,
+            empty_string_is_null=False,
+            raise_if_empty=False,
+        )
+    except pl.exceptions.PolarsError:
+        return _scan_layout_csv(path, label, delimiter)
+    if lines.width != 1:
+        return _scan_layout_csv(path, label, delimiter)
+    text = lines.select(pl.col("line").str.strip_suffix("\r")).to_series()
+    quoted = text.str.contains(_QUOTE, literal=True).any()
+    if quoted and (text.str.count_matches(_QUOTE, literal=True) % 2 == 1).any():
+        return _scan_layout_csv(path, label, delimiter)  # a quoted field spans lines
+    blank = (text.is_null() | (text == "")).to_numpy()
+    non_blank = np.flatnonzero(~blank)
+    if non_blank.size == 0:
+        raise InputError(f"{label}: the file is empty (no header line)")
+    header = int(non_blank[0])
+    n_records = len(text) - header - 1
+
+    def count_fields(indices: np.ndarray) -> np.ndarray:
+        chosen = text.gather(indices)
+        if quoted:
+            chosen = chosen.str.replace_all(_QUOTED_FIELD, "")
+        return chosen.str.count_matches(delimiter, literal=True).fill_null(0).to_numpy().astype(np.int64) + 1
+
+    header_fields = int(count_fields(np.array([header]))[0])
+    if rows is None or rows.size and rows.max() >= n_records:
+        rows = np.arange(n_records)
+    fields = np.full(n_records, header_fields, dtype=np.int64)
+    fields[rows] = count_fields(rows + header + 1)
+    fields[blank[header + 1 :]] = 0
+    return _Layout(
+        header_line=header + 1,
+        header_fields=header_fields,
+        record_lines=np.arange(header + 2, len(text) + 1, dtype=np.int64),
+        record_fields=fields,
+    )
+
+
+def _scan_layout_csv(path: Path, label: str, delimiter: str) -> _Layout:
+    header_line = header_fields = 0
+    lines: list[int] = []
+    fields: list[int] = []
+    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+        reader = csv.reader(handle, delimiter=delimiter, quotechar=_QUOTE)
+        previous = 0
+        try:
+            for row in reader:  # only when polars failed or saw a possibly ragged record
+                start, previous = previous + 1, reader.line_num
+                if not header_line:
+                    if row:
+                        header_line, header_fields = start, len(row)
+                    continue
+                lines.append(start)
+                fields.append(len(row))
+        except csv.Error as error:
+            raise InputError(f"{label}:{previous + 1}: cannot read the CSV file: {error}") from None
+    if not header_line:
+        raise InputError(f"{label}: the file is empty (no header line)")
+    return _Layout(
+        header_line=header_line,
+        header_fields=header_fields,
+        record_lines=np.asarray(lines, dtype=np.int64),
+        record_fields=np.asarray(fields, dtype=np.int64),
+    )
+
+
+def _check_names(
+    loaded: _Loaded,
+    described: list[Attribute],
+    weights: str | None,
+    described_at: Mapping[str, str],
+    weights_at: str | None,
+) -> None:
+    columns = loaded.frame.columns
+    listed = ", ".join(columns)
+    for attribute in described:
+        if attribute.name not in columns:
+            hint = _did_you_mean(attribute.name, columns)
+            if attribute.name in described_at:
+                raise ConfigError(
+                    f"{described_at[attribute.name]}: unknown attribute '{attribute.name}': "
+                    f"{loaded.label} has no such column{hint} (columns: {listed})"
+                )
+            raise ConfigError(
+                f"{loaded.label}: unknown attribute '{attribute.name}'{hint} (columns: {listed})"
+            )
+    if weights is not None and weights not in columns:
+        where = f"{weights_at}: " if weights_at else ""
+        raise ConfigError(
+            f"{where}{loaded.label}: the weights column '{weights}' is not a column"
+            f"{_did_you_mean(weights, columns)} (columns: {listed})"
+        )
+
+
+def _did_you_mean(name: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return f", did you mean '{close[0]}'?" if close else ""
+
+
+def _convert_columns(
+    loaded: _Loaded, by_name: Mapping[str, Attribute], inferred: frozenset[str], weights: str | None
+) -> pl.DataFrame:
+    """Give each column its type (see :func:`read_table`), raising InputError for a value that does
+    not fit the described kind."""
+    frame = loaded.frame
+    required: list[str] = []  # must be numeric
+    optional: list[str] = []  # numeric if every value is a number
+    dates: list[str] = []
+    for name, dtype in frame.schema.items():
+        attribute = by_name.get(name)
+        kind = None if attribute is None or name in inferred else attribute.kind
+        if dtype not in (pl.String, pl.Categorical) and not isinstance(dtype, pl.Enum):
+            continue
+        if kind is Kind.NUMERIC or name == weights:
+            required.append(name)
+        elif kind is Kind.DATE:
+            dates.append(name)
+        elif kind in (None, Kind.ORDINAL) and loaded.from_text:
+            optional.append(name)
+    conversions: list[pl.Series | pl.Expr] = [
+        *_numeric_conversions(loaded, required, optional, weights),
+        *_date_conversions(loaded, dates),
+    ]
+    converted = {
+        item.name if isinstance(item, pl.Series) else item.meta.output_name() for item in conversions
+    }
+    conversions += [
+        pl.col(name).fill_nan(None)
+        for name, dtype in frame.schema.items()
+        if dtype.is_float() and name not in converted
+    ]
+    return frame.with_columns(conversions) if conversions else frame
+
+
+def _as_text(name: str, strip: bool = True) -> pl.Expr:
+    text = pl.col(name).cast(pl.String)
+    return text.str.strip_chars() if strip else text
+
+
+# Values above 2**53 may not be exact as float64, so such integer columns are parsed as integers.
+_EXACT_FLOAT_LIMIT = 2.0**53
+_SAMPLE_ROWS = 1000
+
+
+def _numeric_conversions(
+    loaded: _Loaded, required: list[str], optional: list[str], weights: str | None
+) -> list[pl.Series]:
+    """The numeric columns among ``required`` (raising for a value that is not a number) and
+    ``optional`` (those whose every value is a number), as Int64 if every value is integral, else
+    Float64 (NaN as null).
+
+    Parsing text is what costs, so each column is parsed once, without trimming spaces first (the
+    rare column with padded numbers is parsed again trimmed), and a text column is usually ruled out
+    on its first rows.
+    """
+    frame = loaded.frame
+    if optional:
+        sample = frame.head(_SAMPLE_ROWS).select(
+            (pl.col(name).is_null() | _as_text(name).cast(pl.Float64, strict=False).is_not_null()).all()
+            for name in optional
+        )
+        optional = [name for name in optional if sample.get_column(name).item()]
+    names = required + optional
+    if not names:
+        return []
+    present = frame.select(pl.col(name).is_not_null().sum() for name in names).row(0, named=True)
+    numbers = frame.select(_as_text(name, strip=False).cast(pl.Float64, strict=False) for name in names)
+    parsed = numbers.select(pl.all().is_not_null().sum()).row(0, named=True)
+    padded = [name for name in names if parsed[name] < present[name]]
+    if padded:
+        trimmed = frame.select(_as_text(name).cast(pl.Float64, strict=False) for name in padded)
+        numbers = numbers.with_columns(trimmed.get_columns())
+        parsed.update(numbers.select(pl.col(padded).is_not_null().sum()).row(0, named=True))
+    integral = numbers.select(
+        (pl.all().is_finite() & (pl.all() == pl.all().floor())).sum(),
+    ).row(0, named=True)
+    largest = numbers.select(pl.all().abs().max()).row(0, named=True)
+    conversions = []
+    for name in names:
+        if parsed[name] < present[name]:
+            if name in required:
+                _raise_not_numeric(loaded, name, is_weights=name == weights)
+            continue
+        if present[name] == 0 and name in optional:
+            continue  # an empty column gives no reason to call it numeric
+        number = numbers.get_column(name)
+        if integral[name] < present[name]:
+            conversions.append(number.fill_nan(None))
+        elif largest[name] is None or largest[name] < _EXACT_FLOAT_LIMIT:
+            conversions.append(number.cast(pl.Int64))
+        else:
+            exact = frame.select(_as_text(name).cast(pl.Int64, strict=False)).to_series()
+            conversions.append(exact if exact.null_count() == frame.height - present[name] else number)
+    return conversions
+
+
+def _raise_not_numeric(loaded: _Loaded, name: str, is_weights: bool = False) -> None:
+    bad = loaded.frame.select(
+        pl.arg_where(pl.col(name).is_not_null() & _as_text(name).cast(pl.Float64, strict=False).is_null())
+    ).to_series()
+    row = int(bad[0])
+    value = loaded.frame.get_column(name).cast(pl.String)[row]
+    more = _more(len(bad) - 1, "non-numeric value", "non-numeric values")
+    if is_weights:
+        where, what = loaded.where(row, name, column_word="weights column"), "sampling weights"
+    else:
+        where, what = loaded.where(row, name), "a numeric attribute"
+    raise InputError(f"{where}non-numeric value {value!r} in {what}{more}")
+
+
+def _date_conversions(loaded: _Loaded, names: list[str]) -> list[pl.Expr]:
+    """The ``names`` columns parsed as dates, raising for a value that is not a date."""
+    conversions: list[pl.Expr] = []
+    for name in names:
+        parsed = _as_text(name).str.to_date(strict=False)
+        try:
+            failed = loaded.frame.select(
+                pl.arg_where(pl.col(name).is_not_null() & parsed.is_null())
+            ).to_series()
+        except pl.exceptions.PolarsError:
+            failed = loaded.frame.select(pl.arg_where(pl.col(name).is_not_null())).to_series()
+        if len(failed):
+            row = int(failed[0])
+            value = loaded.frame.get_column(name).cast(pl.String)[row]
+            raise InputError(
+                f"{loaded.where(row, name)}value {value!r} is not a date in the format of the column's "
+                "first date (write dates as YYYY-MM-DD)"
+            )
+        conversions.append(parsed.alias(name))
+    return conversions
+
+
+def _check_weights(frame: pl.DataFrame, weights: str, loaded: _Loaded) -> None:
+    column = frame.get_column(weights)
+    word = "weights column"
+    if not column.dtype.is_numeric():
+        raise InputError(f"{loaded.label}: {word} '{weights}' must hold numbers, but it holds {column.dtype}")
+    checks = (
+        (column.is_null(), "has no value"),
+        (~column.cast(pl.Float64).is_finite(), "holds {value}, not a finite number"),
+        (column < 0, "holds the negative weight {value}"),
+    )
+    for failing, message in checks:
+        rows = np.flatnonzero(failing.fill_null(False).to_numpy())
+        if rows.size:
+            row = int(rows[0])
+            more = _more(rows.size - 1, "such record", "such records")
+            raise InputError(
+                f"{loaded.where(row, weights, column_word=word)}{message.format(value=column[row])}{more}"
+            )
+
+
+def _warn_unused_value_weights(
+    frame: pl.DataFrame, attributes: Iterable[Attribute], label: str, described_at: Mapping[str, str]
+) -> None:
+    """Warn about weights given for values that never occur: most likely a misspelt value."""
+    for attribute in attributes:
+        if not attribute.value_weights or attribute.range_weights:
+            continue
+        occurring = set(value_strings(frame.get_column(attribute.name).drop_nulls().unique()).to_list())
+        unused = [value for value in attribute.value_weights if value not in occurring]
+        if not unused:
+            continue
+        where = described_at.get(attribute.name, label)
+        quoted = ", ".join(f"'{value}'" for value in unused[:10]) + (", ..." if len(unused) > 10 else "")
+        what = (
+            f"value {quoted}, which never occurs"
+            if len(unused) == 1
+            else f"values {quoted}, which never occur"
+        )
+        warnings.warn(
+            f"{where}: attribute '{attribute.name}': a weight is given for {what} in {label}",
+            SdcWarning,
+            stacklevel=4,
+        )
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Write a file all at once or not at all.
+
+    Yields a temporary path in the directory of ``path`` (hidden, ending in the same extension, so
+    writers that choose the format by extension still work); when the ``with`` block ends normally
+    the temporary file is renamed to ``path`` (atomic on POSIX and Windows), and when it raises the
+    temporary file is deleted and ``path`` is left as it was.
+    """
+    target = Path(path)
+    directory = target.parent
+    if not directory.is_dir():
+        raise InputError(f"{target}: cannot write: the directory '{directory}' does not exist")
+    temporary = directory / f".{target.name}.{secrets.token_hex(6)}.tmp{target.suffix}"
+    try:
+        yield temporary
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def write_table(frame: pl.DataFrame | Table | Any, path: str | os.PathLike[str]) -> None:
+    """Write a table to CSV (``.csv``, or ``.tsv`` tab-separated; missing values as empty fields) or
+    Parquet (``.parquet``, ``.pq``), chosen by the extension, atomically (see :func:`atomic_write`)."""
+    data = frame.data if isinstance(frame, Table) else to_polars(frame)
+    target = Path(path)
+    suffix = target.suffix.lower()
+    writer: Callable[[Path], Any]
+    if suffix in PARQUET_SUFFIXES:
+        writer = data.write_parquet
+    elif suffix in (".csv", ".tsv"):
+        separator = "\t" if suffix == ".tsv" else ","
+
+        def writer(temporary: Path) -> None:
+            data.write_csv(temporary, separator=separator)
+    else:
+        raise ConfigError(
+            f"{path}: cannot tell the format from the extension {suffix or '(none)'!r}; "
+            "use .csv, .tsv, .parquet or .pq"
+        )
+    try:
+        with atomic_write(target) as temporary:
+            writer(temporary)
+    except (OSError, pl.exceptions.PolarsError) as error:
+        raise InputError(f"{path}: cannot write: {_first_line(error)}") from None
