@@ -59,41 +59,70 @@ class Encoding:
             ) from None
 
 
+def _textual(dtype: pl.DataType) -> bool:
+    return dtype in (pl.String, pl.Categorical, pl.Enum, pl.Object)
+
+
 def encode_column(column: pl.Series) -> tuple[np.ndarray, int, bool, pl.Series]:
     """Codes (int32, -1 for null), cardinality, whether a null occurs, and the sorted distinct values.
 
-    Codes follow the sorted order of the distinct values. Hash-based (an Enum cast) for strings, a
-    binary search over the few distinct values for other types: no sort of the whole column.
+    Codes follow the sorted order of the distinct values.
     """
-    if column.dtype in (pl.Categorical, pl.Enum, pl.Object):
-        column = column.cast(pl.String)
-    elif column.dtype == pl.Boolean:
-        column = column.cast(pl.Int8)
-    n_missing = column.null_count()
-    categories = column.drop_nulls().unique().sort()
-    if len(categories) == 0:
-        return np.full(column.len(), -1, dtype=np.int32), 0, n_missing > 0, categories
-    if column.dtype == pl.String:
-        physical = column.cast(pl.Enum(categories.to_list())).to_physical().cast(pl.Int32)
-        codes = physical.fill_null(-1).to_numpy()
-    else:
-        filled = column.fill_null(categories[0]) if n_missing else column
-        codes = np.searchsorted(categories.to_numpy(), filled.to_numpy()).astype(np.int32)
-        if n_missing:
-            codes[column.is_null().to_numpy()] = -1
-    return np.ascontiguousarray(codes, dtype=np.int32), len(categories), n_missing > 0, categories
+    encoding = encode(column.to_frame("column"))
+    return encoding.codes[0], encoding.cardinalities[0], encoding.has_missing[0], encoding.categories[0]
 
 
 def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
-    """Factorize the given columns of ``frame`` (all columns by default) to integer codes."""
+    """Factorize the given columns of ``frame`` (all columns by default) to integer codes.
+
+    Codes follow the sorted order of each column's distinct values. Text columns are coded by a
+    hash-based Enum cast and other columns by a binary search over their few distinct values, so the
+    whole column is never sorted; the columns are processed in parallel by polars.
+    """
     names = tuple(frame.columns if names is None else names)
-    encoded = [encode_column(frame.get_column(name)) for name in names]
+    prepared = []
+    for name in names:
+        expression = pl.col(name)
+        dtype = frame.schema[name]
+        if dtype in (pl.Categorical, pl.Enum, pl.Object):
+            expression = expression.cast(pl.String)
+        elif dtype == pl.Boolean:
+            expression = expression.cast(pl.Int8)
+        prepared.append(expression.alias(name))
+    data = frame.select(prepared) if names else frame.select([])
+    distinct = (
+        data.select(pl.col(name).drop_nulls().unique().sort().implode() for name in names) if names else None
+    )
+    categories = [distinct.get_column(name)[0] for name in names] if names else []
+    textual = [name for name in names if _textual(data.schema[name])]
+    text_codes = (
+        data.select(
+            pl.col(name).cast(pl.Enum(categories[names.index(name)].to_list())).to_physical().cast(pl.Int32)
+            for name in textual
+        )
+        if textual
+        else None
+    )
+    null_counts = data.null_count().row(0) if names else ()
+    codes = []
+    for j, name in enumerate(names):
+        if text_codes is not None and name in text_codes.columns:
+            column_codes = text_codes.get_column(name).fill_null(-1).to_numpy()
+        elif len(categories[j]) == 0:
+            column_codes = np.full(frame.height, -1, dtype=np.int32)
+        else:
+            column = data.get_column(name)
+            filled = column.fill_null(categories[j][0]) if null_counts[j] else column
+            column_codes = np.searchsorted(categories[j].to_numpy(), filled.to_numpy())
+            if null_counts[j]:
+                column_codes[column.is_null().to_numpy()] = -1
+        codes.append(np.ascontiguousarray(column_codes, dtype=np.int32))
     return Encoding(
         names=names,
-        codes=tuple(e[0] for e in encoded),
-        cardinalities=tuple(e[1] for e in encoded),
-        has_missing=tuple(e[2] for e in encoded),
-        categories=tuple(e[3] for e in encoded),
+        codes=tuple(codes),
+        cardinalities=tuple(len(c) for c in categories),
+        has_missing=tuple(count > 0 for count in null_counts),
+        categories=tuple(categories),
         n_records=frame.height,
     )
 

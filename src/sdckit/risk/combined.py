@@ -259,16 +259,22 @@ def combined_risk(
     names = _measured_attributes(table, epsilon, weights_column)
     schema = table.schema
     candidates = [name for name in names if schema[name].public_probability > epsilon]
-    encoding = encode(table.data, candidates)
+    sensitive = [name for name in names if schema[name].sensitivity > 0]
+    # Candidates first, so that a known set's attribute indices are also encoding indices.
+    encoding = encode(table.data, candidates + [name for name in sensitive if name not in candidates])
     candidate_probabilities = [schema[name].public_probability for name in candidates]
     known_sets = enumerate_known_sets(candidate_probabilities, epsilon)
 
-    # Per-record consequence weight of each attribute, W(A) * W(r(A)).
-    consequence = {name: schema[name].consequence_weights(table.column(name)) for name in names}
-    total_consequence = np.zeros(n, dtype=np.float64)
-    for values in consequence.values():
-        total_consequence += values
+    # Per-record consequence weight of each attribute, W(A) * W(r(A)) (0 for a missing value).
     zero = np.zeros(n, dtype=np.float64)
+    consequence = dict.fromkeys(names, zero)
+    total_consequence = np.zeros(n, dtype=np.float64)
+    for name in sensitive:
+        j = encoding.index(name)
+        consequence[name] = schema[name].sensitivity * schema[name].weights_of_codes(
+            encoding.codes[j], encoding.categories[j]
+        )
+        total_consequence += consequence[name]
 
     risk = np.zeros(n, dtype=np.float64)
     best = np.full(n, -np.inf, dtype=np.float64)
@@ -306,7 +312,7 @@ def combined_risk(
                 skip_singletons,
             )
             known_weight = parent.known_weight
-            if np.any(consequence[name]):
+            if consequence[name] is not zero:
                 known_weight = known_weight + consequence[name]
             node = _Node(known_set, keys, sizes, known_weight)
             pk = float(np.prod([candidate_probabilities[j] for j in known_set]))
