@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+
+from sdckit.errors import ConfigError
+from sdckit.table import atomic_write
 
 PLOT_FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 
@@ -16,8 +18,6 @@ def plot_format(path: str | os.PathLike) -> str:
     """The matplotlib format of a plot file, from its extension (png, pdf or svg)."""
     suffix = Path(path).suffix.lower()
     if suffix not in PLOT_FORMATS:
-        from sdckit.errors import ConfigError
-
         raise ConfigError(
             f"{path}: a plot must be written as {', '.join(PLOT_FORMATS)}, not '{suffix or 'no extension'}'"
         )
@@ -70,14 +70,8 @@ def risk_histogram(
     axes.set_title(title)
     axes.legend(fontsize="small")
     figure.tight_layout()
-    target = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
-    os.close(handle)
     try:
-        figure.savefig(temporary, format=fmt)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        with atomic_write(path) as temporary:
+            figure.savefig(temporary, format=fmt)
     finally:
         plt.close(figure)
