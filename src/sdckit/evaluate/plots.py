@@ -68,7 +68,8 @@ def risk_histogram(
     axes.set_xlabel("disclosure risk D(r) (log scale)")
     axes.set_ylabel("number of records (log scale)")
     axes.set_title(title)
-    axes.legend(fontsize="small")
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(fontsize="small")
     figure.tight_layout()
     try:
         with atomic_write(path) as temporary:
