@@ -18,7 +18,7 @@ _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
 
 @njit(cache=True, nogil=True)
 def _extend_direct(
-    parent_keys, parent_sizes, codes, radix, skip_singletons, table, used, out, sizes
+    parent_keys, parent_sizes, codes, multiplicity, radix, skip_singletons, table, used, out, sizes
 ):  # pragma: no cover - compiled
     groups = 0
     alone = 0
@@ -37,7 +37,7 @@ def _extend_direct(
             sizes[groups] = 0
             groups += 1
         out[r] = key
-        sizes[key] += 1
+        sizes[key] += multiplicity[r]
     for g in range(groups):
         table[used[g]] = -1
     return groups, alone
@@ -45,7 +45,7 @@ def _extend_direct(
 
 @njit(cache=True, nogil=True)
 def _extend_hashed(
-    parent_keys, parent_sizes, codes, radix, skip_singletons, stored, assigned, used, out, sizes
+    parent_keys, parent_sizes, codes, multiplicity, radix, skip_singletons, stored, assigned, used, out, sizes
 ):  # pragma: no cover - compiled
     bits = 0
     while (1 << bits) < stored.shape[0]:
@@ -77,7 +77,7 @@ def _extend_hashed(
                 break
             slot = (slot + 1) & mask
         out[r] = key
-        sizes[key] += 1
+        sizes[key] += multiplicity[r]
     for g in range(groups):
         stored[used[g]] = -1
     return groups, alone
@@ -123,6 +123,7 @@ class KeyExtender:
         self._assigned: np.ndarray | None = None
         self._used = np.empty(n + 1, dtype=np.int64)
         self._sizes = np.empty(n + 1, dtype=np.int64)
+        self._ones: np.ndarray | None = None
 
     def extend(
         self,
@@ -131,6 +132,7 @@ class KeyExtender:
         codes: np.ndarray,
         cardinality: int,
         skip_singletons: bool = False,
+        multiplicity: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, int]:
         """Keys of the attribute set plus one attribute.
 
@@ -139,7 +141,8 @@ class KeyExtender:
         missing, a value of its own) the new attribute. With ``skip_singletons``, records alone in
         their parent group get key -1 (they stay alone in every superset). Returns the new keys
         (numbered in order of first appearance), the number of records per new group, and the
-        number of records with key -1.
+        number of elements with key -1. With ``multiplicity``, element ``r`` stands for
+        ``multiplicity[r]`` records (distinct patterns of a table): sizes count records.
         """
         n = len(parent_keys)
         if n > self.n:
@@ -147,6 +150,10 @@ class KeyExtender:
         radix = cardinality + 1
         upper = len(parent_sizes) * radix
         out = np.empty(n, dtype=np.int32)
+        if multiplicity is None:
+            if self._ones is None or len(self._ones) < n:
+                self._ones = np.ones(self.n, dtype=np.int64)
+            multiplicity = self._ones[:n]
         if upper <= self.direct_capacity:
             if self._table is None:
                 self._table = np.full(self.direct_capacity, -1, dtype=np.int32)
@@ -154,6 +161,7 @@ class KeyExtender:
                 parent_keys,
                 parent_sizes,
                 codes,
+                multiplicity,
                 radix,
                 skip_singletons,
                 self._table,
@@ -170,6 +178,7 @@ class KeyExtender:
                 parent_keys,
                 parent_sizes,
                 codes,
+                multiplicity,
                 radix,
                 skip_singletons,
                 self._stored,
@@ -179,3 +188,57 @@ class KeyExtender:
                 self._sizes,
             )
         return out, self._sizes[:groups].copy(), alone
+
+
+@njit(cache=True, nogil=True)
+def densify_hashed(values):  # pragma: no cover - compiled
+    """Dense keys (int32, first-appearance order) and group sizes of non-negative int64 values."""
+    n = values.shape[0]
+    bits = 4
+    while (1 << bits) < 2 * n + 2:
+        bits += 1
+    slots = 1 << bits
+    mask = slots - 1
+    shift = np.uint64(64 - bits)
+    stored = np.full(slots, -1, dtype=np.int64)
+    assigned = np.empty(slots, dtype=np.int32)
+    out = np.empty(n, dtype=np.int32)
+    sizes = np.zeros(n + 1, dtype=np.int64)
+    groups = 0
+    for i in range(n):
+        value = values[i]
+        slot = np.int64((np.uint64(value) * _FIBONACCI) >> shift)
+        while True:
+            current = stored[slot]
+            if current == value:
+                key = assigned[slot]
+                break
+            if current < 0:
+                stored[slot] = value
+                key = groups
+                assigned[slot] = key
+                groups += 1
+                break
+            slot = (slot + 1) & mask
+        out[i] = key
+        sizes[key] += 1
+    return out, sizes[:groups].copy()
+
+
+@njit(cache=True, nogil=True)
+def weighted_sum_of_codes(total, codes, per_value, factor):  # pragma: no cover - compiled
+    """``total[r] += factor * per_value[codes[r]]`` (code -1, a missing value, adds nothing)."""
+    for r in range(total.shape[0]):
+        code = codes[r]
+        if code >= 0:
+            total[r] += factor * per_value[code]
+
+
+@njit(cache=True, nogil=True)
+def mix_codes(keys, codes, radix):  # pragma: no cover - compiled
+    """``keys = keys * radix + codes + 1`` in place: one more digit of a mixed-radix key (code -1 allowed).
+
+    The caller guarantees that the key range fits in int64.
+    """
+    for r in range(keys.shape[0]):
+        keys[r] = keys[r] * radix + codes[r] + 1

@@ -35,6 +35,7 @@ the IISE Annual Conference.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ import polars as pl
 from sdckit import _kernels
 from sdckit.errors import ConfigError
 from sdckit.frequency import (
+    Encoding,
     check_missing,
     check_weights,
     encode,
@@ -264,37 +266,85 @@ def combined_risk(
     encoding = encode(table.data, candidates + [name for name in sensitive if name not in candidates])
     candidate_probabilities = [schema[name].public_probability for name in candidates]
     known_sets = enumerate_known_sets(candidate_probabilities, epsilon)
+    d = len(candidates)
 
-    # Per-record consequence weight of each attribute, W(A) * W(r(A)) (0 for a missing value).
-    zero = np.zeros(n, dtype=np.float64)
-    consequence = dict.fromkeys(names, zero)
+    # C of the full unknown set per record: sum of W(A) * W(r(A)) (a missing value weighs 0).
+    per_value = {}
     total_consequence = np.zeros(n, dtype=np.float64)
     for name in sensitive:
         j = encoding.index(name)
-        consequence[name] = schema[name].sensitivity * schema[name].weights_of_codes(
-            encoding.codes[j], encoding.categories[j]
+        per_value[name] = schema[name].weights_of_categories(encoding.categories[j])
+        _kernels.weighted_sum_of_codes(
+            total_consequence, encoding.codes[j], per_value[name], float(schema[name].sensitivity)
         )
-        total_consequence += consequence[name]
 
-    risk = np.zeros(n, dtype=np.float64)
-    best = np.full(n, -np.inf, dtype=np.float64)
-    top = np.zeros(n, dtype=np.int32)
+    # D(r), its top known set and contribution depend only on r's values of the candidate
+    # attributes and on C(r): work on the distinct (candidate values, C) patterns, with their
+    # number of records (or sum of weights), and give each record its pattern's figures at the end.
+    consequence_codes, consequence_counts = _kernels.densify_hashed(total_consequence.view(np.int64))
+    columns = [encoding.codes[j] for j in range(d)] + [consequence_codes]
+    radices = [c + 1 for c in encoding.cardinalities[:d]] + [len(consequence_counts) + 1]
+    if math.prod(radices) < 2**62:
+        combined = np.zeros(n, dtype=np.int64)
+        for codes, radix in zip(columns, radices, strict=True):
+            _kernels.mix_codes(combined, codes, radix)
+        record_pattern, pattern_sizes = _kernels.densify_hashed(combined)
+        del combined
+    else:
+        extender = _kernels.KeyExtender(n)
+        record_pattern, pattern_sizes = initial_keys(n)
+        for codes, radix in zip(columns, radices, strict=True):
+            record_pattern, pattern_sizes, _ = extender.extend(
+                record_pattern, pattern_sizes, codes, radix - 1
+            )
+    n_patterns = len(pattern_sizes)
+    representative = np.empty(n_patterns, dtype=np.int64)
+    representative[record_pattern] = np.arange(n, dtype=np.int64)
+    patterns = Encoding(
+        names=tuple(candidates),
+        codes=tuple(np.ascontiguousarray(encoding.codes[j][representative]) for j in range(d)),
+        cardinalities=encoding.cardinalities[:d],
+        has_missing=encoding.has_missing[:d],
+        categories=encoding.categories[:d],
+        n_records=n_patterns,
+    )
+    multiplicity = pattern_sizes
+    pattern_weights = (
+        np.bincount(record_pattern, weights=weights_array, minlength=n_patterns)
+        if weights_array is not None
+        else multiplicity.astype(np.float64)
+    )
+    pattern_total = total_consequence[representative]
+    zero = np.zeros(n_patterns, dtype=np.float64)
+    consequence = dict.fromkeys(candidates, zero)
+    for j, name in enumerate(candidates):
+        if name in per_value:
+            weights_of_pattern = np.zeros(n_patterns, dtype=np.float64)
+            _kernels.weighted_sum_of_codes(
+                weights_of_pattern, patterns.codes[j], per_value[name], float(schema[name].sensitivity)
+            )
+            consequence[name] = weights_of_pattern
+
+    risk = np.zeros(n_patterns, dtype=np.float64)
+    best = np.full(n_patterns, -np.inf, dtype=np.float64)
+    top = np.zeros(n_patterns, dtype=np.int32)
     combinations = np.zeros(len(known_sets), dtype=np.int64)
     probabilities = np.ones(len(known_sets), dtype=np.float64)
 
     # Records alone in their group stay alone in every superset, so they are no longer tracked:
     # exact unless wildcard nulls can make records match.
-    wildcard = missing == "wildcard" and any(encoding.has_missing)
+    wildcard = missing == "wildcard" and any(patterns.has_missing)
     skip_singletons = not wildcard
-    # Inverse count of a record that is alone in its group: 1, or 1/weight.
-    alone = 1.0 / weights_array if weights_array is not None else np.ones(n, dtype=np.float64)
+    # Inverse count of a pattern alone in its group (it is then a single record): 1 or 1/weight.
+    alone = 1.0 / pattern_weights
 
-    extender = _kernels.KeyExtender(n)
+    extender = _kernels.KeyExtender(n_patterns)
     stack: list[_Node] = []
     for index, known_set in enumerate(known_sets):
         untracked = 0
         if not known_set:
-            keys, sizes = initial_keys(n)
+            keys, sizes = initial_keys(n_patterns)
+            sizes = np.array([n] if n else [], dtype=np.int64)
             node = _Node((), keys, sizes, zero)
             pk = 1.0
         else:
@@ -307,9 +357,10 @@ def combined_risk(
             keys, sizes, untracked = extender.extend(
                 parent.keys,
                 parent.sizes,
-                encoding.codes[attribute],
-                encoding.cardinalities[attribute],
+                patterns.codes[attribute],
+                patterns.cardinalities[attribute],
                 skip_singletons,
+                multiplicity,
             )
             known_weight = parent.known_weight
             if consequence[name] is not zero:
@@ -317,11 +368,11 @@ def combined_risk(
             node = _Node(known_set, keys, sizes, known_weight)
             pk = float(np.prod([candidate_probabilities[j] for j in known_set]))
 
-        if wildcard and any(encoding.has_missing[j] for j in known_set):
-            counts = wildcard_group_sizes(encoding, known_set, keys, len(sizes), weights_array)
+        if wildcard and any(patterns.has_missing[j] for j in known_set):
+            counts = wildcard_group_sizes(patterns, known_set, keys, len(sizes), pattern_weights)
             group_inverse = 1.0 / counts
         elif weights_array is not None:
-            group_inverse = 1.0 / _kernels.group_weight_sums(keys, weights_array, len(sizes))
+            group_inverse = 1.0 / _kernels.group_weight_sums(keys, pattern_weights, len(sizes))
         else:
             group_inverse = 1.0 / sizes
         probabilities[index] = pk
@@ -333,7 +384,7 @@ def combined_risk(
             top,
             np.int32(index),
             pk * alpha,
-            total_consequence,
+            pattern_total,
             node.known_weight,
             keys,
             group_inverse,
@@ -342,6 +393,7 @@ def combined_risk(
         stack.append(node)
         if progress is not None:
             progress(index + 1, len(known_sets))
+    risk, top, best = risk[record_pattern], top[record_pattern], best[record_pattern]
 
     table_of_sets = pl.DataFrame(
         {
