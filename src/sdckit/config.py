@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
+import polars as pl
 import yaml
 from pydantic import (
     BaseModel,
@@ -38,6 +39,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from sdckit.errors import ConfigError
+from sdckit.hierarchy import Hierarchy, build_hierarchy
 from sdckit.table import (
     DEFAULT_MISSING_VALUES,
     Attribute,
@@ -118,8 +120,9 @@ class Config:
     def read(self, source: Any) -> Table:
         """Read a data file or DataFrame (see :func:`sdckit.table.read_table`) with this
         configuration's attributes and data settings. An attribute that is not a column is reported
-        with the configuration file and line that describe it."""
-        return _read_table(
+        with the configuration file and line that describe it. Hierarchies are loaded or built
+        (:func:`sdckit.hierarchy.build_hierarchy`) and checked against the data."""
+        table = _read_table(
             source,
             attributes=self.attributes,
             delimiter=self.data.delimiter,
@@ -132,6 +135,7 @@ class Config:
             },
             weights_at=self.locations.get(_WEIGHTS_KEY, self.source),
         )
+        return replace(table, schema=self._with_hierarchies(table.schema, table.data))
 
     def schema_for(self, frame: Any) -> Schema:
         """The schema of an already typed polars or pandas DataFrame under this configuration: the
@@ -150,7 +154,24 @@ class Config:
             else attribute
             for attribute in self.attributes
         )
-        return Schema.infer(data, resolved)
+        return self._with_hierarchies(Schema.infer(data, resolved), data)
+
+    def _with_hierarchies(self, schema: Schema, data: pl.DataFrame) -> Schema:
+        """The schema with every attribute's ``hierarchy`` (a file name, relative to the configuration
+        file, or an inline builder) replaced by the :class:`Hierarchy` it describes."""
+        base_dir = Path(self.path).parent if self.path is not None else None
+        for attribute in schema:
+            if attribute.hierarchy is None or isinstance(attribute.hierarchy, Hierarchy):
+                continue
+            try:
+                hierarchy = build_hierarchy(
+                    attribute.hierarchy, data.get_column(attribute.name), attribute.name, base_dir
+                )
+            except ConfigError as error:
+                where = self.locations.get(attribute.name, self.source)
+                raise ConfigError(f"{where}: {error}") from None  # the error names the attribute
+            schema = schema.replace(attribute.name, hierarchy=hierarchy)
+        return schema
 
 
 def load_config(path: str | Path) -> Config:

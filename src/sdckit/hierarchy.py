@@ -1,0 +1,820 @@
+"""Generalization hierarchies: how the values of an attribute are coarsened, level by level.
+
+A :class:`Hierarchy` maps every value of an attribute (a *leaf*) to one node per level: level 0 is the
+value itself, each higher level a coarser label, the last usually ``*``. Hierarchies are read from
+ARX-format CSV files (``;``-separated, no header, one row per value, column j = the value at level j)
+or built from the data: numeric intervals (:func:`intervals`), ordered categories grouped a few at a
+time (:func:`ordered`) and codes masked one character at a time from the right (:func:`mask`).
+A configuration names a hierarchy per attribute (:func:`build_hierarchy`)::
+
+    attributes:
+      age:      {hierarchy: adult_hierarchy_age.csv}            # relative to the configuration file
+      income:   {hierarchy: {intervals: [0, 20, 40, 60, 80, 100]}}
+      hours:    {hierarchy: {intervals: {width: 10, bottom: 0, top: 100, fanout: 2}}}
+      grade:    {hierarchy: {order: [low, mid, high], fanout: 2}}
+      zip:      {hierarchy: {mask: 5}}
+
+Nodes are identified by their label at their level: every leaf with label ``x`` at level L is under
+the same node. A hierarchy is valid (:meth:`Hierarchy.validate`) when the leaf values are distinct
+and each level is a function of the previous one: two leaves with the same label at level L have the
+same label at level L+1. Leaves and nodes are numbered in the order of the file (of the builder);
+data values are matched to leaves as text spelled like :func:`sdckit.table.value_strings` (so the
+number 34, or 34.0, matches the leaf ``34``).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from sdckit.errors import ConfigError
+from sdckit.table import to_polars, value_strings
+
+TOP_LABEL = "*"
+# Builder keys of an inline hierarchy in a configuration, and the options each accepts.
+_BUILDER_OPTIONS: dict[str, tuple[str, ...]] = {
+    "intervals": ("cuts", "width", "bottom", "top", "fanout"),
+    "order": ("order", "fanout"),
+    "mask": ("width", "character"),
+}
+# More intervals than this is surely a mistake in width/bottom/top.
+_MAX_INTERVALS = 1_000_000
+_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """A generalization hierarchy of one attribute.
+
+    ``labels[level][node]`` is the text of node ``node`` at ``level``; ``labels[0]`` are the leaves,
+    the domain values as text. ``codes[leaf, level]`` (int32, read-only) is the node at ``level`` of
+    leaf ``leaf``, so ``codes[:, 0]`` is ``0 .. n_leaves-1``. ``source`` is the file it came from and
+    ``lines`` the 1-based line of every leaf in it (for messages; row number + 1 if not given).
+    """
+
+    name: str
+    labels: tuple[tuple[str, ...], ...]
+    codes: np.ndarray
+    source: str | None = None
+    lines: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        labels = tuple(tuple(str(label) for label in level) for level in self.labels)
+        codes = np.array(self.codes, dtype=np.int32, order="C", copy=True)
+        if codes.ndim == 1 and len(labels) == 1:
+            codes = codes.reshape(-1, 1)
+        where = self._where()
+        if not labels:
+            raise ConfigError(f"{where}a hierarchy needs at least one level (the values)")
+        if codes.ndim != 2 or codes.shape != (len(labels[0]), len(labels)):
+            raise ConfigError(
+                f"{where}codes must have shape (n_leaves, n_levels) = ({len(labels[0])}, {len(labels)}), "
+                f"got {codes.shape}"
+            )
+        if not np.array_equal(codes[:, 0], np.arange(codes.shape[0])):
+            raise ConfigError(f"{where}codes[:, 0] must number the leaves 0 .. n_leaves-1")
+        for level, names in enumerate(labels):
+            column = codes[:, level]
+            if column.size and (column.min() < 0 or column.max() >= len(names)):
+                raise ConfigError(f"{where}codes at level {level} must lie in 0 .. {len(names) - 1}")
+        codes.setflags(write=False)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "codes", codes)
+        if self.lines is not None:
+            lines = np.array(self.lines, dtype=np.int64, copy=True)
+            if lines.shape != (codes.shape[0],):
+                raise ConfigError(f"{where}lines must give one line per leaf")
+            lines.setflags(write=False)
+            object.__setattr__(self, "lines", lines)
+
+    # Shape ---------------------------------------------------------------------------------------
+
+    @property
+    def n_levels(self) -> int:
+        """Number of levels, level 0 (the values) included."""
+        return len(self.labels)
+
+    @property
+    def height(self) -> int:
+        """The highest level, ``n_levels - 1``."""
+        return self.n_levels - 1
+
+    @property
+    def n_leaves(self) -> int:
+        return len(self.labels[0])
+
+    def n_nodes(self, level: int) -> int:
+        return len(self.labels[self._level(level)])
+
+    def leaf_counts(self, level: int) -> np.ndarray:
+        """Number of leaves under every node at ``level`` (int64, read-only)."""
+        level = self._level(level)
+        key = ("leaf_counts", level)
+        if key not in self._cache:
+            counts = np.bincount(self.codes[:, level], minlength=len(self.labels[level])).astype(np.int64)
+            counts.setflags(write=False)
+            self._cache[key] = counts
+        return self._cache[key]
+
+    def ncp(self, level: int) -> np.ndarray:
+        """Categorical NCP of every node at ``level``: 0 for a node with one leaf, else its number of
+        leaves over the number of leaves of the hierarchy (Xu et al., 2006)."""
+        counts = self.leaf_counts(level)
+        if self.n_leaves == 0:
+            return np.zeros(len(counts), dtype=np.float64)
+        return np.where(counts <= 1, 0.0, counts / self.n_leaves)
+
+    def parents(self, level: int) -> np.ndarray:
+        """The node at ``level + 1`` of every node at ``level`` (int32, read-only; needs a valid
+        hierarchy)."""
+        level = self._level(level)
+        if level >= self.height:
+            raise ConfigError(f"{self._where()}level {level} is the top level: it has no parents")
+        key = ("parents", level)
+        if key not in self._cache:
+            parents = np.full(len(self.labels[level]), -1, dtype=np.int32)
+            parents[self.codes[:, level]] = self.codes[:, level + 1]
+            parents.setflags(write=False)
+            self._cache[key] = parents
+        return self._cache[key]
+
+    def node_of(self, label: Any, level: int) -> int:
+        """The index of the node labelled ``label`` at ``level``."""
+        level = self._level(level)
+        key = ("index", level)
+        if key not in self._cache:
+            self._cache[key] = {text: node for node, text in enumerate(self.labels[level])}
+        text = _text(label)
+        try:
+            return self._cache[key][text]
+        except KeyError:
+            raise ConfigError(f"{self._where()}no node '{text}' at level {level}") from None
+
+    def level_of(self, label: Any) -> int:
+        """The lowest level with a node labelled ``label``."""
+        text = _text(label)
+        for level, names in enumerate(self.labels):
+            if text in names:
+                return level
+        raise ConfigError(f"{self._where()}no node is labelled '{text}'")
+
+    def generalize_value(self, value: Any, level: int) -> str:
+        """The label at ``level`` of one value."""
+        return self.labels[self._level(level)][self.codes[self.node_of(value, 0), level]]
+
+    # Records -------------------------------------------------------------------------------------
+
+    def leaf_codes(self, column: pl.Series) -> np.ndarray:
+        """The leaf of every record (int32; -1 for a missing value).
+
+        Values are matched as text spelled like :func:`sdckit.table.value_strings`. Raises
+        :class:`ConfigError` naming the values of the data that no leaf covers.
+        """
+        text = value_strings(column)
+        coded = text.cast(self._enum(), strict=False)
+        uncovered = coded.is_null() & text.is_not_null()
+        if uncovered.any():
+            values = column.filter(uncovered)
+            if column.dtype.is_numeric() or column.dtype.is_temporal():
+                shown = value_strings(values.unique().sort())
+            else:
+                shown = value_strings(values).unique().sort()
+            count = len(shown)
+            listing = ", ".join(f"'{value}'" for value in shown.head(_SHOWN).to_list())
+            more = ", …" if count > _SHOWN else ""
+            source = f" ({self.source})" if self.source is not None else ""
+            raise ConfigError(
+                f"hierarchy for '{self.name}'{source} does not cover {count} "
+                f"value{'s' if count != 1 else ''} of the data: {listing}{more}"
+            )
+        # A copy: polars hands out read-only arrays, and callers mark suppressed records with -1.
+        return np.array(coded.to_physical().cast(pl.Int32).fill_null(-1).to_numpy(), dtype=np.int32)
+
+    def generalize(self, leaf_codes: np.ndarray, level: int) -> np.ndarray:
+        """The node at ``level`` of every leaf code (int32; -1 stays -1)."""
+        level = self._level(level)
+        key = ("padded", level)
+        if key not in self._cache:
+            # One more entry, -1, that leaf code -1 picks.
+            padded = np.append(self.codes[:, level], np.int32(-1)).astype(np.int32)
+            padded.setflags(write=False)
+            self._cache[key] = padded
+        return self._cache[key][np.asarray(leaf_codes)]
+
+    def generalized_labels(self, leaf_codes: np.ndarray, level: int) -> pl.Series:
+        """The label at ``level`` of every leaf code, as text (null for -1)."""
+        nodes = self.generalize(leaf_codes, level)
+        labels = pl.Series(self.name, self.labels[level], dtype=pl.String)
+        index = pl.Series(nodes, dtype=pl.Int32)
+        return labels.gather(pl.select(pl.when(index >= 0).then(index)).to_series())
+
+    # Checks --------------------------------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Check that the leaves are distinct and that each level is a function of the previous one;
+        raise :class:`ConfigError` naming the file, the line and the level otherwise."""
+        leaves = pl.Series(self.labels[0], dtype=pl.String)
+        repeated = np.flatnonzero(~leaves.is_first_distinct().to_numpy())
+        if repeated.size:
+            row = int(repeated[0])
+            first = self.labels[0].index(self.labels[0][row])
+            raise ConfigError(
+                f"{self._where(row)}value '{self.labels[0][row]}' is listed twice "
+                f"(first on line {self._line(first)})"
+            )
+        for level in range(1, self.n_levels):
+            # Nodes are their labels: two nodes with one label would print as one.
+            names = self.labels[level]
+            if len(set(names)) != len(names):
+                seen: set[str] = set()
+                repeated_label = next(name for name in names if name in seen or seen.add(name))
+                raise ConfigError(f"{self._where()}level {level} has two nodes labelled '{repeated_label}'")
+        for level in range(1, self.height):
+            child = self.codes[:, level]
+            parent = self.codes[:, level + 1]
+            # The first leaf of every node; its parent is the one every leaf of the node must share.
+            first = np.zeros(len(self.labels[level]), dtype=np.int64)
+            nodes, first_rows = np.unique(child, return_index=True)
+            first[nodes] = first_rows
+            bad = parent != parent[first[child]]
+            if bad.any():
+                row = int(np.argmax(bad))
+                other = int(first[child[row]])
+                raise ConfigError(
+                    f"{self._where(row)}inconsistent hierarchy: level {level + 1} is not a function of "
+                    f"level {level}: '{self.labels[level][child[row]]}' generalizes to "
+                    f"'{self.labels[level + 1][parent[row]]}' here but to "
+                    f"'{self.labels[level + 1][parent[other]]}' on line {self._line(other)}"
+                )
+
+    # Conversions ---------------------------------------------------------------------------------
+
+    def to_frame(self) -> pl.DataFrame:
+        """One row per leaf, one text column per level (``level_0`` .. ``level_<height>``)."""
+        return pl.DataFrame(
+            {
+                f"level_{level}": pl.Series(names, dtype=pl.String).gather(
+                    pl.Series(self.codes[:, level], dtype=pl.Int32)
+                )
+                for level, names in enumerate(self.labels)
+            }
+        )
+
+    def to_csv(self, path: str | os.PathLike[str], delimiter: str = ";") -> None:
+        """Write the hierarchy in ARX's format (no header)."""
+        self.to_frame().write_csv(path, separator=delimiter, include_header=False)
+
+    @classmethod
+    def from_frame(
+        cls,
+        name: str,
+        frame: Any,
+        source: str | None = None,
+        *,
+        lines: Sequence[int] | np.ndarray | None = None,
+        validate: bool = True,
+    ) -> Hierarchy:
+        """A hierarchy from a polars or pandas DataFrame: one row per leaf, column j = level j.
+
+        Values are taken as text (numbers spelled without a trailing ``.0``); a missing or empty
+        label is an error. Validated (:meth:`validate`) unless ``validate`` is False.
+        """
+        data = to_polars(frame)
+        line_numbers = np.arange(1, data.height + 1) if lines is None else np.asarray(lines)
+        if data.width == 0:
+            raise ConfigError(f"{_where(name, source)}a hierarchy needs at least one column (the values)")
+        columns = [value_strings(data.to_series(j)) for j in range(data.width)]
+        for level, column in enumerate(columns):
+            empty = np.flatnonzero((column.is_null() | (column == "")).fill_null(True).to_numpy())
+            if empty.size:
+                row = int(empty[0])
+                raise ConfigError(
+                    f"{_where(name, source, int(line_numbers[row]))}the label at level {level} "
+                    f"(field {level + 1}) is empty"
+                )
+        leaves = columns[0]
+        repeated = np.flatnonzero(~leaves.is_first_distinct().to_numpy())
+        if repeated.size:
+            row = int(repeated[0])
+            first = int(np.flatnonzero((leaves == leaves[row]).to_numpy())[0])
+            raise ConfigError(
+                f"{_where(name, source, int(line_numbers[row]))}value '{leaves[row]}' is listed twice "
+                f"(first on line {int(line_numbers[first])})"
+            )
+        labels = []
+        codes = np.empty((data.height, data.width), dtype=np.int32)
+        for level, column in enumerate(columns):
+            distinct = column.unique(maintain_order=True)
+            labels.append(tuple(distinct.to_list()))
+            codes[:, level] = column.cast(pl.Enum(distinct.to_list())).to_physical().to_numpy()
+        hierarchy = cls(
+            name=name,
+            labels=tuple(labels),
+            codes=codes,
+            source=source,
+            lines=None if lines is None else line_numbers,
+        )
+        if validate:
+            hierarchy.validate()
+        return hierarchy
+
+    @classmethod
+    def from_rows(
+        cls,
+        name: str,
+        rows: Sequence[Sequence[Any]],
+        source: str | None = None,
+        *,
+        lines: Sequence[int] | None = None,
+        validate: bool = True,
+    ) -> Hierarchy:
+        """A hierarchy from rows (one per leaf: the value, then its label at every level).
+
+        Empty fields at the end of a row are ignored; rows of different lengths are an error naming
+        the line (``lines[i]``, or i + 1).
+        """
+        line_numbers = list(range(1, len(rows) + 1)) if lines is None else list(lines)
+        if len(line_numbers) != len(rows):
+            raise ValueError("lines must give one line per row")
+        trimmed = []
+        for row in rows:
+            fields = [_text(value) for value in row]
+            while fields and fields[-1] == "":
+                fields.pop()
+            trimmed.append(fields)
+        if not trimmed:
+            raise ConfigError(f"{_where(name, source)}the hierarchy lists no values")
+        width = len(trimmed[0])
+        for index, fields in enumerate(trimmed):
+            if len(fields) != width:
+                raise ConfigError(
+                    f"{_where(name, source, line_numbers[index])}expected {width} levels as on line "
+                    f"{line_numbers[0]}, found {len(fields)}"
+                )
+        if width == 0:
+            raise ConfigError(f"{_where(name, source, line_numbers[0])}the row is empty")
+        frame = pl.DataFrame(
+            {
+                f"level_{j}": pl.Series(column, dtype=pl.String)
+                for j, column in enumerate(zip(*trimmed, strict=True))
+            }
+        )
+        return cls.from_frame(name, frame, source, lines=line_numbers, validate=validate)
+
+    @classmethod
+    def from_csv(
+        cls,
+        path: str | os.PathLike[str],
+        name: str,
+        delimiter: str = ";",
+        *,
+        validate: bool = True,
+    ) -> Hierarchy:
+        """Read a hierarchy in ARX's CSV format: no header, one row per value, column j = the label at
+        level j. Blank lines and empty fields at the end of a row are ignored; rows with different
+        numbers of levels are an error naming the file and line."""
+        label = str(path)
+        rows: list[list[str]] = []
+        lines: list[int] = []
+        try:
+            with open(path, newline="", encoding="utf-8-sig") as handle:
+                reader = csv.reader(handle, delimiter=delimiter)
+                previous = 0
+                try:
+                    for row in reader:
+                        start, previous = previous + 1, reader.line_num
+                        while row and row[-1] == "":
+                            row.pop()
+                        if row:
+                            rows.append(row)
+                            lines.append(start)
+                except csv.Error as error:
+                    raise ConfigError(f"{_where(name, label, reader.line_num)}{error}") from None
+        except FileNotFoundError:
+            raise ConfigError(f"hierarchy for '{name}': no such file: {label}") from None
+        except IsADirectoryError:
+            raise ConfigError(f"hierarchy for '{name}': {label} is a directory, not a file") from None
+        except UnicodeDecodeError as error:
+            raise ConfigError(
+                f"{_where(name, label)}the file is not UTF-8 text (byte {error.start}); convert it to UTF-8"
+            ) from None
+        except OSError as error:
+            raise ConfigError(f"{_where(name, label)}cannot read the file: {error.strerror}") from None
+        if not rows:
+            raise ConfigError(f"{_where(name, label)}the file is empty")
+        return cls.from_rows(name, rows, source=label, lines=lines, validate=validate)
+
+    # Plumbing ------------------------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Hierarchy):
+            return NotImplemented
+        return (
+            self.name == other.name
+            and self.labels == other.labels
+            and np.array_equal(self.codes, other.codes)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.labels))
+
+    def __repr__(self) -> str:
+        source = f", source={self.source!r}" if self.source is not None else ""
+        return f"Hierarchy(name={self.name!r}, n_leaves={self.n_leaves}, n_levels={self.n_levels}{source})"
+
+    def _level(self, level: int) -> int:
+        if (
+            isinstance(level, bool)
+            or not isinstance(level, int | np.integer)
+            or not 0 <= level < self.n_levels
+        ):
+            raise ConfigError(f"{self._where()}level must be one of 0 .. {self.height}, got {level!r}")
+        return int(level)
+
+    def _enum(self) -> pl.Enum:
+        if "enum" not in self._cache:
+            self._cache["enum"] = pl.Enum(list(self.labels[0]))
+        return self._cache["enum"]
+
+    def _line(self, row: int) -> int:
+        return int(self.lines[row]) if self.lines is not None else row + 1
+
+    def _where(self, row: int | None = None) -> str:
+        return _where(self.name, self.source, None if row is None else self._line(row))
+
+
+def _where(name: str, source: str | None, line: int | None = None) -> str:
+    """``file:line: hierarchy for 'x': `` (``hierarchy for 'x': line N: `` without a file)."""
+    if source is not None:
+        place = f"{source}:{line}" if line is not None else source
+        return f"{place}: hierarchy for '{name}': "
+    return f"hierarchy for '{name}': " + (f"line {line}: " if line is not None else "")
+
+
+def _text(value: Any) -> str:
+    """A value as a configuration or a hierarchy file spells it: 34.0 as '34', True as 'true'."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+# Builders ----------------------------------------------------------------------------------------
+
+
+def _distinct(values: pl.Series) -> pl.Series:
+    """The distinct non-missing values, sorted (NaN dropped)."""
+    distinct = values.drop_nulls()
+    if distinct.dtype.is_float():
+        distinct = distinct.filter(~distinct.is_nan())
+    if distinct.dtype in (pl.Categorical, pl.Object) or isinstance(distinct.dtype, pl.Enum):
+        distinct = distinct.cast(pl.String)
+    return distinct.unique().sort()
+
+
+def _number_text(number: float) -> str:
+    """A number as a label spells it: 20 not 20.0, 0.1 not 0.1000000000000000055."""
+    number = float(number)
+    if number.is_integer() and abs(number) < 1e15:
+        return str(int(number))
+    return repr(number)
+
+
+def _snap(number: float) -> float:
+    return float(f"{number:.12g}")
+
+
+def _check_fanout(name: str, fanout: Any) -> int:
+    if isinstance(fanout, bool) or not isinstance(fanout, int | np.integer) or fanout < 2:
+        raise ConfigError(
+            f"hierarchy for '{name}': fanout must be a whole number of at least 2, got {fanout!r}"
+        )
+    return int(fanout)
+
+
+def _check_number(name: str, label: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ConfigError(f"hierarchy for '{name}': {label} must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ConfigError(f"hierarchy for '{name}': {label} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _levels_needed(count: int, fanout: int) -> int:
+    """How many grouping levels merge ``count`` items ``fanout`` at a time before one group is left:
+    level k (1-based) has ceil(count / fanout**(k-1)) groups, and levels are kept while that is > 1."""
+    levels = 0
+    span = 1
+    while -(-count // span) > 1:
+        levels += 1
+        span *= fanout
+    return levels
+
+
+def _empty(name: str) -> Hierarchy:
+    return Hierarchy(name=name, labels=((), ()), codes=np.zeros((0, 2), dtype=np.int32))
+
+
+def intervals(
+    name: str,
+    values: pl.Series,
+    cuts: Sequence[float] | None = None,
+    width: float | None = None,
+    bottom: float | None = None,
+    top: float | None = None,
+    fanout: int = 2,
+) -> Hierarchy:
+    """Numeric intervals: level 1 is the interval ``[c_i, c_{i+1})`` holding the value (``"[20, 40)"``),
+    each higher level merges ``fanout`` adjacent intervals (``"[0, 40)"``) until one group would be
+    left, and the last level is ``*``.
+
+    Give the cut points (``cuts``) or a ``width``: with a width the cuts are ``bottom + k·width`` (or
+    the multiples of the width when no bottom is given) up to ``top``, which is the last cut (the data's
+    maximum is covered when no top is given). Values below the first cut, or below ``bottom``, are
+    coded ``"<20"`` at every level below the top (bottom coding); values at or above the last cut, or
+    ``top``, are coded ``">=100"`` (top coding). The leaves are the distinct values of ``values``,
+    which must be numbers (or text that reads as numbers), sorted by value.
+    """
+    fanout = _check_fanout(name, fanout)
+    distinct = _distinct(values)
+    if distinct.dtype == pl.Boolean or not (
+        distinct.dtype.is_numeric() or distinct.dtype == pl.String or distinct.dtype == pl.Null
+    ):
+        raise ConfigError(
+            f"hierarchy for '{name}': intervals need numbers, but the column holds {distinct.dtype}"
+        )
+    if distinct.dtype == pl.String:
+        numbers = distinct.str.strip_chars().cast(pl.Float64, strict=False)
+        bad = distinct.filter(numbers.is_null() | numbers.is_nan())
+        if len(bad):
+            raise ConfigError(f"hierarchy for '{name}': intervals need numbers, got '{bad[0]}'")
+        leaves = distinct.gather(numbers.arg_sort())
+        numbers = numbers.sort()
+    else:
+        leaves = value_strings(distinct)
+        numbers = distinct.cast(pl.Float64)
+    bottom = None if bottom is None else _check_number(name, "bottom", bottom)
+    top = None if top is None else _check_number(name, "top", top)
+    if bottom is not None and top is not None and bottom >= top:
+        raise ConfigError(f"hierarchy for '{name}': bottom {bottom:g} must be below top {top:g}")
+    if (cuts is None) == (width is None):
+        raise ConfigError(f"hierarchy for '{name}': intervals need either cut points or a width")
+    if len(leaves) == 0:
+        return _empty(name)
+    values_np = numbers.to_numpy()
+    if cuts is not None:
+        if isinstance(cuts, str | bytes) or not isinstance(cuts, Sequence | np.ndarray):
+            raise ConfigError(f"hierarchy for '{name}': cut points must be a list of numbers, got {cuts!r}")
+        points = [_check_number(name, "a cut point", cut) for cut in cuts]
+        for lower, upper in zip(points, points[1:], strict=False):
+            if lower >= upper:
+                raise ConfigError(
+                    f"hierarchy for '{name}': cut points must increase, but {_number_text(upper)} "
+                    f"follows {_number_text(lower)}"
+                )
+        if bottom is not None:
+            points = [bottom] + [cut for cut in points if cut > bottom]
+        if top is not None:
+            points = [cut for cut in points if cut < top] + [top]
+    else:
+        step = _check_number(name, "width", width)
+        if step <= 0:
+            raise ConfigError(f"hierarchy for '{name}': width must be above 0, got {width!r}")
+        # Snapped to 12 significant digits, so that 0.7 / 0.1 counts as 7 and a cut is 0.3, not
+        # 0.30000000000000004.
+        lowest, highest = float(values_np[0]), float(values_np[-1])
+        start = bottom if bottom is not None else _snap(math.floor(_snap(lowest / step)) * step)
+        if bottom is None and start > lowest:  # snapped past a value just below a multiple
+            start = _snap(start - step)
+        end = top if top is not None else _snap((math.floor(_snap(highest / step)) + 1) * step)
+        if top is None and end <= highest:
+            end = _snap(end + step)
+        if end <= start:
+            end = _snap(start + step)
+        count = math.ceil(_snap((end - start) / step))
+        if count > _MAX_INTERVALS:
+            raise ConfigError(
+                f"hierarchy for '{name}': width {_number_text(step)} makes {count} intervals from "
+                f"{_number_text(start)} to {_number_text(end)}; use a larger width"
+            )
+        points = [point for point in (_snap(start + k * step) for k in range(count)) if point < end]
+        points.append(end)
+    if len(points) < 2:
+        raise ConfigError(f"hierarchy for '{name}': intervals need at least two cut points, got {points}")
+    cut_array = np.asarray(points)
+    n_intervals = len(points) - 1
+    texts = [_number_text(point) for point in points]
+    below = f"<{texts[0]}"
+    above = f">={texts[-1]}"
+    index = np.searchsorted(cut_array, values_np, side="right") - 1
+    columns = [leaves]
+    # Level 1 holds the intervals themselves even when there is only one.
+    for level in range(max(1, _levels_needed(n_intervals, fanout))):
+        span = fanout**level
+        groups = -(-n_intervals // span)
+        names = [f"[{texts[g * span]}, {texts[min((g + 1) * span, n_intervals)]})" for g in range(groups)]
+        names = np.array([*names, below, above], dtype=object)
+        group = np.where(index < 0, groups, np.where(index >= n_intervals, groups + 1, index // span))
+        columns.append(pl.Series(names[group].tolist(), dtype=pl.String))
+    columns.append(pl.Series([TOP_LABEL] * len(leaves), dtype=pl.String))
+    return Hierarchy.from_frame(name, pl.DataFrame({f"level_{j}": c for j, c in enumerate(columns)}))
+
+
+def ordered(
+    name: str,
+    values: pl.Series,
+    order: Sequence[Any] | None = None,
+    fanout: int = 2,
+) -> Hierarchy:
+    """Ordered categories grouped ``fanout`` at a time per level (``"A-B"``, a group of one keeps its
+    label) until one group would be left; the last level is ``*``.
+
+    ``order`` lists the categories in order (default: the distinct values, sorted); groups are formed
+    over it, so they do not depend on which categories occur. The leaves are the distinct values of
+    ``values`` in that order; a value not in ``order`` is an error.
+    """
+    fanout = _check_fanout(name, fanout)
+    distinct = value_strings(_distinct(values))
+    if order is None:
+        order_texts = distinct.to_list()
+    else:
+        if isinstance(order, str | bytes) or not isinstance(order, Sequence | np.ndarray | pl.Series):
+            raise ConfigError(f"hierarchy for '{name}': order must be a list of values, got {order!r}")
+        order_texts = [_text(item) for item in order]
+        seen: set[str] = set()
+        for item in order_texts:
+            if item in seen:
+                raise ConfigError(f"hierarchy for '{name}': order lists '{item}' twice")
+            seen.add(item)
+    if len(distinct) == 0:
+        return _empty(name)
+    if not order_texts:
+        raise ConfigError(f"hierarchy for '{name}': order is empty")
+    order_dtype = pl.Enum(order_texts)
+    position = distinct.cast(order_dtype, strict=False)
+    missing = distinct.filter(position.is_null())
+    if len(missing):
+        shown = ", ".join(f"'{value}'" for value in missing.head(_SHOWN).to_list())
+        more = ", …" if len(missing) > _SHOWN else ""
+        raise ConfigError(
+            f"hierarchy for '{name}': order does not list {len(missing)} "
+            f"value{'s' if len(missing) != 1 else ''} of the data: {shown}{more}"
+        )
+    ranks = position.to_physical().to_numpy().astype(np.int64)
+    sort = np.argsort(ranks, kind="stable")
+    leaves = distinct.gather(sort)
+    ranks = ranks[sort]
+    size = len(order_texts)
+    columns = [leaves]
+    for level in range(1, _levels_needed(size, fanout)):
+        span = fanout**level
+        names = []
+        for start in range(0, size, span):
+            members = order_texts[start : min(start + span, size)]
+            names.append(members[0] if len(members) == 1 else f"{members[0]}-{members[-1]}")
+        columns.append(pl.Series(np.array(names, dtype=object)[ranks // span].tolist(), dtype=pl.String))
+    columns.append(pl.Series([TOP_LABEL] * len(leaves), dtype=pl.String))
+    return Hierarchy.from_frame(name, pl.DataFrame({f"level_{j}": c for j, c in enumerate(columns)}))
+
+
+def mask(name: str, values: pl.Series, width: int | None = None, character: str = "*") -> Hierarchy:
+    """Codes masked one character at a time from the right: 47906 → 4790* → 479** → … → *****.
+
+    All values must have the same number of characters unless ``width`` is given; then shorter values
+    made only of digits are padded with zeros on the left before masking (the ZIP code 2134 read as a
+    number becomes 0213* at level 1, its leaf stays '2134'), and other shorter or longer values are an
+    error. There are ``width + 1`` levels; the leaves are the distinct values, as text, sorted.
+    """
+    if not isinstance(character, str) or len(character) != 1:
+        raise ConfigError(
+            f"hierarchy for '{name}': the mask character must be one character, got {character!r}"
+        )
+    leaves = value_strings(_distinct(values))
+    lengths = leaves.str.len_chars()
+    if width is None:
+        if len(leaves) and lengths.min() != lengths.max():
+            shortest = leaves[int(lengths.arg_min())]
+            longest = leaves[int(lengths.arg_max())]
+            raise ConfigError(
+                f"hierarchy for '{name}': masking needs values of one length, but '{shortest}' has "
+                f"{len(shortest)} characters and '{longest}' {len(longest)}; give the width "
+                f"(e.g. mask: {len(longest)}) to pad codes of digits with zeros on the left"
+            )
+        width = int(lengths.max()) if len(leaves) else 1
+    elif isinstance(width, bool) or not isinstance(width, int | np.integer) or width < 1:
+        raise ConfigError(
+            f"hierarchy for '{name}': the mask width must be a whole number of at least 1, got {width!r}"
+        )
+    width = int(width)
+    if len(leaves) == 0:
+        return _empty(name)
+    too_long = leaves.filter(lengths > width)
+    if len(too_long):
+        raise ConfigError(
+            f"hierarchy for '{name}': '{too_long[0]}' has {len(too_long[0])} characters, more than the mask "
+            f"width {width}"
+        )
+    short = leaves.filter(lengths < width)
+    not_digits = short.filter(~short.str.contains(r"^[0-9]+$"))
+    if len(not_digits):
+        raise ConfigError(
+            f"hierarchy for '{name}': '{not_digits[0]}' has {len(not_digits[0])} characters, fewer than the "
+            f"mask width {width}, and only codes of digits are padded with zeros"
+        )
+    padded = leaves.str.zfill(width)
+    columns = [leaves]
+    for hidden in range(1, width + 1):
+        columns.append(padded.str.head(width - hidden) + character * hidden)
+    return Hierarchy.from_frame(name, pl.DataFrame({f"level_{j}": c for j, c in enumerate(columns)}))
+
+
+def build_hierarchy(
+    spec: Any,
+    column: pl.Series,
+    name: str,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> Hierarchy:
+    """The hierarchy a configuration describes for attribute ``name``, checked against its data.
+
+    ``spec`` is a path to an ARX-format CSV file (relative to ``base_dir``, the configuration file's
+    folder) or an inline builder: ``{intervals: [cuts...]}``, ``{intervals: {width: 10, bottom: 0,
+    top: 100, fanout: 2}}``, ``{order: [...], fanout: 2}`` (``order: true`` for the sorted values),
+    ``{mask: 5}`` or ``{mask: true}``; or a :class:`Hierarchy`. The hierarchy is validated and must
+    cover every value of ``column`` (a file may list more values than occur, as ARX's age hierarchy
+    does; its leaf counts are then those of the file).
+    """
+    if isinstance(spec, Hierarchy):
+        hierarchy = spec
+        hierarchy.validate()
+    elif isinstance(spec, str | os.PathLike):
+        path = Path(spec)
+        if str(spec).strip() == "":
+            raise ConfigError(f"hierarchy for '{name}': the file name is empty")
+        if base_dir is not None and not path.is_absolute():
+            path = Path(base_dir) / path
+        hierarchy = Hierarchy.from_csv(path, name)
+    elif isinstance(spec, Mapping):
+        hierarchy = _build_inline(spec, column, name)
+    else:
+        raise ConfigError(f"hierarchy for '{name}': {_spec_help(spec)}")
+    hierarchy.leaf_codes(column)
+    return hierarchy
+
+
+def _spec_help(spec: Any) -> str:
+    got = "a list" if isinstance(spec, list | tuple) else repr(spec)
+    return f"expected a file name or one of {{intervals: ...}}, {{order: ...}}, {{mask: ...}}, got {got}"
+
+
+def _build_inline(spec: Mapping[str, Any], column: pl.Series, name: str) -> Hierarchy:
+    builders = [key for key in spec if key in _BUILDER_OPTIONS]
+    if not builders:
+        keys = ", ".join(f"'{key}'" for key in spec) or "none"
+        raise ConfigError(
+            f"hierarchy for '{name}': unknown builder (keys: {keys}); use a file name or one of "
+            f"{', '.join(_BUILDER_OPTIONS)}"
+        )
+    if len(builders) > 1:
+        raise ConfigError(f"hierarchy for '{name}': give one builder, got {' and '.join(builders)}")
+    builder = builders[0]
+    options = {key: value for key, value in spec.items() if key != builder}
+    value = spec[builder]
+    if isinstance(value, Mapping):
+        clash = sorted(set(value) & set(options))
+        if clash:
+            raise ConfigError(f"hierarchy for '{name}': {clash[0]} is given twice")
+        options.update(value)
+    elif builder == "intervals":
+        options["cuts"] = value
+    elif builder == "order":
+        if value is not True and value is not None:
+            options["order"] = value
+    elif builder == "mask" and value is not True and value is not None:
+        options["width"] = value
+    allowed = _BUILDER_OPTIONS[builder]
+    unknown = [key for key in options if key not in allowed]
+    if unknown:
+        raise ConfigError(
+            f"hierarchy for '{name}': unknown key '{unknown[0]}' for {builder} "
+            f"(allowed: {', '.join(allowed)})"
+        )
+    if builder == "intervals":
+        return intervals(name, column, **options)
+    if builder == "order":
+        return ordered(name, column, **options)
+    return mask(name, column, **options)
+
+
+__all__ = ["TOP_LABEL", "Hierarchy", "build_hierarchy", "intervals", "mask", "ordered"]
