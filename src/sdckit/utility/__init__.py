@@ -1,0 +1,39 @@
+"""Information loss of a release: utility metrics of a full-domain generalization.
+
+Every metric reads a :class:`GeneralizationView` (the distinct quasi-identifier combinations of the
+original table, their equivalence classes at the chosen levels and which are suppressed) and costs
+O(combinations); lower is better for all of them. :data:`METRICS` is the registry used by the
+generalization search, with a lower bound per metric for pruning.
+"""
+
+from sdckit.utility.base import GeneralizationView
+from sdckit.utility.metrics import (
+    METRICS,
+    Metric,
+    average_class_size,
+    compute_all,
+    discernibility,
+    discernibility_star,
+    gcp,
+    loss,
+    loss_per_attribute,
+    ncp,
+    non_uniform_entropy,
+    precision,
+)
+
+__all__ = [
+    "METRICS",
+    "GeneralizationView",
+    "Metric",
+    "average_class_size",
+    "compute_all",
+    "discernibility",
+    "discernibility_star",
+    "gcp",
+    "loss",
+    "loss_per_attribute",
+    "ncp",
+    "non_uniform_entropy",
+    "precision",
+]
