@@ -1,0 +1,37 @@
+"""Privacy models evaluated over all equivalence classes at once.
+
+k-anonymity; distinct, entropy and recursive (c,l)-diversity; t-closeness with equal, ordered and
+hierarchical ground distance. Each model reads :class:`ClassStatistics` (class sizes and sparse
+per-class counts of the sensitive values) and returns a :class:`ModelResult` (per class: passes, and
+the k, l or t it achieves).
+"""
+
+from sdckit.models.anonymity import KAnonymity
+from sdckit.models.base import (
+    TOLERANCE,
+    ClassStatistics,
+    ModelResult,
+    PrivacyModel,
+    SensitiveCounts,
+    evaluate_all,
+)
+from sdckit.models.check import CheckReport, check_table
+from sdckit.models.closeness import DISTANCES, TCloseness
+from sdckit.models.diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+
+__all__ = [
+    "DISTANCES",
+    "TOLERANCE",
+    "CheckReport",
+    "ClassStatistics",
+    "DistinctLDiversity",
+    "EntropyLDiversity",
+    "KAnonymity",
+    "ModelResult",
+    "PrivacyModel",
+    "RecursiveCLDiversity",
+    "SensitiveCounts",
+    "TCloseness",
+    "check_table",
+    "evaluate_all",
+]
