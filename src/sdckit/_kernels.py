@@ -242,3 +242,65 @@ def mix_codes(keys, codes, radix):  # pragma: no cover - compiled
     """
     for r in range(keys.shape[0]):
         keys[r] = keys[r] * radix + codes[r] + 1
+
+
+@njit(cache=True, nogil=True)
+def densify_direct(values, upper):  # pragma: no cover - compiled
+    """As :func:`densify_hashed` for values below ``upper``, through a direct table."""
+    n = values.shape[0]
+    table = np.full(upper, -1, dtype=np.int32)
+    out = np.empty(n, dtype=np.int32)
+    sizes = np.zeros(n + 1, dtype=np.int64)
+    groups = 0
+    for i in range(n):
+        key = table[values[i]]
+        if key < 0:
+            key = groups
+            table[values[i]] = key
+            groups += 1
+        out[i] = key
+        sizes[key] += 1
+    return out, sizes[:groups].copy()
+
+
+@njit(cache=True, nogil=True)
+def aggregate_pairs(classes, values, counts, n_classes, n_values):  # pragma: no cover - compiled
+    """Sum ``counts`` per distinct (class, value) pair, sorted by class then value.
+
+    Two stable counting sorts (by value, then by class) and a merge of neighbours: O(T + n_classes +
+    n_values) for T input triples.
+    """
+    t = classes.shape[0]
+    by_value = np.zeros(n_values + 1, dtype=np.int64)
+    for i in range(t):
+        by_value[values[i] + 1] += 1
+    for v in range(n_values):
+        by_value[v + 1] += by_value[v]
+    first = np.empty(t, dtype=np.int64)
+    for i in range(t):
+        first[by_value[values[i]]] = i
+        by_value[values[i]] += 1
+    by_class = np.zeros(n_classes + 1, dtype=np.int64)
+    for i in range(t):
+        by_class[classes[i] + 1] += 1
+    for c in range(n_classes):
+        by_class[c + 1] += by_class[c]
+    order = np.empty(t, dtype=np.int64)
+    for k in range(t):
+        i = first[k]
+        order[by_class[classes[i]]] = i
+        by_class[classes[i]] += 1
+    out_classes = np.empty(t, dtype=np.int64)
+    out_values = np.empty(t, dtype=np.int32)
+    out_counts = np.empty(t, dtype=np.float64)
+    m = -1
+    for k in range(t):
+        i = order[k]
+        if m >= 0 and out_classes[m] == classes[i] and out_values[m] == values[i]:
+            out_counts[m] += counts[i]
+        else:
+            m += 1
+            out_classes[m] = classes[i]
+            out_values[m] = values[i]
+            out_counts[m] = counts[i]
+    return out_classes[: m + 1].copy(), out_values[: m + 1].copy(), out_counts[: m + 1].copy()

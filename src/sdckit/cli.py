@@ -6,6 +6,7 @@ Exit codes: 0 success, 2 bad input or configuration (one clear message, no outpu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -15,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
+import polars as pl
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -193,6 +196,277 @@ def risk(
             with atomic_write(summary) as temporary:
                 Path(temporary).write_text(json.dumps(figures, indent=2, default=_json_default) + "\n")
             console.print(f"summary written to [bold]{summary}[/]")
+
+
+L_VARIANTS = ("distinct", "entropy", "recursive")
+T_DISTANCES = ("equal", "ordered", "hierarchical")
+METRIC_CHOICES = ("loss", "ncp", "gcp", "dm", "dm_star", "aecs", "precision", "entropy")
+
+
+def _models(
+    table: Any,
+    k: int | None,
+    l: float | None,  # noqa: E741
+    l_variant: str,
+    c: float,
+    t: float | None,
+    t_distance: str,
+) -> list[Any]:
+    """Privacy models from the command-line options; l and t apply to every sensitive attribute."""
+    from sdckit.hierarchy import Hierarchy
+    from sdckit.models import (
+        DistinctLDiversity,
+        EntropyLDiversity,
+        KAnonymity,
+        RecursiveCLDiversity,
+        TCloseness,
+    )
+    from sdckit.table import Role
+
+    if l_variant not in L_VARIANTS:
+        raise ConfigError(f"--l-variant must be one of {', '.join(L_VARIANTS)}, got {l_variant!r}")
+    if t_distance not in T_DISTANCES:
+        raise ConfigError(f"--t-distance must be one of {', '.join(T_DISTANCES)}, got {t_distance!r}")
+    sensitive = [a for a in table.schema.with_role(Role.SENSITIVE)]
+    if (l is not None or t is not None) and not sensitive:
+        raise ConfigError("-l and -t need at least one attribute with role sensitive in the configuration")
+    models = []
+    if k is not None:
+        if k > table.n_records:
+            raise ConfigError(f"-k {k} is larger than the number of records ({table.n_records})")
+        models.append(KAnonymity(k))
+    for attribute in sensitive:
+        if l is not None:
+            if l_variant == "distinct":
+                if l != int(l):
+                    raise ConfigError(f"-l must be a whole number for distinct l-diversity, got {l}")
+                models.append(DistinctLDiversity(attribute.name, int(l)))
+            elif l_variant == "entropy":
+                models.append(EntropyLDiversity(attribute.name, l))
+            else:
+                if l != int(l):
+                    raise ConfigError(f"-l must be a whole number for recursive (c,l)-diversity, got {l}")
+                models.append(RecursiveCLDiversity(attribute.name, c, int(l)))
+        if t is not None:
+            hierarchy = attribute.hierarchy if isinstance(attribute.hierarchy, Hierarchy) else None
+            if t_distance == "hierarchical" and hierarchy is None:
+                raise ConfigError(
+                    f"hierarchical t-closeness needs a hierarchy for sensitive attribute '{attribute.name}'"
+                )
+            models.append(TCloseness(attribute.name, t, distance=t_distance, hierarchy=hierarchy))
+    return models
+
+
+def _quasi_identifiers(table: Any) -> list[str]:
+    from sdckit.table import Role
+
+    names = [a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER)]
+    if not names:
+        raise ConfigError("no attribute has role quasi-identifier in the configuration")
+    return names
+
+
+def _write_json(path: Path, figures: dict[str, Any]) -> None:
+    from sdckit.table import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as temporary:
+        Path(temporary).write_text(json.dumps(figures, indent=2, default=_json_default) + "\n")
+    console.print(f"summary written to [bold]{path}[/]")
+
+
+@app.command()
+def check(
+    data: Annotated[Path, typer.Argument(help="Microdata file: CSV or Parquet.")],
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration of the attributes.")],
+    k: Annotated[int | None, typer.Option("-k", help="Required k of k-anonymity.")] = None,
+    l: Annotated[float | None, typer.Option("-l", help="Required l of l-diversity.")] = None,  # noqa: E741
+    l_variant: Annotated[
+        str, typer.Option("--l-variant", help="distinct, entropy or recursive.")
+    ] = "distinct",
+    recursive_c: Annotated[float, typer.Option("--c", help="c of recursive (c,l)-diversity.")] = 2.0,
+    t: Annotated[float | None, typer.Option("-t", help="Required t of t-closeness.")] = None,
+    t_distance: Annotated[
+        str, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
+    ] = "equal",
+    summary: Annotated[Path | None, typer.Option("--summary", help="Write the figures as JSON.")] = None,
+    show: Annotated[int, typer.Option(help="How many violating classes to list.")] = 10,
+) -> None:
+    """Achieved k-anonymity, l-diversity and t-closeness of a table, and its violating classes.
+
+    Classes are the combinations of the quasi-identifiers as they are in the data; without -k/-l/-t
+    the achieved values are reported with nothing required.
+    """
+    from sdckit.config import load_config
+    from sdckit.models import check_table
+    from sdckit.table import Role
+
+    with _user_errors():
+        _check_output(summary, (".json",), "--summary")
+        settings = load_config(config)
+        # A table to check may be a release: its quasi-identifiers hold generalized values, which
+        # the hierarchies need not list as leaves, and the check does not need the hierarchies.
+        settings = dataclasses.replace(
+            settings,
+            attributes=tuple(
+                dataclasses.replace(a, hierarchy=None) if a.role is Role.QUASI_IDENTIFIER else a
+                for a in settings.attributes
+            ),
+        )
+        table = settings.read(data)
+        names = _quasi_identifiers(table)
+        required = _models(table, k, l, l_variant, recursive_c, t, t_distance)
+        # Report k, l and t even when not required: thresholds that always pass.
+        reported = _models(
+            table,
+            k if k is not None else 1,
+            l if l is not None else 1,
+            l_variant,
+            recursive_c,
+            t if t is not None else 1.0,
+            t_distance,
+        )
+        report = check_table(table, names, reported)
+        figures = report.summary()
+        required_names = {model.name for model in required}
+        satisfied = all(
+            bool(result.passes.all()) for result in report.results if result.model in required_names
+        )
+        figures["required"] = sorted(required_names)
+        figures["satisfied"] = satisfied
+        figures["quasi_identifiers"] = names
+        console.print(
+            f"[bold]{data.name}[/]: {report.n_records:,} records, {report.n_classes:,} equivalence classes "
+            f"on {', '.join(names)}"
+        )
+        achieved = RichTable(title="Achieved", title_justify="left")
+        achieved.add_column("model")
+        achieved.add_column("achieved", justify="right")
+        achieved.add_column("violating classes", justify="right")
+        for result in report.results:
+            kept = np.ones(len(result.passes), dtype=bool)
+            achieved.add_row(
+                result.model,
+                f"{result.worst(kept):.4g}",
+                f"{int((~result.passes).sum()):,}" if result.model in required_names else "-",
+            )
+        console.print(achieved)
+        if required:
+            verdict = "[bold green]satisfied[/]" if satisfied else "[bold red]not satisfied[/]"
+            console.print(f"required {', '.join(sorted(required_names))}: {verdict}")
+            violating = report.violating()
+            if violating.height and show > 0:
+                console.print(violating.head(show))
+        if summary is not None:
+            _write_json(summary, figures)
+
+
+@app.command()
+def anonymize(
+    data: Annotated[Path, typer.Argument(help="Microdata file: CSV or Parquet.")],
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration with hierarchies.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Release file, .csv or .parquet.")],
+    method: Annotated[
+        str, typer.Option("--method", "-m", help="generalize (full-domain generalization).")
+    ] = ("generalize"),
+    k: Annotated[int | None, typer.Option("-k", help="k of k-anonymity.")] = None,
+    l: Annotated[float | None, typer.Option("-l", help="l of l-diversity.")] = None,  # noqa: E741
+    l_variant: Annotated[
+        str, typer.Option("--l-variant", help="distinct, entropy or recursive.")
+    ] = "distinct",
+    recursive_c: Annotated[float, typer.Option("--c", help="c of recursive (c,l)-diversity.")] = 2.0,
+    t: Annotated[float | None, typer.Option("-t", help="t of t-closeness.")] = None,
+    t_distance: Annotated[
+        str, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
+    ] = "equal",
+    suppression_limit: Annotated[
+        float, typer.Option("--suppression-limit", help="Largest share of records that may be suppressed.")
+    ] = 0.0,
+    metric: Annotated[str, typer.Option("--metric", help=f"Utility metric: {', '.join(METRIC_CHOICES)}.")] = (
+        "loss"
+    ),
+    drop_suppressed: Annotated[
+        bool, typer.Option("--drop-suppressed", help="Leave suppressed records out instead of writing '*'.")
+    ] = False,
+    max_nodes: Annotated[int, typer.Option(help="Larger lattices are searched heuristically.")] = 2_000_000,
+    summary: Annotated[Path | None, typer.Option("--summary", help="Write the figures as JSON.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Anonymize microdata: the optimal full-domain generalization under k, l and t."""
+    from sdckit.anonymize.recoding import full_domain_generalization, release_metrics
+    from sdckit.config import load_config
+    from sdckit.models import check_table
+    from sdckit.table import write_table
+
+    with _user_errors():
+        _check_output(output, (".csv", ".parquet", ".pq"), "--output")
+        _check_output(summary, (".json",), "--summary")
+        if method != "generalize":
+            raise ConfigError(f"--method must be generalize, got {method!r}")
+        if metric not in METRIC_CHOICES:
+            raise ConfigError(f"--metric must be one of {', '.join(METRIC_CHOICES)}, got {metric!r}")
+        if not 0.0 <= suppression_limit <= 1.0:
+            raise ConfigError(f"--suppression-limit must be in [0, 1], got {suppression_limit}")
+        if k is None and l is None and t is None:
+            raise ConfigError("give at least one privacy model: -k, -l or -t")
+        started = time.perf_counter()
+        settings = load_config(config)
+        table = settings.read(data)
+        names = _quasi_identifiers(table)
+        models = _models(table, k, l, l_variant, recursive_c, t, t_distance)
+        with _progress(not quiet and sys.stderr.isatty(), "lattice") as progress:
+            release = full_domain_generalization(
+                table,
+                models,
+                quasi_identifiers=names,
+                suppression_limit=suppression_limit,
+                metric=metric,
+                max_nodes=max_nodes,
+                progress=progress,
+            )
+        metrics = release_metrics(release)
+        kept = ~release.suppressed_records
+        released = release.table.data.filter(pl.Series(kept)) if drop_suppressed else release.table.data
+        sizes = release.class_sizes()
+        # An independent re-check on the released values (suppressed records, all '*', are left out).
+        recheck = check_table(release.table, names, models)
+        elapsed = time.perf_counter() - started
+        figures = {
+            "data": str(data),
+            "method": "generalize",
+            "models": [model.name for model in models],
+            "levels": release.levels,
+            "suppressed_records": release.n_suppressed,
+            "equivalence_classes": int(len(sizes)),
+            "smallest_class": int(sizes.min()) if len(sizes) else 0,
+            "metrics": metrics,
+            "achieved": {result.model: result.worst() for result in recheck.results},
+            "heuristic": release.heuristic,
+            "search": release.search,
+            "elapsed_seconds": round(elapsed, 3),
+        }
+        console.print(
+            f"[bold]{data.name}[/]: {table.n_records:,} records, quasi-identifiers {', '.join(names)} "
+            f"— {elapsed:.2f} s{' (heuristic search)' if release.heuristic else ''}"
+        )
+        levels = RichTable(title="Generalization levels", title_justify="left")
+        for name in names:
+            levels.add_column(name, justify="right")
+        levels.add_row(*(str(release.levels[name]) for name in names))
+        console.print(levels)
+        console.print(
+            f"suppressed records: {release.n_suppressed:,}; equivalence classes: {len(sizes):,}; "
+            f"smallest class: {figures['smallest_class']:,}"
+        )
+        console.print(
+            "achieved: " + "; ".join(f"{name} → {value:.4g}" for name, value in figures["achieved"].items())
+        )
+        console.print("utility: " + "; ".join(f"{name} {value:.4g}" for name, value in metrics.items()))
+        output.parent.mkdir(parents=True, exist_ok=True)
+        write_table(released, output)
+        console.print(f"release written to [bold]{output}[/]")
+        if summary is not None:
+            _write_json(summary, figures)
 
 
 def _json_default(value: Any) -> Any:

@@ -37,6 +37,15 @@ class GeneralizationView:
     classes: np.ndarray
     n_classes: int
     suppressed: np.ndarray
+    # Optional cache: records per leaf of each quasi-identifier over all combinations (they do not
+    # depend on the levels, so a search computes them once).
+    leaf_frequencies: tuple[np.ndarray, ...] | None = None
+
+    def all_leaf_frequencies(self, j: int) -> np.ndarray:
+        """Records per leaf of quasi-identifier ``j`` over all combinations."""
+        if self.leaf_frequencies is not None:
+            return self.leaf_frequencies[j]
+        return np.bincount(self.leaf_codes[:, j], weights=self.counts, minlength=self.hierarchies[j].n_leaves)
 
     @property
     def n_records(self) -> float:

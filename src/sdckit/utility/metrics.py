@@ -105,8 +105,8 @@ def _leaf_frequencies(
     all_records: list[np.ndarray] = []
     kept: list[np.ndarray] = []
     if rows.size == 0:
-        for j, hierarchy in enumerate(view.hierarchies):
-            frequency = np.bincount(view.leaf_codes[:, j], weights=counts, minlength=hierarchy.n_leaves)
+        for j in range(len(view.hierarchies)):
+            frequency = view.all_leaf_frequencies(j)
             all_records.append(frequency)
             kept.append(frequency)
         return _LeafFrequencies(all_records, kept, 0.0, n)
@@ -115,7 +115,7 @@ def _leaf_frequencies(
     if need_all:
         suppressed_leaves = view.leaf_codes[rows]
         for j, hierarchy in enumerate(view.hierarchies):
-            frequency = np.bincount(view.leaf_codes[:, j], weights=counts, minlength=hierarchy.n_leaves)
+            frequency = view.all_leaf_frequencies(j)
             removed = np.bincount(
                 suppressed_leaves[:, j], weights=suppressed_counts, minlength=hierarchy.n_leaves
             )

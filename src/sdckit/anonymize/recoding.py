@@ -1,0 +1,724 @@
+"""Global recoding: optimal full-domain generalization, and top and bottom coding.
+
+Full-domain generalization maps every value of a quasi-identifier to the same level of its
+hierarchy. The candidate transformations form a lattice (one level per quasi-identifier); the search
+returns the node that satisfies every privacy model, with at most ``suppression_limit`` of the records
+suppressed (records of the classes that violate a model), and minimizes the chosen utility metric.
+
+The search is exact (Samarati 2001; LeFevre et al. 2005 "Incognito"; Kohlmayer et al. 2012
+"Flash"; ARX's predictive tagging):
+
+* Every node's equivalence classes are computed from the *distinct* quasi-identifier combinations
+  of the data and their counts, generalized by table look-up and grouped with a compiled hash, never
+  by regrouping the records.
+* When satisfying the models is monotone in the lattice (without suppression: every model here; with
+  suppression: k-anonymity and distinct l-diversity, since merging a passing class with anything
+  passes), the lattice is classified with binary searches along chains: a satisfying node tags all
+  its generalizations as satisfying, a failing node all its specializations as failing.
+* Without suppression every metric is monotone, so only the minimal satisfying nodes can be optimal.
+  With suppression the metrics are not monotone; each satisfying node is evaluated unless the
+  metric's lower bound at one of its specializations (a bound valid for every generalization of
+  that node whatever is suppressed) already reaches the best value found, in which case the node and
+  all its generalizations are pruned.
+* When satisfaction is not monotone (entropy or recursive l-diversity or t-closeness with
+  suppression), every node not pruned by the bound is evaluated.
+
+Lattices larger than ``max_nodes`` are searched by a clearly labelled greedy heuristic
+(``Release.heuristic``): starting from the original data, raise the level of the attribute whose
+generalization leaves the fewest records to suppress, then the best metric, until the models hold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from sdckit import _kernels
+from sdckit.anonymize.release import Release
+from sdckit.errors import ConfigError
+from sdckit.frequency import encode, extend_keys, initial_keys
+from sdckit.hierarchy import Hierarchy
+from sdckit.models import (
+    ClassStatistics,
+    DistinctLDiversity,
+    KAnonymity,
+    PrivacyModel,
+    SensitiveCounts,
+    evaluate_all,
+)
+from sdckit.table import Role, Schema, Table
+from sdckit.utility.base import GeneralizationView
+from sdckit.utility.metrics import METRICS, compute_all, loss_per_attribute
+
+ProgressCallback = Callable[[int, int], None]
+
+SUPPRESSED = "*"
+
+
+@dataclass
+class _Combinations:
+    """The distinct quasi-identifier combinations of a table and the sensitive values behind them."""
+
+    leaf_codes: np.ndarray  # (C, d) int32
+    counts: np.ndarray  # (C,) float64
+    record_combination: np.ndarray  # (n,) int32
+    sensitive: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, pl.Series]]
+    n_records: float
+
+
+@dataclass
+class _Node:
+    """One evaluated lattice node."""
+
+    levels: tuple[int, ...]
+    classes: np.ndarray  # class of each combination
+    n_classes: int
+    sizes: np.ndarray  # records per class
+    passes: np.ndarray  # per class: satisfies every model
+    n_suppressed: float
+    satisfied: bool
+
+    def view(self, problem: _Search, suppress: bool = True) -> GeneralizationView:
+        suppressed = ~self.passes[self.classes] if suppress else np.zeros(len(self.classes), dtype=bool)
+        return GeneralizationView(
+            quasi_identifiers=problem.quasi_identifiers,
+            hierarchies=problem.hierarchies,
+            levels=self.levels,
+            leaf_codes=problem.combinations.leaf_codes,
+            counts=problem.combinations.counts,
+            classes=self.classes,
+            n_classes=self.n_classes,
+            suppressed=suppressed,
+            leaf_frequencies=problem.leaf_frequencies,
+        )
+
+
+def _combinations(
+    table: Table,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Sequence[Hierarchy],
+    sensitive: Sequence[str],
+    weights: np.ndarray | None,
+) -> _Combinations:
+    n = table.n_records
+    leaf_columns = []
+    for name, hierarchy in zip(quasi_identifiers, hierarchies, strict=True):
+        codes = hierarchy.leaf_codes(table.column(name))
+        missing = int(np.count_nonzero(codes < 0))
+        if missing:
+            raise ConfigError(
+                f"{table.source or 'data'}: quasi-identifier '{name}' has {missing} missing values; "
+                "full-domain generalization needs every value in the hierarchy (fill them with a value "
+                "the hierarchy lists)"
+            )
+        leaf_columns.append(codes.astype(np.int32))
+    keys, sizes = initial_keys(n)
+    for codes, hierarchy in zip(leaf_columns, hierarchies, strict=True):
+        keys, sizes = extend_keys(keys, sizes, codes, hierarchy.n_leaves)
+    n_combinations = len(sizes)
+    representative = np.empty(n_combinations, dtype=np.int64)
+    representative[keys] = np.arange(n, dtype=np.int64)
+    leaf_codes = (
+        np.stack([codes[representative] for codes in leaf_columns], axis=1)
+        if leaf_columns
+        else np.zeros((n_combinations, 0), dtype=np.int32)
+    )
+    counts = np.bincount(keys, weights=weights, minlength=n_combinations).astype(np.float64)
+    total = float(counts.sum())
+    sensitive_data = {}
+    if sensitive:
+        encoding = encode(table.data, list(sensitive))
+        for j, name in enumerate(sensitive):
+            codes = encoding.codes[j].astype(np.int64)
+            n_values = encoding.cardinalities[j]
+            categories = encoding.categories[j]
+            if encoding.has_missing[j]:
+                # A missing sensitive value is a value of its own.
+                codes = np.where(codes < 0, n_values, codes)
+                n_values += 1
+                categories = pl.concat([categories, pl.Series([None], dtype=categories.dtype)])
+            pair = keys.astype(np.int64) * n_values + codes
+            unique_pairs, inverse = np.unique(pair, return_inverse=True)
+            pair_counts = np.bincount(inverse, weights=weights, minlength=len(unique_pairs)).astype(
+                np.float64
+            )
+            overall = np.bincount(codes, weights=weights, minlength=n_values).astype(np.float64) / total
+            sensitive_data[name] = (
+                unique_pairs // n_values,
+                (unique_pairs % n_values).astype(np.int32),
+                pair_counts,
+                n_values,
+                overall,
+                categories,
+            )
+    return _Combinations(leaf_codes, counts, keys, sensitive_data, total)
+
+
+class _Search:
+    """The lattice of a full-domain generalization problem and the evaluation of its nodes."""
+
+    def __init__(
+        self,
+        table: Table,
+        quasi_identifiers: Sequence[str],
+        hierarchies: Sequence[Hierarchy],
+        models: Sequence[PrivacyModel],
+        suppression_limit: float,
+        metric: str,
+        weights: np.ndarray | None,
+    ) -> None:
+        self.quasi_identifiers = tuple(quasi_identifiers)
+        self.hierarchies = tuple(hierarchies)
+        self.models = list(models)
+        self.metric = METRICS[metric]
+        sensitive = sorted({m.sensitive_attribute for m in models if m.sensitive_attribute})
+        self.combinations = _combinations(table, quasi_identifiers, hierarchies, sensitive, weights)
+        self.n_records = self.combinations.n_records
+        self.max_suppressed = suppression_limit * self.n_records
+        self.max_levels = np.array([h.n_levels - 1 for h in hierarchies], dtype=np.int64)
+        self.strides = np.ones(len(hierarchies), dtype=np.int64)
+        for j in range(len(hierarchies) - 2, -1, -1):
+            self.strides[j] = self.strides[j + 1] * (self.max_levels[j + 1] + 1)
+        self.size = int(np.prod(self.max_levels + 1)) if len(hierarchies) else 1
+        # Levels of every node (row = node id in mixed radix, most significant attribute first).
+        remainder = np.arange(self.size, dtype=np.int64)
+        self.level_matrix = np.zeros((self.size, len(hierarchies)), dtype=np.int16)
+        for j, stride in enumerate(self.strides):
+            self.level_matrix[:, j], remainder = np.divmod(remainder, stride)
+        self.heights = self.level_matrix.sum(axis=1, dtype=np.int64)
+        # Metrics whose value without suppression does not depend on the classes: their bound can
+        # be computed from the levels alone, before the node's classes.
+        self.class_free_bound = metric in ("loss", "ncp", "gcp", "precision", "entropy")
+        # Generalized codes of every combination at every level, and node counts per level.
+        leaf_codes = self.combinations.leaf_codes
+        self.generalized = [
+            [np.ascontiguousarray(h.codes[leaf_codes[:, j], level]) for level in range(h.n_levels)]
+            for j, h in enumerate(hierarchies)
+        ]
+        self.node_counts = [[len(h.leaf_counts(level)) for level in range(h.n_levels)] for h in hierarchies]
+        self.evaluations = 0
+        self.leaf_frequencies = tuple(
+            np.bincount(leaf_codes[:, j], weights=self.combinations.counts, minlength=h.n_leaves)
+            for j, h in enumerate(hierarchies)
+        )
+
+    # ------------------------------------------------------------------ lattice
+    def levels_of(self, node: int) -> tuple[int, ...]:
+        return tuple(int(level) for level in self.level_matrix[node])
+
+    def node_of(self, levels: Sequence[int]) -> int:
+        return int(np.dot(np.asarray(levels, dtype=np.int64), self.strides))
+
+    def predecessors(self, node: int) -> np.ndarray:
+        return node - self.strides[self.level_matrix[node] > 0]
+
+    def generalizations(self, node: int) -> np.ndarray:
+        """Mask of the nodes at least as general as ``node`` on every attribute (itself included)."""
+        return np.all(self.level_matrix >= self.level_matrix[node], axis=1)
+
+    def specializations(self, node: int) -> np.ndarray:
+        """Mask of the nodes at most as general as ``node`` on every attribute (itself included)."""
+        return np.all(self.level_matrix <= self.level_matrix[node], axis=1)
+
+    def order(self) -> np.ndarray:
+        """Every node, by height (sum of levels) then lexicographically by levels."""
+        nodes = np.arange(self.size, dtype=np.int64)
+        return nodes[np.lexsort((nodes, self.heights))]
+
+    def without_predecessor(self, flags: np.ndarray) -> np.ndarray:
+        """Nodes none of whose immediate predecessors has ``flags`` set."""
+        result = np.ones(self.size, dtype=bool)
+        for j, stride in enumerate(self.strides):
+            nodes = np.flatnonzero(self.level_matrix[:, j] > 0)
+            result[nodes] &= ~flags[nodes - stride]
+        return result
+
+    # ------------------------------------------------------------------ evaluation
+    def classes(self, levels: Sequence[int]) -> tuple[np.ndarray, int]:
+        """Equivalence class of every combination at ``levels``."""
+        count = len(self.combinations.counts)
+        if not levels:
+            return np.zeros(count, dtype=np.int32), 1 if count else 0
+        cards = [self.node_counts[j][level] for j, level in enumerate(levels)]
+        if math.prod(cards) < 2**62:
+            combined = np.zeros(count, dtype=np.int64)
+            for j, level in enumerate(levels):
+                combined *= cards[j]
+                combined += self.generalized[j][level]
+            upper = math.prod(cards)
+            if upper <= 4 * count + 1024:
+                classes, sizes = _kernels.densify_direct(combined, upper)
+            else:
+                classes, sizes = _kernels.densify_hashed(combined)
+            return classes, len(sizes)
+        keys, sizes = initial_keys(count)
+        for j, level in enumerate(levels):
+            keys, sizes = extend_keys(keys, sizes, self.generalized[j][level], cards[j])
+        return keys, len(sizes)
+
+    def statistics(self, classes: np.ndarray, n_classes: int, sizes: np.ndarray) -> ClassStatistics:
+        sensitive = {}
+        for name, (
+            combination,
+            values,
+            counts,
+            n_values,
+            overall,
+            categories,
+        ) in self.combinations.sensitive.items():
+            pair_classes, pair_values, pair_counts = _kernels.aggregate_pairs(
+                classes[combination].astype(np.int64), values, counts, n_classes, n_values
+            )
+            sensitive[name] = SensitiveCounts(
+                attribute=name,
+                classes=pair_classes,
+                values=pair_values,
+                counts=pair_counts,
+                n_values=n_values,
+                overall=overall,
+                categories=categories,
+            )
+        return ClassStatistics(sizes=sizes, sensitive=sensitive)
+
+    def evaluate(self, levels: Sequence[int]) -> _Node:
+        self.evaluations += 1
+        levels = tuple(int(level) for level in levels)
+        classes, n_classes = self.classes(levels)
+        sizes = np.bincount(classes, weights=self.combinations.counts, minlength=n_classes)
+        statistics = self.statistics(classes, n_classes, sizes)
+        passes, _ = evaluate_all(self.models, statistics)
+        n_suppressed = float(sizes[~passes].sum())
+        satisfied = n_suppressed <= self.max_suppressed + 1e-9
+        return _Node(levels, classes, n_classes, sizes, passes, n_suppressed, satisfied)
+
+    def value(self, node: _Node) -> float:
+        return float(self.metric.value(node.view(self)))
+
+    def lower_bound(self, node: _Node) -> float:
+        return float(self.metric.lower_bound(node.view(self, suppress=False), self.max_suppressed))
+
+    def loss_bounds(self) -> np.ndarray:
+        """ARX Loss of every node computed as if nothing were suppressed: a lower bound of the
+        Loss of the node and of every generalization of it, whatever is suppressed.
+
+        Per-attribute Loss without suppression depends only on that attribute's level, so it is
+        measured once per (attribute, level) and combined for all nodes by the geometric mean.
+        """
+        per_attribute = np.zeros((len(self.hierarchies), int(self.max_levels.max(initial=0)) + 1))
+        for level in range(per_attribute.shape[1]):
+            levels = tuple(min(level, int(m)) for m in self.max_levels)
+            per_attribute[:, level] = list(loss_per_attribute(self._unsuppressed_view(levels)).values())
+        logs = np.zeros(self.size)
+        for j in range(len(self.hierarchies)):
+            logs += np.log1p(per_attribute[j][self.level_matrix[:, j]])
+        return np.exp(logs / max(len(self.hierarchies), 1)) - 1.0
+
+    def _unsuppressed_view(self, levels: tuple[int, ...]) -> GeneralizationView:
+        count = len(self.combinations.counts)
+        return GeneralizationView(
+            quasi_identifiers=self.quasi_identifiers,
+            hierarchies=self.hierarchies,
+            levels=levels,
+            leaf_codes=self.combinations.leaf_codes,
+            counts=self.combinations.counts,
+            classes=np.zeros(count, dtype=np.int32),
+            n_classes=1,
+            suppressed=np.zeros(count, dtype=bool),
+            leaf_frequencies=self.leaf_frequencies,
+        )
+
+    def lower_bound_of_levels(self, levels: tuple[int, ...]) -> float:
+        """The metric's bound at ``levels`` without computing classes (class-free metrics only)."""
+        return float(self.metric.lower_bound(self._unsuppressed_view(levels), self.max_suppressed))
+
+
+def _satisfaction_is_monotone(models: Sequence[PrivacyModel], suppression_limit: float) -> bool:
+    if suppression_limit <= 0:
+        return all(model.monotonic for model in models)
+    # With suppression, a record's class can only stop violating when classes merge for these two.
+    return all(isinstance(model, KAnonymity | DistinctLDiversity) for model in models)
+
+
+def _tag(search: _Search, status: np.ndarray, start: int, value: int) -> None:
+    """Tag ``start`` and all its generalizations (value 1) or specializations (value -1)."""
+    mask = search.generalizations(start) if value > 0 else search.specializations(start)
+    status[mask] = value
+
+
+def _classify(search: _Search, progress: ProgressCallback | None) -> np.ndarray:
+    """Satisfied (1) or not (-1) for every node, by binary searches along chains (monotone case)."""
+    status = np.zeros(search.size, dtype=np.int8)
+    done = 0
+    for start in search.order():
+        start = int(start)
+        if status[start] != 0:
+            continue
+        chain = [start]
+        node = start
+        while True:
+            levels = search.level_matrix[node]
+            options = [
+                (int(search.max_levels[j]) - int(levels[j]), -j)
+                for j in range(len(levels))
+                if levels[j] < search.max_levels[j] and status[node + int(search.strides[j])] == 0
+            ]
+            if not options:
+                break
+            _, negative_j = max(options)
+            node = node + int(search.strides[-negative_j])
+            chain.append(node)
+        low, high = 0, len(chain) - 1
+        while low <= high:
+            middle = (low + high) // 2
+            if status[chain[middle]] != 0:
+                # Tagged by an earlier step of this search: move towards the unknown part.
+                if status[chain[middle]] > 0:
+                    high = middle - 1
+                else:
+                    low = middle + 1
+                continue
+            node_result = search.evaluate(search.levels_of(chain[middle]))
+            if node_result.satisfied:
+                _tag(search, status, chain[middle], 1)
+                high = middle - 1
+            else:
+                _tag(search, status, chain[middle], -1)
+                low = middle + 1
+        if progress is not None:
+            done = int(np.count_nonzero(status))
+            progress(done, search.size)
+    return status
+
+
+@dataclass
+class _Best:
+    node: _Node | None = None
+    value: float = math.inf
+    height: int = 0
+
+    def offer(self, node: _Node, value: float) -> None:
+        height = sum(node.levels)
+        if self.node is None or (value, height, node.levels) < (self.value, self.height, self.node.levels):
+            self.node, self.value, self.height = node, value, height
+
+
+def _optimum(
+    search: _Search, monotone: bool, suppression_limit: float, progress: ProgressCallback | None
+) -> tuple[_Best, dict[str, Any]]:
+    best = _Best()
+    pruned = np.zeros(search.size, dtype=bool)
+    order = search.order()
+    statistics: dict[str, Any] = {"lattice_size": search.size}
+    if search.metric.name == "loss" and (suppression_limit > 0 or not monotone):
+        return _best_first(search, progress, statistics)
+    if monotone:
+        status = _classify(search, progress)
+        statistics["satisfying_nodes"] = int(np.count_nonzero(status > 0))
+        if suppression_limit <= 0:
+            # Metrics are monotone without suppression: only minimal satisfying nodes can be optimal.
+            minimal = (status > 0) & search.without_predecessor(status > 0)
+            candidates = [int(node) for node in order if minimal[node]]
+            statistics["candidates"] = len(candidates)
+            for node in candidates:
+                result = search.evaluate(search.levels_of(node))
+                best.offer(result, search.value(result))
+            return best, statistics
+        candidates = [int(node) for node in order if status[node] > 0]
+    else:
+        candidates = [int(node) for node in order]
+    statistics["candidates"] = len(candidates)
+    for index, node in enumerate(candidates):
+        if pruned[search.predecessors(node)].any():
+            pruned[node] = True
+            continue
+        levels = search.levels_of(node)
+        if (
+            search.class_free_bound
+            and best.node is not None
+            and search.lower_bound_of_levels(levels) >= best.value
+        ):
+            pruned[node] = True
+            continue
+        result = search.evaluate(levels)
+        if best.node is not None and search.lower_bound(result) >= best.value:
+            pruned[node] = True
+            continue
+        if result.satisfied:
+            best.offer(result, search.value(result))
+        if progress is not None and index % 64 == 0:
+            progress(index + 1, len(candidates))
+    statistics["pruned_by_bound"] = int(np.count_nonzero(pruned))
+    return best, statistics
+
+
+def _best_first(
+    search: _Search, progress: ProgressCallback | None, statistics: dict[str, Any]
+) -> tuple[_Best, dict[str, Any]]:
+    """Evaluate nodes in increasing order of their level-only Loss bound; stop when the bound
+    exceeds the best Loss found (no later node can do better)."""
+    bounds = search.loss_bounds()
+    nodes = np.arange(search.size, dtype=np.int64)
+    order = nodes[np.lexsort((nodes, search.heights, bounds))]
+    best = _Best()
+    evaluated = 0
+    for node in order:
+        if best.node is not None and bounds[node] > best.value:
+            break
+        result = search.evaluate(search.levels_of(int(node)))
+        evaluated += 1
+        if result.satisfied:
+            best.offer(result, search.value(result))
+        if progress is not None and evaluated % 64 == 0:
+            progress(evaluated, search.size)
+    statistics.update(strategy="best-first on the Loss bound", candidates=evaluated)
+    return best, statistics
+
+
+def _exhaustive(search: _Search) -> tuple[_Best, dict[str, Any]]:
+    best = _Best()
+    for node in search.order():
+        result = search.evaluate(search.levels_of(int(node)))
+        if result.satisfied:
+            best.offer(result, search.value(result))
+    return best, {"lattice_size": search.size, "strategy": "exhaustive"}
+
+
+def _heuristic(search: _Search) -> tuple[_Best, dict[str, Any]]:
+    levels = [0] * len(search.max_levels)
+    current = search.evaluate(levels)
+    steps = 0
+    while not current.satisfied:
+        options = []
+        for j in range(len(levels)):
+            if levels[j] < search.max_levels[j]:
+                trial = list(levels)
+                trial[j] += 1
+                result = search.evaluate(trial)
+                options.append((result.n_suppressed, search.value(result), j, result))
+        if not options:
+            break
+        _, _, j, current = min(options, key=lambda option: option[:3])
+        levels[j] += 1
+        steps += 1
+    best = _Best()
+    if current.satisfied:
+        best.offer(current, search.value(current))
+    return best, {"lattice_size": search.size, "heuristic_steps": steps}
+
+
+def _resolve(
+    table: Table,
+    quasi_identifiers: Sequence[str] | None,
+    hierarchies: Mapping[str, Hierarchy] | None,
+) -> tuple[list[str], list[Hierarchy]]:
+    schema = table.schema
+    names = (
+        list(quasi_identifiers)
+        if quasi_identifiers is not None
+        else [a.name for a in schema.with_role(Role.QUASI_IDENTIFIER)]
+    )
+    if not names:
+        raise ConfigError("no quasi-identifiers: give role quasi-identifier to some attributes")
+    resolved = []
+    for name in names:
+        if name not in table.data.columns:
+            raise ConfigError(f"quasi-identifier '{name}' is not a column of the data")
+        hierarchy = (hierarchies or {}).get(name)
+        if hierarchy is None and name in schema:
+            hierarchy = schema[name].hierarchy
+        if not isinstance(hierarchy, Hierarchy):
+            raise ConfigError(
+                f"quasi-identifier '{name}' has no hierarchy: give it one in the configuration "
+                "(hierarchy: file.csv, or a builder such as {intervals: [...]} or {mask: 5})"
+            )
+        resolved.append(hierarchy)
+    return names, resolved
+
+
+def full_domain_generalization(
+    table: Table,
+    models: Sequence[PrivacyModel],
+    *,
+    quasi_identifiers: Sequence[str] | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    suppression_limit: float = 0.0,
+    metric: str = "loss",
+    max_nodes: int = 2_000_000,
+    weights: np.ndarray | None = None,
+    progress: ProgressCallback | None = None,
+    exhaustive: bool = False,
+) -> Release:
+    """The optimal full-domain generalization of ``table`` under ``models``.
+
+    Parameters
+    ----------
+    models
+        Privacy models every released equivalence class must satisfy (see :mod:`sdckit.models`).
+    quasi_identifiers
+        Attributes to generalize; default: those with role quasi-identifier.
+    hierarchies
+        A hierarchy per quasi-identifier; default: the attributes' hierarchies from the schema.
+    suppression_limit
+        Largest share of records (0 to 1) that may be suppressed: records of classes violating a
+        model are suppressed (all their quasi-identifiers become ``*``) when they fit the limit.
+    metric
+        Utility metric to minimize: one of :data:`sdckit.utility.metrics.METRICS`.
+    max_nodes
+        Lattices with more nodes are searched by a greedy heuristic (``Release.heuristic`` is True).
+    exhaustive
+        Evaluate every node with no pruning (a reference for tests; slow on large lattices).
+    """
+    if not models:
+        raise ConfigError("give at least one privacy model (for example k-anonymity)")
+    if isinstance(suppression_limit, bool) or not 0.0 <= float(suppression_limit) <= 1.0:
+        raise ConfigError(f"suppression limit must be in [0, 1], got {suppression_limit!r}")
+    if metric not in METRICS:
+        raise ConfigError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    if table.n_records == 0:
+        raise ConfigError("the data has no records")
+    names, resolved = _resolve(table, quasi_identifiers, hierarchies)
+    for model in models:
+        if model.sensitive_attribute is not None and model.sensitive_attribute not in table.data.columns:
+            raise ConfigError(
+                f"sensitive attribute '{model.sensitive_attribute}' is not a column of the data"
+            )
+        if model.sensitive_attribute in names:
+            raise ConfigError(f"'{model.sensitive_attribute}' cannot be both quasi-identifier and sensitive")
+    search = _Search(table, names, resolved, models, float(suppression_limit), metric, weights)
+    top = search.evaluate(search.max_levels.tolist())
+    whole = search.statistics(
+        np.zeros(len(search.combinations.counts), dtype=np.int32), 1, np.array([search.n_records])
+    )
+    for model in models:
+        model.check_feasible(whole)
+    if not top.satisfied:
+        raise ConfigError(
+            "the privacy models cannot be satisfied by any generalization within the suppression limit "
+            f"({', '.join(model.name for model in models)})"
+        )
+    heuristic = search.size > max_nodes
+    monotone = _satisfaction_is_monotone(models, suppression_limit)
+    if exhaustive:
+        best, details = _exhaustive(search)
+        heuristic = False
+    elif heuristic:
+        best, details = _heuristic(search)
+    else:
+        best, details = _optimum(search, monotone, suppression_limit, progress)
+    if best.node is None:
+        raise ConfigError("no generalization satisfies the privacy models within the suppression limit")
+    details.update(evaluations=search.evaluations, monotone=monotone)
+    parameters = {
+        "models": [model.name for model in models],
+        "suppression_limit": float(suppression_limit),
+        "metric": metric,
+        "quasi_identifiers": names,
+    }
+    return _release(table, search, best.node, parameters, heuristic, details)
+
+
+def _release(
+    table: Table,
+    search: _Search,
+    node: _Node,
+    parameters: dict[str, Any],
+    heuristic: bool,
+    details: dict[str, Any],
+) -> Release:
+    record_combination = search.combinations.record_combination
+    combination_suppressed = ~node.passes[node.classes]
+    suppressed = combination_suppressed[record_combination]
+    record_classes = np.where(suppressed, -1, node.classes[record_combination]).astype(np.int64)
+    columns = []
+    for j, name in enumerate(search.quasi_identifiers):
+        hierarchy = search.hierarchies[j]
+        level = node.levels[j]
+        labels = pl.Series(name, list(hierarchy.labels[level]), dtype=pl.String)
+        values = labels.gather(search.generalized[j][level][record_combination])
+        columns.append(
+            pl.when(pl.lit(suppressed)).then(pl.lit(SUPPRESSED)).otherwise(pl.lit(values)).alias(name)
+        )
+    identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
+    released = table.data.with_columns(columns).drop(identifiers)
+    schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
+    view = node.view(search)
+    details = {**details, "metric_value": search.value(node)}
+    return Release(
+        table=Table(released, schema, source=table.source),
+        original=table,
+        method="generalize",
+        parameters=parameters,
+        quasi_identifiers=search.quasi_identifiers,
+        suppressed_records=suppressed,
+        classes=record_classes,
+        levels=dict(zip(search.quasi_identifiers, node.levels, strict=True)),
+        hierarchies=dict(zip(search.quasi_identifiers, search.hierarchies, strict=True)),
+        view=view,
+        heuristic=heuristic,
+        search=details,
+    )
+
+
+def release_metrics(release: Release) -> dict[str, float]:
+    """Every utility metric of a full-domain generalization release."""
+    if release.view is None:
+        raise ConfigError("this release has no generalization view to measure")
+    return compute_all(release.view)
+
+
+def top_bottom_coding(
+    table: Table,
+    attribute: str,
+    *,
+    bottom: float | None = None,
+    top: float | None = None,
+    bottom_value: float | None = None,
+    top_value: float | None = None,
+) -> Release:
+    """Top and bottom coding of a numeric attribute (as sdcMicro's ``topBotCoding``).
+
+    Values above ``top`` are replaced by ``top_value`` (default ``top``), values below ``bottom`` by
+    ``bottom_value`` (default ``bottom``). Missing values stay missing.
+    """
+    if attribute not in table.data.columns:
+        raise ConfigError(f"attribute '{attribute}' is not a column of the data")
+    column = table.column(attribute)
+    if not column.dtype.is_numeric():
+        raise ConfigError(f"top and bottom coding needs a numeric attribute; '{attribute}' is {column.dtype}")
+    if bottom is None and top is None:
+        raise ConfigError("give a bottom or a top threshold")
+    if bottom is not None and top is not None and bottom > top:
+        raise ConfigError(f"bottom {bottom} is above top {top}")
+    expression = pl.col(attribute).cast(pl.Float64)
+    coded = expression
+    if top is not None:
+        coded = (
+            pl.when(expression > top).then(pl.lit(top if top_value is None else top_value)).otherwise(coded)
+        )
+    if bottom is not None:
+        coded = (
+            pl.when(expression < bottom)
+            .then(pl.lit(bottom if bottom_value is None else bottom_value))
+            .otherwise(coded)
+        )
+    released = table.data.with_columns(coded.alias(attribute))
+    changed = (released.get_column(attribute) != column.cast(pl.Float64)).fill_null(False).to_numpy()
+    return Release(
+        table=Table(released, table.schema, source=table.source),
+        original=table,
+        method="top-bottom-coding",
+        parameters={
+            "attribute": attribute,
+            "bottom": bottom,
+            "top": top,
+            "changed_records": int(changed.sum()),
+        },
+        quasi_identifiers=(attribute,),
+        suppressed_records=np.zeros(table.n_records, dtype=bool),
+        classes=np.full(table.n_records, -1, dtype=np.int64),
+    )
