@@ -113,7 +113,16 @@ def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
         else:
             column = data.get_column(name)
             filled = column.fill_null(categories[j][0]) if null_counts[j] else column
-            column_codes = np.searchsorted(categories[j].to_numpy(), filled.to_numpy())
+            distinct = categories[j].to_numpy()
+            values = filled.to_numpy()
+            span = int(distinct[-1]) - int(distinct[0]) if column.dtype.is_integer() else -1
+            if 0 <= span <= 4 * len(values):
+                # Small integer range: a look-up table instead of a binary search per record.
+                table = np.zeros(span + 1, dtype=np.int32)
+                table[distinct.astype(np.int64) - int(distinct[0])] = np.arange(len(distinct), dtype=np.int32)
+                column_codes = table[values.astype(np.int64) - int(distinct[0])]
+            else:
+                column_codes = np.searchsorted(distinct, values)
             if null_counts[j]:
                 column_codes[column.is_null().to_numpy()] = -1
         codes.append(np.ascontiguousarray(column_codes, dtype=np.int32))

@@ -150,6 +150,35 @@ class Attribute:
             return np.zeros(column.len(), dtype=np.float64)
         return self.sensitivity * self.value_weight_array(column)
 
+    def consequence_expression(self, dtype: pl.DataType) -> pl.Expr | None:
+        """A polars expression computing W(A) * W(r(A)) for this attribute's column of type ``dtype``,
+        or None when the column is better handled through integer codes (floating-point values with
+        per-value weights, or many weighted values). A missing value gives 0."""
+        column = pl.col(self.name)
+        if self.range_weights:
+            if not dtype.is_numeric():
+                return None
+            expression = pl.when(column.is_null()).then(pl.lit(0.0))
+            for value_range in self.range_weights:
+                condition = pl.lit(True)
+                if value_range.minimum is not None:
+                    condition = condition & (column >= value_range.minimum)
+                if value_range.maximum is not None:
+                    condition = condition & (column < value_range.maximum)
+                expression = expression.when(condition).then(pl.lit(float(value_range.weight)))
+            weight = expression.otherwise(pl.lit(1.0))
+        elif self.value_weights:
+            if dtype.is_float() or len(self.value_weights) > 16:
+                return None
+            text = column.cast(pl.String)
+            expression = pl.when(column.is_null()).then(pl.lit(0.0))
+            for value, value_weight in self.value_weights.items():
+                expression = expression.when(text == value).then(pl.lit(float(value_weight)))
+            weight = expression.otherwise(pl.lit(1.0))
+        else:
+            weight = pl.when(column.is_null()).then(pl.lit(0.0)).otherwise(pl.lit(1.0))
+        return (weight * self.sensitivity).cast(pl.Float64)
+
 
 def value_strings(column: pl.Series) -> pl.Series:
     """The values of a column spelled as a configuration file spells them (integers without '.0')."""

@@ -262,16 +262,31 @@ def combined_risk(
     schema = table.schema
     candidates = [name for name in names if schema[name].public_probability > epsilon]
     sensitive = [name for name in names if schema[name].sensitivity > 0]
+    # C of the full unknown set per record: sum of W(A) * W(r(A)) (a missing value weighs 0).
+    # Sensitive attributes that can be known are encoded (their weights are needed per pattern);
+    # the others are summed by polars expressions where possible, in one parallel pass.
+    expressions = {}
+    for name in sensitive:
+        if name not in candidates:
+            expression = schema[name].consequence_expression(table.data.schema[name])
+            if expression is not None:
+                expressions[name] = expression
+    encoded = candidates + [name for name in sensitive if name not in candidates and name not in expressions]
     # Candidates first, so that a known set's attribute indices are also encoding indices.
-    encoding = encode(table.data, candidates + [name for name in sensitive if name not in candidates])
+    encoding = encode(table.data, encoded)
     candidate_probabilities = [schema[name].public_probability for name in candidates]
     known_sets = enumerate_known_sets(candidate_probabilities, epsilon)
     d = len(candidates)
 
-    # C of the full unknown set per record: sum of W(A) * W(r(A)) (a missing value weighs 0).
+    if expressions:
+        total = table.data.select(pl.sum_horizontal(list(expressions.values())).alias("total"))
+        total_consequence = np.array(total.get_column("total").to_numpy(), dtype=np.float64)
+    else:
+        total_consequence = np.zeros(n, dtype=np.float64)
     per_value = {}
-    total_consequence = np.zeros(n, dtype=np.float64)
     for name in sensitive:
+        if name in expressions:
+            continue
         j = encoding.index(name)
         per_value[name] = schema[name].weights_of_categories(encoding.categories[j])
         _kernels.weighted_sum_of_codes(
