@@ -89,25 +89,35 @@ def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
         elif dtype == pl.Boolean:
             expression = expression.cast(pl.Int8)
         prepared.append(expression.alias(name))
+    # Few polars calls: each costs a fixed overhead that matters on small tables.
     data = frame.select(prepared) if names else frame.select([])
-    distinct = (
-        data.select(pl.col(name).drop_nulls().unique().sort().implode() for name in names) if names else None
+    summary = (
+        data.select(
+            *(pl.col(name).drop_nulls().unique().sort().implode() for name in names),
+            *(pl.col(name).null_count().alias(f"\0nulls {name}") for name in names),
+        )
+        if names
+        else None
     )
-    categories = [distinct.get_column(name)[0] for name in names] if names else []
+    categories = [summary.get_column(name)[0] for name in names] if names else []
+    null_counts = tuple(int(summary.get_column(f"\0nulls {name}")[0]) for name in names) if names else ()
     textual = [name for name in names if _textual(data.schema[name])]
     text_codes = (
         data.select(
-            pl.col(name).cast(pl.Enum(categories[names.index(name)].to_list())).to_physical().cast(pl.Int32)
+            pl.col(name)
+            .cast(pl.Enum(categories[names.index(name)].to_list()))
+            .to_physical()
+            .cast(pl.Int32)
+            .fill_null(-1)
             for name in textual
         )
         if textual
         else None
     )
-    null_counts = data.null_count().row(0) if names else ()
     codes = []
     for j, name in enumerate(names):
         if text_codes is not None and name in text_codes.columns:
-            column_codes = text_codes.get_column(name).fill_null(-1).to_numpy()
+            column_codes = text_codes.get_column(name).to_numpy()
         elif len(categories[j]) == 0:
             column_codes = np.full(frame.height, -1, dtype=np.int32)
         else:
