@@ -402,6 +402,9 @@ class _Best:
     height: int = 0
 
     def offer(self, node: _Node, value: float) -> None:
+        if math.isnan(value):
+            # Undefined (e.g. the average class size when every record is suppressed): worst.
+            value = math.inf
         height = sum(node.levels)
         if self.node is None or (value, height, node.levels) < (self.value, self.height, self.node.levels):
             self.node, self.value, self.height = node, value, height
@@ -536,6 +539,8 @@ def _resolve(
                 f"quasi-identifier '{name}' has no hierarchy: give it one in the configuration "
                 "(hierarchy: file.csv, or a builder such as {intervals: [...]} or {mask: 5})"
             )
+        # The search relies on nested levels (each a function of the previous one).
+        hierarchy.validate()
         resolved.append(hierarchy)
     return names, resolved
 
@@ -590,19 +595,22 @@ def full_domain_generalization(
         if model.sensitive_attribute in names:
             raise ConfigError(f"'{model.sensitive_attribute}' cannot be both quasi-identifier and sensitive")
     search = _Search(table, names, resolved, models, float(suppression_limit), metric, weights)
-    top = search.evaluate(search.max_levels.tolist())
     whole = search.statistics(
         np.zeros(len(search.combinations.counts), dtype=np.int32), 1, np.array([search.n_records])
     )
     for model in models:
-        model.check_feasible(whole)
-    if not top.satisfied:
+        # What the whole table cannot satisfy, a subset of it can when records may be suppressed,
+        # except for k (too few records) and distinct l (too few values), which no subset helps.
+        if suppression_limit <= 0 or isinstance(model, KAnonymity | DistinctLDiversity):
+            model.check_feasible(whole)
+    monotone = _satisfaction_is_monotone(models, suppression_limit)
+    if monotone and not search.evaluate(search.max_levels.tolist()).satisfied:
+        # Satisfaction is monotone, so if the most general node fails, every node fails.
         raise ConfigError(
             "the privacy models cannot be satisfied by any generalization within the suppression limit "
             f"({', '.join(model.name for model in models)})"
         )
     heuristic = search.size > max_nodes
-    monotone = _satisfaction_is_monotone(models, suppression_limit)
     if exhaustive:
         best, details = _exhaustive(search)
         heuristic = False
@@ -611,7 +619,10 @@ def full_domain_generalization(
     else:
         best, details = _optimum(search, monotone, suppression_limit, progress)
     if best.node is None:
-        raise ConfigError("no generalization satisfies the privacy models within the suppression limit")
+        raise ConfigError(
+            "the privacy models cannot be satisfied by any generalization within the suppression limit "
+            f"({', '.join(model.name for model in models)})"
+        )
     details.update(evaluations=search.evaluations, monotone=monotone)
     parameters = {
         "models": [model.name for model in models],
