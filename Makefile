@@ -23,6 +23,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_risk.py
+	$(BIN)/python benchmarks/bench_generalization.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
