@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from oracles import brute_frequencies
 from sdckit.errors import ConfigError
-from sdckit.frequency import encode, extend_keys, frequencies, group_keys
+from sdckit.frequency import encode, extend_keys, frequencies, group_keys, group_records
 
 
 def frame_and_rows(columns: dict[str, list]):
@@ -106,3 +106,32 @@ def test_wildcard_on_many_null_patterns_matches_brute_force():
     got = frequencies(frame, list(columns), missing="wildcard")
     expected = brute_frequencies(rows, list(columns), "wildcard")
     np.testing.assert_array_equal(got, expected)
+
+
+def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two labelings define the same groups iff each label of one maps to exactly one of the other."""
+    pairs = np.unique(np.stack([a, b], axis=1), axis=0)
+    return len(pairs) == len(np.unique(a)) == len(np.unique(b))
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_tables())
+def test_group_records_equals_encoded_grouping(table):
+    columns, _ = table
+    frame = pl.DataFrame(columns, strict=False)
+    names = list(columns)
+    fast, fast_groups = group_records(frame, names)
+    slow, slow_groups = group_keys(encode(frame, names), names)
+    assert fast_groups == slow_groups
+    assert same_partition(fast, slow)
+
+
+def test_group_records_falls_back_when_hashes_collide(monkeypatch):
+    from sdckit import _kernels
+
+    # Every row hashing alike merges different rows: the exactness check must catch it.
+    monkeypatch.setattr(_kernels, "mix_hashes", lambda keys, hashes: None)
+    frame = pl.DataFrame({"a": ["x", "y", "x", None], "b": [1, 1, 1, 2]})
+    keys, groups = group_records(frame, ["a", "b"])
+    assert groups == 3
+    assert keys[0] == keys[2] and len({keys[0], keys[1], keys[3]}) == 3

@@ -304,3 +304,11 @@ def aggregate_pairs(classes, values, counts, n_classes, n_values):  # pragma: no
             out_values[m] = values[i]
             out_counts[m] = counts[i]
     return out_classes[: m + 1].copy(), out_values[: m + 1].copy(), out_counts[: m + 1].copy()
+
+
+@njit(cache=True, nogil=True)
+def mix_hashes(keys, hashes):  # pragma: no cover - compiled
+    """Fold one column's 64-bit value hashes into running row hashes (in place, wrapping arithmetic)."""
+    for r in range(keys.shape[0]):
+        mixed = (np.uint64(keys[r]) ^ hashes[r]) * _FIBONACCI
+        keys[r] = mixed ^ (mixed >> np.uint64(29))

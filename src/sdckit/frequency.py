@@ -185,6 +185,36 @@ def group_sizes(keys: np.ndarray, groups: int, weights: np.ndarray | None = None
     return np.bincount(keys, weights=weights, minlength=groups)
 
 
+def group_records(frame: pl.DataFrame, names: Sequence[str]) -> tuple[np.ndarray, int]:
+    """Dense group keys (int32) of the records of ``frame`` by their values of ``names``, nulls as
+    values of their own; the same grouping as :func:`group_keys` on an encoding, numbered differently.
+
+    Fast path for one-off groupings: polars hashes every column in parallel, the row hashes are
+    folded and densified in one compiled pass, and the result is verified exact (every record equals
+    its group's first record on every column); should a hash collision merge different rows, the
+    grouping falls back to integer encoding.
+    """
+    n = frame.height
+    if not names or n == 0:
+        return initial_keys(n)[0], 1 if n else 0
+    hashes = frame.select(pl.col(name).hash(seed=0) for name in names)
+    row = np.zeros(n, dtype=np.uint64)
+    for name in names:
+        _kernels.mix_hashes(row, np.ascontiguousarray(hashes.get_column(name).to_numpy(), dtype=np.uint64))
+    keys, sizes = _kernels.densify_hashed((row >> np.uint64(1)).astype(np.int64))
+    representative = np.empty(len(sizes), dtype=np.int64)
+    representative[keys] = np.arange(n, dtype=np.int64)  # any record of a group will do
+    index = pl.Series(representative[keys])
+    exact = frame.select(
+        pl.all_horizontal(pl.col(name).eq_missing(pl.col(name).gather(index)) for name in names)
+        .all()
+        .alias("exact")
+    ).item()
+    if exact:
+        return keys, len(sizes)
+    return group_keys(encode(frame, list(names)), list(names))
+
+
 def check_missing(missing: str) -> str:
     if missing not in MISSING_TREATMENTS:
         raise ConfigError(f"missing must be one of {', '.join(MISSING_TREATMENTS)}, got {missing!r}")

@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from sdckit.errors import ConfigError
-from sdckit.frequency import check_weights, encode, group_keys
+from sdckit.frequency import check_weights, group_records
 from sdckit.models.base import ClassStatistics, ModelResult, PrivacyModel, evaluate_all
 from sdckit.table import Table
 
@@ -107,8 +107,7 @@ def check_table(
             f"(columns: {', '.join(data.columns)})"
         )
     weights = check_weights(weights, data.height)
-    encoding = encode(data, quasi_identifiers)
-    keys, n_keys = group_keys(encoding, quasi_identifiers)
+    keys, n_keys = group_records(data, quasi_identifiers)
     keys = keys.astype(np.int64)
     suppressed = _suppressed_records(data, quasi_identifiers)
     if suppressed.any():
