@@ -43,6 +43,16 @@ def _extend_direct(
     return groups, alone
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _probe(stored, value, shift, mask):  # pragma: no cover - compiled
+    """Slot of ``value`` in an open-addressing table: where it is stored, or the empty slot (-1)
+    where it belongs. Fibonacci hashing, linear probing."""
+    slot = np.int64((np.uint64(value) * _FIBONACCI) >> shift)
+    while stored[slot] != value and stored[slot] >= 0:
+        slot = (slot + 1) & mask
+    return slot
+
+
 @njit(cache=True, nogil=True)
 def _extend_hashed(
     parent_keys, parent_sizes, codes, multiplicity, radix, skip_singletons, stored, assigned, used, out, sizes
@@ -61,21 +71,16 @@ def _extend_hashed(
             alone += 1
             continue
         value = np.int64(parent) * radix + codes[r] + 1
-        slot = np.int64((np.uint64(value) * _FIBONACCI) >> shift)
-        while True:
-            current = stored[slot]
-            if current == value:
-                key = assigned[slot]
-                break
-            if current < 0:
-                stored[slot] = value
-                key = groups
-                assigned[slot] = key
-                used[groups] = slot
-                sizes[groups] = 0
-                groups += 1
-                break
-            slot = (slot + 1) & mask
+        slot = _probe(stored, value, shift, mask)
+        if stored[slot] == value:
+            key = assigned[slot]
+        else:
+            stored[slot] = value
+            key = groups
+            assigned[slot] = key
+            used[groups] = slot
+            sizes[groups] = 0
+            groups += 1
         out[r] = key
         sizes[key] += multiplicity[r]
     for g in range(groups):
@@ -207,19 +212,14 @@ def densify_hashed(values):  # pragma: no cover - compiled
     groups = 0
     for i in range(n):
         value = values[i]
-        slot = np.int64((np.uint64(value) * _FIBONACCI) >> shift)
-        while True:
-            current = stored[slot]
-            if current == value:
-                key = assigned[slot]
-                break
-            if current < 0:
-                stored[slot] = value
-                key = groups
-                assigned[slot] = key
-                groups += 1
-                break
-            slot = (slot + 1) & mask
+        slot = _probe(stored, value, shift, mask)
+        if stored[slot] == value:
+            key = assigned[slot]
+        else:
+            stored[slot] = value
+            key = groups
+            assigned[slot] = key
+            groups += 1
         out[i] = key
         sizes[key] += 1
     return out, sizes[:groups].copy()
