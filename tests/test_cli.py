@@ -184,3 +184,16 @@ def test_identifier_column_is_dropped(tmp_path):
     result = run("risk", str(data), "--config", str(config), "--output", str(tmp_path / "s.csv"))
     assert result.exit_code == 0, result.output
     np.testing.assert_allclose(pl.read_csv(tmp_path / "s.csv")["risk"][1], 306.23232, rtol=1e-6)
+
+
+def test_check_without_sensitive_attributes_reports_k(tmp_path):
+    data, config = write(tmp_path, config=PAPER_CONFIG.replace("role: sensitive", "role: insensitive"))
+    result = run(
+        "check", str(data), "--config", str(config), "-k", "2", "--summary", str(tmp_path / "c.json")
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "c.json").read_text())
+    # Classes on (age, gender, race): r1 and r4 share (34, Male, Black); the other three are alone.
+    assert summary["n_classes"] == 4
+    assert summary["satisfied"] is False
+    assert "2-anonymity" in result.output

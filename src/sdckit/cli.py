@@ -317,13 +317,14 @@ def check(
         names = _quasi_identifiers(table)
         required = _models(table, k, l, l_variant, recursive_c, t, t_distance)
         # Report k, l and t even when not required: thresholds that always pass.
+        has_sensitive = bool(table.schema.with_role(Role.SENSITIVE))
         reported = _models(
             table,
             k if k is not None else 1,
-            l if l is not None else 1,
+            l if l is not None else (1 if has_sensitive else None),
             l_variant,
             recursive_c,
-            t if t is not None else 1.0,
+            t if t is not None else (1.0 if has_sensitive else None),
             t_distance,
         )
         report = check_table(table, names, reported)
