@@ -266,6 +266,8 @@ def wildcard_pattern_sizes(
     totals = np.array([sizes[m].sum() for m in members])
     full = (1 << k) - 1
     result = np.zeros(groups, dtype=np.float64)
+    # One set of scratch tables for every mask pair (each pair covers at most 2 * groups patterns).
+    extender = _kernels.KeyExtender(2 * groups)
     for ia, mask_a in enumerate(distinct_masks):
         rows_a = members[ia]
         for ib, mask_b in enumerate(distinct_masks):
@@ -278,7 +280,12 @@ def wildcard_pattern_sizes(
             keys, key_sizes = initial_keys(len(both))
             for j in range(k):
                 if observed >> j & 1:
-                    keys, key_sizes = extend_keys(keys, key_sizes, patterns[both, j], cardinalities[j])
+                    keys, key_sizes, _ = extender.extend(
+                        keys,
+                        key_sizes,
+                        np.ascontiguousarray(patterns[both, j], dtype=np.int32),
+                        cardinalities[j],
+                    )
             n_keys = len(key_sizes)
             keys_a, keys_b = keys[: len(rows_a)], keys[len(rows_a) :]
             summed = np.bincount(keys_b, weights=sizes[rows_b], minlength=n_keys)
