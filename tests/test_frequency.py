@@ -120,10 +120,47 @@ def test_group_records_equals_encoded_grouping(table):
     columns, _ = table
     frame = pl.DataFrame(columns, strict=False)
     names = list(columns)
-    fast, fast_groups = group_records(frame, names)
+    grouping = group_records(frame, names)
     slow, slow_groups = group_keys(encode(frame, names), names)
-    assert fast_groups == slow_groups
-    assert same_partition(fast, slow)
+    assert grouping.n_groups == slow_groups
+    assert same_partition(grouping.keys, slow)
+    np.testing.assert_array_equal(grouping.sizes, np.bincount(grouping.keys))
+    # Keys are numbered by first appearance and first[g] is group g's first record.
+    np.testing.assert_array_equal(grouping.keys[grouping.first], np.arange(grouping.n_groups))
+    seen = np.maximum.accumulate(np.concatenate([[-1], grouping.keys[:-1]]))
+    assert np.all(grouping.keys <= seen + 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    small_tables(),
+    st.lists(st.sampled_from(["int", "text", "enum", "categorical", "bool", "wide"]), min_size=4, max_size=4),
+)
+def test_group_records_on_every_column_type(table, types):
+    """Exact tokens (Enum, Categorical, integers, booleans) and hashed columns group alike."""
+    columns, _ = table
+    frame = pl.DataFrame(columns, strict=False)
+    converted = []
+    for name, kind in zip(frame.columns, types, strict=False):
+        column = pl.col(name)
+        if kind == "text":
+            column = column.cast(pl.String)
+        elif kind == "enum":
+            column = column.cast(pl.String).cast(pl.Enum(["0", "1", "2", "3"]))
+        elif kind == "categorical":
+            column = column.cast(pl.String).cast(pl.Categorical)
+        elif kind == "bool":
+            column = column >= 2
+        elif kind == "wide":  # a span too wide for exact integer tokens: hashed instead
+            column = column.cast(pl.Int64) * (2**61) - 2**62
+        converted.append(column.alias(name))
+    frame = frame.with_columns(converted)
+    names = list(frame.columns)
+    grouping = group_records(frame, names)
+    slow, slow_groups = group_keys(encode(frame.select(pl.all().cast(pl.String)), names), names)
+    assert grouping.n_groups == slow_groups
+    assert same_partition(grouping.keys, slow)
+    np.testing.assert_array_equal(grouping.sizes, np.bincount(grouping.keys))
 
 
 def test_group_records_falls_back_when_hashes_collide(monkeypatch):
@@ -132,6 +169,7 @@ def test_group_records_falls_back_when_hashes_collide(monkeypatch):
     # Every row hashing alike merges different rows: the exactness check must catch it.
     monkeypatch.setattr(_kernels, "mix_hashes", lambda keys, hashes: None)
     frame = pl.DataFrame({"a": ["x", "y", "x", None], "b": [1, 1, 1, 2]})
-    keys, groups = group_records(frame, ["a", "b"])
-    assert groups == 3
+    grouping = group_records(frame, ["a", "b"])
+    keys = grouping.keys
+    assert grouping.n_groups == 3
     assert keys[0] == keys[2] and len({keys[0], keys[1], keys[3]}) == 3

@@ -673,6 +673,34 @@ def test_check_table_small():
         check_table(Table.from_frame(frame), ["nope"], [KAnonymity(2)])
 
 
+@pytest.mark.parametrize("coding", ["enum", "categorical", "enum zip only", "enum without star"])
+def test_check_table_is_the_same_on_coded_columns(coding):
+    """Enum columns are grouped and tested for '*' on their codes; the verdicts must not change."""
+    zips = ["130", "130", "130", "148", "148", "*", None, None]
+    ages = ["2*", "2*", "2*", "4*", "4*", "*", "3*", "3*"]
+    if coding == "enum without star":  # no '*' category at all: nothing is suppressed
+        zips[5], ages[5] = "999", "9*"
+    frame = pl.DataFrame(
+        {"zip": zips, "age": ages, "disease": ["flu", "cold", "flu", "flu", "flu", "cold", "ulcer", "flu"]}
+    )
+    models = [KAnonymity(2), DistinctLDiversity("disease", 2), TCloseness("disease", 0.3)]
+    expected = check_table(Table.from_frame(frame), ["zip", "age"], models)
+    if coding == "categorical":
+        coded = frame.with_columns(pl.col("zip", "age").cast(pl.Categorical))
+    else:
+        names = ["zip"] if coding == "enum zip only" else ["zip", "age"]
+        coded = frame.with_columns(
+            pl.col(name).cast(pl.Enum(sorted({v for v in frame[name].to_list() if v is not None})))
+            for name in names
+        )
+    report = check_table(Table.from_frame(coded), ["zip", "age"], models)
+    assert report.summary() == expected.summary()
+    assert report.n_suppressed == (0 if coding == "enum without star" else 1)
+    assert report.class_table.select(pl.all().cast(pl.String)).equals(
+        expected.class_table.select(pl.all().cast(pl.String))
+    )
+
+
 def test_check_table_weights_and_no_quasi_identifiers():
     frame = pl.DataFrame({"q": ["a", "a", "b"], "s": ["x", "y", "x"]})
     report = check_table(Table.from_frame(frame), ["q"], [KAnonymity(3)], weights=np.array([1.0, 2.0, 4.0]))

@@ -312,3 +312,12 @@ def mix_hashes(keys, hashes):  # pragma: no cover - compiled
     for r in range(keys.shape[0]):
         mixed = (np.uint64(keys[r]) ^ hashes[r]) * _FIBONACCI
         keys[r] = mixed ^ (mixed >> np.uint64(29))
+
+
+@njit(cache=True, nogil=True)
+def first_of_groups(keys, groups):  # pragma: no cover - compiled
+    """The first record of each group of dense ``keys`` (int64; -1 for a group with no record)."""
+    first = np.full(groups, -1, dtype=np.int64)
+    for r in range(keys.shape[0] - 1, -1, -1):
+        first[keys[r]] = r
+    return first

@@ -23,7 +23,7 @@ Optional sampling weights replace counts by sums of weights (estimated populatio
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -185,34 +185,131 @@ def group_sizes(keys: np.ndarray, groups: int, weights: np.ndarray | None = None
     return np.bincount(keys, weights=weights, minlength=groups)
 
 
-def group_records(frame: pl.DataFrame, names: Sequence[str]) -> tuple[np.ndarray, int]:
-    """Dense group keys (int32) of the records of ``frame`` by their values of ``names``, nulls as
-    values of their own; the same grouping as :func:`group_keys` on an encoding, numbered differently.
+@dataclass(frozen=True)
+class Grouping:
+    """The groups of the records of a frame by their values of some columns.
 
-    Fast path for one-off groupings: polars hashes every column in parallel, the row hashes are
-    folded and densified in one compiled pass, and the result is verified exact (every record equals
+    ``keys[r]`` is the group of record ``r`` (int32, ``0 .. n_groups-1`` in order of first appearance),
+    ``sizes[g]`` the number of records of group ``g`` and ``first[g]`` its first record. ``tokens``
+    holds, for the Enum columns, each record's physical code + 1 (0 for null): cheap exact values
+    that callers may compare instead of text.
+    """
+
+    keys: np.ndarray
+    sizes: np.ndarray
+    first: np.ndarray
+    tokens: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.sizes)
+
+
+# Column types whose values are turned into exact integer tokens (no hashing, no verification).
+_CODED = (pl.Enum, pl.Categorical)
+
+
+def _exact_tokens(
+    frame: pl.DataFrame, names: Sequence[str], schema: pl.Schema
+) -> dict[str, tuple[np.ndarray, int]]:
+    """Exact non-negative integer tokens (null -> 0) and their range for the columns that allow them:
+    dictionary-coded and boolean columns (physical codes + 1) and integer columns (values offset so
+    that the smallest is 1). Other columns, and integers spanning nearly 2**63, are left out."""
+    exact: dict[str, tuple[np.ndarray, int]] = {}
+    coded = [name for name in names if isinstance(schema[name], _CODED) or schema[name] == pl.Boolean]
+    if coded:
+        # One select and one conversion for all of them: per-column calls would cost more than the work.
+        physical = frame.select(
+            pl.col(name).to_physical() if schema[name] != pl.Boolean else pl.col(name).cast(pl.UInt8)
+            for name in coded
+        )
+        nulls = physical.null_count().row(0)
+        if any(nulls):
+            physical = physical.select((pl.all().cast(pl.Int64) + 1).fill_null(0))
+        matrix = physical.to_numpy()
+        if not any(nulls):
+            matrix = matrix.astype(np.int64) + 1
+        for j, name in enumerate(coded):
+            dtype = schema[name]
+            upper = len(dtype.categories) + 1 if isinstance(dtype, pl.Enum) else None
+            if dtype == pl.Boolean:
+                upper = 3
+            tokens = matrix[:, j]
+            exact[name] = (tokens, upper if upper is not None else int(tokens.max(initial=0)) + 1)
+    for name in names:
+        column = frame.get_column(name)
+        if name in exact or not column.dtype.is_integer() or column.dtype == pl.UInt64:
+            continue
+        if column.null_count() == column.len():
+            exact[name] = (np.zeros(column.len(), dtype=np.int64), 1)
+            continue
+        low, high = int(column.min()), int(column.max())
+        if high - low >= 2**61:
+            continue
+        tokens = (column.cast(pl.Int64) - (low - 1)).fill_null(0).to_numpy()
+        exact[name] = (tokens, high - low + 2)
+    return exact
+
+
+def group_records(frame: pl.DataFrame, names: Sequence[str]) -> Grouping:
+    """The groups of the records of ``frame`` by their values of ``names``, nulls as values of their
+    own; the same grouping as :func:`group_keys` on an encoding, numbered by first appearance.
+
+    Fast path for one-off groupings. Dictionary-coded (Enum, Categorical), integer and boolean
+    columns contribute exact integer tokens; when only such columns are grouped and the product of
+    their ranges fits in 62 bits, the mixed-radix key is exact and nothing is hashed. Otherwise
+    polars hashes the remaining columns in parallel, every token is folded into a row hash, the row
+    hashes are densified in one compiled pass and the result is verified exact (every record equals
     its group's first record on every column); should a hash collision merge different rows, the
     grouping falls back to integer encoding.
     """
     n = frame.height
+    names = list(names)
     if not names or n == 0:
-        return initial_keys(n)[0], 1 if n else 0
-    hashes = frame.select(pl.col(name).hash(seed=0) for name in names)
+        keys, sizes = initial_keys(n)
+        return Grouping(keys, sizes, np.zeros(len(sizes), dtype=np.int64))
+    schema = frame.schema  # polars builds it anew on every access
+    exact = _exact_tokens(frame, names, schema)
+    enum_tokens = {name: exact[name][0] for name in exact if isinstance(schema[name], pl.Enum)}
+    hashed = [name for name in names if name not in exact]
+    if not hashed and sum(np.log2(float(upper)) for _, upper in exact.values()) < 62:
+        combined = np.zeros(n, dtype=np.int64)
+        upper = 1
+        for name in names:
+            tokens, radix = exact[name]
+            combined *= radix
+            combined += tokens
+            upper *= radix
+        if upper <= 4 * n + 64:
+            keys, sizes = _kernels.densify_direct(combined, upper)
+        else:
+            keys, sizes = _kernels.densify_hashed(combined)
+        return Grouping(keys, sizes, _kernels.first_of_groups(keys, len(sizes)), enum_tokens)
     row = np.zeros(n, dtype=np.uint64)
-    for name in names:
-        _kernels.mix_hashes(row, np.ascontiguousarray(hashes.get_column(name).to_numpy(), dtype=np.uint64))
+    if hashed:
+        hashes = frame.select(pl.col(name).hash(seed=0) for name in hashed)
+        for name in hashed:
+            _kernels.mix_hashes(
+                row, np.ascontiguousarray(hashes.get_column(name).to_numpy(), dtype=np.uint64)
+            )
+    for tokens, _ in exact.values():
+        _kernels.mix_hashes(row, tokens.view(np.uint64))
     keys, sizes = _kernels.densify_hashed((row >> np.uint64(1)).astype(np.int64))
-    representative = np.empty(len(sizes), dtype=np.int64)
-    representative[keys] = np.arange(n, dtype=np.int64)  # any record of a group will do
-    index = pl.Series(representative[keys])
-    exact = frame.select(
-        pl.all_horizontal(pl.col(name).eq_missing(pl.col(name).gather(index)) for name in names)
-        .all()
-        .alias("exact")
-    ).item()
-    if exact:
-        return keys, len(sizes)
-    return group_keys(encode(frame, list(names)), list(names))
+    first = _kernels.first_of_groups(keys, len(sizes))
+    representative = first[keys]
+    exact_ok = all(np.array_equal(tokens, tokens[representative]) for tokens, _ in exact.values())
+    if exact_ok and hashed:
+        index = pl.Series(representative)
+        exact_ok = frame.select(
+            pl.all_horizontal(pl.col(name).eq_missing(pl.col(name).gather(index)) for name in hashed)
+            .all()
+            .alias("exact")
+        ).item()
+    if exact_ok:
+        return Grouping(keys, sizes, first, enum_tokens)
+    keys, n_groups = group_keys(encode(frame, names), names)
+    keys, sizes = _kernels.densify_direct(keys.astype(np.int64), n_groups)
+    return Grouping(keys, sizes, _kernels.first_of_groups(keys, len(sizes)), enum_tokens)
 
 
 def check_missing(missing: str) -> str:

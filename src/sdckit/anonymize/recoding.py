@@ -649,11 +649,16 @@ def _release(
     for j, name in enumerate(search.quasi_identifiers):
         hierarchy = search.hierarchies[j]
         level = node.levels[j]
-        labels = pl.Series(name, list(hierarchy.labels[level]), dtype=pl.String)
-        values = labels.gather(search.generalized[j][level][record_combination])
-        columns.append(
-            pl.when(pl.lit(suppressed)).then(pl.lit(SUPPRESSED)).otherwise(pl.lit(values)).alias(name)
+        # Released as an Enum of the level's labels (and '*'): the text a user sees, stored as small
+        # integer codes that later checks group exactly without hashing text.
+        categories = list(hierarchy.labels[level])
+        if SUPPRESSED not in categories:
+            categories.append(SUPPRESSED)
+        labels = pl.Series(name, categories, dtype=pl.Enum(categories))
+        codes = np.where(
+            suppressed, categories.index(SUPPRESSED), search.generalized[j][level][record_combination]
         )
+        columns.append(labels.gather(codes))
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
     released = table.data.with_columns(columns).drop(identifiers)
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))

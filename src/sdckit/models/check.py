@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from sdckit.errors import ConfigError
-from sdckit.frequency import check_weights, group_records
+from sdckit.frequency import Grouping, check_weights, group_records
 from sdckit.models.base import ClassStatistics, ModelResult, PrivacyModel, evaluate_all
 from sdckit.table import Table
 
@@ -28,9 +29,10 @@ SUPPRESSED = "*"
 class CheckReport:
     """The verdict of some privacy models on every equivalence class of a table.
 
-    ``class_table`` has one row per class (in order of first appearance): the quasi-identifier values,
-    ``size``, then for every model ``"<model> achieved"`` and ``"<model> passes"``, and ``passes all``.
-    Sizes are sums of weights when weights were given.
+    ``first[c]`` is the first record of class ``c`` (classes in order of first appearance) and
+    ``sizes[c]`` its size (sum of weights when weights were given). ``class_table`` (built on first
+    use) has one row per class: its quasi-identifier values, ``size``, then for every model
+    ``"<model> achieved"`` and ``"<model> passes"``, and ``passes all``.
     """
 
     n_records: int
@@ -38,7 +40,21 @@ class CheckReport:
     n_suppressed: int
     results: list[ModelResult]
     passes_all: np.ndarray
-    class_table: pl.DataFrame
+    representatives: pl.DataFrame
+    first: np.ndarray
+    sizes: np.ndarray
+    weighted: bool = False
+
+    @cached_property
+    def class_table(self) -> pl.DataFrame:
+        columns = self.representatives[self.first].get_columns()
+        sizes = self.sizes if self.weighted else self.sizes.astype(np.int64)
+        columns.append(pl.Series("size", sizes))
+        for result in self.results:
+            columns.append(pl.Series(f"{result.model} achieved", result.achieved))
+            columns.append(pl.Series(f"{result.model} passes", result.passes))
+        columns.append(pl.Series("passes all", self.passes_all))
+        return pl.DataFrame(columns)
 
     def violating(self) -> pl.DataFrame:
         """The rows of ``class_table`` of the classes that fail at least one model."""
@@ -46,7 +62,7 @@ class CheckReport:
 
     def summary(self) -> dict[str, Any]:
         """The figures of the check, as plain JSON-ready values (nan -> None)."""
-        sizes = self.class_table.get_column("size").to_numpy() if self.n_classes else np.zeros(0)
+        sizes = self.sizes
         models = {}
         for result in self.results:
             failing = ~result.passes
@@ -77,14 +93,38 @@ def _plain(value: float) -> float | int | None:
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
-def _suppressed_records(data: pl.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarray:
+def _suppressed_classes(
+    data: pl.DataFrame, quasi_identifiers: Sequence[str], grouping: Grouping
+) -> np.ndarray:
+    """Which classes (given by their first record) have every quasi-identifier '*'.
+
+    Enum columns are judged on their integer codes; the other columns are read only for the classes
+    still in question (usually none or one), so the cost hardly grows with the number of columns.
+    """
     textual = (pl.String, pl.Categorical, pl.Enum)
-    if not quasi_identifiers or any(data.schema[name] not in textual for name in quasi_identifiers):
-        return np.zeros(data.height, dtype=bool)
-    condition = pl.all_horizontal(
-        (pl.col(name).cast(pl.String) == SUPPRESSED).fill_null(False) for name in quasi_identifiers
-    )
-    return data.select(condition.alias("suppressed")).get_column("suppressed").to_numpy()
+    schema = data.schema
+    first = grouping.first
+    if not quasi_identifiers or not all(isinstance(schema[name], textual) for name in quasi_identifiers):
+        return np.zeros(len(first), dtype=bool)
+    candidates = np.arange(len(first))
+    rest = []
+    for name in quasi_identifiers:
+        dtype = schema[name]
+        if name not in grouping.tokens:
+            rest.append(name)
+            continue
+        categories = dtype.categories.to_list()
+        if SUPPRESSED not in categories:
+            return np.zeros(len(first), dtype=bool)
+        star = categories.index(SUPPRESSED) + 1
+        candidates = candidates[grouping.tokens[name][first[candidates]] == star]
+    if len(candidates) and rest:
+        rows = data.select(rest)[first[candidates]]
+        condition = pl.all_horizontal(pl.all().cast(pl.String).eq_missing(SUPPRESSED))
+        candidates = candidates[rows.select(condition).to_series().to_numpy()]
+    suppressed = np.zeros(len(first), dtype=bool)
+    suppressed[candidates] = True
+    return suppressed
 
 
 def check_table(
@@ -107,34 +147,35 @@ def check_table(
             f"(columns: {', '.join(data.columns)})"
         )
     weights = check_weights(weights, data.height)
-    keys, n_keys = group_records(data, quasi_identifiers)
-    keys = keys.astype(np.int64)
-    suppressed = _suppressed_records(data, quasi_identifiers)
-    if suppressed.any():
-        used = np.zeros(n_keys, dtype=bool)
-        used[keys[~suppressed]] = True
-        renumber = np.cumsum(used) - 1
-        keys = np.where(suppressed, -1, renumber[keys])
-        n_keys = int(used.sum())
+    grouping = group_records(data, quasi_identifiers)
+    # Only one class can be all '*' (the grouping is exact), so suppression is judged per class.
+    suppressed_class = _suppressed_classes(data, quasi_identifiers, grouping)
+    keys = grouping.keys.astype(np.int64)
+    sizes = grouping.sizes
+    first = grouping.first
+    if suppressed_class.any():
+        renumber = np.cumsum(~suppressed_class) - 1
+        renumber[suppressed_class] = -1
+        keys = renumber[keys]
+        sizes = sizes[~suppressed_class]
+        first = first[~suppressed_class]
+    n_keys = len(first)
+    suppressed = keys < 0
     sensitive = [model.sensitive_attribute for model in models if model.sensitive_attribute is not None]
-    statistics = ClassStatistics.from_records(keys, n_keys, data, sensitive, weights)
+    if sensitive or weights is not None:
+        statistics = ClassStatistics.from_records(keys, n_keys, data, sensitive, weights)
+    else:
+        statistics = ClassStatistics(sizes=sizes.astype(np.float64))
     passes_all, results = evaluate_all(models, statistics)
 
-    kept = np.flatnonzero(keys >= 0)
-    _, first = np.unique(keys[kept], return_index=True)
-    representatives = kept[first]
-    columns: list[pl.Series] = [data.get_column(name).gather(representatives) for name in quasi_identifiers]
-    sizes = statistics.sizes
-    columns.append(pl.Series("size", sizes if weights is not None else sizes.astype(np.int64)))
-    for result in results:
-        columns.append(pl.Series(f"{result.model} achieved", result.achieved))
-        columns.append(pl.Series(f"{result.model} passes", result.passes))
-    columns.append(pl.Series("passes all", passes_all))
     return CheckReport(
         n_records=data.height,
         n_classes=n_keys,
         n_suppressed=int(suppressed.sum()),
         results=results,
         passes_all=passes_all,
-        class_table=pl.DataFrame(columns),
+        representatives=data.select(quasi_identifiers),
+        first=first,
+        sizes=statistics.sizes,
+        weighted=weights is not None,
     )
