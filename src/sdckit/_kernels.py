@@ -321,3 +321,11 @@ def first_of_groups(keys, groups):  # pragma: no cover - compiled
     for r in range(keys.shape[0] - 1, -1, -1):
         first[keys[r]] = r
     return first
+
+
+@njit(cache=True, nogil=True)
+def mix_radix(keys, tokens, radix):  # pragma: no cover - compiled
+    """``keys = keys * radix + tokens`` in place (tokens in ``0 .. radix-1``; the caller guarantees
+    that the key range fits in int64)."""
+    for r in range(keys.shape[0]):
+        keys[r] = keys[r] * radix + tokens[r]

@@ -191,14 +191,15 @@ class Grouping:
 
     ``keys[r]`` is the group of record ``r`` (int32, ``0 .. n_groups-1`` in order of first appearance),
     ``sizes[g]`` the number of records of group ``g`` and ``first[g]`` its first record. ``tokens``
-    holds, for the Enum columns, each record's physical code + 1 (0 for null): cheap exact values
-    that callers may compare instead of text.
+    holds, for the Enum columns, each record's physical code + ``token_offset`` (0 for a null when
+    the offset is 1): cheap exact values that callers may compare instead of text.
     """
 
     keys: np.ndarray
     sizes: np.ndarray
     first: np.ndarray
     tokens: dict[str, np.ndarray] = field(default_factory=dict)
+    token_offset: int = 0
 
     @property
     def n_groups(self) -> int:
@@ -211,11 +212,16 @@ _CODED = (pl.Enum, pl.Categorical)
 
 def _exact_tokens(
     frame: pl.DataFrame, names: Sequence[str], schema: pl.Schema
-) -> dict[str, tuple[np.ndarray, int]]:
-    """Exact non-negative integer tokens (null -> 0) and their range for the columns that allow them:
-    dictionary-coded and boolean columns (physical codes + 1) and integer columns (values offset so
-    that the smallest is 1). Other columns, and integers spanning nearly 2**63, are left out."""
+) -> tuple[dict[str, tuple[np.ndarray, int]], int]:
+    """Exact non-negative integer tokens and their range (tokens lie in ``0 .. range-1``) for the
+    columns that allow them, and the offset of the dictionary-coded ones.
+
+    Dictionary-coded and boolean columns give their physical codes, plus 1 (the offset) when one of
+    them holds a null, which then becomes 0; integer columns give their values shifted so that the
+    smallest is 1 (null 0). Other columns, and integers spanning nearly 2**63, are left out.
+    """
     exact: dict[str, tuple[np.ndarray, int]] = {}
+    offset = 0
     coded = [name for name in names if isinstance(schema[name], _CODED) or schema[name] == pl.Boolean]
     if coded:
         # One select and one conversion for all of them: per-column calls would cost more than the work.
@@ -223,19 +229,13 @@ def _exact_tokens(
             pl.col(name).to_physical() if schema[name] != pl.Boolean else pl.col(name).cast(pl.UInt8)
             for name in coded
         )
-        nulls = physical.null_count().row(0)
-        if any(nulls):
+        if any(physical.null_count().row(0)):
             physical = physical.select((pl.all().cast(pl.Int64) + 1).fill_null(0))
+            offset = 1
         matrix = physical.to_numpy()
-        if not any(nulls):
-            matrix = matrix.astype(np.int64) + 1
+        uppers = matrix.max(axis=0).astype(np.int64) + 1 if len(matrix) else np.ones(len(coded), np.int64)
         for j, name in enumerate(coded):
-            dtype = schema[name]
-            upper = len(dtype.categories) + 1 if isinstance(dtype, pl.Enum) else None
-            if dtype == pl.Boolean:
-                upper = 3
-            tokens = matrix[:, j]
-            exact[name] = (tokens, upper if upper is not None else int(tokens.max(initial=0)) + 1)
+            exact[name] = (matrix[:, j], int(uppers[j]))
     for name in names:
         column = frame.get_column(name)
         if name in exact or not column.dtype.is_integer() or column.dtype == pl.UInt64:
@@ -248,10 +248,10 @@ def _exact_tokens(
             continue
         tokens = (column.cast(pl.Int64) - (low - 1)).fill_null(0).to_numpy()
         exact[name] = (tokens, high - low + 2)
-    return exact
+    return exact, offset
 
 
-def group_records(frame: pl.DataFrame, names: Sequence[str]) -> Grouping:
+def group_records(frame: pl.DataFrame, names: Sequence[str], schema: pl.Schema | None = None) -> Grouping:
     """The groups of the records of ``frame`` by their values of ``names``, nulls as values of their
     own; the same grouping as :func:`group_keys` on an encoding, numbered by first appearance.
 
@@ -261,30 +261,33 @@ def group_records(frame: pl.DataFrame, names: Sequence[str]) -> Grouping:
     polars hashes the remaining columns in parallel, every token is folded into a row hash, the row
     hashes are densified in one compiled pass and the result is verified exact (every record equals
     its group's first record on every column); should a hash collision merge different rows, the
-    grouping falls back to integer encoding.
+    grouping falls back to integer encoding. ``schema`` may pass ``frame.schema`` if the caller has
+    it (polars builds it anew on every access).
     """
     n = frame.height
     names = list(names)
     if not names or n == 0:
         keys, sizes = initial_keys(n)
         return Grouping(keys, sizes, np.zeros(len(sizes), dtype=np.int64))
-    schema = frame.schema  # polars builds it anew on every access
-    exact = _exact_tokens(frame, names, schema)
+    schema = frame.schema if schema is None else schema
+    exact, offset = _exact_tokens(frame, names, schema)
     enum_tokens = {name: exact[name][0] for name in exact if isinstance(schema[name], pl.Enum)}
     hashed = [name for name in names if name not in exact]
+
+    def grouping(keys: np.ndarray, sizes: np.ndarray, first: np.ndarray | None = None) -> Grouping:
+        first = _kernels.first_of_groups(keys, len(sizes)) if first is None else first
+        return Grouping(keys, sizes, first, enum_tokens, offset)
+
     if not hashed and sum(np.log2(float(upper)) for _, upper in exact.values()) < 62:
         combined = np.zeros(n, dtype=np.int64)
         upper = 1
         for name in names:
             tokens, radix = exact[name]
-            combined *= radix
-            combined += tokens
+            _kernels.mix_radix(combined, tokens, radix)
             upper *= radix
         if upper <= 4 * n + 64:
-            keys, sizes = _kernels.densify_direct(combined, upper)
-        else:
-            keys, sizes = _kernels.densify_hashed(combined)
-        return Grouping(keys, sizes, _kernels.first_of_groups(keys, len(sizes)), enum_tokens)
+            return grouping(*_kernels.densify_direct(combined, upper))
+        return grouping(*_kernels.densify_hashed(combined))
     row = np.zeros(n, dtype=np.uint64)
     if hashed:
         hashes = frame.select(pl.col(name).hash(seed=0) for name in hashed)
@@ -293,7 +296,7 @@ def group_records(frame: pl.DataFrame, names: Sequence[str]) -> Grouping:
                 row, np.ascontiguousarray(hashes.get_column(name).to_numpy(), dtype=np.uint64)
             )
     for tokens, _ in exact.values():
-        _kernels.mix_hashes(row, tokens.view(np.uint64))
+        _kernels.mix_hashes(row, tokens.astype(np.uint64))
     keys, sizes = _kernels.densify_hashed((row >> np.uint64(1)).astype(np.int64))
     first = _kernels.first_of_groups(keys, len(sizes))
     representative = first[keys]
@@ -306,10 +309,9 @@ def group_records(frame: pl.DataFrame, names: Sequence[str]) -> Grouping:
             .alias("exact")
         ).item()
     if exact_ok:
-        return Grouping(keys, sizes, first, enum_tokens)
+        return grouping(keys, sizes, first)
     keys, n_groups = group_keys(encode(frame, names), names)
-    keys, sizes = _kernels.densify_direct(keys.astype(np.int64), n_groups)
-    return Grouping(keys, sizes, _kernels.first_of_groups(keys, len(sizes)), enum_tokens)
+    return grouping(*_kernels.densify_direct(keys.astype(np.int64), n_groups))
 
 
 def check_missing(missing: str) -> str:

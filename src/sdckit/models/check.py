@@ -94,7 +94,7 @@ def _plain(value: float) -> float | int | None:
 
 
 def _suppressed_classes(
-    data: pl.DataFrame, quasi_identifiers: Sequence[str], grouping: Grouping
+    data: pl.DataFrame, schema: pl.Schema, quasi_identifiers: Sequence[str], grouping: Grouping
 ) -> np.ndarray:
     """Which classes (given by their first record) have every quasi-identifier '*'.
 
@@ -102,7 +102,6 @@ def _suppressed_classes(
     still in question (usually none or one), so the cost hardly grows with the number of columns.
     """
     textual = (pl.String, pl.Categorical, pl.Enum)
-    schema = data.schema
     first = grouping.first
     if not quasi_identifiers or not all(isinstance(schema[name], textual) for name in quasi_identifiers):
         return np.zeros(len(first), dtype=bool)
@@ -116,7 +115,7 @@ def _suppressed_classes(
         categories = dtype.categories.to_list()
         if SUPPRESSED not in categories:
             return np.zeros(len(first), dtype=bool)
-        star = categories.index(SUPPRESSED) + 1
+        star = categories.index(SUPPRESSED) + grouping.token_offset
         candidates = candidates[grouping.tokens[name][first[candidates]] == star]
     if len(candidates) and rest:
         rows = data.select(rest)[first[candidates]]
@@ -147,9 +146,10 @@ def check_table(
             f"(columns: {', '.join(data.columns)})"
         )
     weights = check_weights(weights, data.height)
-    grouping = group_records(data, quasi_identifiers)
+    schema = data.schema  # polars builds it anew on every access
+    grouping = group_records(data, quasi_identifiers, schema)
     # Only one class can be all '*' (the grouping is exact), so suppression is judged per class.
-    suppressed_class = _suppressed_classes(data, quasi_identifiers, grouping)
+    suppressed_class = _suppressed_classes(data, schema, quasi_identifiers, grouping)
     keys = grouping.keys.astype(np.int64)
     sizes = grouping.sizes
     first = grouping.first
