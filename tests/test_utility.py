@@ -531,3 +531,55 @@ def test_vectorized_matches_per_record_definition(table):
     assert gcp(view) == pytest.approx(ref_ncp / (d * n))
     assert precision(view) == pytest.approx(ref_precision / (d * n))
     assert non_uniform_entropy(view) == pytest.approx(ref_entropy, abs=1e-9)
+
+
+def test_release_ncp_equals_gcp_of_a_generalization_and_eq5_of_suppression():
+    """Equation (4) of Orooji & Knapp read from the cell penalties: GCP for a full-domain
+    generalization (suppressed records charged 1), S/(n q) for suppression (equation 5)."""
+    import polars as pl
+
+    from sdckit.anonymize.recoding import full_domain_generalization, release_metrics
+    from sdckit.anonymize.release import Release
+    from sdckit.hierarchy import Hierarchy
+    from sdckit.models import KAnonymity
+    from sdckit.table import Table
+    from sdckit.utility import release_ncp
+
+    frame = pl.DataFrame(
+        {
+            "age": ["21", "22", "23", "24", "31", "32", "33", "51"],
+            "sex": ["M", "F", "M", "F", "M", "M", "F", "F"],
+        }
+    )
+    hierarchies = {
+        "age": Hierarchy.from_rows(
+            "age", [[a, a[0] + "*", "*"] for a in ["21", "22", "23", "24", "31", "32", "33", "51"]]
+        ),
+        "sex": Hierarchy.from_rows("sex", [["M", "*"], ["F", "*"]]),
+    }
+    release = full_domain_generalization(
+        Table.from_frame(frame),
+        [KAnonymity(2)],
+        quasi_identifiers=["age", "sex"],
+        hierarchies=hierarchies,
+        suppression_limit=0.2,
+    )
+    assert release_ncp(release) == pytest.approx(release_metrics(release)["gcp"])
+    assert release.suppressed_cells.sum() == 2 * release.n_suppressed
+    n, q = 5, 2
+    cells = np.zeros((n, q), dtype=bool)
+    cells[0, 0] = cells[3, 1] = cells[4, 1] = True
+    suppression = Release(
+        table=Table.from_frame(frame.head(n)),
+        original=Table.from_frame(frame.head(n)),
+        method="suppression",
+        parameters={},
+        quasi_identifiers=("age", "sex"),
+        suppressed_records=np.zeros(n, dtype=bool),
+        classes=np.full(n, -1),
+        cell_penalty=cells.astype(float),
+        suppressed_cells=cells,
+    )
+    assert release_ncp(suppression) == pytest.approx(3 / (n * q))
+    assert release_ncp(suppression, {"age": 3.0, "sex": 1.0}) == pytest.approx((0.75 * 1 + 0.25 * 2) / n)
+    assert suppression.suppressed_cells_per_attribute() == {"age": 1, "sex": 2}

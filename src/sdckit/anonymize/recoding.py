@@ -646,9 +646,12 @@ def _release(
     suppressed = combination_suppressed[record_combination]
     record_classes = np.where(suppressed, -1, node.classes[record_combination]).astype(np.int64)
     columns = []
+    penalty = np.empty((len(suppressed), len(search.quasi_identifiers)), dtype=np.float64)
     for j, name in enumerate(search.quasi_identifiers):
         hierarchy = search.hierarchies[j]
         level = node.levels[j]
+        penalty[:, j] = hierarchy.ncp(level)[search.generalized[j][level][record_combination]]
+        penalty[suppressed, j] = 1.0
         # Released as an Enum of the level's labels (and '*'): the text a user sees, stored as small
         # integer codes that later checks group exactly without hashing text.
         categories = list(hierarchy.labels[level])
@@ -677,6 +680,8 @@ def _release(
         view=view,
         heuristic=heuristic,
         search=details,
+        cell_penalty=penalty,
+        suppressed_cells=np.repeat(suppressed[:, None], len(search.quasi_identifiers), axis=1),
     )
 
 

@@ -22,6 +22,20 @@ class Release:
     generalization level of each quasi-identifier for full-domain generalization; ``view`` the
     distinct-combination view the utility metrics read; ``heuristic`` says whether the search
     stopped short of proving optimality.
+
+    Every method that changes quasi-identifier cells also fills, with one column per entry of
+    ``quasi_identifiers``:
+
+    ``cell_penalty``
+        float64 ``(n_records, n_quasi_identifiers)``: the NCP of every released cell in [0, 1]
+        (Xu et al., 2006): 0 for an unchanged value, ``|leaves(u)| / |leaves(root)|`` for a value
+        generalized to hierarchy node ``u`` (0 when ``u`` is a single leaf), ``(z - y) / (max - min)``
+        for a number generalized to the interval ``[y, z]``, ``|set| / |domain|`` for a set of
+        categories, 1 for a suppressed cell. :func:`sdckit.utility.release_ncp` averages it so that
+        every method is compared with one metric.
+    ``suppressed_cells``
+        bool ``(n_records, n_quasi_identifiers)``: the cells suppressed to null (value suppression)
+        or '*' (suppressed records), so reports count suppressed cells per attribute.
     """
 
     table: Table
@@ -37,10 +51,23 @@ class Release:
     view: GeneralizationView | None = None
     heuristic: bool = False
     search: dict[str, Any] = field(default_factory=dict)
+    cell_penalty: np.ndarray | None = None
+    suppressed_cells: np.ndarray | None = None
 
     @property
     def n_suppressed(self) -> int:
         return int(np.count_nonzero(self.suppressed_records))
+
+    def suppressed_cells_per_attribute(self) -> dict[str, int]:
+        """Suppressed cells of every quasi-identifier (all zero when the method suppresses none)."""
+        if self.suppressed_cells is None:
+            return dict.fromkeys(self.quasi_identifiers, 0)
+        counts = self.suppressed_cells.sum(axis=0)
+        return {name: int(count) for name, count in zip(self.quasi_identifiers, counts, strict=True)}
+
+    @property
+    def n_suppressed_cells(self) -> int:
+        return 0 if self.suppressed_cells is None else int(np.count_nonzero(self.suppressed_cells))
 
     @property
     def n_classes(self) -> int:

@@ -3,7 +3,8 @@
 Every metric reads a :class:`GeneralizationView` (the distinct quasi-identifier combinations of the
 original table, their equivalence classes at the chosen levels and which are suppressed) and costs
 O(combinations); lower is better for all of them. :data:`METRICS` is the registry used by the
-generalization search, with a lower bound per metric for pruning.
+generalization search, with a lower bound per metric for pruning. :func:`release_ncp` reads the
+per-cell penalties every release records, so that all methods are compared with one metric.
 """
 
 from sdckit.utility.base import GeneralizationView
@@ -20,6 +21,7 @@ from sdckit.utility.metrics import (
     ncp,
     non_uniform_entropy,
     precision,
+    release_ncp,
 )
 
 __all__ = [
@@ -36,4 +38,5 @@ __all__ = [
     "ncp",
     "non_uniform_entropy",
     "precision",
+    "release_ncp",
 ]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -515,3 +516,39 @@ METRICS: dict[str, Metric] = {
 def compute_all(view: GeneralizationView) -> dict[str, float]:
     """The value of every metric of :data:`METRICS`, by name."""
     return {name: metric.value(view) for name, metric in METRICS.items()}
+
+
+# --------------------------------------------------------------------------------------------------
+# NCP of any release (one metric for every method)
+# --------------------------------------------------------------------------------------------------
+
+
+def release_ncp(release: Any, weights: Weights = None) -> float:
+    """Mean normalized certainty penalty of a release, equation (4) of Orooji & Knapp (2019):
+    ``NCP(D') = (1/n) sum_i sum_j w_j NCP_Aj(r_i)`` with attribute weights summing to 1 (default
+    ``1/q`` each), read from ``release.cell_penalty``. For value suppression ``NCP_Aj`` is 1 for a
+    suppressed cell and 0 otherwise, so this is equation (5): ``S / (n q)``. For a generalization it
+    equals GCP. ``weights`` as for :func:`ncp` (mapping or sequence over the quasi-identifiers);
+    they are normalized to sum 1.
+    """
+    penalty = getattr(release, "cell_penalty", None)
+    if penalty is None:
+        raise ConfigError(f"the {release.method!r} release does not record the NCP of its cells")
+    names = tuple(release.quasi_identifiers)
+    n, q = penalty.shape
+    if q != len(names):
+        raise ConfigError(f"cell_penalty has {q} columns for {len(names)} quasi-identifiers")
+    if n == 0 or q == 0:
+        return 0.0
+    resolved = _resolve_weights(_Names(names), weights)
+    total = float(resolved.sum())
+    if total <= 0:
+        raise ConfigError("weights: at least one attribute weight must be positive")
+    return float((penalty @ (resolved / total)).mean())
+
+
+@dataclass(frozen=True)
+class _Names:
+    """What :func:`_resolve_weights` reads of a view: the quasi-identifier names."""
+
+    quasi_identifiers: tuple[str, ...]
