@@ -155,6 +155,7 @@ def test_repeat_brings_every_record_to_delta_under_wildcard(table):
 
 def test_repeat_on_generated_data_and_budget():
     from examples.generate import generate
+
     from sdckit.config import load_config
 
     config = load_config(Path(__file__).parents[1] / "examples" / "example.yaml")
