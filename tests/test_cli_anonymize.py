@@ -209,10 +209,19 @@ BAD_OPTIONS = [
     (["-k", "2", "--suppression-limit", "2"], ["--suppression-limit", "[0, 1]", "2"]),
     (["-k", "2", "--suppression-limit", "-0.5"], ["--suppression-limit", "[0, 1]"]),
     (["-k", "2", "--metric", "utility"], ["--metric", "loss", "utility"]),
-    (["-k", "2", "--method", "mondrian"], ["--method", "generalize", "mondrian"]),
+    (["-k", "2", "--method", "swap"], ["--method", "generalize", "mondrian", "swap"]),
+    (["--method", "mondrian"], ["mondrian", "at least one privacy model"]),
+    (["--method", "local-suppression"], ["local-suppression", "needs -k"]),
+    (["-k", "2", "--method", "local-suppression", "--importance", "Age,Height"], ["Height"]),
+    (["--method", "targeted-suppression"], ["targeted-suppression", "needs --delta"]),
+    (["--method", "targeted-suppression", "--delta", "-1"], ["delta", ">= 0", "-1"]),
+    (["--method", "targeted-suppression", "--delta", "0.1", "--max-rounds", "0"], ["max_rounds"]),
+    (["-k", "2", "--histogram", "h.png"], ["--histogram", "targeted-suppression"]),
+    (["-k", "2", "--method", "mondrian", "--mode", "loose"], ["mode", "loose"]),
     (["-k", "2", "-l", "2", "--l-variant", "fancy"], ["--l-variant", "fancy"]),
     (["-k", "2", "-l", "2.5"], ["-l", "whole number", "2.5"]),
     ([], ["at least one privacy model"]),
+    (["-k", "15", "--method", "mondrian"], ["15"]),
     # The whole table's effective l (exp of its entropy) is about 5.6, so entropy 6-diversity is
     # impossible at every level, with any suppression.
     (["-l", "6", "--l-variant", "entropy"], ["entropy 6-diversity", "Disease", "cannot be satisfied"]),
@@ -325,3 +334,36 @@ def test_check_reports_a_violated_model_on_the_raw_data(tmp_path):
     assert result.exit_code == 0, result.output
     assert "not satisfied" in result.output
     assert json.loads((tmp_path / "check.json").read_text())["satisfied"] is False
+
+
+def test_targeted_suppression_through_the_cli(tmp_path):
+    """The example data and configuration: the summary's figures agree with the written release."""
+    from examples.generate import generate
+
+    data = tmp_path / "students.csv"
+    generate(n_records=2000, seed=3).write_csv(data)
+    config = Path(__file__).parents[1] / "examples" / "example.yaml"
+    output, summary, histogram = tmp_path / "out.csv", tmp_path / "s.json", tmp_path / "risk.png"
+    result = run(
+        "anonymize", str(data), "--config", str(config), "--method", "targeted-suppression",
+        "--delta", "0.01", "--repeat", "--output", str(output), "--summary", str(summary),
+        "--histogram", str(histogram),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    figures = json.loads(summary.read_text())
+    assert figures["method"] == "targeted-suppression"
+    assert figures["high_risk_before"] > 0
+    assert figures["high_risk_after"] == figures["irreducible"]
+    cells = figures["suppressed_cells"]
+    assert cells["total"] == sum(cells["per_attribute"].values()) > 0
+    released = pl.read_csv(output, infer_schema=False)
+    original = pl.read_csv(data, infer_schema=False)
+    assert released.height == original.height
+    assert "student_id" not in released.columns  # identifiers are not released
+    nulls_added = sum(
+        released[name].null_count() - original[name].null_count() for name in cells["per_attribute"]
+    )
+    assert nulls_added == cells["total"]
+    n, q = released.height, len(cells["per_attribute"])
+    assert figures["metrics"]["ncp"] == pytest.approx(cells["total"] / (n * q))
+    assert histogram.stat().st_size > 0

@@ -362,14 +362,17 @@ def check(
             _write_json(summary, figures)
 
 
+ANONYMIZE_METHODS = ("generalize", "mondrian", "local-suppression", "targeted-suppression")
+
+
 @app.command()
 def anonymize(
     data: Annotated[Path, typer.Argument(help="Microdata file: CSV or Parquet.")],
-    config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration with hierarchies.")],
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration of the attributes.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Release file, .csv or .parquet.")],
-    method: Annotated[
-        str, typer.Option("--method", "-m", help="generalize (full-domain generalization).")
-    ] = ("generalize"),
+    method: Annotated[str, typer.Option("--method", "-m", help=f"One of {', '.join(ANONYMIZE_METHODS)}.")] = (
+        "generalize"
+    ),
     k: Annotated[int | None, typer.Option("-k", help="k of k-anonymity.")] = None,
     l: Annotated[float | None, typer.Option("-l", help="l of l-diversity.")] = None,  # noqa: E741
     l_variant: Annotated[
@@ -381,93 +384,330 @@ def anonymize(
         str, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
     ] = "equal",
     suppression_limit: Annotated[
-        float, typer.Option("--suppression-limit", help="Largest share of records that may be suppressed.")
+        float, typer.Option("--suppression-limit", help="generalize: largest share of records to suppress.")
     ] = 0.0,
-    metric: Annotated[str, typer.Option("--metric", help=f"Utility metric: {', '.join(METRIC_CHOICES)}.")] = (
-        "loss"
-    ),
+    metric: Annotated[
+        str, typer.Option("--metric", help=f"generalize: utility metric, {', '.join(METRIC_CHOICES)}.")
+    ] = "loss",
     drop_suppressed: Annotated[
-        bool, typer.Option("--drop-suppressed", help="Leave suppressed records out instead of writing '*'.")
+        bool, typer.Option("--drop-suppressed", help="generalize: leave suppressed records out, not '*'.")
     ] = False,
-    max_nodes: Annotated[int, typer.Option(help="Larger lattices are searched heuristically.")] = 2_000_000,
+    max_nodes: Annotated[
+        int, typer.Option(help="generalize: larger lattices are searched heuristically.")
+    ] = (2_000_000),
+    mode: Annotated[str, typer.Option("--mode", help="mondrian: strict or relaxed.")] = "strict",
+    centroids: Annotated[
+        bool, typer.Option("--centroids", help="mondrian: release partition centroids, not ranges.")
+    ] = False,
+    importance: Annotated[
+        str | None,
+        typer.Option(
+            "--importance", help="local-suppression: attributes, most important first, comma-separated."
+        ),
+    ] = None,
+    delta: Annotated[
+        float | None, typer.Option("--delta", help="targeted-suppression: risk threshold DELTA.")
+    ] = None,
+    repeat: Annotated[
+        bool, typer.Option("--repeat", help="targeted-suppression: repeat until no record exceeds DELTA.")
+    ] = False,
+    max_rounds: Annotated[
+        int | None, typer.Option("--max-rounds", help="targeted-suppression: most rounds with --repeat.")
+    ] = None,
+    cell_budget: Annotated[
+        int | None, typer.Option("--cell-budget", help="targeted-suppression: most cells to suppress.")
+    ] = None,
+    histogram: Annotated[
+        Path | None,
+        typer.Option("--histogram", help="targeted-suppression: risk before/after, .png/.pdf/.svg."),
+    ] = None,
+    missing: Annotated[
+        str | None,
+        typer.Option(
+            help="Suppression methods: override the config's treatment of nulls (wildcard/category)."
+        ),
+    ] = None,
     summary: Annotated[Path | None, typer.Option("--summary", help="Write the figures as JSON.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Anonymize microdata: the optimal full-domain generalization under k, l and t."""
-    from sdckit.anonymize.recoding import full_domain_generalization, release_metrics
+    """Anonymize microdata and write the release.
+
+    generalize: the optimal full-domain generalization under k, l and t; mondrian: multidimensional
+    partitioning under the same models; local-suppression: suppress single values until k-anonymity
+    (nulls as wildcards); targeted-suppression: suppress the values that drive the risk of the
+    records above DELTA (Orooji & Knapp).
+    """
     from sdckit.config import load_config
-    from sdckit.models import check_table
+    from sdckit.evaluate.plots import plot_format
     from sdckit.table import write_table
 
     with _user_errors():
         _check_output(output, (".csv", ".parquet", ".pq"), "--output")
         _check_output(summary, (".json",), "--summary")
-        if method != "generalize":
-            raise ConfigError(f"--method must be generalize, got {method!r}")
-        if metric not in METRIC_CHOICES:
-            raise ConfigError(f"--metric must be one of {', '.join(METRIC_CHOICES)}, got {metric!r}")
-        if not 0.0 <= suppression_limit <= 1.0:
-            raise ConfigError(f"--suppression-limit must be in [0, 1], got {suppression_limit}")
-        if k is None and l is None and t is None:
-            raise ConfigError("give at least one privacy model: -k, -l or -t")
+        if histogram is not None:
+            plot_format(histogram)
+        if method not in ANONYMIZE_METHODS:
+            raise ConfigError(f"--method must be one of {', '.join(ANONYMIZE_METHODS)}, got {method!r}")
+        if method in ("generalize", "mondrian") and k is None and l is None and t is None:
+            raise ConfigError(f"--method {method} needs at least one privacy model: -k, -l or -t")
+        if method == "local-suppression" and k is None:
+            raise ConfigError("--method local-suppression needs -k")
+        if method == "targeted-suppression" and delta is None:
+            raise ConfigError("--method targeted-suppression needs --delta")
+        if histogram is not None and method != "targeted-suppression":
+            raise ConfigError("--histogram is only for --method targeted-suppression")
         started = time.perf_counter()
         settings = load_config(config)
         table = settings.read(data)
-        names = _quasi_identifiers(table)
-        models = _models(table, k, l, l_variant, recursive_c, t, t_distance)
-        with _progress(not quiet and sys.stderr.isatty(), "lattice") as progress:
-            release = full_domain_generalization(
-                table,
-                models,
-                quasi_identifiers=names,
-                suppression_limit=suppression_limit,
-                metric=metric,
-                max_nodes=max_nodes,
-                progress=progress,
+        show_progress = not quiet and sys.stderr.isatty()
+        if method == "generalize":
+            if metric not in METRIC_CHOICES:
+                raise ConfigError(f"--metric must be one of {', '.join(METRIC_CHOICES)}, got {metric!r}")
+            if not 0.0 <= suppression_limit <= 1.0:
+                raise ConfigError(f"--suppression-limit must be in [0, 1], got {suppression_limit}")
+            models = _models(table, k, l, l_variant, recursive_c, t, t_distance)
+            release, figures = _generalize(table, models, suppression_limit, metric, max_nodes, show_progress)
+        elif method == "mondrian":
+            models = _models(table, k, l, l_variant, recursive_c, t, t_distance)
+            release, figures = _mondrian(table, models, mode, centroids)
+        elif method == "local-suppression":
+            if k is not None and k > table.n_records:
+                raise ConfigError(f"-k {k} is larger than the number of records ({table.n_records})")
+            release, figures = _local_suppression(
+                table, k, importance, missing or settings.risk.missing, show_progress
             )
-        metrics = release_metrics(release)
-        kept = ~release.suppressed_records
-        released = release.table.data.filter(pl.Series(kept)) if drop_suppressed else release.table.data
-        sizes = release.class_sizes()
-        # An independent re-check on the released values (suppressed records, all '*', are left out).
-        recheck = check_table(release.table, names, models)
+        else:
+            release, figures = _targeted_suppression(
+                table,
+                settings,
+                delta=delta,
+                missing=missing,
+                repeat=repeat,
+                max_rounds=max_rounds,
+                cell_budget=cell_budget,
+                show_progress=show_progress,
+            )
         elapsed = time.perf_counter() - started
-        figures = {
-            "data": str(data),
-            "method": "generalize",
-            "models": [model.name for model in models],
-            "levels": release.levels,
-            "suppressed_records": release.n_suppressed,
-            "equivalence_classes": int(len(sizes)),
-            "smallest_class": int(sizes.min()) if len(sizes) else 0,
-            "metrics": metrics,
-            "achieved": {result.model: result.worst() for result in recheck.results},
-            "heuristic": release.heuristic,
-            "search": release.search,
-            "elapsed_seconds": round(elapsed, 3),
-        }
+        released = release.table.data
+        if drop_suppressed and method == "generalize":
+            released = released.filter(pl.Series(~release.suppressed_records))
+        figures = {"data": str(data), "method": method, **figures, "elapsed_seconds": round(elapsed, 3)}
         console.print(
-            f"[bold]{data.name}[/]: {table.n_records:,} records, quasi-identifiers {', '.join(names)} "
-            f"— {elapsed:.2f} s{' (heuristic search)' if release.heuristic else ''}"
+            f"[bold]{data.name}[/]: {table.n_records:,} records, method {method}, "
+            f"quasi-identifiers {', '.join(release.quasi_identifiers)} — {elapsed:.2f} s"
+            f"{' (heuristic search)' if release.heuristic else ''}"
         )
-        levels = RichTable(title="Generalization levels", title_justify="left")
-        for name in names:
-            levels.add_column(name, justify="right")
-        levels.add_row(*(str(release.levels[name]) for name in names))
-        console.print(levels)
-        console.print(
-            f"suppressed records: {release.n_suppressed:,}; equivalence classes: {len(sizes):,}; "
-            f"smallest class: {figures['smallest_class']:,}"
-        )
-        console.print(
-            "achieved: " + "; ".join(f"{name} → {value:.4g}" for name, value in figures["achieved"].items())
-        )
-        console.print("utility: " + "; ".join(f"{name} {value:.4g}" for name, value in metrics.items()))
+        _print_release(method, release, figures)
         output.parent.mkdir(parents=True, exist_ok=True)
+        if histogram is not None:
+            from sdckit.evaluate.plots import risk_histogram
+
+            histogram.parent.mkdir(parents=True, exist_ok=True)
+            risk_histogram(
+                {
+                    "original": release.search["risk_before"].risk,
+                    "released": release.search["risk_after"].risk,
+                },
+                histogram,
+                threshold=release.parameters["delta"],
+                title=f"Record disclosure risk before and after targeted suppression — {data.name}",
+            )
+            console.print(f"histogram written to [bold]{histogram}[/]")
         write_table(released, output)
         console.print(f"release written to [bold]{output}[/]")
         if summary is not None:
             _write_json(summary, figures)
+
+
+def _class_figures(release: Any) -> dict[str, Any]:
+    sizes = release.class_sizes()
+    return {
+        "suppressed_records": release.n_suppressed,
+        "equivalence_classes": int(len(sizes)),
+        "smallest_class": int(sizes.min()) if len(sizes) else 0,
+    }
+
+
+def _cell_figures(release: Any) -> dict[str, Any]:
+    return {
+        "suppressed_cells": {
+            "total": release.n_suppressed_cells,
+            "per_attribute": release.suppressed_cells_per_attribute(),
+        }
+    }
+
+
+def _achieved(release: Any, models: list[Any]) -> dict[str, float]:
+    """The models re-checked independently on the released values (records all '*' left out)."""
+    from sdckit.models import check_table
+
+    recheck = check_table(release.table, list(release.quasi_identifiers), models)
+    return {result.model: result.worst() for result in recheck.results}
+
+
+def _generalize(
+    table: Any, models: list[Any], suppression_limit: float, metric: str, max_nodes: int, show_progress: bool
+) -> tuple[Any, dict[str, Any]]:
+    from sdckit.anonymize.recoding import full_domain_generalization, release_metrics
+    from sdckit.utility import release_ncp
+
+    with _progress(show_progress, "lattice") as progress:
+        release = full_domain_generalization(
+            table,
+            models,
+            quasi_identifiers=_quasi_identifiers(table),
+            suppression_limit=suppression_limit,
+            metric=metric,
+            max_nodes=max_nodes,
+            progress=progress,
+        )
+    metrics = release_metrics(release)
+    metrics["release_ncp"] = release_ncp(release)
+    figures = {
+        "models": [model.name for model in models],
+        "levels": release.levels,
+        **_class_figures(release),
+        **_cell_figures(release),
+        "metrics": metrics,
+        "achieved": _achieved(release, models),
+        "heuristic": release.heuristic,
+        "search": release.search,
+    }
+    return release, figures
+
+
+def _mondrian(table: Any, models: list[Any], mode: str, centroids: bool) -> tuple[Any, dict[str, Any]]:
+    from sdckit.anonymize.mondrian import mondrian
+    from sdckit.utility import release_ncp
+
+    release = mondrian(
+        table,
+        models,
+        quasi_identifiers=_quasi_identifiers(table),
+        mode=mode,
+        output="centroid" if centroids else "generalized",
+    )
+    figures = {
+        "models": [model.name for model in models],
+        "mode": mode,
+        "output": "centroid" if centroids else "generalized",
+        **_class_figures(release),
+        **_cell_figures(release),
+        "metrics": {"ncp": release_ncp(release)},
+    }
+    if not centroids:
+        figures["achieved"] = _achieved(release, models)
+    return release, figures
+
+
+def _local_suppression(
+    table: Any, k: int, importance: str | None, missing: str, show_progress: bool
+) -> tuple[Any, dict[str, Any]]:
+    from sdckit.anonymize.suppression import local_suppression
+    from sdckit.utility import release_ncp
+
+    order = None
+    if importance is not None:
+        order = [name.strip() for name in importance.split(",") if name.strip()]
+    with _progress(show_progress, "suppression") as progress:
+        release = local_suppression(
+            table,
+            k,
+            quasi_identifiers=_quasi_identifiers(table),
+            importance=order,
+            missing=missing,
+            progress=progress,
+        )
+    figures = {
+        "k": k,
+        "missing": missing,
+        "importance": release.parameters.get("importance"),
+        **_cell_figures(release),
+        "metrics": {"ncp": release_ncp(release)},
+    }
+    return release, figures
+
+
+def _targeted_suppression(
+    table: Any,
+    settings: Any,
+    *,
+    delta: float,
+    missing: str | None,
+    repeat: bool,
+    max_rounds: int | None,
+    cell_budget: int | None,
+    show_progress: bool,
+) -> tuple[Any, dict[str, Any]]:
+    from sdckit.anonymize.targeted import targeted_suppression
+    from sdckit.utility import release_ncp
+
+    progress = (lambda message: console.print(f"[dim]{message}[/]")) if show_progress else None
+    release = targeted_suppression(
+        table,
+        delta=delta,
+        alpha=settings.risk.alpha,
+        epsilon=settings.risk.epsilon,
+        missing=missing or settings.risk.missing,
+        weights=settings.data.weights,
+        repeat=repeat,
+        max_rounds=max_rounds,
+        cell_budget=cell_budget,
+        progress=progress,
+    )
+    search = release.search
+    figures = {
+        "delta": delta,
+        "parameters": release.parameters,
+        "high_risk_before": search["high_risk_before"],
+        "high_risk_after": search["high_risk_after"],
+        "rounds": search["rounds"],
+        "irreducible": search["irreducible"],
+        "stopped": search["stopped"],
+        **_cell_figures(release),
+        "metrics": {"ncp": release_ncp(release)},
+    }
+    return release, figures
+
+
+def _print_release(method: str, release: Any, figures: dict[str, Any]) -> None:
+    if release.levels is not None:
+        levels = RichTable(title="Generalization levels", title_justify="left")
+        for name in release.quasi_identifiers:
+            levels.add_column(name, justify="right")
+        levels.add_row(*(str(release.levels[name]) for name in release.quasi_identifiers))
+        console.print(levels)
+    if "equivalence_classes" in figures and method in ("generalize", "mondrian"):
+        console.print(
+            f"suppressed records: {figures['suppressed_records']:,}; equivalence classes: "
+            f"{figures['equivalence_classes']:,}; smallest class: {figures['smallest_class']:,}"
+        )
+    if method in ("local-suppression", "targeted-suppression"):
+        cells = figures["suppressed_cells"]
+        table = RichTable(title=f"Suppressed cells: {cells['total']:,}", title_justify="left")
+        table.add_column("attribute")
+        table.add_column("cells", justify="right")
+        for name, count in cells["per_attribute"].items():
+            if count:
+                table.add_row(name, f"{count:,}")
+        console.print(table)
+    if method == "targeted-suppression":
+        console.print(
+            f"records above {figures['delta']:g}: {figures['high_risk_before']:,} before, "
+            f"{figures['high_risk_after']:,} after ({len(figures['rounds'])} round(s); {figures['stopped']})"
+        )
+        if figures["irreducible"]:
+            console.print(
+                f"[yellow]{figures['irreducible']:,} records stay above DELTA with every suppressible value "
+                "suppressed[/]"
+            )
+    if figures.get("achieved"):
+        console.print(
+            "achieved: " + "; ".join(f"{name} → {value:.4g}" for name, value in figures["achieved"].items())
+        )
+    console.print(
+        "utility: " + "; ".join(f"{name} {value:.4g}" for name, value in figures["metrics"].items())
+    )
 
 
 def _json_default(value: Any) -> Any:
