@@ -365,7 +365,7 @@ def local_suppression(
 
     Suppression only adds matches, so no frequency ever decreases: a pattern that reaches ``k`` keeps
     it, and the search ends after one visit per violating pattern. It terminates because each step
-    nulls a value and a pattern of nulls only matches every record (the total is at least ``k``).
+    nulls a value and a pattern of nulls matches every record (whose total is at least ``k``).
 
     With ``missing="category"`` a null matches only nulls, so a pattern visited alone finds no
     partner (nothing else holds its nulls) and would end all null. The violating patterns therefore
@@ -373,9 +373,12 @@ def local_suppression(
     still violating, then re-counts the classes; patterns whose class reaches ``k`` stop (their class
     is never broken up later: its members stop, others can only join it). As the all-null class may
     end up below ``k`` (but not empty), whole records are then moved into it, cheapest first (spare
-    records of classes above ``k``, then whole classes): ``Release.search["filled_records"]`` counts
-    them, and only then may the release exceed the "suppress every violating record" bound (which
-    in that case is not k-anonymous itself).
+    records of classes above ``k``, then whole classes, fewest values first):
+    ``Release.search["filled_records"]`` counts them. If that costs more cells than suppressing every
+    value of every violating record and that simple release is k-anonymous (its all-null class
+    reaches ``k``), the simple release is returned instead (``search["fell_back_to_violating_records"]``).
+    So the category release exceeds the "suppress every violating record" bound only when that
+    bound's release is not k-anonymous itself.
 
     Deviations from sdcMicro
     ------------------------
@@ -450,6 +453,17 @@ def local_suppression(
         record_codes = patterns[keys]
         filled = _fill_all_null(record_codes, record_weights, threshold, suppressed)
         if filled:
+            # The fill may cost more than suppressing every value of every violating record; when
+            # that simple release is k-anonymous itself (its all-null class reaches k), take it.
+            original = pattern_codes(encoding, columns, keys, n_patterns)[keys]
+            violating_record = np.isin(keys, violating)
+            simple = violating_record | (original < 0).all(axis=1)
+            simple_cells = int(np.count_nonzero(original[violating_record] >= 0))
+            if record_weights[simple].sum() >= threshold and simple_cells < int(suppressed.sum()):
+                suppressed = violating_record[:, None] & (original >= 0)
+                record_codes = np.where(violating_record[:, None], -1, original)
+                filled = -1
+            classes = np.unique(record_codes, axis=0, return_inverse=True)[1].reshape(-1)
             classes = np.unique(record_codes, axis=0, return_inverse=True)[1].reshape(-1)
         else:
             classes = np.unique(patterns, axis=0, return_inverse=True)[1].reshape(-1)[keys]
@@ -472,7 +486,8 @@ def local_suppression(
         "violating_patterns": int(len(violating)),
         "violating_records": violating_records,
         "patterns": int(n_patterns),
-        "filled_records": filled,
+        "filled_records": max(filled, 0),
+        "fell_back_to_violating_records": filled < 0,
     }
     kept_weights = table.weights if table.weights in released.columns else None
     return Release(
