@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from examples.generate import generate
 from typer.testing import CliRunner
 
-from examples.generate import generate
 from sdckit.cli import app
 from sdckit.config import load_config
 from sdckit.errors import ConfigError
