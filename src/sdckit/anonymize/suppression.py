@@ -60,6 +60,7 @@ def _wildcard_profile(patterns, counts, p, gain):  # pragma: no cover - compiled
     for j in range(q):
         gain[j] = 0.0
     total = 0.0
+    row = patterns[p].copy()
     for r in range(n_rows):
         weight = counts[r]
         if weight == 0.0:
@@ -67,7 +68,7 @@ def _wildcard_profile(patterns, counts, p, gain):  # pragma: no cover - compiled
         mismatches = 0
         where = -1
         for j in range(q):
-            a = patterns[p, j]
+            a = row[j]
             b = patterns[r, j]
             if a >= 0 and b >= 0 and a != b:
                 mismatches += 1
