@@ -639,7 +639,7 @@ def _targeted_suppression(
     cell_budget: int | None,
     show_progress: bool,
 ) -> tuple[Any, dict[str, Any]]:
-    from sdckit.anonymize.targeted import targeted_suppression
+    from sdckit.anonymize.suppression import targeted_suppression
     from sdckit.utility import release_ncp
 
     progress = (lambda message: console.print(f"[dim]{message}[/]")) if show_progress else None
