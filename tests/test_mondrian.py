@@ -388,7 +388,7 @@ def test_adult_release_satisfies_its_models(case: str) -> None:
         table,
         models,
         quasi_identifiers=quasi_identifiers,
-        hierarchies={c: h for c, h in hierarchies.items() if c in quasi_identifiers},
+        hierarchies=hierarchies,  # occupation's is not used: it is not a quasi-identifier
         mode=mode,
     )
     assert release.classes.min() == 0 and release.classes.max() == release.n_classes - 1

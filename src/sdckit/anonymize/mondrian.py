@@ -181,9 +181,6 @@ def _resolve(
     if len(set(names)) != len(names):
         repeated = next(name for name in names if names.count(name) > 1)
         raise ConfigError(f"quasi-identifier '{repeated}' is listed twice")
-    for name in hierarchies or {}:
-        if name not in names:
-            raise ConfigError(f"a hierarchy is given for '{name}', which is not a quasi-identifier")
     dimensions = []
     for name in names:
         if name not in table.data.columns:
