@@ -28,8 +28,9 @@ Jaccard subproblem (SPEC §2.3)
     first in that order).
 
 Intersection subproblem (SPEC §2.4)
-    Greedy: the best single label (an unused label hits nobody), then repeatedly the label whose addition
-    lowers ``cost_v`` most, while ``|X| < p`` and the decrease exceeds ``tol``.
+    Greedy: the best single label (an unused label hits nobody; ties: smaller id), then repeatedly the label
+    whose addition lowers ``cost_v`` most, while ``|X| < p`` and the decrease exceeds ``tol``. The current
+    set is returned instead when the greedy set is not better.
 
 β, the minimum number of groups (Dhaigude & Kumar, Algorithm 1)
     A *group* is a connected component of the non-empty labels, two labels being connected when some
@@ -291,9 +292,11 @@ def _jaccard_subproblem(
 
 
 def _intersection_subproblem(
-    others: np.ndarray, targets: np.ndarray, max_labels: int, tol: float
+    others: np.ndarray, targets: np.ndarray, max_labels: int, current: np.ndarray, tol: float
 ) -> _Subproblem:
-    """Greedy for ``H = intersection``: ``cost_v(X) = Σ_z + Σ_{u hit by X} (1 − 2 z_u)``."""
+    """Greedy for ``H = intersection``: ``cost_v(X) = Σ_z + Σ_{u hit by X} (1 − 2 z_u)``.
+
+    ``candidates``/``costs`` of the result are the greedy's successive sets and their costs."""
     k = others.shape[1]
     o = others.astype(np.float64)
     z = np.asarray(targets, dtype=np.float64)
@@ -317,8 +320,13 @@ def _intersection_subproblem(
         cost += float(delta[label])
         steps.append(chosen.copy())
         step_costs.append(cost)
-    exact = _set_costs(chosen[None, :], others, z, "intersection")
-    return _Subproblem(chosen, float(exact[0]), np.array(steps), np.array(step_costs), None, None)
+    # The current set is kept when the greedy set is not better (never propose a worse set).
+    rows = np.vstack([chosen[None, :], np.asarray(current, dtype=bool)[None, :]])
+    exact = _set_costs(rows, others, z, "intersection")
+    best = 0 if exact[0] <= exact[1] else 1
+    return _Subproblem(
+        rows[best].copy(), float(exact[best]), np.array(steps), np.array(step_costs), None, None
+    )
 
 
 @lru_cache(maxsize=64)
@@ -428,7 +436,7 @@ def _local_search(
             if function == "jaccard":
                 sub = _jaccard_subproblem(others, z, int(per_object[v]), current)
             else:
-                sub = _intersection_subproblem(others, z, int(per_object[v]), tol)
+                sub = _intersection_subproblem(others, z, int(per_object[v]), current, tol)
             # Seed Algorithm 1: take the subproblem's set, revert if fewer than beta groups remain.
             if sub.cost < current_cost - tol and keeps_groups(v, sub.best):
                 apply(v, sub.best)
