@@ -71,6 +71,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
+from math import comb
 from typing import NamedTuple
 
 import numpy as np
@@ -344,8 +345,6 @@ def _all_label_sets(k: int, max_labels: int) -> np.ndarray:
 
 
 def _n_label_sets(k: int, max_labels: int) -> int:
-    from math import comb
-
     return sum(comb(k, q) for q in range(1, max_labels + 1))
 
 
