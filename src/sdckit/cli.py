@@ -362,7 +362,15 @@ def check(
             _write_json(summary, figures)
 
 
-ANONYMIZE_METHODS = ("generalize", "mondrian", "local-suppression", "targeted-suppression")
+ANONYMIZE_METHODS = (
+    "generalize",
+    "mondrian",
+    "local-suppression",
+    "targeted-suppression",
+    "slicing",
+    "overlapping-slicing",
+)
+SLICING_METHODS = ("slicing", "overlapping-slicing")
 
 
 @app.command()
@@ -427,6 +435,25 @@ def anonymize(
             help="Suppression methods: override the config's treatment of nulls (wildcard/category)."
         ),
     ] = None,
+    n_columns: Annotated[
+        int | None, typer.Option("--columns", help="slicing: number of columns (default: by the attributes).")
+    ] = None,
+    column: Annotated[
+        str | None,
+        typer.Option("--column", help='slicing: explicit columns, e.g. "age,sex;zip,disease" (";" between).'),
+    ] = None,
+    sensitive_column_size: Annotated[
+        int | None,
+        typer.Option("--sensitive-column-size", help="slicing: attributes in the sensitive column (alpha)."),
+    ] = None,
+    beta: Annotated[int, typer.Option("--beta", help="overlapping-slicing: minimum number of groups.")] = 2,
+    max_labels: Annotated[
+        int, typer.Option("--max-labels", help="overlapping-slicing: most columns per attribute (p).")
+    ] = 2,
+    min_bucket_size: Annotated[
+        int | None, typer.Option("--min-bucket-size", help="slicing: smallest bucket a split may leave.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="slicing: seed of every random choice.")] = 0,
     summary: Annotated[Path | None, typer.Option("--summary", help="Write the figures as JSON.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -435,7 +462,9 @@ def anonymize(
     generalize: the optimal full-domain generalization under k, l and t; mondrian: multidimensional
     partitioning under the same models; local-suppression: suppress single values until k-anonymity
     (nulls as wildcards); targeted-suppression: suppress the values that drive the risk of the
-    records above DELTA (Orooji & Knapp).
+    records above DELTA (Orooji & Knapp); slicing: l-diverse slicing (Li et al.), columns of correlated
+    attributes permuted independently inside buckets; overlapping-slicing: improved slicing (Dhaigude &
+    Kumar) with overlapping columns and random halving.
     """
     from sdckit.config import load_config
     from sdckit.evaluate.plots import plot_format
@@ -456,10 +485,34 @@ def anonymize(
             raise ConfigError("--method targeted-suppression needs --delta")
         if histogram is not None and method != "targeted-suppression":
             raise ConfigError("--histogram is only for --method targeted-suppression")
+        if method in SLICING_METHODS and (k is not None or t is not None):
+            raise ConfigError(f"--method {method} uses -l only, not -k or -t")
         started = time.perf_counter()
         settings = load_config(config)
         table = settings.read(data)
         show_progress = not quiet and sys.stderr.isatty()
+        if method in SLICING_METHODS:
+            options = {
+                "n_columns": n_columns,
+                "columns": _parse_columns(column),
+                "sensitive_column_size": sensitive_column_size,
+                "l": 2.0 if l is None else l,
+                "beta": beta,
+                "max_labels": max_labels,
+                "min_bucket_size": min_bucket_size,
+                "seed": seed,
+            }
+            with _progress(show_progress, "buckets") as progress:
+                sliced, figures = _slicing(table, method, options, progress)
+            elapsed = time.perf_counter() - started
+            figures = {"data": str(data), "method": method, **figures, "elapsed_seconds": round(elapsed, 3)}
+            _print_slicing(data, table, sliced, figures, elapsed)
+            output.parent.mkdir(parents=True, exist_ok=True)
+            write_table(sliced.table, output)
+            console.print(f"sliced table written to [bold]{output}[/]")
+            if summary is not None:
+                _write_json(summary, figures)
+            return
         if method == "generalize":
             if metric not in METRIC_CHOICES:
                 raise ConfigError(f"--metric must be one of {', '.join(METRIC_CHOICES)}, got {metric!r}")
@@ -517,6 +570,70 @@ def anonymize(
         console.print(f"release written to [bold]{output}[/]")
         if summary is not None:
             _write_json(summary, figures)
+
+
+def _parse_columns(text: str | None) -> list[list[str]] | None:
+    """``"a,b;c,d"`` -> ``[["a", "b"], ["c", "d"]]``."""
+    if text is None:
+        return None
+    columns = [[name.strip() for name in part.split(",")] for part in text.split(";")]
+    for number, names in enumerate(columns, start=1):
+        if not all(names):
+            raise ConfigError(f"--column: column {number} of {text!r} has an empty attribute name")
+    return columns
+
+
+def _slicing(
+    table: Any, method: str, options: dict[str, Any], progress: Callable[[int, int], None] | None
+) -> tuple[Any, dict[str, Any]]:
+    import math
+
+    from sdckit.anonymize.slicing import slice_table
+
+    sliced = slice_table(table, method=method, progress=progress, **options)
+    sizes = [len(rows) for rows in sliced.buckets]
+    membership = sliced.membership or {}
+
+    def number(value: float) -> float | None:
+        return None if value is None or not math.isfinite(value) else round(value, 6)
+
+    figures = {
+        "sensitive": sliced.sensitive,
+        "columns": [list(c) for c in sliced.columns],
+        "partition": sliced.partition,
+        "l": sliced.l,
+        "buckets": len(sizes),
+        "smallest_bucket": min(sizes),
+        "largest_bucket": max(sizes),
+        "max_probability": number(sliced.max_probability),
+        "l_achieved": number(sliced.l_achieved),
+        "fake_tuples": membership.get("fake"),
+        "membership": membership,
+        "average_correlation": number(sliced.average_correlation),
+        "pair_weighted_correlation": number(sliced.pair_weighted_correlation),
+        "timings": {name: round(value, 4) for name, value in sliced.timings.items()},
+        "parameters": sliced.parameters,
+    }
+    return sliced, figures
+
+
+def _print_slicing(data: Path, table: Any, sliced: Any, figures: dict[str, Any], elapsed: float) -> None:
+    console.print(
+        f"[bold]{data.name}[/]: {table.n_records:,} records, method {figures['method']}, "
+        f"sensitive {sliced.sensitive} — {elapsed:.2f} s"
+    )
+    columns = RichTable(title="Columns (sensitive last)", title_justify="left")
+    columns.add_column("#", justify="right")
+    columns.add_column("attributes")
+    for number, names in enumerate(sliced.columns, start=1):
+        columns.add_row(str(number), ", ".join(names))
+    console.print(columns)
+    console.print(
+        f"buckets: {figures['buckets']:,}; smallest bucket: {figures['smallest_bucket']:,}; "
+        f"l achieved: {figures['l_achieved']} (asked {figures['l']:g}); fake tuples: {figures['fake_tuples']}"
+        f"{' (sampled)' if (figures['membership'] or {}).get('sampled') else ''}"
+    )
+    console.print(f"average correlation: {figures['average_correlation']}")
 
 
 def _class_figures(release: Any) -> dict[str, Any]:
