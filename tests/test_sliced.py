@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from sdckit.anonymize.tuple_partition import mondrian_tuple_partition, random_halving_partition
@@ -216,6 +216,7 @@ def test_incremental_equals_reference(table, l, seed):
             bucket_weighting=weighting,
         ) and diversity_check(columns, q, codes, m, state.buckets, l, bucket_weighting=weighting)
         accepted = state.try_split(parent, parent[mask], parent[~mask])
+        event("split accepted" if accepted else "split rejected")
         assert accepted == expected
         if not accepted:
             assert_same(before, snapshot(state))

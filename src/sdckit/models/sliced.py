@@ -393,10 +393,12 @@ def _update(
             fails = False
             total_f = fh + fl
             if covered[t] and total_f > 0.0:
+                largest = 0.0
                 for s in range(m):
-                    if (out_n_hi[a, s] + out_n_lo[a, s]) / total_f > threshold:
-                        fails = True
-                        break
+                    value = out_n_hi[a, s] + out_n_lo[a, s]
+                    if value > largest:
+                        largest = value
+                fails = largest / total_f > threshold
             out_failing[a] = fails
             if fails and not failing[t]:
                 delta += 1
@@ -418,6 +420,20 @@ def _update(
         out_failing[:n_affected],
         delta,
     )
+
+
+@njit(cache=True, nogil=True)
+def _write(affected, new_f_hi, new_f_lo, new_n_hi, new_n_lo, new_failing, f_hi, f_lo, n_hi, n_lo, failing):
+    """Commit the output of :func:`_update` into the state arrays."""  # pragma: no cover - compiled
+    m = n_hi.shape[1]
+    for a in range(affected.shape[0]):
+        t = affected[a]
+        f_hi[t] = new_f_hi[a]
+        f_lo[t] = new_f_lo[a]
+        failing[t] = new_failing[a]
+        for s in range(m):
+            n_hi[t, s] = new_n_hi[a, s]
+            n_lo[t, s] = new_n_lo[a, s]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -546,11 +562,19 @@ class SlicedDiversity:
 
     def _commit(self, result) -> None:
         affected, f_hi, f_lo, n_hi, n_lo, failing, delta = result
-        self._f_hi[affected] = f_hi
-        self._f_lo[affected] = f_lo
-        self._n_hi[affected] = n_hi
-        self._n_lo[affected] = n_lo
-        self._failing[affected] = failing
+        _write(
+            affected,
+            f_hi,
+            f_lo,
+            n_hi,
+            n_lo,
+            failing,
+            self._f_hi,
+            self._f_lo,
+            self._n_hi,
+            self._n_lo,
+            self._failing,
+        )
         self._n_failing += int(delta)
 
     def _store(self, rows: np.ndarray) -> None:
