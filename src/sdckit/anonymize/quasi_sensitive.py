@@ -1,0 +1,1596 @@
+"""Two-phase anonymization of quasi-sensitive set-valued attributes (Shi, Xiong & Fung, 2010).
+
+A quasi-sensitive (QS) set-valued attribute (symptoms, purchased items) is harmless alone, but an
+adversary holding external knowledge E (sensitive label -> item set) links a record to the labels K(t)
+whose item sets contain all of its items (Definition 2, :func:`sdckit.setvalued.linked_labels`), and so
+to a belief about each QI group's labels (:mod:`sdckit.models.quasi_sensitive`). The paper protects
+them in two phases:
+
+1. **QI generalization**: Mondrian k-anonymity (LeFevre et al., 2006) on the quasi-identifiers; with
+   ``k = 1`` no generalization, the groups are the records sharing their QI values exactly.
+2. **QS term suppression**: every group that violates QS (c,l)-diversity or QS t-closeness is searched,
+   on its own and with its own time bound, for the cheapest set of (record, item) cells whose removal
+   makes it pass. Removing items only enlarges K(t) (fewer items are contained in more label sets), so
+   it spreads the posterior over more labels.
+
+The search (:func:`suppress_group`) walks the set-enumeration tree of Figure 3: the root removes
+nothing, a node is a set of removed cells, and its children remove one more cell from its *tailset*
+(the cells after the node's last removed cell in the node's order), so every removal pattern is one
+node, reached once. The cost of a node is equation (1), the "inverse weighted cost"
+
+    T = sum_i sum_{j = w_i - v_i + 1}^{w_i} 1/j  /  sum_i sum_{j = 1}^{w_i} 1/j
+
+(record i has w_i items of which v_i are removed): removing a record's first item costs 1/w_i, its next
+1/(w_i - 1), ... normalized by the cost of removing everything. Two strategies:
+
+* ``"baseline"``: depth-first in lexicographic cell order (Figure 3).
+* ``"adaptive"`` (adaptive tailset reordering, section 2.2): at every node each tailset cell is removed
+  tentatively, and the tailset is reordered by decreasing ``gain / ΔT`` where the gain is Δl' (QS
+  (c,l)-diversity: l' = the largest l the group satisfies) or the decrease of the distance to the prior
+  (QS t-closeness); ties keep the cell order. The first satisfying node is the greedy solution; the
+  search then goes on for cheaper ones.
+
+Both keep the cheapest satisfying node found and prune with it: a child whose cost is already >= the
+best cost is not visited, and a satisfying node is not expanded. Every removal adds a positive amount to
+T, so every node below a pruned (or satisfying) node costs strictly more than it: the pruning never
+loses the optimum, and a search that runs to the end has *proven* its answer optimal (``optimal=True``).
+The models are not monotone in the removed set (removing an item may add a dominant label), so no
+stronger bound is used. The search stops at its time bound with the best node so far
+(``optimal=False``).
+
+Implementation: the search runs in a compiled (numba) loop over an explicit stack (no recursion limit),
+resumable, so that Python checks the clock between chunks of node evaluations. A record's K(t) is a
+bitset: the AND of the label bitsets of its remaining items (only the words of E's bitset that any of
+the group's items touches are kept); a node changes one record, so only that record's K is recomputed,
+and the beliefs follow from the K's in one pass over their set bits.
+
+References
+----------
+Shi, P., Xiong, L. & Fung, B. C. M. (2010). Anonymizing data with quasi-sensitive attribute values.
+CIKM 2010, 1389-1392.
+LeFevre, K., DeWitt, D. J. & Ramakrishnan, R. (2006). Mondrian multidimensional k-anonymity. ICDE 2006.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import scipy.sparse as sp
+from numba import njit
+
+from sdckit.anonymize.mondrian import mondrian
+from sdckit.anonymize.release import Release
+from sdckit.errors import ConfigError, InputError
+from sdckit.hierarchy import Hierarchy
+from sdckit.models import KAnonymity
+from sdckit.models.base import TOLERANCE
+from sdckit.models.quasi_sensitive import QSCLDiversity, QSModel, QSTCloseness, beliefs
+from sdckit.setvalued import ItemSets, Knowledge
+from sdckit.table import Attribute, Kind, Role, Schema, Table
+
+__all__ = [
+    "ADULT_QUASI_IDENTIFIERS",
+    "STRATEGIES",
+    "GroupSearch",
+    "figure5",
+    "figure6",
+    "inverse_weighted_cost",
+    "quasi_sensitive_anonymize",
+    "suppress_group",
+    "synthesize_experiment_data",
+]
+
+STRATEGIES = ("adaptive", "baseline")
+
+ProgressCallback = Callable[[int, int], None]
+
+#: Costs closer than this are equal (the pruning compares ``cost >= best - _COST_EPSILON``).
+_COST_EPSILON = 1e-12
+
+_CL, _T = 0, 1  # model kinds in the compiled search
+
+# ints state slots
+_DEPTH, _EVALUATIONS, _FOUND, _FINISHED, _STARTED, _FIRST_REPORTED, _STAMP, _EFFORT = range(8)
+# floats state slots
+_BEST_COST, _FIRST_COST, _EFFORT_SCORE, _EFFORT_COST = range(4)
+
+_ONE = np.uint64(1)
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+_S1, _S2, _S4, _S56, _S58 = (np.uint64(s) for s in (1, 2, 4, 56, 58))
+_DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DE_BRUIJN_TABLE = np.zeros(64, dtype=np.int64)
+for _bit in range(64):
+    _DE_BRUIJN_TABLE[(((1 << _bit) * 0x03F79D71B4CB0A89) & 0xFFFFFFFFFFFFFFFF) >> 58] = _bit
+
+
+# ---------------------------------------------------------------------------------------------------
+# Compiled kernels
+# ---------------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _popcount(x):  # pragma: no cover - compiled
+    x = x - ((x >> _S1) & _M1)
+    x = (x & _M2) + ((x >> _S2) & _M2)
+    x = (x + (x >> _S4)) & _M4
+    return np.int64((x * _H01) >> _S56)
+
+
+@njit(cache=True, nogil=True)
+def _recompute_record(i, record_start, removed, cell_bits, kbits, ksize):  # pragma: no cover - compiled
+    """K(t_i) as the AND of the label bitsets of the record's remaining cells (size -1: no item left)."""
+    n_words = cell_bits.shape[1]
+    first = True
+    for cell in range(record_start[i], record_start[i + 1]):
+        if removed[cell]:
+            continue
+        if first:
+            for word in range(n_words):
+                kbits[i, word] = cell_bits[cell, word]
+            first = False
+        else:
+            for word in range(n_words):
+                kbits[i, word] &= cell_bits[cell, word]
+    if first:
+        ksize[i] = -1
+        return
+    size = 0
+    for word in range(n_words):
+        if kbits[i, word] != 0:
+            size += _popcount(kbits[i, word])
+    ksize[i] = size
+
+
+@njit(cache=True, nogil=True)
+def _evaluate(
+    kbits, ksize, word_map, n_labels, alpha, alpha_sum, alpha_square, kind, c, stamp, acc, touched, ints
+):  # pragma: no cover - compiled
+    """The score of the group's current K's: l' (kind 0; n_labels + 1 when no label is linked) or
+    minus the distance to the prior (kind 1).
+
+    beta_L = (1/d) sum over records of [L in K_i] / |K_i|; a record with no item left links to every
+    label of E, which adds ``offset = emptied / (d |E|)`` to every label (kept as a scalar).
+    """
+    d = kbits.shape[0]
+    n_words = kbits.shape[1]
+    ints[_STAMP] += 1
+    mark = ints[_STAMP]
+    n_touched = 0
+    emptied = 0
+    for i in range(d):
+        size = ksize[i]
+        if size < 0:
+            emptied += 1
+            continue
+        if size == 0:
+            continue
+        share = 1.0 / (d * size)
+        for word in range(n_words):
+            x = kbits[i, word]
+            base = word_map[word] * 64
+            while x != 0:
+                low = x & (~x + _ONE)
+                label = base + _DE_BRUIJN_TABLE[np.int64((low * _DE_BRUIJN) >> _S58)]
+                if stamp[label] != mark:
+                    stamp[label] = mark
+                    acc[label] = 0.0
+                    touched[n_touched] = label
+                    n_touched += 1
+                acc[label] += share
+                x ^= low
+    offset = emptied / (d * n_labels) if n_labels > 0 else 0.0
+    if kind == _T:
+        total = 0.0
+        for j in range(n_touched):
+            label = touched[j]
+            value = acc[label] + offset
+            total += (value - alpha[label]) ** 2 - (offset - alpha[label]) ** 2
+        total += n_labels * offset * offset - 2.0 * offset * alpha_sum + alpha_square
+        return -math.sqrt(max(total, 0.0))
+    if n_touched == 0 and offset == 0.0:
+        return float(n_labels + 1)  # links to nothing: passes (l' = inf)
+    values = np.empty(n_touched)
+    for j in range(n_touched):
+        values[j] = acc[touched[j]] + offset
+    values = np.sort(values)  # ascending: values[n_touched - l] is p_l
+    rest = n_labels - n_touched if offset > 0.0 else 0
+    first = values[n_touched - 1] if n_touched > 0 else offset
+    if rest > 0:
+        # l = n_touched + 1 + s has tail (rest - s) * offset, s = 0 .. rest - 1
+        s = int(math.floor(rest - (first - TOLERANCE) / (c * offset)))
+        s = min(max(s, -1), rest - 1)
+        while s + 1 <= rest - 1 and first <= c * (rest - s - 1) * offset + TOLERANCE:
+            s += 1
+        while s >= 0 and not (first <= c * (rest - s) * offset + TOLERANCE):
+            s -= 1
+        if s >= 0:
+            return float(n_touched + 1 + s)
+    tail = rest * offset
+    for level in range(n_touched, 0, -1):
+        tail += values[n_touched - level]
+        if first <= c * tail + TOLERANCE:
+            return float(level)
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _passes(score, kind, required_l, required_t):  # pragma: no cover - compiled
+    if kind == _T:
+        return -score <= required_t + TOLERANCE
+    return score >= required_l
+
+
+@njit(cache=True, nogil=True)
+def _apply(cell, on, cell_record, record_start, removed, v, cell_bits, kbits, ksize):  # pragma: no cover
+    i = cell_record[cell]
+    removed[cell] = on
+    v[i] += 1 if on else -1
+    _recompute_record(i, record_start, removed, cell_bits, kbits, ksize)
+
+
+@njit(cache=True, nogil=True)
+def _consider(score, cost, kind, removed, effort_mask, ints, floats):  # pragma: no cover - compiled
+    """Best effort when no node satisfies: the best score seen, ties to the cheaper node."""
+    better = score > floats[_EFFORT_SCORE] or (
+        score == floats[_EFFORT_SCORE] and cost < floats[_EFFORT_COST] - _COST_EPSILON
+    )
+    if better:
+        floats[_EFFORT_SCORE] = score
+        floats[_EFFORT_COST] = cost
+        effort_mask[:] = removed
+        ints[_EFFORT] = 1
+
+
+@njit(cache=True, nogil=True)
+def _record_solution(cost, removed, best_mask, ints, floats):  # pragma: no cover - compiled
+    floats[_BEST_COST] = cost
+    best_mask[:] = removed
+    if ints[_FOUND] == 0:
+        ints[_FOUND] = 1
+        floats[_FIRST_COST] = cost
+
+
+@njit(cache=True, nogil=True)
+def _expand(
+    depth,
+    source_depth,
+    source_start,
+    cell_record,
+    record_start,
+    w,
+    cell_bits,
+    word_map,
+    n_labels,
+    alpha,
+    alpha_sum,
+    alpha_square,
+    kind,
+    c,
+    required_l,
+    required_t,
+    norm,
+    adaptive,
+    removed,
+    v,
+    kbits,
+    ksize,
+    stamp,
+    acc,
+    touched,
+    order,
+    tail_length,
+    position,
+    cost,
+    score,
+    child_score,
+    best_mask,
+    effort_mask,
+    ints,
+    floats,
+):  # pragma: no cover - compiled
+    """Set the tailset of the node at ``depth``: ``order[source_depth, source_start:]`` (all cells for
+    the root, ``source_depth < 0``), reordered by gain / ΔT when ``adaptive``."""
+    m = cell_record.shape[0]
+    if source_depth < 0:
+        n = m
+        for j in range(m):
+            order[depth, j] = j
+    else:
+        n = tail_length[source_depth] - source_start
+        for j in range(n):
+            order[depth, j] = order[source_depth, source_start + j]
+    tail_length[depth] = n
+    position[depth] = 0
+    if not adaptive or n == 0:
+        return
+    cells = np.sort(order[depth, :n].copy())  # ties keep the cell order
+    ratios = np.empty(n)
+    scores = np.empty(n)
+    for j in range(n):
+        cell = cells[j]
+        i = cell_record[cell]
+        step = 1.0 / (w[i] - v[i]) / norm
+        child_cost = cost[depth] + step
+        if child_cost >= floats[_BEST_COST] - _COST_EPSILON:
+            ratios[j] = -np.inf
+            scores[j] = np.nan
+            continue
+        _apply(cell, True, cell_record, record_start, removed, v, cell_bits, kbits, ksize)
+        value = _evaluate(
+            kbits,
+            ksize,
+            word_map,
+            n_labels,
+            alpha,
+            alpha_sum,
+            alpha_square,
+            kind,
+            c,
+            stamp,
+            acc,
+            touched,
+            ints,
+        )
+        ints[_EVALUATIONS] += 1
+        if _passes(value, kind, required_l, required_t):
+            _record_solution(child_cost, removed, best_mask, ints, floats)
+        else:
+            _consider(value, child_cost, kind, removed, effort_mask, ints, floats)
+        _apply(cell, False, cell_record, record_start, removed, v, cell_bits, kbits, ksize)
+        scores[j] = value
+        ratios[j] = (value - score[depth]) / step
+    ranking = np.argsort(-ratios, kind="mergesort")
+    for j in range(n):
+        order[depth, j] = cells[ranking[j]]
+        child_score[depth, j] = scores[ranking[j]]
+
+
+@njit(cache=True, nogil=True)
+def _search(
+    cell_record,
+    record_start,
+    w,
+    cell_bits,
+    word_map,
+    n_labels,
+    alpha,
+    alpha_sum,
+    alpha_square,
+    kind,
+    c,
+    required_l,
+    required_t,
+    norm,
+    adaptive,
+    removed,
+    v,
+    kbits,
+    ksize,
+    stamp,
+    acc,
+    touched,
+    order,
+    tail_length,
+    position,
+    cost,
+    score,
+    child_score,
+    best_mask,
+    effort_mask,
+    ints,
+    floats,
+    budget,
+):  # pragma: no cover - compiled
+    """Run the depth-first search for up to ``budget`` more node evaluations.
+
+    Returns 0 when the budget is spent, 1 when the tree is exhausted (or the root passes), 2 right after
+    the first satisfying node is found (so the caller can time it). The whole state lives in the arrays,
+    so the next call resumes where this one stopped.
+    """
+    d = w.shape[0]
+    m = cell_record.shape[0]
+    start = ints[_EVALUATIONS]
+    if ints[_STARTED] == 0:
+        ints[_STARTED] = 1
+        for i in range(d):
+            _recompute_record(i, record_start, removed, cell_bits, kbits, ksize)
+        root = _evaluate(
+            kbits,
+            ksize,
+            word_map,
+            n_labels,
+            alpha,
+            alpha_sum,
+            alpha_square,
+            kind,
+            c,
+            stamp,
+            acc,
+            touched,
+            ints,
+        )
+        ints[_EVALUATIONS] += 1
+        if _passes(root, kind, required_l, required_t):
+            _record_solution(0.0, removed, best_mask, ints, floats)
+            ints[_FINISHED] = 1
+            return 1
+        _consider(root, 0.0, kind, removed, effort_mask, ints, floats)
+        ints[_DEPTH] = 0
+        cost[0] = 0.0
+        score[0] = root
+        _expand(
+            0,
+            -1,
+            0,
+            cell_record,
+            record_start,
+            w,
+            cell_bits,
+            word_map,
+            n_labels,
+            alpha,
+            alpha_sum,
+            alpha_square,
+            kind,
+            c,
+            required_l,
+            required_t,
+            norm,
+            adaptive,
+            removed,
+            v,
+            kbits,
+            ksize,
+            stamp,
+            acc,
+            touched,
+            order,
+            tail_length,
+            position,
+            cost,
+            score,
+            child_score,
+            best_mask,
+            effort_mask,
+            ints,
+            floats,
+        )
+    while True:
+        if ints[_FOUND] == 1 and ints[_FIRST_REPORTED] == 0:
+            ints[_FIRST_REPORTED] = 1
+            return 2
+        if ints[_EVALUATIONS] - start >= budget:
+            return 0
+        depth = ints[_DEPTH]
+        if position[depth] >= tail_length[depth]:
+            if depth == 0:
+                ints[_FINISHED] = 1
+                return 1
+            cell = order[depth - 1, position[depth - 1] - 1]
+            _apply(cell, False, cell_record, record_start, removed, v, cell_bits, kbits, ksize)
+            ints[_DEPTH] = depth - 1
+            continue
+        j = position[depth]
+        position[depth] = j + 1
+        cell = order[depth, j]
+        i = cell_record[cell]
+        child_cost = cost[depth] + 1.0 / (w[i] - v[i]) / norm
+        if child_cost >= floats[_BEST_COST] - _COST_EPSILON:
+            continue
+        _apply(cell, True, cell_record, record_start, removed, v, cell_bits, kbits, ksize)
+        if adaptive:
+            value = child_score[depth, j]  # evaluated (and recorded) when the tailset was ordered
+            satisfied = _passes(value, kind, required_l, required_t)
+        else:
+            value = _evaluate(
+                kbits,
+                ksize,
+                word_map,
+                n_labels,
+                alpha,
+                alpha_sum,
+                alpha_square,
+                kind,
+                c,
+                stamp,
+                acc,
+                touched,
+                ints,
+            )
+            ints[_EVALUATIONS] += 1
+            satisfied = _passes(value, kind, required_l, required_t)
+            if satisfied:
+                _record_solution(child_cost, removed, best_mask, ints, floats)
+            else:
+                _consider(value, child_cost, kind, removed, effort_mask, ints, floats)
+        if satisfied or j + 1 >= tail_length[depth] or depth + 1 >= m:
+            _apply(cell, False, cell_record, record_start, removed, v, cell_bits, kbits, ksize)
+            continue
+        cost[depth + 1] = child_cost
+        score[depth + 1] = value
+        _expand(
+            depth + 1,
+            depth,
+            j + 1,
+            cell_record,
+            record_start,
+            w,
+            cell_bits,
+            word_map,
+            n_labels,
+            alpha,
+            alpha_sum,
+            alpha_square,
+            kind,
+            c,
+            required_l,
+            required_t,
+            norm,
+            adaptive,
+            removed,
+            v,
+            kbits,
+            ksize,
+            stamp,
+            acc,
+            touched,
+            order,
+            tail_length,
+            position,
+            cost,
+            score,
+            child_score,
+            best_mask,
+            effort_mask,
+            ints,
+            floats,
+        )
+        ints[_DEPTH] = depth + 1
+
+
+@njit(cache=True, nogil=True)
+def _link_bitsets(indptr, items, item_bits, n_labels):  # pragma: no cover - compiled
+    """K(t) of every record as CSR (indptr, labels): the set bits of the AND of its items' bitsets;
+    a record without items links to every label."""
+    n = indptr.shape[0] - 1
+    n_words = item_bits.shape[1]
+    counts = np.zeros(n + 1, dtype=np.int64)
+    scratch = np.empty(n_words, dtype=np.uint64)
+    for t in range(n):
+        start, stop = indptr[t], indptr[t + 1]
+        if start == stop:
+            counts[t + 1] = n_labels
+            continue
+        for word in range(n_words):
+            scratch[word] = item_bits[items[start], word]
+        for k in range(start + 1, stop):
+            for word in range(n_words):
+                scratch[word] &= item_bits[items[k], word]
+        total = 0
+        for word in range(n_words):
+            if scratch[word] != 0:
+                total += _popcount(scratch[word])
+        counts[t + 1] = total
+    out_indptr = np.cumsum(counts)
+    labels = np.empty(out_indptr[n], dtype=np.int64)
+    for t in range(n):
+        start, stop = indptr[t], indptr[t + 1]
+        at = out_indptr[t]
+        if start == stop:
+            for label in range(n_labels):
+                labels[at + label] = label
+            continue
+        for word in range(n_words):
+            x = item_bits[items[start], word]
+            for k in range(start + 1, stop):
+                x &= item_bits[items[k], word]
+            while x != 0:
+                low = x & (~x + _ONE)
+                labels[at] = word * 64 + _DE_BRUIJN_TABLE[np.int64((low * _DE_BRUIJN) >> _S58)]
+                at += 1
+                x ^= low
+    return out_indptr, labels
+
+
+# ---------------------------------------------------------------------------------------------------
+# Knowledge as bitsets, linking, prior
+# ---------------------------------------------------------------------------------------------------
+
+
+def _item_bitsets(knowledge_sets: ItemSets, n_items: int) -> np.ndarray:
+    """``(n_items, words)`` uint64: bit L of row x is set iff item x is in S_L."""
+    n_labels = knowledge_sets.n_records
+    n_words = max((n_labels + 63) // 64, 1)
+    bits = np.zeros((n_items, n_words), dtype=np.uint64)
+    labels = knowledge_sets.record_of_entries()
+    items = knowledge_sets.items.astype(np.int64)
+    np.bitwise_or.at(bits, (items, labels >> 6), np.left_shift(np.uint64(1), (labels & 63).astype(np.uint64)))
+    return bits
+
+
+def _linked_matrix(records: ItemSets, item_bits: np.ndarray, n_labels: int) -> sp.csr_matrix:
+    """Definition 2 through the bitsets: the same matrix as :func:`sdckit.setvalued.linked_labels`
+    without forming the (dense when label sets are large) shared-item counts."""
+    indptr, labels = _link_bitsets(records.indptr, records.items, item_bits, n_labels)
+    return sp.csr_matrix(
+        (np.ones(labels.size, dtype=bool), labels, indptr), shape=(records.n_records, n_labels)
+    )
+
+
+def _prior(linked: sp.csr_matrix) -> np.ndarray:
+    """alpha_L: the mean of P(t -> L) = 1/|K(t)| over all records (as :func:`beliefs` defaults to)."""
+    counts = np.diff(linked.indptr)
+    n, n_labels = linked.shape
+    weights = np.repeat(1.0 / np.maximum(counts, 1), counts)
+    return np.bincount(linked.indices, weights=weights, minlength=n_labels) / max(n, 1)
+
+
+# ---------------------------------------------------------------------------------------------------
+# One group
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupSearch:
+    """The result of searching one QI group.
+
+    ``removed``: bool mask over the group's cells (record by record, items in code order) of the
+    answer; ``cost``: its T (equation 1); ``satisfied``: whether it passes the model; ``optimal``: the
+    search exhausted the tree, so no cheaper satisfying pattern exists; ``nodes_visited``: node
+    evaluations (for ``"adaptive"`` including the tentative ones that order the tailsets, each node is
+    evaluated once); ``seconds``: time spent; ``first_solution_cost`` / ``first_solution_seconds``: the
+    first satisfying node the search met (NaN when it met none); ``achieved``: the model's value of the
+    answer (l' or the distance).
+    """
+
+    removed: np.ndarray
+    cost: float
+    satisfied: bool
+    optimal: bool
+    nodes_visited: int
+    seconds: float
+    first_solution_cost: float
+    first_solution_seconds: float
+    achieved: float = math.nan
+
+
+def inverse_weighted_cost(
+    lengths: Sequence[int] | np.ndarray, removed_counts: Sequence[int] | np.ndarray
+) -> float:
+    """Equation (1) of Shi et al. (2010): with w_i items in record i of which v_i are removed,
+    ``sum_i sum_{j=w_i-v_i+1}^{w_i} 1/j`` over ``sum_i sum_{j=1}^{w_i} 1/j`` (0 when no record has items)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    removed_counts = np.asarray(removed_counts, dtype=np.int64)
+    if lengths.shape != removed_counts.shape:
+        raise ValueError("lengths and removed_counts must have the same shape")
+    if np.any(removed_counts < 0) or np.any(removed_counts > lengths):
+        raise ValueError("removed counts must lie in 0 .. the record's number of items")
+    top = int(lengths.max()) if lengths.size else 0
+    harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, top + 1))))
+    total = harmonic[lengths].sum()
+    if total == 0:
+        return 0.0
+    return float((harmonic[lengths] - harmonic[lengths - removed_counts]).sum() / total)
+
+
+def _model_parameters(model: QSModel) -> tuple[int, float, float, float]:
+    if isinstance(model, QSCLDiversity):
+        return _CL, float(model.c), float(model.l), 0.0
+    if isinstance(model, QSTCloseness):
+        return _T, 1.0, 0.0, float(model.t)
+    raise ConfigError(f"model must be QSCLDiversity or QSTCloseness, got {model!r}")
+
+
+@dataclass
+class _Scratch:
+    """Per-label scratch space of the evaluations, shared by the groups of one table."""
+
+    stamp: np.ndarray
+    acc: np.ndarray
+    touched: np.ndarray
+    ints: np.ndarray  # only slot _STAMP is shared
+
+    @classmethod
+    def of(cls, n_labels: int) -> _Scratch:
+        size = max(n_labels, 1)
+        return cls(
+            np.zeros(size, dtype=np.int64),
+            np.zeros(size, dtype=np.float64),
+            np.zeros(size, dtype=np.int64),
+            np.zeros(8, dtype=np.int64),
+        )
+
+
+def _as_rows(records_items: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(record_start, cell items) of a group given as ItemSets, a scipy CSR or a list of item lists."""
+    if isinstance(records_items, ItemSets):
+        return records_items.indptr.astype(np.int64), records_items.items.astype(np.int64)
+    if sp.issparse(records_items):
+        matrix = sp.csr_matrix(records_items)
+        matrix.sum_duplicates()
+        matrix.sort_indices()
+        return matrix.indptr.astype(np.int64), matrix.indices.astype(np.int64)
+    rows = [np.unique(np.asarray(row, dtype=np.int64)) for row in records_items]
+    lengths = np.array([len(row) for row in rows], dtype=np.int64)
+    start = np.concatenate(([0], np.cumsum(lengths)))
+    items = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    return start, items.astype(np.int64)
+
+
+def suppress_group(
+    records_items: Any,
+    linked_incidence: Any,
+    prior: np.ndarray,
+    model: QSModel,
+    *,
+    strategy: str = "adaptive",
+    time_limit: float | None = 1.0,
+    _scratch: _Scratch | None = None,
+) -> GroupSearch:
+    """Search one QI group for the cheapest removal of (record, item) cells that makes it pass ``model``.
+
+    Parameters
+    ----------
+    records_items
+        The group's records: a list of item-code lists, a scipy CSR (records x items) or an
+        :class:`~sdckit.setvalued.ItemSets`. The cells are numbered record by record, items in code
+        order; ``GroupSearch.removed`` follows that numbering.
+    linked_incidence
+        Which labels each item belongs to: a scipy sparse ``items x |E|`` matrix (entry [x, L] true iff
+        x is in S_L), e.g. ``knowledge.sets.to_sparse().T``, or the packed ``items x ceil(|E|/64)``
+        uint64 bitsets used internally.
+    prior
+        alpha over the ``|E|`` labels (the table-wide prior of the original data; used by QS
+        t-closeness).
+    model
+        :class:`~sdckit.models.quasi_sensitive.QSCLDiversity` or ``QSTCloseness``.
+    strategy
+        ``"adaptive"`` (tailset reordering) or ``"baseline"`` (lexicographic depth-first search).
+    time_limit
+        Seconds, or None to search until the tree is exhausted (the answer is then optimal).
+
+    If no node satisfies the model (only possible with QS t-closeness, or an l above what removing
+    every item reaches), the answer is the *best effort*: the visited node with the best l' (largest) or
+    distance (smallest), ties to the cheaper one, with ``satisfied=False``.
+    """
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    if time_limit is not None and not (isinstance(time_limit, int | float) and time_limit >= 0):
+        raise ConfigError(f"time_limit must be a number of seconds >= 0 or None, got {time_limit!r}")
+    kind, c, required_l, required_t = _model_parameters(model)
+    prior = np.ascontiguousarray(prior, dtype=np.float64)
+    n_labels = prior.shape[0]
+    if isinstance(linked_incidence, np.ndarray) and linked_incidence.dtype == np.uint64:
+        item_bits = linked_incidence
+    else:
+        incidence = sp.csr_matrix(linked_incidence)
+        if incidence.shape[1] != n_labels:
+            raise ConfigError(f"linked_incidence has {incidence.shape[1]} labels, the prior {n_labels}")
+        coo = incidence.tocoo()
+        item_bits = np.zeros((incidence.shape[0], max((n_labels + 63) // 64, 1)), dtype=np.uint64)
+        keep = coo.data != 0
+        rows, labels = coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64)
+        np.bitwise_or.at(
+            item_bits, (rows, labels >> 6), np.left_shift(np.uint64(1), (labels & 63).astype(np.uint64))
+        )
+    record_start, cell_items = _as_rows(records_items)
+    _warm_up()
+    scratch = _scratch if _scratch is not None else _Scratch.of(n_labels)
+    return _search_group(
+        record_start,
+        cell_items,
+        item_bits,
+        n_labels,
+        prior,
+        float(prior.sum()),
+        float(np.square(prior).sum()),
+        kind,
+        c,
+        required_l,
+        required_t,
+        strategy == "adaptive",
+        time_limit,
+        scratch,
+    )
+
+
+_WARM = False
+
+
+def _warm_up() -> None:
+    """Compile (or load from numba's cache) the kernels once, so that no group's time bound pays it."""
+    global _WARM
+    if _WARM:
+        return
+    _WARM = True
+    item_bits = np.array([[1], [3]], dtype=np.uint64)
+    alpha = np.array([0.5, 0.5])
+    scratch = _Scratch.of(2)
+    for adaptive in (True, False):
+        _search_group(
+            np.array([0, 2, 3], dtype=np.int64),
+            np.array([0, 1, 1], dtype=np.int64),
+            item_bits,
+            2,
+            alpha,
+            1.0,
+            0.5,
+            _CL,
+            1.0,
+            2.0,
+            0.0,
+            adaptive,
+            None,
+            scratch,
+        )
+    _link_bitsets(np.array([0, 1], dtype=np.int64), np.array([0], dtype=np.int32), item_bits, 2)
+
+
+def _search_group(
+    record_start: np.ndarray,
+    cell_items: np.ndarray,
+    item_bits: np.ndarray,
+    n_labels: int,
+    alpha: np.ndarray,
+    alpha_sum: float,
+    alpha_square: float,
+    kind: int,
+    c: float,
+    required_l: float,
+    required_t: float,
+    adaptive: bool,
+    time_limit: float | None,
+    scratch: _Scratch,
+) -> GroupSearch:
+    clock = time.perf_counter()
+    d = record_start.shape[0] - 1
+    m = cell_items.shape[0]
+    w = np.diff(record_start).astype(np.int64)
+    cell_record = np.repeat(np.arange(d, dtype=np.int64), w)
+    harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, int(w.max(initial=0)) + 1))))
+    norm = float(harmonic[w].sum()) if d else 0.0
+    rows = item_bits[cell_items] if m else np.zeros((0, item_bits.shape[1]), dtype=np.uint64)
+    used_words = np.flatnonzero(np.bitwise_or.reduce(rows, axis=0)) if m else np.zeros(0, np.int64)
+    if used_words.size == 0:
+        used_words = np.zeros(1, dtype=np.int64)
+    cell_bits = np.ascontiguousarray(rows[:, used_words]) if m else np.zeros((0, 1), dtype=np.uint64)
+    n_words = cell_bits.shape[1]
+    removed = np.zeros(m, dtype=np.bool_)
+    v = np.zeros(d, dtype=np.int64)
+    kbits = np.zeros((d, n_words), dtype=np.uint64)
+    ksize = np.zeros(d, dtype=np.int64)
+    order = np.zeros((m + 1, max(m, 1)), dtype=np.int64)
+    tail_length = np.zeros(m + 1, dtype=np.int64)
+    position = np.zeros(m + 1, dtype=np.int64)
+    cost = np.zeros(m + 1)
+    score = np.zeros(m + 1)
+    child_score = np.zeros((m + 1, max(m, 1)))
+    best_mask = np.zeros(m, dtype=np.bool_)
+    effort_mask = np.zeros(m, dtype=np.bool_)
+    ints = scratch.ints
+    ints[[_DEPTH, _EVALUATIONS, _FOUND, _FINISHED, _STARTED, _FIRST_REPORTED, _EFFORT]] = 0
+    floats = np.array([np.inf, np.nan, -np.inf, np.inf])
+    # Removing every item is a solution unless even that fails; as an upper bound it prunes nothing
+    # but the all-removed node itself (every other node costs less than 1), and it is the answer
+    # if the search meets no cheaper satisfying node in time.
+    fallback = False
+    if m and norm > 0:
+        ksize_all = np.full(d, -1, dtype=np.int64)
+        full = _evaluate(
+            kbits,
+            ksize_all,
+            used_words,
+            n_labels,
+            alpha,
+            alpha_sum,
+            alpha_square,
+            kind,
+            c,
+            scratch.stamp,
+            scratch.acc,
+            scratch.touched,
+            ints,
+        )
+        if _passes(full, kind, required_l, required_t):
+            fallback = True
+            floats[_BEST_COST] = 1.0
+    args = (
+        cell_record,
+        record_start,
+        w,
+        cell_bits,
+        used_words,
+        n_labels,
+        alpha,
+        alpha_sum,
+        alpha_square,
+        kind,
+        c,
+        required_l,
+        required_t,
+        norm if norm > 0 else 1.0,
+        adaptive,
+        removed,
+        v,
+        kbits,
+        ksize,
+        scratch.stamp,
+        scratch.acc,
+        scratch.touched,
+        order,
+        tail_length,
+        position,
+        cost,
+        score,
+        child_score,
+        best_mask,
+        effort_mask,
+        ints,
+        floats,
+    )
+    budget = 64
+    first_seconds = math.nan
+    while True:
+        status = _search(*args, budget)
+        elapsed = time.perf_counter() - clock
+        if status == 2:
+            first_seconds = elapsed
+            continue
+        if status == 1:
+            break
+        if time_limit is not None and elapsed >= time_limit:
+            break
+        # Chunks of about 5 ms between two looks at the clock.
+        rate = ints[_EVALUATIONS] / max(elapsed, 1e-6)
+        budget = int(min(max(rate * 0.005, 64), 1_000_000))
+    finished = bool(ints[_FINISHED])
+    found = bool(ints[_FOUND])
+    if found:
+        answer, satisfied = best_mask.copy(), True
+    elif fallback:
+        answer, satisfied = np.ones(m, dtype=bool), True
+    else:
+        answer, satisfied = effort_mask.copy(), False
+    achieved = _achieved(
+        answer,
+        cell_record,
+        record_start,
+        cell_bits,
+        used_words,
+        n_labels,
+        alpha,
+        alpha_sum,
+        alpha_square,
+        kind,
+        c,
+        scratch,
+    )
+    return GroupSearch(
+        removed=answer,
+        cost=inverse_weighted_cost(w, np.bincount(cell_record[answer], minlength=d)) if m else 0.0,
+        satisfied=satisfied,
+        optimal=finished,
+        nodes_visited=int(ints[_EVALUATIONS]),
+        seconds=time.perf_counter() - clock,
+        first_solution_cost=float(floats[_FIRST_COST]) if found else math.nan,
+        first_solution_seconds=first_seconds,
+        achieved=achieved,
+    )
+
+
+def _achieved(
+    answer,
+    cell_record,
+    record_start,
+    cell_bits,
+    word_map,
+    n_labels,
+    alpha,
+    alpha_sum,
+    alpha_square,
+    kind,
+    c,
+    scratch,
+) -> float:
+    d = record_start.shape[0] - 1
+    kbits = np.zeros((d, cell_bits.shape[1]), dtype=np.uint64)
+    ksize = np.zeros(d, dtype=np.int64)
+    removed = np.ascontiguousarray(answer, dtype=np.bool_)
+    for i in range(d):
+        _recompute_record(i, record_start, removed, cell_bits, kbits, ksize)
+    value = _evaluate(
+        kbits,
+        ksize,
+        word_map,
+        n_labels,
+        alpha,
+        alpha_sum,
+        alpha_square,
+        kind,
+        c,
+        scratch.stamp,
+        scratch.acc,
+        scratch.touched,
+        scratch.ints,
+    )
+    if kind == _T:
+        return -value
+    return math.inf if value == n_labels + 1 else value
+
+
+# ---------------------------------------------------------------------------------------------------
+# The two phases over a table
+# ---------------------------------------------------------------------------------------------------
+
+
+def _check_parameters(
+    table: Table,
+    set_column: str,
+    knowledge: Knowledge,
+    k: Any,
+    model: Any,
+    separator: str,
+    strategy: str,
+    time_limit: Any,
+    total_time_limit: Any,
+) -> None:
+    if not isinstance(model, QSModel):
+        raise ConfigError(f"model must be QSCLDiversity(c, l) or QSTCloseness(t), got {model!r}")
+    _model_parameters(model)
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ConfigError(f"k must be an integer >= 1, got {k!r}")
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    for name, value in (("time_limit", time_limit), ("total_time_limit", total_time_limit)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0
+        ):
+            raise ConfigError(f"{name} must be a number of seconds >= 0 or None, got {value!r}")
+    if not isinstance(set_column, str) or set_column not in table.data.columns:
+        raise ConfigError(
+            f"set column {set_column!r} is not a column of the data "
+            f"(columns: {', '.join(table.data.columns)})"
+        )
+    if not isinstance(knowledge, Knowledge):
+        raise ConfigError(f"knowledge must be a sdckit.setvalued.Knowledge, got {type(knowledge).__name__}")
+    if knowledge.n_labels == 0 or knowledge.sets.items.size == 0:
+        raise ConfigError("the external knowledge is empty: give at least one label with its item set")
+    if not isinstance(separator, str) or not separator:
+        raise ConfigError(f"separator must be a non-empty string, got {separator!r}")
+    if table.n_records == 0:
+        raise ConfigError("the data has no records")
+
+
+def _exact_groups(table: Table, names: list[str]) -> tuple[np.ndarray, int]:
+    """Groups of records sharing all QI values (numbered in order of their first record)."""
+    frame = table.data.select(names).with_row_index("__record")
+    grouped = frame.group_by(names, maintain_order=True).agg(pl.col("__record"))
+    classes = np.empty(table.n_records, dtype=np.int64)
+    members = grouped.get_column("__record")
+    sizes = members.list.len().to_numpy()
+    classes[members.explode().to_numpy()] = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    return classes, len(sizes)
+
+
+def quasi_sensitive_anonymize(
+    table: Table,
+    *,
+    set_column: str,
+    knowledge: Knowledge,
+    k: int,
+    model: QSModel,
+    quasi_identifiers: Sequence[str] | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    separator: str = ";",
+    strategy: str = "adaptive",
+    time_limit: float | None = 1.0,
+    total_time_limit: float | None = None,
+    progress: ProgressCallback | None = None,
+) -> Release:
+    """Two-phase anonymization of Shi, Xiong & Fung (2010): Mondrian k-anonymity on the
+    quasi-identifiers, then QS term suppression in every QI group that violates ``model``.
+
+    Parameters
+    ----------
+    set_column
+        The quasi-sensitive set-valued column, items separated by ``separator`` (or lists of strings).
+    knowledge
+        External knowledge E (:class:`~sdckit.setvalued.Knowledge`), over any vocabulary: both are
+        recoded to the union of the data's and E's items.
+    k
+        k-anonymity of phase 1 (Mondrian, strict mode, generalized output); ``k = 1``: no
+        generalization, the groups are the records sharing all QI values.
+    model
+        :class:`~sdckit.models.quasi_sensitive.QSCLDiversity` or
+        :class:`~sdckit.models.quasi_sensitive.QSTCloseness`; the prior of QS t-closeness is the
+        table-wide prior of the *original* data (the mean of P(t -> L) over all records).
+    strategy, time_limit
+        Of every group's search (:func:`suppress_group`); ``time_limit`` bounds each group.
+    total_time_limit
+        Optional bound of the whole of phase 2: each group then gets at most its share of what is left
+        (remaining time / groups left to search).
+    progress
+        Called as ``progress(groups_searched, groups_to_search)``.
+
+    Returns a :class:`Release` with method ``"quasi-sensitive"``: the table of phase 1 (identifiers
+    dropped, QIs generalized) with the removed items taken out of ``set_column`` (items written in
+    vocabulary order, an empty set as ``""``, a null stays null); ``classes`` the QI groups;
+    ``cell_penalty`` / ``suppressed_cells`` those of the QI part from Mondrian (zeros for ``k = 1``),
+    so :func:`sdckit.utility.release_ncp` is the generalization loss; ``search`` a summary:
+    ``groups``, ``violating_before``, ``violating_after`` (re-checked with
+    :mod:`sdckit.models.quasi_sensitive`), ``searched``, ``proven_optimal``, ``unsatisfied`` (groups
+    where no satisfying node was found: best effort, see :func:`suppress_group`), ``removal_cost_sum`` /
+    ``removal_cost_mean`` (T of the searched groups), ``removal_cost_table`` (equation 1 over the whole
+    table as one group), ``suppressed_items`` / ``items``, ``nodes_visited``, ``phase1_seconds``,
+    ``phase2_seconds``, ``first_solution_seconds_mean``, ``generalization_ncp``, and ``per_group``
+    (a dict of lists: group, records, cells, cost, satisfied, optimal, nodes, seconds,
+    first_solution_cost, first_solution_seconds, achieved).
+
+    Raises :class:`ConfigError` for bad parameters (``k < 1``, an unknown set column, empty knowledge,
+    a model that is not a QS model; the models themselves reject ``c <= 0``, ``l < 1`` and ``t``
+    outside [0, sqrt 2]).
+    """
+    _check_parameters(
+        table, set_column, knowledge, k, model, separator, strategy, time_limit, total_time_limit
+    )
+    kind, c, required_l, required_t = _model_parameters(model)
+    _warm_up()
+    started = time.perf_counter()
+    if quasi_identifiers is not None and set_column in quasi_identifiers:
+        raise ConfigError(f"'{set_column}' cannot be both quasi-identifier and the quasi-sensitive column")
+    # Phase 1 ------------------------------------------------------------------------------------
+    if k == 1:
+        names = (
+            list(quasi_identifiers)
+            if quasi_identifiers is not None
+            else [a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER) if a.name != set_column]
+        )
+        if not names:
+            raise ConfigError("no quasi-identifiers: give role quasi-identifier to some attributes")
+        for name in names:
+            if name not in table.data.columns:
+                raise ConfigError(
+                    f"quasi-identifier '{name}' is not a column of the data "
+                    f"(columns: {', '.join(table.data.columns)})"
+                )
+        classes, n_groups = _exact_groups(table, names)
+        identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
+        base_table = Table(
+            table.data.drop(identifiers),
+            Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER)),
+            source=table.source,
+        )
+        cell_penalty = np.zeros((table.n_records, len(names)))
+        suppressed_cells = None
+        qi_names = tuple(names)
+        used_hierarchies: dict[str, Hierarchy] = {}
+    else:
+        if quasi_identifiers is None:
+            quasi_identifiers = [
+                a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER) if a.name != set_column
+            ]
+        phase1 = mondrian(
+            table, [KAnonymity(int(k))], quasi_identifiers=quasi_identifiers, hierarchies=hierarchies
+        )
+        classes = phase1.classes
+        n_groups = int(classes.max()) + 1
+        base_table = phase1.table
+        cell_penalty = phase1.cell_penalty
+        suppressed_cells = phase1.suppressed_cells
+        qi_names = phase1.quasi_identifiers
+        used_hierarchies = dict(phase1.hierarchies)
+    phase1_seconds = time.perf_counter() - started
+
+    # Phase 2 ------------------------------------------------------------------------------------
+    started = time.perf_counter()
+    column = table.column(set_column)
+    parsed = ItemSets.from_column(column, separator)
+    vocabulary = tuple(sorted(set(parsed.vocabulary) | set(knowledge.sets.vocabulary)))
+    records = parsed.recode(vocabulary)
+    sets = knowledge.sets.recode(vocabulary)
+    n_labels = knowledge.n_labels
+    item_bits = _item_bitsets(sets, len(vocabulary))
+    linked = _linked_matrix(records, item_bits, n_labels)
+    prior = _prior(linked)
+    before = model.evaluate(beliefs(classes, n_groups, linked, prior))
+    violating = np.flatnonzero(~before.passes)
+
+    order = np.argsort(classes, kind="stable")
+    group_starts = np.concatenate(([0], np.cumsum(np.bincount(classes, minlength=n_groups))))
+    lengths = records.lengths()
+    removed = np.zeros(records.items.size, dtype=bool)
+    alpha_sum, alpha_square = float(prior.sum()), float(np.square(prior).sum())
+    scratch = _Scratch.of(n_labels)
+    per_group: dict[str, list[Any]] = {
+        key: []
+        for key in (
+            "group",
+            "records",
+            "cells",
+            "cost",
+            "satisfied",
+            "optimal",
+            "nodes",
+            "seconds",
+            "first_solution_cost",
+            "first_solution_seconds",
+            "achieved",
+        )
+    }
+    phase2_clock = time.perf_counter()
+    for index, group in enumerate(violating.tolist()):
+        members = order[group_starts[group] : group_starts[group + 1]]
+        member_lengths = lengths[members]
+        record_start = np.concatenate(([0], np.cumsum(member_lengths)))
+        # positions of the group's cells among the stored items, record by record
+        positions = np.repeat(records.indptr[members] - record_start[:-1], member_lengths) + np.arange(
+            record_start[-1]
+        )
+        limit = time_limit
+        if total_time_limit is not None:
+            left = total_time_limit - (time.perf_counter() - phase2_clock)
+            share = max(left, 0.0) / (len(violating) - index)
+            limit = share if limit is None else min(limit, share)
+        result = _search_group(
+            record_start.astype(np.int64),
+            records.items[positions].astype(np.int64),
+            item_bits,
+            n_labels,
+            prior,
+            alpha_sum,
+            alpha_square,
+            kind,
+            c,
+            required_l,
+            required_t,
+            strategy == "adaptive",
+            limit,
+            scratch,
+        )
+        removed[positions[result.removed]] = True
+        for key, value in (
+            ("group", group),
+            ("records", len(members)),
+            ("cells", int(record_start[-1])),
+            ("cost", result.cost),
+            ("satisfied", result.satisfied),
+            ("optimal", result.optimal),
+            ("nodes", result.nodes_visited),
+            ("seconds", result.seconds),
+            ("first_solution_cost", result.first_solution_cost),
+            ("first_solution_seconds", result.first_solution_seconds),
+            ("achieved", result.achieved),
+        ):
+            per_group[key].append(value)
+        if progress is not None:
+            progress(index + 1, len(violating))
+
+    released_sets = records.without(removed)
+    after_linked = _linked_matrix(released_sets, item_bits, n_labels)
+    after = model.evaluate(beliefs(classes, n_groups, after_linked, prior))
+    new_column = released_sets.to_column(separator, name=set_column)
+    if column.null_count():
+        new_column = pl.select(
+            pl.when(pl.lit(column.is_null())).then(None).otherwise(pl.lit(new_column)).alias(set_column)
+        ).to_series()
+    if column.dtype != pl.String and not isinstance(column.dtype, pl.List):
+        new_column = new_column.cast(pl.String)
+    released = base_table.data.with_columns(new_column)
+    phase2_seconds = time.perf_counter() - started
+
+    from sdckit.utility import release_ncp
+
+    costs = np.array(per_group["cost"], dtype=np.float64)
+    first = np.array(per_group["first_solution_seconds"], dtype=np.float64)
+    remaining = np.bincount(released_sets.record_of_entries(), minlength=records.n_records)
+    search = {
+        "strategy": strategy,
+        "time_limit": time_limit,
+        "total_time_limit": total_time_limit,
+        "groups": n_groups,
+        "violating_before": int(violating.size),
+        "violating_after": int(np.count_nonzero(~after.passes)),
+        "searched": int(violating.size),
+        "proven_optimal": int(np.count_nonzero(per_group["optimal"])),
+        "unsatisfied": int(violating.size - np.count_nonzero(per_group["satisfied"])),
+        "removal_cost_sum": float(costs.sum()),
+        "removal_cost_mean": float(costs.mean()) if costs.size else 0.0,
+        "removal_cost_table": inverse_weighted_cost(lengths, lengths - remaining),
+        "suppressed_items": int(np.count_nonzero(removed)),
+        "items": int(records.items.size),
+        "nodes_visited": int(np.sum(per_group["nodes"])),
+        "phase1_seconds": phase1_seconds,
+        "phase2_seconds": phase2_seconds,
+        "first_solution_seconds_mean": float(np.nanmean(first)) if np.isfinite(first).any() else math.nan,
+        "per_group": per_group,
+    }
+    release = Release(
+        table=Table(released, base_table.schema, source=table.source),
+        original=table,
+        method="quasi-sensitive",
+        parameters={
+            "k": int(k),
+            "model": model.name,
+            "set_column": set_column,
+            "separator": separator,
+            "strategy": strategy,
+            "time_limit": time_limit,
+            "total_time_limit": total_time_limit,
+            "labels": n_labels,
+        },
+        quasi_identifiers=qi_names,
+        suppressed_records=np.zeros(table.n_records, dtype=bool),
+        classes=classes,
+        hierarchies=used_hierarchies,
+        heuristic=bool(violating.size and len(per_group["optimal"]) > sum(per_group["optimal"])),
+        search=search,
+        cell_penalty=cell_penalty,
+        suppressed_cells=suppressed_cells,
+    )
+    search["generalization_ncp"] = release_ncp(release)
+    return release
+
+
+# ---------------------------------------------------------------------------------------------------
+# The paper's experiment: data and figures
+# ---------------------------------------------------------------------------------------------------
+
+#: Where the Adult data of the experiments is looked for (``adult.csv``, ';'-separated, ARX hierarchies).
+ADULT_DIRECTORY = Path("/work/shared/data/adult")
+#: The 8 quasi-identifiers of the experiment: every Adult column but ``occupation`` (as in the Mondrian
+#: benchmark; age numeric, the others categorical with ARX's hierarchies).
+ADULT_QUASI_IDENTIFIERS = (
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "salary-class",
+)
+SET_COLUMN = "terms"
+
+
+def _adult_frame(directory: Path) -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
+    path = directory / "adult.csv"
+    if not path.is_file():
+        raise InputError(
+            f"{path}: the Adult data is not available; pass a frame of quasi-identifiers instead"
+        )
+    frame = pl.read_csv(path, separator=";", infer_schema=False)
+    missing = [name for name in ADULT_QUASI_IDENTIFIERS if name not in frame.columns]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)}")
+    frame = frame.select(ADULT_QUASI_IDENTIFIERS).with_columns(pl.col("age").cast(pl.Int64))
+    hierarchies = {}
+    for name in ADULT_QUASI_IDENTIFIERS:
+        hierarchy_path = directory / f"adult_hierarchy_{name}.csv"
+        if name != "age" and hierarchy_path.is_file():
+            hierarchies[name] = Hierarchy.from_csv(hierarchy_path, name)
+    return frame, hierarchies
+
+
+def synthesize_experiment_data(
+    source: pl.DataFrame | int = 3000,
+    *,
+    n_records: int | None = None,
+    n_terms_per_record: int = 9,
+    n_labels: int = 3000,
+    poisson_lambda: float = 100.0,
+    vocabulary_size: int | None = None,
+    seed: int = 0,
+    adult_directory: str | Path | None = None,
+) -> tuple[Table, Knowledge]:
+    """The data of the paper's experiments (section 3): records with quasi-identifiers from Adult and
+    ``n_terms_per_record`` synthesized QS terms, and external knowledge of ``n_labels`` labels.
+
+    The paper only says "3000 tuples augmented from Adult with 8 QI attributes and 9 synthesized QS
+    terms per tuple, and an external table with 3000 knowledge labels linked to random QS terms whose
+    appearance in each tuple follows a Poisson distribution with lambda = 100". Our construction, chosen
+    so that linking is meaningful (records link to few labels, and removing terms links them to
+    gradually more):
+
+    1. A vocabulary of ``V`` terms ``term0000 ..`` (``vocabulary_size``, default ``3 * lambda`` = 300).
+    2. Every label ``label0000 ..`` gets an item set S_L of size ``clip(Poisson(lambda), n_terms, V)``
+       drawn uniformly without replacement from the vocabulary (so about a third of the vocabulary).
+    3. Every record draws a hidden label uniformly and ``n_terms_per_record`` distinct terms uniformly
+       from that label's S_L. The record links to its hidden label, and to any other label whose set
+       happens to contain its terms: about ``|E| (lambda / V)^r`` labels once ``r`` terms are left
+       (0.15 with all 9 terms, 12 with 5, 110 with 3, for the defaults).
+    4. Quasi-identifiers: with ``source`` an int, that many records of Adult
+       (``adult_directory``/adult.csv, default :data:`ADULT_DIRECTORY`; the 8 columns
+       :data:`ADULT_QUASI_IDENTIFIERS`, i.e. all but occupation, age as an integer), sampled without
+       replacement, or with replacement when more are asked than Adult has; with ``source`` a polars
+       frame, its columns (``n_records`` of its rows sampled likewise, default all rows, in order).
+
+    The table has the QI columns (role quasi-identifier; Adult's ARX hierarchies in the schema when the
+    files are present) and the column ``terms`` (role quasi-sensitive, set-valued, ';'-separated).
+    Deterministic for a given ``seed``.
+    """
+    for name, value, low in (
+        ("n_terms_per_record", n_terms_per_record, 1),
+        ("n_labels", n_labels, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+            raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}")
+    if not (isinstance(poisson_lambda, int | float) and poisson_lambda > 0):
+        raise ConfigError(f"poisson_lambda must be a positive number, got {poisson_lambda!r}")
+    size = int(vocabulary_size) if vocabulary_size is not None else max(int(round(3 * poisson_lambda)), 1)
+    if size < n_terms_per_record:
+        raise ConfigError(
+            f"vocabulary_size ({size}) must be at least n_terms_per_record ({n_terms_per_record})"
+        )
+    rng = np.random.default_rng(seed)
+    hierarchies: dict[str, Hierarchy] = {}
+    if isinstance(source, pl.DataFrame):
+        frame = source
+        wanted = frame.height if n_records is None else int(n_records)
+    elif isinstance(source, int | np.integer) and not isinstance(source, bool):
+        frame, hierarchies = _adult_frame(Path(adult_directory) if adult_directory else ADULT_DIRECTORY)
+        wanted = int(source) if n_records is None else int(n_records)
+    else:
+        raise ConfigError(f"source must be a polars frame or a number of records, got {source!r}")
+    if wanted < 1 or frame.height == 0:
+        raise ConfigError("the experiment needs at least one record")
+    if isinstance(source, pl.DataFrame) and n_records is None:
+        rows = np.arange(frame.height)
+    elif wanted <= frame.height:
+        rows = np.sort(rng.choice(frame.height, size=wanted, replace=False))
+    else:
+        rows = rng.integers(0, frame.height, size=wanted)
+    frame = frame[rows]
+
+    # Knowledge: label sets of Poisson(lambda) size (clipped to [n_terms, V]).
+    sizes = np.clip(rng.poisson(poisson_lambda, size=n_labels), n_terms_per_record, size)
+    keys = rng.random((n_labels, size))
+    ranked = np.argsort(keys, axis=1)
+    label_sets = [np.sort(ranked[label, : sizes[label]]) for label in range(n_labels)]
+    # Records: a hidden label each, terms drawn from its set.
+    hidden = rng.integers(0, n_labels, size=wanted)
+    terms = np.empty((wanted, n_terms_per_record), dtype=np.int64)
+    order = np.argsort(hidden, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(hidden, minlength=n_labels))))
+    for label in np.flatnonzero(np.diff(bounds)):
+        members = order[bounds[label] : bounds[label + 1]]
+        pool = label_sets[label]
+        picks = np.argsort(rng.random((members.size, pool.size)), axis=1)[:, :n_terms_per_record]
+        terms[members] = np.sort(pool[picks], axis=1)
+    width = len(str(size - 1))
+    words = np.array([f"term{i:0{width}d}" for i in range(size)], dtype=object)
+    texts = pl.Series(SET_COLUMN, words[terms].tolist(), dtype=pl.List(pl.String)).list.join(";")
+    data = frame.with_columns(texts)
+    attributes = []
+    for name in frame.columns:
+        kind = Kind.NUMERIC if frame.schema[name].is_numeric() else Kind.CATEGORICAL
+        attributes.append(Attribute(name, Role.QUASI_IDENTIFIER, kind, hierarchy=hierarchies.get(name)))
+    attributes.append(Attribute(SET_COLUMN, Role.QUASI_SENSITIVE, Kind.SET_VALUED))
+    table = Table(data, Schema(tuple(attributes)), source="synthesized experiment data")
+    label_width = len(str(n_labels - 1))
+    knowledge = Knowledge.from_mapping(
+        {f"label{label:0{label_width}d}": words[label_sets[label]].tolist() for label in range(n_labels)}
+    )
+    return table, knowledge
+
+
+def _experiment_inputs(
+    table: Table | None, knowledge: Knowledge | None, n_records: int, seed: int
+) -> tuple[Table, Knowledge]:
+    if (table is None) != (knowledge is None):
+        raise ConfigError("give both table and knowledge, or neither (then the experiment data is made)")
+    if table is None:
+        return synthesize_experiment_data(n_records, seed=seed)
+    return table, knowledge
+
+
+def _run_row(release: Release) -> dict[str, Any]:
+    search = release.search
+    return {
+        "removal_cost": search["removal_cost_mean"],
+        "removal_cost_table": search["removal_cost_table"],
+        "generalization_ncp": search["generalization_ncp"],
+        "violating_before": search["violating_before"],
+        "violating_after": search["violating_after"],
+        "proven_optimal": search["proven_optimal"],
+        "suppressed_items": search["suppressed_items"],
+        "seconds": search["phase2_seconds"],
+    }
+
+
+def figure5(
+    table: Table | None = None,
+    knowledge: Knowledge | None = None,
+    *,
+    ls: Sequence[int] = (10, 20, 30, 40, 50),
+    cs: Sequence[float] = (0.5, 1.0, 1.5, 2.0),
+    default_l: int = 30,
+    default_c: float = 1.0,
+    k: int = 5,
+    run_time_limit: float = 10.0,
+    n_records: int = 3000,
+    seed: int = 0,
+    set_column: str = SET_COLUMN,
+    progress: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """Figure 5 of Shi et al. (2010): removal cost of the adaptive search against the baseline DFS for
+    QS (c,l)-diversity, varying l (c = ``default_c``) and varying c (l = ``default_l``).
+
+    Every run is phase 1 (Mondrian, ``k``) and phase 2 with ``run_time_limit`` seconds for the whole of
+    phase 2 (each group gets its share of the time left, as ``total_time_limit``). Without ``table``
+    and ``knowledge`` the experiment data is made by :func:`synthesize_experiment_data` (``n_records``,
+    ``seed``). One row per (parameter, value, strategy): ``removal_cost`` (mean T of the searched
+    groups), ``removal_cost_table``, violating groups before / after, proven optimal, seconds.
+    """
+    table, knowledge = _experiment_inputs(table, knowledge, n_records, seed)
+    runs = [("l", value, QSCLDiversity(default_c, int(value))) for value in ls]
+    runs += [("c", value, QSCLDiversity(float(value), default_l)) for value in cs]
+    rows = []
+    for parameter, value, model in runs:
+        for strategy in STRATEGIES:
+            if progress is not None:
+                progress(f"{parameter}={value} {strategy}")
+            release = quasi_sensitive_anonymize(
+                table,
+                set_column=set_column,
+                knowledge=knowledge,
+                k=k,
+                model=model,
+                strategy=strategy,
+                time_limit=None,
+                total_time_limit=run_time_limit,
+            )
+            rows.append(
+                {"parameter": parameter, "value": float(value), "strategy": strategy, **_run_row(release)}
+            )
+    return pl.DataFrame(rows)
+
+
+def figure6(
+    table: Table | None = None,
+    knowledge: Knowledge | None = None,
+    *,
+    ts: Sequence[float] = (0.2, 0.3, 0.4, 0.5, 0.6),
+    ks: Sequence[int] = (1, 2, 5, 10, 25, 50),
+    strategy: str = "adaptive",
+    run_time_limit: float = 10.0,
+    n_records: int = 3000,
+    seed: int = 0,
+    set_column: str = SET_COLUMN,
+    progress: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """Figure 6 of Shi et al. (2010): QS t-closeness by two phases, the removal cost of phase 2 and the
+    generalization loss of phase 1 (``release_ncp`` of the QI part) for every t and k.
+
+    ``run_time_limit`` bounds each run's phase 2 (as in :func:`figure5`). One row per (t, k): ``t``,
+    ``t_squared`` (the paper's x axis), ``k``, ``removal_cost`` (mean T of the searched groups),
+    ``removal_cost_table`` (T of the whole table), ``generalization_ncp``, violating groups before /
+    after, proven optimal, seconds.
+    """
+    table, knowledge = _experiment_inputs(table, knowledge, n_records, seed)
+    rows = []
+    for k in ks:
+        for t in ts:
+            if progress is not None:
+                progress(f"k={k} t={t}")
+            release = quasi_sensitive_anonymize(
+                table,
+                set_column=set_column,
+                knowledge=knowledge,
+                k=int(k),
+                model=QSTCloseness(float(t)),
+                strategy=strategy,
+                time_limit=None,
+                total_time_limit=run_time_limit,
+            )
+            rows.append({"t": float(t), "t_squared": float(t) ** 2, "k": int(k), **_run_row(release)})
+    return pl.DataFrame(rows)
