@@ -333,3 +333,22 @@ def test_linking_equals_brute_force_subset_check(records, labels):
     assert linked_labels(sets, knowledge).toarray().tolist() == expected
     # the CSR arrays hold the same sets as the Python ones
     assert [set(sets.texts(i)) for i in range(sets.n_records)] == records
+
+
+def test_recode_and_used_items():
+    sets = ItemSets.from_lists([["b", "c"], ["a"]])
+    wider = sets.recode(["a", "b", "c", "d"])
+    assert wider.vocabulary == ("a", "b", "c", "d")
+    assert wider.to_column().to_list() == ["b;c", "a"]
+    assert wider.used_items().tolist() == [True, True, True, False]
+    assert sets.recode(["b", "c"], unknown="drop").to_column().to_list() == ["b;c", ""]
+    with pytest.raises(InputError, match="'a'"):
+        sets.recode(["b", "c"])
+
+
+def test_knowledge_from_mapping_text_values_and_yaml_items_as_written(tmp_path):
+    knowledge = Knowledge.from_mapping({"Flu": "Coughing; Headache", "Cold": ["Sneezing"]})
+    assert knowledge.labels == ("Flu", "Cold")
+    assert knowledge.sets.to_column().to_list() == ["Coughing;Headache", "Sneezing"]
+    codes = read_knowledge(write(tmp_path, "codes.yaml", "L1: [001, 2.50, yes]\n"))
+    assert codes.sets.vocabulary == ("001", "2.50", "yes")

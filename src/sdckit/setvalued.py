@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import csv
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,18 @@ def _listing(names: Sequence[str]) -> str:
     shown = ", ".join(repr(name) for name in names[:_SHOWN])
     more = len(names) - _SHOWN
     return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _sorted_unique(keys: np.ndarray) -> np.ndarray:
+    """np.unique of keys that are mostly sorted already (records in order): a stable sort (timsort for
+    int64), which is close to linear on such data, then dropping repeats."""
+    keys = np.sort(keys, kind="stable")
+    if keys.size > 1:
+        keep = np.empty(keys.size, dtype=bool)
+        keep[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+        keys = keys[keep]
+    return keys
 
 
 def _as_vocabulary(vocabulary: Sequence[str]) -> tuple[str, ...]:
@@ -175,7 +187,7 @@ class ItemSets:
             codes_series = codes_series.filter(pl.Series(known))
         codes = codes_series.to_numpy().astype(np.int64, copy=False)
         width = max(len(words), 1)
-        keys = np.unique(records.astype(np.int64, copy=False) * width + codes)
+        keys = _sorted_unique(records.astype(np.int64, copy=False) * width + codes)
         rows = keys // width
         indptr = np.zeros(n_records + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n_records), out=indptr[1:])
@@ -345,7 +357,9 @@ class ItemSets:
         records = self.record_of_entries()
         kept = codes >= 0
         width = max(len(words), 1)
-        keys = np.sort(records[kept] * width + codes[kept])  # codes are unique per row: no repeats
+        # records are non-decreasing, so the stable (timsort/radix) sort only reorders within rows; codes are
+        # unique per row, so there are no repeats.
+        keys = np.sort(records[kept] * width + codes[kept], kind="stable")
         indptr = np.zeros(self.n_records + 1, dtype=np.int64)
         np.cumsum(np.bincount(keys // width, minlength=self.n_records), out=indptr[1:])
         return ItemSets(indptr=indptr, items=(keys % width).astype(np.int32), vocabulary=words)
@@ -387,10 +401,18 @@ class Knowledge:
 
     @classmethod
     def from_mapping(
-        cls, mapping: dict[str, Sequence[str]], vocabulary: Sequence[str] | None = None
+        cls,
+        mapping: Mapping[str, Sequence[str] | str],
+        vocabulary: Sequence[str] | None = None,
+        separator: str = ";",
     ) -> Knowledge:
-        """Knowledge from ``{label: [items]}`` (items outside ``vocabulary`` dropped with a warning)."""
-        labels = [str(label) for label in mapping]
+        """Knowledge from ``{label: [items]}`` (a text value is split at ``separator``); with
+        ``vocabulary``, items outside it are left out with an :class:`SdcWarning`."""
+        mapping = {
+            str(label): value.split(separator) if isinstance(value, str) else list(value)
+            for label, value in mapping.items()
+        }
+        labels = list(mapping)
         for label in labels:
             if not [item for item in mapping[label] if str(item).strip()]:
                 raise ConfigError(f"label '{label}' has an empty item set")
@@ -401,24 +423,28 @@ class Knowledge:
 
     def with_vocabulary(self, vocabulary: Sequence[str], source: str | None = None) -> Knowledge:
         """The same knowledge over another vocabulary (normally the records'): an item of E outside it
-        can never be part of a record, so it is left out, with an :class:`SdcWarning` listing it."""
-        words = _as_vocabulary(vocabulary)
-        if words == self.sets.vocabulary:
-            return self
-        unknown = sorted(set(self.sets.vocabulary[i] for i in np.unique(self.sets.items)) - set(words))
-        if unknown:
-            _warn_unknown(unknown, source)
-        return Knowledge(labels=self.labels, sets=self.sets.recode(words, unknown="drop"))
+        can never be part of a record, so it is left out, with an :class:`SdcWarning` listing it
+        (``source`` names the knowledge file in the warning)."""
+        return _with_vocabulary(self, vocabulary, source, stacklevel=3)
 
 
-def _warn_unknown(unknown: Sequence[str], source: str | None) -> None:
-    warnings.warn(
-        f"{location(source)}{len(unknown)} item{'' if len(unknown) == 1 else 's'} of the external knowledge "
-        f"never occur{'s' if len(unknown) == 1 else ''} in the data and can never link a record: "
-        f"{_listing(list(unknown))} (left out)",
-        SdcWarning,
-        stacklevel=3,
-    )
+def _with_vocabulary(
+    knowledge: Knowledge, vocabulary: Sequence[str], source: str | None, stacklevel: int
+) -> Knowledge:
+    words = _as_vocabulary(vocabulary)
+    if words == knowledge.sets.vocabulary:
+        return knowledge
+    unknown = sorted({knowledge.sets.vocabulary[i] for i in np.unique(knowledge.sets.items)} - set(words))
+    if unknown:
+        single = len(unknown) == 1
+        warnings.warn(
+            f"{location(source)}{len(unknown)} item{'' if single else 's'} of the external knowledge "
+            f"never occur{'s' if single else ''} in the data and can never link a record: "
+            f"{_listing(unknown)} (left out)",
+            SdcWarning,
+            stacklevel=stacklevel,
+        )
+    return Knowledge(labels=knowledge.labels, sets=knowledge.sets.recode(words, unknown="drop"))
 
 
 def _knowledge(
@@ -431,7 +457,7 @@ def _knowledge(
     sets = ItemSets._from_pairs(records, texts, len(labels), None, unknown="error", where="")
     knowledge = Knowledge(labels=tuple(labels), sets=sets)
     if vocabulary is not None:
-        knowledge = knowledge.with_vocabulary(vocabulary, source)
+        knowledge = _with_vocabulary(knowledge, vocabulary, source, stacklevel=4)
     return knowledge
 
 
@@ -632,17 +658,17 @@ def linked_labels(records: ItemSets, knowledge: Knowledge) -> sp.csr_matrix:
     rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(shared.indptr))
     links = shared.data == lengths[rows]
     link_rows, link_columns = rows[links], shared.indices[links].astype(np.int64)
-    empty = np.flatnonzero(lengths == 0)
-    if empty.size and n_labels:
-        link_rows = np.concatenate([link_rows, np.repeat(empty, n_labels)])
-        link_columns = np.concatenate(
-            [link_columns, np.tile(np.arange(n_labels, dtype=np.int64), empty.size)]
-        )
-        order = np.lexsort((link_columns, link_rows))
-        link_rows, link_columns = link_rows[order], link_columns[order]
+    counts = np.bincount(link_rows, minlength=n)
+    empty = lengths == 0
+    counts[empty] = n_labels  # an empty record shares nothing with any S_L, so its row above is empty
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(link_rows, minlength=n), out=indptr[1:])
+    np.cumsum(counts, out=indptr[1:])
+    # Entries are in row order; those of empty records are whole rows 0 .. |E|-1, the rest keep their order.
+    of_empty = np.repeat(empty, counts)
+    indices = np.empty(int(indptr[-1]), dtype=np.int64)
+    indices[~of_empty] = link_columns
+    indices[of_empty] = np.tile(np.arange(n_labels, dtype=np.int64), int(np.count_nonzero(empty)))
     return sp.csr_matrix(
-        (np.ones(link_rows.size, dtype=bool), link_columns, indptr),
+        (np.ones(indices.size, dtype=bool), indices, indptr),
         shape=(n, n_labels),
     )

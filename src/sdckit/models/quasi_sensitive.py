@@ -87,7 +87,7 @@ class Beliefs:
 
     def group(self, g: int) -> np.ndarray:
         """The dense posterior of group ``g`` over all labels."""
-        return self.posterior.getrow(g).toarray().ravel()
+        return self.posterior[g].toarray().ravel()
 
 
 def link_probabilities(linked: sp.spmatrix) -> sp.csr_matrix:
@@ -175,17 +175,14 @@ def _levels(indptr, data, c_parameter, tolerance):  # pragma: no cover - compile
             continue
         ranked = np.sort(data[start:stop])  # ascending: ranked[m - l] is p_l
         first = ranked[m - 1]
+        # The tails p_l + ... + p_m grow as l decreases: add the smallest p first; the first (smallest)
+        # tail large enough gives l' (every smaller l passes too).
         level = 0
         tail = 0.0
-        # Tails p_l + ... + p_m grow as l decreases; count from l = m down the tails that are big enough,
-        # then l' is the largest passing l, and every smaller l passes too.
-        tails = np.empty(m)
         for i in range(m):
-            tail += ranked[i]
-            tails[i] = tail  # tails[i] = p_(m-i) + ... + p_m
-        for lvl in range(m, 0, -1):
-            if first <= c_parameter * tails[m - lvl] + tolerance:
-                level = lvl
+            tail += ranked[i]  # = p_(m-i) + ... + p_m
+            if first <= c_parameter * tail + tolerance:
+                level = m - i
                 break
         result[g] = level
     return result
