@@ -367,3 +367,35 @@ def test_targeted_suppression_through_the_cli(tmp_path):
     n, q = released.height, len(cells["per_attribute"])
     assert figures["metrics"]["ncp"] == pytest.approx(cells["total"] / (n * q))
     assert histogram.stat().st_size > 0
+
+
+def test_mondrian_through_the_cli(tmp_path):
+    result = anonymize(tmp_path, "--method", "mondrian", "-k", "3")
+    assert result.exit_code == 0, result.output
+    figures = json.loads((tmp_path / "summary.json").read_text())
+    assert figures["method"] == "mondrian"
+    assert figures["smallest_class"] >= 3
+    assert figures["achieved"]["3-anonymity"] >= 3
+    assert 0 < figures["metrics"]["ncp"] < 1
+    released = pl.read_csv(tmp_path / "out.csv", infer_schema=False)
+    assert released.height == N_RECORDS
+    # Every class of the written release has at least 3 records.
+    assert released.group_by("ZIPCode", "Age").len()["len"].min() >= 3
+    # Numbers are released as ranges "min-max" (or a single value) containing the original.
+    original = pl.read_csv(tmp_path / "data.csv")
+    for age, text in zip(original["Age"].to_list(), released["Age"].to_list(), strict=True):
+        low, _, high = text.partition("-")
+        assert int(low) <= age <= int(high or low)
+
+
+def test_local_suppression_through_the_cli(tmp_path):
+    result = anonymize(tmp_path, "--method", "local-suppression", "-k", "2", "--importance", "Age,ZIPCode")
+    assert result.exit_code == 0, result.output
+    figures = json.loads((tmp_path / "summary.json").read_text())
+    cells = figures["suppressed_cells"]
+    assert cells["total"] == sum(cells["per_attribute"].values()) > 0
+    released = pl.read_csv(tmp_path / "out.csv", infer_schema=False)
+    assert sum(released[name].null_count() for name in ("ZIPCode", "Age")) == cells["total"]
+    # Age is more important than ZIPCode, so ZIP codes are suppressed first.
+    assert cells["per_attribute"]["ZIPCode"] >= cells["per_attribute"]["Age"]
+    assert figures["metrics"]["ncp"] == pytest.approx(cells["total"] / (N_RECORDS * 2))
