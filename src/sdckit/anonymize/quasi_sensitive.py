@@ -155,7 +155,7 @@ def _recompute_record(i, record_start, removed, cell_bits, kbits, ksize):  # pra
 def _evaluate(
     kbits, ksize, word_map, n_labels, alpha, alpha_sum, alpha_square, kind, c, stamp, acc, touched, ints
 ):  # pragma: no cover - compiled
-    """The score of the group's current K's: l' (kind 0; n_labels + 1 when no label is linked) or
+    """The score of the group's current K's: l' (kind 0; inf when no label is linked) or
     minus the distance to the prior (kind 1).
 
     beta_L = (1/d) sum over records of [L in K_i] / |K_i|; a record with no item left links to every
@@ -198,7 +198,7 @@ def _evaluate(
         total += n_labels * offset * offset - 2.0 * offset * alpha_sum + alpha_square
         return -math.sqrt(max(total, 0.0))
     if n_touched == 0 and offset == 0.0:
-        return float(n_labels + 1)  # links to nothing: passes (l' = inf)
+        return np.inf  # links to nothing: passes (l' = inf)
     values = np.empty(n_touched)
     for j in range(n_touched):
         values[j] = acc[touched[j]] + offset
@@ -1025,7 +1025,7 @@ def _achieved(
     )
     if kind == _T:
         return -value
-    return math.inf if value == n_labels + 1 else value
+    return value
 
 
 # ---------------------------------------------------------------------------------------------------
