@@ -402,15 +402,17 @@ def _bar_chart(frame: pl.DataFrame, path: Path, title: str) -> None:
     labels = [method.split(": ", 1)[-1] for method in shown.get_column("method").to_list()]
     families = shown.get_column("family").to_list()
     values = [100 * v for v in shown.get_column("ncp").to_list()]
+    from matplotlib.patches import Patch
+
     figure, axis = plt.subplots(figsize=(max(6.0, 0.55 * len(values) + 2), 4.5))
-    axis.bar(range(len(values)), values, color=[colors.get(f, "grey") for f in families])
+    bars = axis.bar(range(len(values)), values, color=[colors.get(f, "grey") for f in families])
+    # Values on the bars: the smallest losses would not be visible otherwise.
+    axis.bar_label(bars, labels=[f"{v:.2f}" if v < 10 else f"{v:.0f}" for v in values], fontsize=7, padding=2)
     axis.set_xticks(range(len(values)), labels, rotation=60, ha="right", fontsize=8)
     axis.set_ylabel("information loss NCP (%)")
     axis.set_title(title, fontsize=10)
-    for family, color in colors.items():
-        if family in families:
-            axis.bar([], [], color=color, label=family)
-    axis.legend(fontsize=8)
+    handles = [Patch(color=color, label=family) for family, color in colors.items() if family in families]
+    axis.legend(handles=handles, fontsize=8)
     figure.tight_layout()
     with atomic_write(path) as temporary:
         figure.savefig(temporary, format="png", dpi=120)
