@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from sdckit.anonymize.tuple_partition import mondrian_tuple_partition, random_halving_partition
@@ -191,6 +191,11 @@ def assert_same(a, b):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(table=tables(), l=st.sampled_from([1.0, 1.5, 2.0, 3.0]), seed=st.integers(0, 2**32 - 1))
+# Found by hypothesis: the table as one bucket fails (11 of 15 values equal at l = 1.5) and a split
+# makes it pass; the split must be accepted.
+@example(
+    table=([], np.zeros(15, dtype=np.int64), np.array([0] * 10 + [1, 1, 0, 1, 1]), 2, "none"), l=1.5, seed=0
+)
 def test_incremental_equals_reference(table, l, seed):
     columns, q, codes, m, weighting = table
     n = codes.shape[0]
@@ -214,7 +219,7 @@ def test_incremental_equals_reference(table, l, seed):
             [b for b in state.buckets if b is not parent] + [parent[mask], parent[~mask]],
             l,
             bucket_weighting=weighting,
-        ) and diversity_check(columns, q, codes, m, state.buckets, l, bucket_weighting=weighting)
+        )  # a split is accepted iff the buckets after it pass, whether or not those before did
         accepted = state.try_split(parent, parent[mask], parent[~mask])
         event("split accepted" if accepted else "split rejected")
         assert accepted == expected
