@@ -160,3 +160,107 @@ def test_experiment_cli_bad_input(tmp_path, options, words):
     for word in words:
         assert word in text, (word, text)
     assert not output.exists() or not any(output.iterdir())
+
+
+# The improved-slicing experiment ----------------------------------------------------------------------
+
+
+def synthetic_for_slicing(n: int = 600, seed: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, n)
+    return pl.DataFrame(
+        {
+            "a": a,
+            "b": (a + rng.integers(0, 2, n)) % 4,  # correlated with a
+            "c": rng.integers(0, 3, n),
+            "d": rng.choice(["x", "y", "z"], n),
+            "e": rng.choice(["p", "q"], n),
+            "s": rng.choice(["s1", "s2", "s3", "s4", "s5"], n),
+        }
+    )
+
+
+def test_all_columns_correlation_counts_lone_columns_as_zero():
+    from sdckit.evaluate.experiments import _all_columns_correlation
+
+    names = ["a", "b", "c", "d"]
+    matrix = np.array([[1, 0.6, 0.2, 0.0], [0.6, 1, 0.4, 0.1], [0.2, 0.4, 1, 0.3], [0.0, 0.1, 0.3, 1]])
+    # {a, b, c}: (0.6 + 0.2 + 0.4) / 3 = 0.4; {d} alone: 0 -> 0.2
+    assert _all_columns_correlation(matrix, names, [("a", "b", "c"), ("d",)]) == pytest.approx(0.2)
+    assert _all_columns_correlation(matrix, names, [("a", "b"), ("c", "d")]) == pytest.approx(0.45)
+
+
+def test_slicing_experiment_tables_and_files(tmp_path):
+    from sdckit.evaluate.experiments import slicing_experiment, write_slicing_experiment
+    from sdckit.table import read_table
+
+    table = read_table(synthetic_for_slicing())
+    result = slicing_experiment(
+        table, sensitive="s", n_columns=(2, 3), runs=3, sensitive_column_size=1, ls=(2, 3), min_bucket_size=20
+    )
+    correlation = result.correlation
+    assert correlation.height == 2 * 2  # two numbers of columns, two methods
+    assert set(correlation["method"]) == {"slicing", "improved slicing"}
+    assert (correlation["average_correlation"] >= 0).all() and (correlation["average_correlation"] <= 1).all()
+    diversity = result.diversity
+    assert diversity.height == 2 * 2 * 2 * 2  # columns x methods x l x partitions
+    # Every sliced table reported as satisfying l is l-diverse (l achieved >= l).
+    satisfied = diversity.filter(pl.col("satisfied"))
+    assert satisfied.height > 0
+    assert (satisfied["l_achieved"] >= satisfied["l"] - 1e-9).all()
+    paths = write_slicing_experiment(result, tmp_path / "slicing", "synthetic")
+    assert paths["figure"].stat().st_size > 1000
+    assert "Figure 2" in paths["markdown"].read_text()
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        (["--columns", "x"], ["--columns", "x"]),
+        (["--columns", "1-3"], ["--columns", "at least 2"]),
+        (["--runs", "0"], ["--runs"]),
+        (["--sensitive", "disease"], ["--sensitive", "disease"]),
+        (["--ls", "0"], ["--ls"]),
+    ],
+)
+def test_slicing_experiment_cli_bad_input(tmp_path, options, words):
+    data = tmp_path / "data.csv"
+    synthetic_for_slicing(100).write_csv(data)
+    output = tmp_path / "out"
+    result = runner.invoke(
+        app,
+        [
+            "experiment",
+            "slicing",
+            "--data",
+            str(data),
+            "--output",
+            str(output),
+            "--sensitive",
+            "s",
+            "-q",
+            *options,
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert text.startswith("error:")
+    for word in words:
+        assert word in text, (word, text)
+    assert not output.exists()
+
+
+def test_slicing_experiment_cli(tmp_path):
+    data = tmp_path / "data.csv"
+    synthetic_for_slicing(400).write_csv(data)
+    output = tmp_path / "out"
+    result = runner.invoke(
+        app,
+        ["experiment", "slicing", "--data", str(data), "--output", str(output), "--sensitive", "s",
+         "--runs", "2", "--columns", "2,3", "--sensitive-column-size", "1", "--ls", "2",
+         "--min-bucket-size", "20", "-q"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    figures = json.loads((output / "summary.json").read_text())
+    assert len(figures["correlation"]) == 4
+    assert {p.name for p in output.iterdir()} >= {"figure2.png", "results.md", "correlation.csv"}

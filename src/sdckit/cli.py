@@ -978,3 +978,123 @@ def experiment_targeted_suppression(
         for path in paths.values():
             console.print(f"written [bold]{path}[/]")
         _write_json(output / "summary.json", figures)
+
+
+@experiment_app.command("slicing")
+def experiment_slicing(
+    data: Annotated[
+        Path, typer.Option("--data", help="Microdata file, e.g. adult_full.csv (CSV or Parquet).")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the tables and the figure.")],
+    sensitive: Annotated[str, typer.Option("--sensitive", help="The sensitive attribute.")] = "occupation",
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="Optional YAML configuration (kinds, missing values)."),
+    ] = None,
+    missing_values: Annotated[
+        str, typer.Option("--missing-values", help="Texts meaning a missing value, comma-separated.")
+    ] = "?,",
+    columns: Annotated[
+        str, typer.Option("--columns", help="Numbers of columns: a range 2-10 or a list.")
+    ] = "2-10",
+    runs: Annotated[int, typer.Option("--runs", help="Seeded runs per number of columns.")] = 50,
+    sensitive_column_size: Annotated[
+        int, typer.Option("--sensitive-column-size", help="Attributes in the sensitive column.")
+    ] = 3,
+    beta: Annotated[int, typer.Option("--beta", help="Improved slicing: minimum number of groups.")] = 2,
+    max_labels: Annotated[
+        int, typer.Option("--max-labels", help="Improved slicing: columns per attribute.")
+    ] = 2,
+    ls: Annotated[str, typer.Option("--ls", help="The l to test, comma-separated.")] = "2,3,4,5,6",
+    min_bucket_size: Annotated[int, typer.Option("--min-bucket-size", help="Smallest bucket.")] = 250,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the first run.")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+) -> None:
+    """Dhaigude & Kumar's improved slicing against slicing (Li et al.): Figure 2 (average correlation
+    inside the released columns against the number of columns, seeded runs), which l in 2..6 each
+    configuration satisfies, and the time of Mondrian-style vs random-halving tuple partitioning.
+
+    Records with a missing value are removed first (Adult: 30,162 remain). Writes correlation.csv,
+    diversity.csv, timing.csv, results.md, figure2.png and summary.json.
+    """
+    from sdckit.config import load_config
+    from sdckit.evaluate.experiments import complete_records, slicing_experiment, write_slicing_experiment
+    from sdckit.table import read_table
+
+    def numbers(text: str, option: str) -> tuple[int, ...]:
+        try:
+            if "-" in text and "," not in text:
+                low, high = (int(part) for part in text.split("-", 1))
+                values = tuple(range(low, high + 1))
+            else:
+                values = tuple(int(part) for part in text.split(",") if part.strip())
+        except ValueError:
+            raise ConfigError(
+                f"{option} must be whole numbers (a list or a range a-b), got {text!r}"
+            ) from None
+        if not values:
+            raise ConfigError(f"{option} names no number: {text!r}")
+        return values
+
+    with _user_errors():
+        n_columns = numbers(columns, "--columns")
+        l_values = numbers(ls, "--ls")
+        if min(n_columns) < 2:
+            raise ConfigError(f"--columns must be at least 2, got {min(n_columns)}")
+        if min(l_values) < 1:
+            raise ConfigError(f"--ls must be at least 1, got {min(l_values)}")
+        if runs < 1:
+            raise ConfigError(f"--runs must be at least 1, got {runs}")
+        if output.exists() and not output.is_dir():
+            raise ConfigError(f"--output {output} exists and is not a directory")
+        started = time.perf_counter()
+
+        def say(message: str) -> None:
+            if not quiet:
+                console.print(f"[dim]{time.perf_counter() - started:7.1f} s[/] {message}")
+
+        if config is not None:
+            table = load_config(config).read(data)
+        else:
+            tokens = [token.strip() for token in missing_values.split(",")]
+            table = read_table(data, missing_values=tokens)
+        table = complete_records(table, say)
+        names = [a.name for a in table.schema.attributes]
+        if sensitive not in names:
+            raise ConfigError(f"--sensitive '{sensitive}' is not a column of {data} ({', '.join(names)})")
+        if beta > len(names) - sensitive_column_size:
+            raise ConfigError(
+                f"--beta {beta} is larger than the number of attributes outside the sensitive column "
+                f"({len(names) - sensitive_column_size})"
+            )
+        result = slicing_experiment(
+            table,
+            sensitive=sensitive,
+            n_columns=n_columns,
+            runs=runs,
+            sensitive_column_size=sensitive_column_size,
+            beta=beta,
+            max_labels=max_labels,
+            ls=l_values,
+            min_bucket_size=min_bucket_size,
+            seed=seed,
+            say=say,
+        )
+        paths = write_slicing_experiment(result, output, name=data.name)
+        shown = RichTable(title=f"Average correlation inside the released columns — {data.name}")
+        for column in ("columns", "slicing", "improved slicing"):
+            shown.add_column(column, justify="right")
+        pivot = result.correlation.pivot(on="method", index="columns", values="average_correlation")
+        for row in pivot.iter_rows(named=True):
+            shown.add_row(str(row["columns"]), f"{row['slicing']:.4f}", f"{row['improved slicing']:.4f}")
+        console.print(shown)
+        for path in paths.values():
+            console.print(f"written [bold]{path}[/]")
+        figures = {
+            "parameters": result.parameters,
+            "correlation": result.correlation.to_dicts(),
+            "diversity": result.diversity.to_dicts(),
+            "timing": result.timing.to_dicts(),
+            "elapsed_seconds": round(time.perf_counter() - started, 3),
+        }
+        _write_json(output / "summary.json", figures)
