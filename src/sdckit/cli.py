@@ -369,6 +369,7 @@ ANONYMIZE_METHODS = (
     "targeted-suppression",
     "slicing",
     "overlapping-slicing",
+    "quasi-sensitive",
 )
 SLICING_METHODS = ("slicing", "overlapping-slicing")
 
@@ -386,7 +387,12 @@ def anonymize(
     l_variant: Annotated[
         str, typer.Option("--l-variant", help="distinct, entropy or recursive.")
     ] = "distinct",
-    recursive_c: Annotated[float, typer.Option("--c", help="c of recursive (c,l)-diversity.")] = 2.0,
+    recursive_c: Annotated[
+        float | None,
+        typer.Option(
+            "--c", help="c of recursive (c,l)-diversity (default 2) or of QS (c,l)-diversity (default 1)."
+        ),
+    ] = None,
     t: Annotated[float | None, typer.Option("-t", help="t of t-closeness.")] = None,
     t_distance: Annotated[
         str, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
@@ -454,6 +460,26 @@ def anonymize(
         int | None, typer.Option("--min-bucket-size", help="slicing: smallest bucket a split may leave.")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="slicing: seed of every random choice.")] = 0,
+    knowledge: Annotated[
+        Path | None,
+        typer.Option(
+            "--knowledge", help="quasi-sensitive: external knowledge (label -> items), CSV or YAML."
+        ),
+    ] = None,
+    set_column: Annotated[
+        str | None,
+        typer.Option(
+            "--set-column", help="quasi-sensitive: the set-valued column (default: role quasi-sensitive)."
+        ),
+    ] = None,
+    separator: Annotated[str, typer.Option("--separator", help="quasi-sensitive: item separator.")] = ";",
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="quasi-sensitive: seconds of search per violating group.")
+    ] = 1.0,
+    strategy: Annotated[
+        str,
+        typer.Option("--strategy", help="quasi-sensitive: adaptive (tailset reordering) or baseline DFS."),
+    ] = "adaptive",
     summary: Annotated[Path | None, typer.Option("--summary", help="Write the figures as JSON.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -487,6 +513,13 @@ def anonymize(
             raise ConfigError("--histogram is only for --method targeted-suppression")
         if method in SLICING_METHODS and (k is not None or t is not None):
             raise ConfigError(f"--method {method} uses -l only, not -k or -t")
+        if method == "quasi-sensitive":
+            if knowledge is None:
+                raise ConfigError("--method quasi-sensitive needs --knowledge (the external knowledge file)")
+            if (l is None) == (t is None):
+                raise ConfigError("--method quasi-sensitive needs either -l (with --c) or -t, not both")
+            if not time_limit > 0:
+                raise ConfigError(f"--time-limit must be a positive number of seconds, got {time_limit}")
         started = time.perf_counter()
         settings = load_config(config)
         table = settings.read(data)
@@ -518,16 +551,34 @@ def anonymize(
                 raise ConfigError(f"--metric must be one of {', '.join(METRIC_CHOICES)}, got {metric!r}")
             if not 0.0 <= suppression_limit <= 1.0:
                 raise ConfigError(f"--suppression-limit must be in [0, 1], got {suppression_limit}")
-            models = _models(table, k, l, l_variant, recursive_c, t, t_distance)
+            models = _models(
+                table, k, l, l_variant, 2.0 if recursive_c is None else recursive_c, t, t_distance
+            )
             release, figures = _generalize(table, models, suppression_limit, metric, max_nodes, show_progress)
         elif method == "mondrian":
-            models = _models(table, k, l, l_variant, recursive_c, t, t_distance)
+            models = _models(
+                table, k, l, l_variant, 2.0 if recursive_c is None else recursive_c, t, t_distance
+            )
             release, figures = _mondrian(table, models, mode, centroids)
         elif method == "local-suppression":
             if k is not None and k > table.n_records:
                 raise ConfigError(f"-k {k} is larger than the number of records ({table.n_records})")
             release, figures = _local_suppression(
                 table, k, importance, missing or settings.risk.missing, show_progress
+            )
+        elif method == "quasi-sensitive":
+            release, figures = _quasi_sensitive(
+                table,
+                knowledge=knowledge,
+                set_column=set_column,
+                separator=separator,
+                k=1 if k is None else k,
+                c=1.0 if recursive_c is None else recursive_c,
+                l=l,
+                t=t,
+                time_limit=time_limit,
+                strategy=strategy,
+                show_progress=show_progress,
             )
         else:
             release, figures = _targeted_suppression(
@@ -570,6 +621,86 @@ def anonymize(
         console.print(f"release written to [bold]{output}[/]")
         if summary is not None:
             _write_json(summary, figures)
+
+
+def _quasi_sensitive(
+    table: Any,
+    *,
+    knowledge: Path,
+    set_column: str | None,
+    separator: str,
+    k: int,
+    c: float,
+    l: float | None,  # noqa: E741
+    t: float | None,
+    time_limit: float,
+    strategy: str,
+    show_progress: bool,
+) -> tuple[Any, dict[str, Any]]:
+    from sdckit.anonymize.quasi_sensitive import quasi_sensitive_anonymize
+    from sdckit.models.quasi_sensitive import QSCLDiversity, QSTCloseness
+    from sdckit.setvalued import ItemSets, read_knowledge
+    from sdckit.table import Kind, Role
+
+    if set_column is None:
+        candidates = [
+            a.name
+            for a in table.schema.attributes
+            if a.role is Role.QUASI_SENSITIVE or a.kind is Kind.SET_VALUED
+        ]
+        if len(candidates) != 1:
+            raise ConfigError(
+                "give --set-column: "
+                + (
+                    "no attribute has role quasi-sensitive or kind set-valued"
+                    if not candidates
+                    else f"several attributes could be the set-valued one ({', '.join(candidates)})"
+                )
+            )
+        set_column = candidates[0]
+    if set_column not in table.data.columns:
+        raise ConfigError(f"--set-column '{set_column}' is not a column of the data")
+    if l is not None and l != int(l):
+        raise ConfigError(f"-l must be a whole number for QS (c,l)-diversity, got {l}")
+    model = QSCLDiversity(c, int(l)) if l is not None else QSTCloseness(t)
+    items = ItemSets.from_column(table.column(set_column), separator=separator)
+    facts = read_knowledge(knowledge, vocabulary=items.vocabulary, separator=separator)
+    with _progress(show_progress, "groups") as progress:
+        release = quasi_sensitive_anonymize(
+            table,
+            set_column=set_column,
+            knowledge=facts,
+            k=k,
+            model=model,
+            separator=separator,
+            strategy=strategy,
+            time_limit=time_limit,
+            progress=progress,
+        )
+    search = release.search
+    figures = {
+        "model": model.name,
+        "k": k,
+        "set_column": set_column,
+        "strategy": strategy,
+        "time_limit": time_limit,
+        "groups": search["groups"],
+        "violating_before": search["violating_before"],
+        "violating_after": search["violating_after"],
+        "searched": search["searched"],
+        "proven_optimal": search["proven_optimal"],
+        "suppressed_items": search["suppressed_items"],
+        "items": search["items"],
+        "removal_cost_mean": search["removal_cost_mean"],
+        "phase1_seconds": search["phase1_seconds"],
+        "phase2_seconds": search["phase2_seconds"],
+        **_class_figures(release),
+        "metrics": {
+            "generalization_ncp": search["generalization_ncp"],
+            "removal_cost": search["removal_cost_mean"],
+        },
+    }
+    return release, figures
 
 
 def _parse_columns(text: str | None) -> list[list[str]] | None:
@@ -808,6 +939,14 @@ def _print_release(method: str, release: Any, figures: dict[str, Any]) -> None:
             if count:
                 table.add_row(name, f"{count:,}")
         console.print(table)
+    if method == "quasi-sensitive":
+        f = figures
+        console.print(
+            f"{f['model']}: {f['violating_before']:,} of {f['groups']:,} groups violated it after "
+            f"k-anonymity (k = {f['k']}), {f['violating_after']:,} after suppressing "
+            f"{f['suppressed_items']:,} of {f['items']:,} items; {f['proven_optimal']:,} of "
+            f"{f['searched']:,} searches proven optimal within {f['time_limit']:g} s each"
+        )
     if method == "targeted-suppression":
         console.print(
             f"records above {figures['delta']:g}: {figures['high_risk_before']:,} before, "
