@@ -264,3 +264,40 @@ def test_slicing_experiment_cli(tmp_path):
     figures = json.loads((output / "summary.json").read_text())
     assert len(figures["correlation"]) == 4
     assert {p.name for p in output.iterdir()} >= {"figure2.png", "results.md", "correlation.csv"}
+
+
+# The quasi-sensitive experiment ---------------------------------------------------------------------
+
+ADULT_CSV = Path(__file__).parents[1].parent / "shared" / "data" / "adult" / "adult.csv"
+
+
+@pytest.mark.skipif(not ADULT_CSV.exists(), reason="the Adult data (../shared/data/adult) is not available")
+def test_quasi_sensitive_experiment_cli(tmp_path):
+    output = tmp_path / "qs"
+    result = runner.invoke(
+        app,
+        ["experiment", "quasi-sensitive", "--output", str(output), "--records", "300", "--quick",
+         "--run-time-limit", "0.2", "-q"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    figures = json.loads((output / "summary.json").read_text())
+    five, six = pl.DataFrame(figures["figure5"]), pl.DataFrame(figures["figure6"])
+    assert five.height == 2 * (2 + 2)  # (l values + c values) x two strategies
+    assert six.height == 2 * 2  # t values x k values
+    assert (five["violating_after"] == 0).all() and (six["violating_after"] == 0).all()
+    assert ((five["removal_cost"] >= 0) & (five["removal_cost"] <= 1)).all()
+    # k = 1 generalizes nothing.
+    assert six.filter(pl.col("k") == 1)["generalization_ncp"].to_list() == [0.0, 0.0]
+    for name in ("figure5.png", "figure6.png", "results.md", "data.csv", "knowledge.csv"):
+        assert (output / name).stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    ("options", "word"),
+    [(["--records", "5"], "--records"), (["--run-time-limit", "0"], "--run-time-limit")],
+)
+def test_quasi_sensitive_experiment_cli_bad_input(tmp_path, options, word):
+    result = runner.invoke(app, ["experiment", "quasi-sensitive", "--output", str(tmp_path / "qs"), *options])
+    assert result.exit_code == 2, result.output
+    assert word in " ".join(result.output.split())
+    assert not (tmp_path / "qs").exists()

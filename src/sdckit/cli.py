@@ -1237,3 +1237,57 @@ def experiment_slicing(
             "elapsed_seconds": round(time.perf_counter() - started, 3),
         }
         _write_json(output / "summary.json", figures)
+
+
+@experiment_app.command("quasi-sensitive")
+def experiment_quasi_sensitive(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the tables and the figures.")],
+    records: Annotated[int, typer.Option("--records", help="Records drawn from Adult.")] = 3000,
+    run_time_limit: Annotated[
+        float, typer.Option("--run-time-limit", help="Seconds of phase 2 per run (the paper's 10 s).")
+    ] = 10.0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the synthesized terms and knowledge.")] = 0,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Fewer settings (l 10/30, c 1/2, t 0.2/0.4, k 1/5).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+) -> None:
+    """Shi, Xiong & Fung's experiment: Figure 5 (removal cost of adaptive vs baseline QS suppression
+    for varying l and c) and Figure 6 (removal cost and generalization loss for varying t and k).
+
+    Needs ../shared/data/adult/adult.csv for the quasi-identifiers. Writes figure5.csv, figure6.csv,
+    results.md, figure5.png, figure6.png, data.csv, knowledge.csv and summary.json.
+    """
+    from sdckit.evaluate.experiments import quasi_sensitive_experiment, write_quasi_sensitive_experiment
+
+    with _user_errors():
+        if records < 10:
+            raise ConfigError(f"--records must be at least 10, got {records}")
+        if not run_time_limit > 0:
+            raise ConfigError(f"--run-time-limit must be a positive number of seconds, got {run_time_limit}")
+        if output.exists() and not output.is_dir():
+            raise ConfigError(f"--output {output} exists and is not a directory")
+        started = time.perf_counter()
+
+        def say(message: str) -> None:
+            if not quiet:
+                console.print(f"[dim]{time.perf_counter() - started:7.1f} s[/] {message}")
+
+        settings: dict[str, Any] = {}
+        if quick:
+            settings = {"ls": (10, 30), "cs": (1.0, 2.0), "ts": (0.2, 0.4), "ks": (1, 5)}
+        result, table, knowledge = quasi_sensitive_experiment(
+            n_records=records, run_time_limit=run_time_limit, seed=seed, say=say, **settings
+        )
+        paths = write_quasi_sensitive_experiment(result, output, table, knowledge)
+        for path in paths.values():
+            console.print(f"written [bold]{path}[/]")
+        _write_json(
+            output / "summary.json",
+            {
+                "parameters": result.parameters,
+                "figure5": result.figure5.to_dicts(),
+                "figure6": result.figure6.to_dicts(),
+                "elapsed_seconds": round(time.perf_counter() - started, 3),
+            },
+        )
