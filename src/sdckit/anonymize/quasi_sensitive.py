@@ -54,6 +54,7 @@ LeFevre, K., DeWitt, D. J. & Ramakrishnan, R. (2006). Mondrian multidimensional 
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -1345,8 +1346,13 @@ def quasi_sensitive_anonymize(
 # The paper's experiment: data and figures
 # ---------------------------------------------------------------------------------------------------
 
-#: Where the Adult data of the experiments is looked for (``adult.csv``, ';'-separated, ARX hierarchies).
-ADULT_DIRECTORY = Path("/work/shared/data/adult")
+#: Where the Adult data of the experiments is looked for (``adult.csv``, ';'-separated, ARX hierarchies):
+#: the environment variable ``SDCKIT_ADULT_DIR``, else ``../shared/data/adult`` beside the project
+#: folder (the layout of this project's workspace; the data is never copied into the repository).
+ADULT_DIRECTORY = Path(
+    os.environ.get("SDCKIT_ADULT_DIR")
+    or Path(__file__).resolve().parents[3].parent / "shared" / "data" / "adult"
+)
 #: The 8 quasi-identifiers of the experiment: every Adult column but ``occupation`` (as in the Mondrian
 #: benchmark; age numeric, the others categorical with ARX's hierarchies).
 ADULT_QUASI_IDENTIFIERS = (
