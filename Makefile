@@ -24,6 +24,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_risk.py
 	$(BIN)/python benchmarks/bench_generalization.py
+	$(BIN)/python benchmarks/bench_local.py
+	$(BIN)/python benchmarks/bench_slicing.py
+	$(BIN)/python benchmarks/bench_qs.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
