@@ -734,10 +734,14 @@ def test_cli_slicing(tmp_path, options):
         (["-m", "overlapping-slicing", "--beta", "7"], "beta 7"),
         (["-m", "slicing", "--columns", "1"], "n_columns"),
         (["-m", "slicing", "--column", "Age,;Disease"], "empty attribute name"),
+        (["-m", "slicing", "-l", "9"], "larger than the number of distinct values"),
+        (["-m", "slicing", "-l", "2", "CONFIG:attributes:\n  Age: {role: quasi-identifier}\n"], "sensitive"),
     ],
 )
 def test_cli_slicing_bad_input(tmp_path, options, message):
-    result = cli(tmp_path, *options)
+    config = [option[len("CONFIG:") :] for option in options if option.startswith("CONFIG:")]
+    options = [option for option in options if not option.startswith("CONFIG:")]
+    result = cli(tmp_path, *options, config=config[0] if config else CONFIG)
     assert result.exit_code == 2
     text = " ".join(result.output.split())
     assert text.count("error:") == 1 and message in text
