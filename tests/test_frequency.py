@@ -173,3 +173,33 @@ def test_group_records_falls_back_when_hashes_collide(monkeypatch):
     keys = grouping.keys
     assert grouping.n_groups == 3
     assert keys[0] == keys[2] and len({keys[0], keys[1], keys[3]}) == 3
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(1, 40).flatmap(
+        lambda t: st.tuples(
+            st.lists(st.integers(0, 30), min_size=t, max_size=t),
+            st.lists(st.integers(0, 6), min_size=t, max_size=t),
+            st.lists(st.floats(0.5, 3.0), min_size=t, max_size=t),
+        )
+    )
+)
+def test_aggregate_pairs_sums_each_class_value_pair_in_order(triples):
+    """Both paths of the kernel (a direct table when it is small, counting sorts otherwise) give the
+    distinct (class, value) pairs sorted by class then value, with their summed counts."""
+    from collections import defaultdict
+
+    from sdckit import _kernels
+
+    classes, values, counts = (np.array(x) for x in triples)
+    expected = defaultdict(float)
+    for c, v, w in zip(classes.tolist(), values.tolist(), counts.tolist(), strict=True):
+        expected[(c, v)] += w
+    keys = sorted(expected)
+    for n_classes in (int(classes.max()) + 1, 1000):  # small table: direct; large: counting sorts
+        got = _kernels.aggregate_pairs(
+            classes.astype(np.int64), values.astype(np.int32), counts, n_classes, 7
+        )
+        assert list(zip(got[0].tolist(), got[1].tolist(), strict=True)) == keys
+        np.testing.assert_allclose(got[2], [expected[key] for key in keys])

@@ -267,10 +267,34 @@ def densify_direct(values, upper):  # pragma: no cover - compiled
 def aggregate_pairs(classes, values, counts, n_classes, n_values):  # pragma: no cover - compiled
     """Sum ``counts`` per distinct (class, value) pair, sorted by class then value.
 
-    Two stable counting sorts (by value, then by class) and a merge of neighbours: O(T + n_classes +
-    n_values) for T input triples.
+    When the (class, value) table is small next to T it is filled directly and read in order, one pass
+    each; otherwise two stable counting sorts (by value, then by class) and a merge of neighbours:
+    O(T + n_classes + n_values) for T input triples.
     """
     t = classes.shape[0]
+    cells = n_classes * n_values
+    if cells <= 2 * t + 64:
+        table = np.zeros(cells, dtype=np.float64)
+        seen = np.zeros(cells, dtype=np.bool_)
+        for i in range(t):
+            cell = classes[i] * n_values + values[i]
+            table[cell] += counts[i]
+            seen[cell] = True
+        m = 0
+        for cell in range(cells):
+            if seen[cell]:
+                m += 1
+        out_classes = np.empty(m, dtype=np.int64)
+        out_values = np.empty(m, dtype=np.int32)
+        out_counts = np.empty(m, dtype=np.float64)
+        m = 0
+        for cell in range(cells):
+            if seen[cell]:
+                out_classes[m] = cell // n_values
+                out_values[m] = cell % n_values
+                out_counts[m] = table[cell]
+                m += 1
+        return out_classes, out_values, out_counts
     by_value = np.zeros(n_values + 1, dtype=np.int64)
     for i in range(t):
         by_value[values[i] + 1] += 1
