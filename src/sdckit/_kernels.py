@@ -353,3 +353,21 @@ def mix_radix(keys, tokens, radix):  # pragma: no cover - compiled
     that the key range fits in int64)."""
     for r in range(keys.shape[0]):
         keys[r] = keys[r] * radix + tokens[r]
+
+
+@njit(cache=True, nogil=True)
+def combine_levels(stack, levels, cards, direct_upper):  # pragma: no cover - compiled
+    """Dense keys and sizes of the combinations of codes ``stack[j, levels[j], i]`` over attributes j
+    (mixed radix ``cards``; the caller guarantees that the product fits in int64): one pass to combine,
+    then :func:`densify_direct` when ``direct_upper`` > 0 (the product), else :func:`densify_hashed`."""
+    m = stack.shape[0]
+    count = stack.shape[2]
+    combined = np.zeros(count, dtype=np.int64)
+    for j in range(m):  # one contiguous row at a time: the inner loop vectorizes
+        row = stack[j, levels[j]]
+        radix = cards[j]
+        for i in range(count):
+            combined[i] = combined[i] * radix + row[i]
+    if direct_upper > 0:
+        return densify_direct(combined, direct_upper)
+    return densify_hashed(combined)

@@ -201,6 +201,16 @@ class _Search:
             for j, h in enumerate(hierarchies)
         ]
         self.node_counts = [[len(h.leaf_counts(level)) for level in range(h.n_levels)] for h in hierarchies]
+        # The same codes as one padded (attribute, level, combination) array, so that a node's classes
+        # are combined and densified in one compiled pass (skipped when it would be large).
+        count = len(self.combinations.counts)
+        depth = int(self.max_levels.max()) + 1 if len(hierarchies) else 0
+        self.stack = None
+        if len(hierarchies) and len(hierarchies) * depth * count * 4 <= 256 * 2**20:
+            self.stack = np.zeros((len(hierarchies), depth, count), dtype=np.int32)
+            for j, codes in enumerate(self.generalized):
+                for level, generalized in enumerate(codes):
+                    self.stack[j, level] = generalized
         self.evaluations = 0
         self.leaf_frequencies = tuple(
             np.bincount(leaf_codes[:, j], weights=self.combinations.counts, minlength=h.n_leaves)
@@ -245,6 +255,15 @@ class _Search:
         if not levels:
             return np.zeros(count, dtype=np.int32), 1 if count else 0
         cards = [self.node_counts[j][level] for j, level in enumerate(levels)]
+        if self.stack is not None and math.prod(cards) < 2**62:
+            upper = math.prod(cards)
+            classes, sizes = _kernels.combine_levels(
+                self.stack,
+                np.asarray(levels, dtype=np.int64),
+                np.asarray(cards, dtype=np.int64),
+                upper if upper <= 4 * count + 1024 else 0,
+            )
+            return classes, len(sizes)
         if math.prod(cards) < 2**62:
             combined = np.zeros(count, dtype=np.int64)
             for j, level in enumerate(levels):
