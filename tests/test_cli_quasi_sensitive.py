@@ -97,6 +97,7 @@ def test_figure_1_is_protected(tmp_path):
         (["-k", "2", "-l", "2", "-t", "0.4"], ["not both"]),
         (["-k", "2", "-l", "2", "--time-limit", "0"], ["--time-limit"]),
         (["-k", "0", "-l", "2"], ["k"]),
+        (["-k", "2", "-t", "0.4", "--total-time-limit", "-1"], ["--total-time-limit"]),
     ],
 )
 def test_bad_options_exit_2(tmp_path, options, words):
@@ -133,3 +134,11 @@ def test_knowledge_item_never_in_the_data_warns(tmp_path):
     assert result.exit_code == 0, result.output
     assert "warning" in result.output.lower()
     assert "Rash" in " ".join(result.output.split()) or "Fever" in " ".join(result.output.split())
+
+
+def test_total_time_limit_is_passed_on(tmp_path):
+    result = anonymize(tmp_path, "-k", "2", "-l", "2", "--c", "3", "--total-time-limit", "5")
+    assert result.exit_code == 0, result.output
+    figures = json.loads((tmp_path / "summary.json").read_text())
+    assert figures["total_time_limit"] == 5
+    assert figures["violating_after"] == 0

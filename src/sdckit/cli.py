@@ -480,6 +480,13 @@ def anonymize(
         str,
         typer.Option("--strategy", help="quasi-sensitive: adaptive (tailset reordering) or baseline DFS."),
     ] = "adaptive",
+    total_time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--total-time-limit",
+            help="quasi-sensitive: seconds for all group searches together (shared among the groups left).",
+        ),
+    ] = None,
     summary: Annotated[Path | None, typer.Option("--summary", help="Write the figures as JSON.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -520,6 +527,10 @@ def anonymize(
                 raise ConfigError("--method quasi-sensitive needs either -l (with --c) or -t, not both")
             if not time_limit > 0:
                 raise ConfigError(f"--time-limit must be a positive number of seconds, got {time_limit}")
+            if total_time_limit is not None and not total_time_limit > 0:
+                raise ConfigError(
+                    f"--total-time-limit must be a positive number of seconds, got {total_time_limit}"
+                )
         started = time.perf_counter()
         settings = load_config(config)
         table = settings.read(data)
@@ -577,6 +588,7 @@ def anonymize(
                 l=l,
                 t=t,
                 time_limit=time_limit,
+                total_time_limit=total_time_limit,
                 strategy=strategy,
                 show_progress=show_progress,
             )
@@ -634,6 +646,7 @@ def _quasi_sensitive(
     l: float | None,  # noqa: E741
     t: float | None,
     time_limit: float,
+    total_time_limit: float | None,
     strategy: str,
     show_progress: bool,
 ) -> tuple[Any, dict[str, Any]]:
@@ -675,6 +688,7 @@ def _quasi_sensitive(
             separator=separator,
             strategy=strategy,
             time_limit=time_limit,
+            total_time_limit=total_time_limit,
             progress=progress,
         )
     search = release.search
@@ -684,6 +698,7 @@ def _quasi_sensitive(
         "set_column": set_column,
         "strategy": strategy,
         "time_limit": time_limit,
+        "total_time_limit": total_time_limit,
         "groups": search["groups"],
         "violating_before": search["violating_before"],
         "violating_after": search["violating_after"],
