@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from numba import njit
+from numba import njit, types
+from numba.typed import Dict, List
 
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
@@ -52,6 +53,8 @@ ProgressCallback = Callable[[int, int], None]
 
 # Violating patterns handed to one compiled call between two progress reports.
 _CHUNK = 512
+# First size of the hash tables of the candidate indexes (they double as needed).
+_CAPACITY = 1 << 16
 
 
 # ----------------------------------------------------------------------------------------------
@@ -59,15 +62,41 @@ _CHUNK = 512
 # suppression order (least important attribute first), so "the least important attribute with a
 # property" is the smallest column index with it. Rows are edited in place; two rows may become equal,
 # which the counts below handle (every row is counted with its own weight).
+#
+# A visited row p needs the rows within one mismatch of it (mismatch: both non-null and different).
+# Scanning every row for each visit is O(violating x G); instead the rows are grouped by null mask M.
+# For a group and p's mask P the compared attributes are C = ~(P | M), and a row of the group is within
+# one mismatch of p iff it equals p on C minus some j in C. So each group keeps hash indexes keyed by
+# the values on an attribute set D, each built the first time a visit needs (M, D) and then kept up to
+# date (a row that gains a null is inserted into the indexes of its new group). Entries are never
+# removed (a row that left a group stays listed there), so every candidate is checked exactly against
+# the current patterns, and the weights are summed in row order as a full scan sums them: the result
+# is bit-identical to scanning every row. A visit that would gather many candidates (a pattern with
+# few values left, or very many null masks) scans every row instead.
+
+# Multipliers of the index hash (odd 64-bit constants as signed integers). Collisions only add
+# candidates, which the exact check drops.
+_HASH_A = -7046029254386353131  # 0x9E3779B97F4A7C15
+_HASH_B = -4658895280553007687  # 0xBF58476D1CE4E5B9
+
+# Positions in the typed list of int64 arrays that holds the index state (see _index_new).
+_ROW_MASK, _MASK_VALUE, _MASK_MEMBERS, _GROUP_HEAD, _GROUP_NEXT, _GROUP_ROW = 0, 1, 2, 3, 4, 5
+_BUILT_HEAD, _BUILT_NEXT, _BUILT_SET, _ENTRIES, _FILTER, _SIZES = 6, 7, 8, 9, 10, 11
+_SEEN, _FOUND, _BUCKETS, _BUILT_KEY_GROUP, _BUILT_KEY_SET = 12, 13, 14, 15, 16
+# Positions in the _SIZES array: counters of the state, then statistics.
+_N_MASKS, _N_GROUP_ENTRIES, _N_BUILT, _N_ENTRIES, _N_BUCKETS, _STAMP = 0, 1, 2, 3, 4, 5
+_N_INDEXED, _N_SCANNED, _N_NEAREST_SCANS, _N_FOUND = 6, 7, 8, 9
 
 
 @njit(cache=True, nogil=True)
-def _wildcard_profile(patterns, counts, p, gain):  # pragma: no cover - compiled
+def _profile_scan(patterns, counts, p, gain, near):  # pragma: no cover - compiled
     """Wildcard frequency of row ``p`` and, per attribute j, the weight of the rows that differ from
-    it only on j (what nulling j would add). Rows differing on two attributes are abandoned early."""
+    it only on j (what nulling j would add); ``near[j]``: some row of positive weight differs from
+    ``p`` only on j. Every row is scanned; rows differing on two attributes are abandoned early."""
     n_rows, q = patterns.shape
     for j in range(q):
         gain[j] = 0.0
+        near[j] = False
     total = 0.0
     row = patterns[p].copy()
     for r in range(n_rows):
@@ -88,6 +117,7 @@ def _wildcard_profile(patterns, counts, p, gain):  # pragma: no cover - compiled
             total += weight
         elif mismatches == 1:
             gain[where] += weight
+            near[where] = True
     return total
 
 
@@ -125,24 +155,368 @@ def _nearest_attribute(patterns, counts, p):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _wildcard_greedy(patterns, counts, order, k, suppressed):  # pragma: no cover - compiled
-    gain = np.zeros(patterns.shape[1])
+def _push(arrays, which, position, value):  # pragma: no cover - compiled
+    """``arrays[which][position] = value``, doubling the array when it is full."""
+    array = arrays[which]
+    if position >= len(array):
+        bigger = np.empty(2 * len(array) + 64, dtype=np.int64)
+        bigger[: len(array)] = array
+        arrays[which] = bigger
+        array = bigger
+    array[position] = value
+
+
+@njit(cache=True, nogil=True)
+def _index_key(patterns, r, group, attributes):  # pragma: no cover - compiled
+    """Hash of (group, attribute set, the values of row ``r`` on that set)."""
+    h = (group + 1) * _HASH_A + attributes * _HASH_B
+    for j in range(patterns.shape[1]):
+        if (attributes >> j) & 1:
+            h = (h ^ (patterns[r, j] + 1)) * _HASH_A
+            h ^= h >> 29
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _slot(key, capacity):  # pragma: no cover - compiled
+    key *= _HASH_B
+    return (key ^ (key >> 32)) & (capacity - 1)
+
+
+@njit(cache=True, nogil=True)
+def _bucket_slot(buckets, key):  # pragma: no cover - compiled
+    """Slot of ``key`` in the open-addressing bucket table (or the empty slot where it would go).
+    Slot i holds its key at 2i and the first entry of its bucket at 2i + 1 (-1: empty slot)."""
+    capacity = len(buckets) // 2
+    last = capacity - 1
+    i = _slot(key, capacity)
+    while buckets[2 * i + 1] >= 0 and buckets[2 * i] != key:
+        i = (i + 1) & last
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _filter_bit(key, n_bits):  # pragma: no cover - compiled
+    """Bit of ``key`` in the filter of present keys (a bucket lookup that misses it is skipped)."""
+    key = (key ^ (key >> 17)) * _HASH_A
+    return (key >> 24) & (n_bits - 1)
+
+
+@njit(cache=True, nogil=True)
+def _rehash_buckets(arrays):  # pragma: no cover - compiled
+    """Double the bucket table and rebuild the filter (4 bits per slot)."""
+    buckets = arrays[_BUCKETS]
+    capacity = len(buckets)  # twice the old one
+    last = capacity - 1
+    bigger = np.zeros(2 * capacity, dtype=np.int64)
+    bigger[1::2] = -1
+    present = np.zeros(max(1, capacity // 16), dtype=np.int64)
+    for i in range(len(buckets) // 2):
+        if buckets[2 * i + 1] >= 0:
+            key = buckets[2 * i]
+            j = _slot(key, capacity)
+            while bigger[2 * j + 1] >= 0:
+                j = (j + 1) & last
+            bigger[2 * j] = key
+            bigger[2 * j + 1] = buckets[2 * i + 1]
+            bit = _filter_bit(key, 64 * len(present))
+            present[bit >> 6] |= 1 << (bit & 63)
+    arrays[_BUCKETS] = bigger
+    arrays[_FILTER] = present
+
+
+@njit(cache=True, nogil=True)
+def _built_slot(groups, sets, group, attributes):  # pragma: no cover - compiled
+    """Slot of the index (group, attributes) in the table of built indexes (exact keys)."""
+    last = len(groups) - 1
+    i = _slot((group + 1) * _HASH_A + attributes, len(groups))
+    while groups[i] >= 0 and (groups[i] != group or sets[i] != attributes):
+        i = (i + 1) & last
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _rehash_built(arrays):  # pragma: no cover - compiled
+    """Double the table of built indexes (exact keys: group, attribute set)."""
+    keys = arrays[_BUILT_KEY_SET]
+    values = arrays[_BUILT_KEY_GROUP]
+    capacity = 2 * len(keys)
+    last = capacity - 1
+    new_keys = np.zeros(capacity, dtype=np.int64)
+    new_values = np.full(capacity, -1, dtype=np.int64)
+    for i in range(len(keys)):
+        if values[i] >= 0:
+            j = _slot((values[i] + 1) * _HASH_A + keys[i], capacity)
+            while new_values[j] >= 0:
+                j = (j + 1) & last
+            new_keys[j] = keys[i]
+            new_values[j] = values[i]
+    arrays[_BUILT_KEY_SET] = new_keys
+    arrays[_BUILT_KEY_GROUP] = new_values
+
+
+@njit(cache=True, nogil=True)
+def _reserve(arrays, extra):  # pragma: no cover - compiled
+    """Room for ``extra`` more index entries (and as many new buckets) without growing."""
+    sizes = arrays[_SIZES]
+    need = 2 * (sizes[_N_ENTRIES] + extra)
+    if need > len(arrays[_ENTRIES]):
+        bigger = np.empty(max(2 * len(arrays[_ENTRIES]), need), dtype=np.int64)
+        bigger[: 2 * sizes[_N_ENTRIES]] = arrays[_ENTRIES][: 2 * sizes[_N_ENTRIES]]
+        arrays[_ENTRIES] = bigger
+    while 4 * (sizes[_N_BUCKETS] + extra) > len(arrays[_BUCKETS]):
+        _rehash_buckets(arrays)
+
+
+@njit(cache=True, nogil=True)
+def _insert(buckets, present, entries, sizes, key, r):  # pragma: no cover - compiled
+    """Add row ``r`` to the bucket of ``key``; room was reserved (:func:`_reserve`). Entry e holds
+    its row at 2e and the next entry of its bucket at 2e + 1."""
+    i = _bucket_slot(buckets, key)
+    entry = sizes[_N_ENTRIES]
+    sizes[_N_ENTRIES] += 1
+    entries[2 * entry] = r
+    entries[2 * entry + 1] = buckets[2 * i + 1]
+    if buckets[2 * i + 1] < 0:
+        buckets[2 * i] = key
+        sizes[_N_BUCKETS] += 1
+        bit = _filter_bit(key, 64 * len(present))
+        present[bit >> 6] |= 1 << (bit & 63)
+    buckets[2 * i + 1] = entry
+
+
+@njit(cache=True, nogil=True)
+def _index_join(patterns, arrays, mask_ids, r, mask):  # pragma: no cover - compiled
+    """Row ``r`` (whose null mask is now ``mask``) joins that mask's group and its built indexes."""
+    sizes = arrays[_SIZES]
+    if mask in mask_ids:
+        group = mask_ids[mask]
+    else:
+        group = sizes[_N_MASKS]
+        sizes[_N_MASKS] += 1
+        mask_ids[mask] = group
+        _push(arrays, _MASK_VALUE, group, mask)
+        _push(arrays, _MASK_MEMBERS, group, 0)
+        _push(arrays, _GROUP_HEAD, group, -1)
+        _push(arrays, _BUILT_HEAD, group, -1)
+    entry = sizes[_N_GROUP_ENTRIES]
+    sizes[_N_GROUP_ENTRIES] += 1
+    _push(arrays, _GROUP_ROW, entry, r)
+    _push(arrays, _GROUP_NEXT, entry, arrays[_GROUP_HEAD][group])
+    arrays[_GROUP_HEAD][group] = entry
+    arrays[_MASK_MEMBERS][group] += 1
+    built_next = arrays[_BUILT_NEXT]
+    extra = 0
+    built = arrays[_BUILT_HEAD][group]
+    while built >= 0:
+        extra += 1
+        built = built_next[built]
+    if extra == 0:
+        return
+    _reserve(arrays, extra)
+    buckets, present, entries = arrays[_BUCKETS], arrays[_FILTER], arrays[_ENTRIES]
+    built_set = arrays[_BUILT_SET]
+    built = arrays[_BUILT_HEAD][group]
+    while built >= 0:
+        key = _index_key(patterns, r, group, built_set[built])
+        _insert(buckets, present, entries, sizes, key, r)
+        built = built_next[built]
+
+
+@njit(cache=True, nogil=True)
+def _index_build(patterns, arrays, slot, group, attributes):  # pragma: no cover - compiled
+    """Index the rows of ``group`` by their values on ``attributes`` (a bit set); ``slot`` is its
+    empty slot in the table of built indexes."""
+    sizes = arrays[_SIZES]
+    built = sizes[_N_BUILT]
+    sizes[_N_BUILT] += 1
+    _push(arrays, _BUILT_SET, built, attributes)
+    _push(arrays, _BUILT_NEXT, built, arrays[_BUILT_HEAD][group])
+    arrays[_BUILT_HEAD][group] = built
+    arrays[_BUILT_KEY_GROUP][slot] = group
+    arrays[_BUILT_KEY_SET][slot] = attributes
+    if 2 * sizes[_N_BUILT] > len(arrays[_BUILT_KEY_GROUP]):
+        _rehash_built(arrays)
+    _reserve(arrays, arrays[_MASK_MEMBERS][group])
+    buckets, present, entries = arrays[_BUCKETS], arrays[_FILTER], arrays[_ENTRIES]
+    row_mask, group_row, group_next = arrays[_ROW_MASK], arrays[_GROUP_ROW], arrays[_GROUP_NEXT]
+    mask = arrays[_MASK_VALUE][group]
+    entry = arrays[_GROUP_HEAD][group]
+    while entry >= 0:
+        r = group_row[entry]
+        if row_mask[r] == mask:
+            _insert(buckets, present, entries, sizes, _index_key(patterns, r, group, attributes), r)
+        entry = group_next[entry]
+
+
+@njit(cache=True, nogil=True)
+def _index_new(patterns, capacity):  # pragma: no cover - compiled
+    """The index state: a typed list of int64 arrays (positions _ROW_MASK...) and the mask -> group
+    dictionary. ``capacity`` (a power of two) is the first size of the hash tables."""
+    n_rows, q = patterns.shape
+    arrays = List()
+    for _ in range(_BUILT_KEY_SET + 1):
+        arrays.append(np.empty(0, dtype=np.int64))
+    arrays[_ROW_MASK] = np.zeros(n_rows, dtype=np.int64)
+    arrays[_SIZES] = np.zeros(_N_FOUND + 1, dtype=np.int64)
+    arrays[_SEEN] = np.zeros(n_rows, dtype=np.int64)
+    arrays[_FOUND] = np.empty(n_rows, dtype=np.int64)
+    arrays[_BUCKETS] = np.zeros(2 * capacity, dtype=np.int64)
+    arrays[_BUCKETS][1::2] = -1
+    arrays[_FILTER] = np.zeros(max(1, capacity // 16), dtype=np.int64)
+    arrays[_BUILT_KEY_SET] = np.zeros(capacity, dtype=np.int64)
+    arrays[_BUILT_KEY_GROUP] = np.full(capacity, -1, dtype=np.int64)
+    mask_ids = Dict.empty(key_type=types.int64, value_type=types.int64)
+    for r in range(n_rows):
+        mask = 0
+        for j in range(q):
+            if patterns[r, j] < 0:
+                mask |= 1 << j
+        arrays[_ROW_MASK][r] = mask
+        _index_join(patterns, arrays, mask_ids, r, mask)
+    return arrays, mask_ids
+
+
+@njit(cache=True, nogil=True)
+def _profile(patterns, counts, p, gain, near, arrays, budget):  # pragma: no cover - compiled
+    """What :func:`_profile_scan` returns, from the candidates the indexes give (or by the scan
+    when they would be more than ``budget``)."""
+    n_rows, q = patterns.shape
+    sizes = arrays[_SIZES]
+    row_mask, mask_value, mask_members = arrays[_ROW_MASK], arrays[_MASK_VALUE], arrays[_MASK_MEMBERS]
+    group_head, group_row, group_next = arrays[_GROUP_HEAD], arrays[_GROUP_ROW], arrays[_GROUP_NEXT]
+    full = (1 << q) - 1
+    own = row_mask[p]
+    n_masks = sizes[_N_MASKS]
+    lookups = 0
+    for group in range(n_masks):
+        if mask_members[group] > 0:
+            compared = full & ~(own | mask_value[group])
+            lookups += 1
+            while compared:
+                lookups += 1
+                compared &= compared - 1
+    if lookups * q > budget:
+        sizes[_N_SCANNED] += 1
+        return _profile_scan(patterns, counts, p, gain, near)
+    sizes[_STAMP] += 1
+    stamp = sizes[_STAMP]
+    seen, found = arrays[_SEEN], arrays[_FOUND]
+    buckets, present, entries = arrays[_BUCKETS], arrays[_FILTER], arrays[_ENTRIES]
+    built_group, built_set = arrays[_BUILT_KEY_GROUP], arrays[_BUILT_KEY_SET]
+    n_found = 0
+    for group in range(n_masks):
+        if mask_members[group] == 0:
+            continue
+        mask = mask_value[group]
+        compared = full & ~(own | mask)
+        if compared == 0:  # every row of the group matches p
+            entry = group_head[group]
+            while entry >= 0:
+                r = group_row[entry]
+                if row_mask[r] == mask and seen[r] != stamp:
+                    seen[r] = stamp
+                    found[n_found] = r
+                    n_found += 1
+                entry = group_next[entry]
+        else:
+            for j in range(q):
+                if not (compared >> j) & 1:
+                    continue
+                attributes = compared & ~(1 << j)
+                slot = _built_slot(built_group, built_set, group, attributes)
+                if built_group[slot] < 0:
+                    _index_build(patterns, arrays, slot, group, attributes)
+                    buckets, present, entries = arrays[_BUCKETS], arrays[_FILTER], arrays[_ENTRIES]
+                    built_group, built_set = arrays[_BUILT_KEY_GROUP], arrays[_BUILT_KEY_SET]
+                key = _index_key(patterns, p, group, attributes)
+                bit = _filter_bit(key, 64 * len(present))
+                if not (present[bit >> 6] >> (bit & 63)) & 1:
+                    continue
+                entry = buckets[2 * _bucket_slot(buckets, key) + 1]
+                while entry >= 0:
+                    r = entries[2 * entry]
+                    if seen[r] != stamp:
+                        seen[r] = stamp
+                        found[n_found] = r
+                        n_found += 1
+                    entry = entries[2 * entry + 1]
+        if n_found > budget:
+            sizes[_N_SCANNED] += 1
+            return _profile_scan(patterns, counts, p, gain, near)
+    sizes[_N_INDEXED] += 1
+    sizes[_N_FOUND] += n_found
+    # Keep the rows within one mismatch, then sum in row order (as the scan does).
+    kept = 0
+    for i in range(n_found):
+        r = found[i]
+        if counts[r] == 0.0:
+            continue
+        mismatches = 0
+        for j in range(q):
+            a = patterns[p, j]
+            b = patterns[r, j]
+            if a >= 0 and b >= 0 and a != b:
+                mismatches += 1
+                if mismatches == 2:
+                    break
+        if mismatches < 2:
+            found[kept] = r
+            kept += 1
+    rows = np.sort(found[:kept])
+    for j in range(q):
+        gain[j] = 0.0
+        near[j] = False
+    total = 0.0
+    for r in rows:
+        where = -1
+        for j in range(q):
+            a = patterns[p, j]
+            b = patterns[r, j]
+            if a >= 0 and b >= 0 and a != b:
+                where = j
+        if where < 0:
+            total += counts[r]
+        else:
+            gain[where] += counts[r]
+            near[where] = True
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _wildcard_greedy(patterns, counts, order, k, suppressed, arrays, mask_ids, budget):  # pragma: no cover
+    """Visit the rows of ``order``; ``budget``: a visit that needs more index lookups (times q) or
+    gathers more candidates than this scans every row instead (same result)."""
+    q = patterns.shape[1]
+    gain = np.zeros(q)
+    near = np.zeros(q, dtype=np.bool_)
+    sizes = arrays[_SIZES]
     for p in order:
         while True:
-            total = _wildcard_profile(patterns, counts, p, gain)
+            total = _profile(patterns, counts, p, gain, near, arrays, budget)
             if total >= k:
                 break
             choice = -1
-            for j in range(patterns.shape[1]):
+            for j in range(q):
                 if patterns[p, j] >= 0 and total + gain[j] >= k:
                     choice = j
                     break
+            if choice < 0:  # sdcMicro's rule; a row at distance 1 is a nearest row
+                for j in range(q):
+                    if near[j]:
+                        choice = j
+                        break
             if choice < 0:
+                sizes[_N_NEAREST_SCANS] += 1
                 choice = _nearest_attribute(patterns, counts, p)
             if choice < 0:
                 break  # every row matches p, so total is all the weight: cannot be below k here
             patterns[p, choice] = -1
             suppressed[p, choice] = True
+            row_mask = arrays[_ROW_MASK]
+            arrays[_MASK_MEMBERS][mask_ids[row_mask[p]]] -= 1
+            row_mask[p] |= 1 << choice
+            _index_join(patterns, arrays, mask_ids, p, row_mask[p])
 
 
 def _category_rounds(
@@ -448,8 +822,12 @@ def local_suppression(
     visit = violating[np.argsort(frequency[violating], kind="stable")].astype(np.int64)
     pattern_suppressed = np.zeros(patterns.shape, dtype=np.bool_)
     if missing == "wildcard":
+        arrays, mask_ids = _index_new(patterns, _CAPACITY) if len(visit) else (None, None)
         for start in range(0, len(visit), _CHUNK):
-            _wildcard_greedy(patterns, counts, visit[start : start + _CHUNK], threshold, pattern_suppressed)
+            chunk = visit[start : start + _CHUNK]
+            _wildcard_greedy(
+                patterns, counts, chunk, threshold, pattern_suppressed, arrays, mask_ids, n_patterns // 4
+            )
             if progress is not None:
                 progress(min(start + _CHUNK, len(visit)), len(visit))
     else:
