@@ -25,7 +25,7 @@ Then a large run: 1,000,000 records of the example data (``python -m examples.ge
 1000000 --seed 1``, read with ``examples/example.yaml``), 7 quasi-identifiers (birth_year, gender,
 ethnicity, parish, entry_school_year, entry_grade, lunch_status), default importance, k = 3: the time
 of one call (after the warm-up), the peak traced memory of a second call and the peak RSS. Skip it
-with ``--no-large``. Recorded (one run, 4-CPU container; before the candidate indexes the greedy
+with ``--no-large``. Recorded (one run, 2 CPUs; before the candidate indexes the greedy
 scanned every pattern for every violating one): 100,000 of these records 8.0 s -> 1.4 s; 1,009,993
 records 64-66 s -> 7.2 s (85,995 violating of 148,808 patterns, 18,773 cells, peak RSS about 1 GiB
 for the whole process), with bit-identical suppressed cells.
