@@ -382,109 +382,220 @@ def anonymize(
     method: Annotated[str, typer.Option("--method", "-m", help=f"One of {', '.join(ANONYMIZE_METHODS)}.")] = (
         "generalize"
     ),
-    k: Annotated[int | None, typer.Option("-k", help="k of k-anonymity.")] = None,
-    l: Annotated[float | None, typer.Option("-l", help="l of l-diversity.")] = None,  # noqa: E741
+    k: Annotated[
+        int | None, typer.Option("-k", help="k of k-anonymity.", rich_help_panel="privacy models")
+    ] = None,
+    l: Annotated[  # noqa: E741
+        float | None, typer.Option("-l", help="l of l-diversity.", rich_help_panel="privacy models")
+    ] = None,
     l_variant: Annotated[
-        str, typer.Option("--l-variant", help="distinct, entropy or recursive.")
+        str,
+        typer.Option("--l-variant", help="distinct, entropy or recursive.", rich_help_panel="privacy models"),
     ] = "distinct",
     recursive_c: Annotated[
         float | None,
         typer.Option(
-            "--c", help="c of recursive (c,l)-diversity (default 2) or of QS (c,l)-diversity (default 1)."
+            "--c",
+            help="c of recursive (c,l)-diversity (default 2) or of QS (c,l)-diversity (default 1).",
+            rich_help_panel="privacy models",
         ),
     ] = None,
-    t: Annotated[float | None, typer.Option("-t", help="t of t-closeness.")] = None,
+    t: Annotated[
+        float | None, typer.Option("-t", help="t of t-closeness.", rich_help_panel="privacy models")
+    ] = None,
     t_distance: Annotated[
-        str, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
+        str,
+        typer.Option(
+            "--t-distance", help="equal, ordered or hierarchical.", rich_help_panel="privacy models"
+        ),
     ] = "equal",
     suppression_limit: Annotated[
-        float, typer.Option("--suppression-limit", help="generalize: largest share of records to suppress.")
+        float,
+        typer.Option(
+            "--suppression-limit",
+            help="generalize: largest share of records to suppress.",
+            rich_help_panel="generalize",
+        ),
     ] = 0.0,
     metric: Annotated[
-        str, typer.Option("--metric", help=f"generalize: utility metric, {', '.join(METRIC_CHOICES)}.")
+        str,
+        typer.Option(
+            "--metric",
+            help=f"generalize: utility metric, {', '.join(METRIC_CHOICES)}.",
+            rich_help_panel="generalize",
+        ),
     ] = "loss",
     drop_suppressed: Annotated[
-        bool, typer.Option("--drop-suppressed", help="generalize: leave suppressed records out, not '*'.")
+        bool,
+        typer.Option(
+            "--drop-suppressed",
+            help="generalize: leave suppressed records out, not '*'.",
+            rich_help_panel="generalize",
+        ),
     ] = False,
     max_nodes: Annotated[
-        int, typer.Option(help="generalize: larger lattices are searched heuristically.")
+        int,
+        typer.Option(
+            help="generalize: larger lattices are searched heuristically.", rich_help_panel="generalize"
+        ),
     ] = (2_000_000),
-    mode: Annotated[str, typer.Option("--mode", help="mondrian: strict or relaxed.")] = "strict",
+    mode: Annotated[
+        str, typer.Option("--mode", help="mondrian: strict or relaxed.", rich_help_panel="mondrian")
+    ] = "strict",
     centroids: Annotated[
-        bool, typer.Option("--centroids", help="mondrian: release partition centroids, not ranges.")
+        bool,
+        typer.Option(
+            "--centroids",
+            help="mondrian: release partition centroids, not ranges.",
+            rich_help_panel="mondrian",
+        ),
     ] = False,
     importance: Annotated[
         str | None,
         typer.Option(
-            "--importance", help="local-suppression: attributes, most important first, comma-separated."
+            "--importance",
+            help="local-suppression: attributes, most important first, comma-separated.",
+            rich_help_panel="local suppression",
         ),
     ] = None,
     delta: Annotated[
-        float | None, typer.Option("--delta", help="targeted-suppression: risk threshold DELTA.")
+        float | None,
+        typer.Option(
+            "--delta",
+            help="targeted-suppression: risk threshold DELTA.",
+            rich_help_panel="targeted suppression",
+        ),
     ] = None,
     repeat: Annotated[
-        bool, typer.Option("--repeat", help="targeted-suppression: repeat until no record exceeds DELTA.")
+        bool,
+        typer.Option(
+            "--repeat",
+            help="targeted-suppression: repeat until no record exceeds DELTA.",
+            rich_help_panel="targeted suppression",
+        ),
     ] = False,
     max_rounds: Annotated[
-        int | None, typer.Option("--max-rounds", help="targeted-suppression: most rounds with --repeat.")
+        int | None,
+        typer.Option(
+            "--max-rounds",
+            help="targeted-suppression: most rounds with --repeat.",
+            rich_help_panel="targeted suppression",
+        ),
     ] = None,
     cell_budget: Annotated[
-        int | None, typer.Option("--cell-budget", help="targeted-suppression: most cells to suppress.")
+        int | None,
+        typer.Option(
+            "--cell-budget",
+            help="targeted-suppression: most cells to suppress.",
+            rich_help_panel="targeted suppression",
+        ),
     ] = None,
     histogram: Annotated[
         Path | None,
-        typer.Option("--histogram", help="targeted-suppression: risk before/after, .png/.pdf/.svg."),
+        typer.Option(
+            "--histogram",
+            help="targeted-suppression: risk before/after, .png/.pdf/.svg.",
+            rich_help_panel="targeted suppression",
+        ),
     ] = None,
     missing: Annotated[
         str | None,
         typer.Option(
-            help="Suppression methods: override the config's treatment of nulls (wildcard/category)."
+            help="Suppression methods: override the config's treatment of nulls (wildcard/category).",
+            rich_help_panel="local / targeted suppression",
         ),
     ] = None,
     n_columns: Annotated[
-        int | None, typer.Option("--columns", help="slicing: number of columns (default: by the attributes).")
+        int | None,
+        typer.Option(
+            "--columns",
+            help="slicing: number of columns (default: by the attributes).",
+            rich_help_panel="slicing",
+        ),
     ] = None,
     column: Annotated[
         str | None,
-        typer.Option("--column", help='slicing: explicit columns, e.g. "age,sex;zip,disease" (";" between).'),
+        typer.Option(
+            "--column",
+            help='slicing: explicit columns, e.g. "age,sex;zip,disease" (";" between).',
+            rich_help_panel="slicing",
+        ),
     ] = None,
     sensitive_column_size: Annotated[
         int | None,
-        typer.Option("--sensitive-column-size", help="slicing: attributes in the sensitive column (alpha)."),
+        typer.Option(
+            "--sensitive-column-size",
+            help="slicing: attributes in the sensitive column (alpha).",
+            rich_help_panel="slicing",
+        ),
     ] = None,
-    beta: Annotated[int, typer.Option("--beta", help="overlapping-slicing: minimum number of groups.")] = 2,
+    beta: Annotated[
+        int,
+        typer.Option(
+            "--beta", help="overlapping-slicing: minimum number of groups.", rich_help_panel="slicing"
+        ),
+    ] = 2,
     max_labels: Annotated[
-        int, typer.Option("--max-labels", help="overlapping-slicing: most columns per attribute (p).")
+        int,
+        typer.Option(
+            "--max-labels",
+            help="overlapping-slicing: most columns per attribute (p).",
+            rich_help_panel="slicing",
+        ),
     ] = 2,
     min_bucket_size: Annotated[
-        int | None, typer.Option("--min-bucket-size", help="slicing: smallest bucket a split may leave.")
+        int | None,
+        typer.Option(
+            "--min-bucket-size", help="slicing: smallest bucket a split may leave.", rich_help_panel="slicing"
+        ),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="slicing: seed of every random choice.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="slicing: seed of every random choice.", rich_help_panel="slicing")
+    ] = 0,
     knowledge: Annotated[
         Path | None,
         typer.Option(
-            "--knowledge", help="quasi-sensitive: external knowledge (label -> items), CSV or YAML."
+            "--knowledge",
+            help="quasi-sensitive: external knowledge (label -> items), CSV or YAML.",
+            rich_help_panel="quasi-sensitive",
         ),
     ] = None,
     set_column: Annotated[
         str | None,
         typer.Option(
-            "--set-column", help="quasi-sensitive: the set-valued column (default: role quasi-sensitive)."
+            "--set-column",
+            help="quasi-sensitive: the set-valued column (default: role quasi-sensitive).",
+            rich_help_panel="quasi-sensitive",
         ),
     ] = None,
-    separator: Annotated[str, typer.Option("--separator", help="quasi-sensitive: item separator.")] = ";",
+    separator: Annotated[
+        str,
+        typer.Option(
+            "--separator", help="quasi-sensitive: item separator.", rich_help_panel="quasi-sensitive"
+        ),
+    ] = ";",
     time_limit: Annotated[
-        float, typer.Option("--time-limit", help="quasi-sensitive: seconds of search per violating group.")
+        float,
+        typer.Option(
+            "--time-limit",
+            help="quasi-sensitive: seconds of search per violating group.",
+            rich_help_panel="quasi-sensitive",
+        ),
     ] = 1.0,
     strategy: Annotated[
         str,
-        typer.Option("--strategy", help="quasi-sensitive: adaptive (tailset reordering) or baseline DFS."),
+        typer.Option(
+            "--strategy",
+            help="quasi-sensitive: adaptive (tailset reordering) or baseline DFS.",
+            rich_help_panel="quasi-sensitive",
+        ),
     ] = "adaptive",
     total_time_limit: Annotated[
         float | None,
         typer.Option(
             "--total-time-limit",
             help="quasi-sensitive: seconds for all group searches together (shared among the groups left).",
+            rich_help_panel="quasi-sensitive",
         ),
     ] = None,
     summary: Annotated[Path | None, typer.Option("--summary", help="Write the figures as JSON.")] = None,
@@ -497,7 +608,8 @@ def anonymize(
     (nulls as wildcards); targeted-suppression: suppress the values that drive the risk of the
     records above DELTA (Orooji & Knapp); slicing: l-diverse slicing (Li et al.), columns of correlated
     attributes permuted independently inside buckets; overlapping-slicing: improved slicing (Dhaigude &
-    Kumar) with overlapping columns and random halving.
+    Kumar) with overlapping columns and random halving; quasi-sensitive: k-anonymity by Mondrian, then
+    item suppression in a set-valued attribute for QS (c,l)-diversity or QS t-closeness (Shi et al.).
     """
     from sdckit.config import load_config
     from sdckit.evaluate.plots import plot_format
