@@ -27,7 +27,6 @@ import argparse
 import json
 import math
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,8 @@ import numpy as np
 import polars as pl
 import yaml
 
+from _common import peak_rss_mib
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -45,11 +46,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 CONFIG = ROOT / "examples" / "example.yaml"
 DELTA = 0.01
 TARGET_SECONDS = 30.0
-
-
-def peak_rss_mib() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
 
 
 # ----------------------------------------------------------------------------------------------

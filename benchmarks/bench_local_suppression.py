@@ -39,20 +39,16 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import resource
-import shlex
 import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
+from _common import ADULT, adult_missing, peak_rss_mib, print_header
+
 QUASI_IDENTIFIERS = (
     "sex",
     "age",
@@ -77,26 +73,8 @@ LARGE_QUASI_IDENTIFIERS = (
 )
 
 
-def version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def missing_data() -> str | None:
-    path = ADULT / "adult.csv"
-    if not path.is_file():
-        return (
-            f"the Adult data is not available (missing: {path}); this benchmark reads "
-            "../shared/data/adult/adult.csv relative to the project root (see /work/shared/data/README.md)"
-        )
-    return None
-
-
-def peak_rss_mib() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB on Linux
+    return adult_missing()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -315,15 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_local_suppression: {reason}", file=sys.stderr)
         return 1
     began = time.perf_counter()
-    shown = shlex.join([sys.executable, *(sys.argv if argv is None else [sys.argv[0], *argv])])
-    print(f"command          {shown}  (cwd {Path.cwd()})")
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
-    print(f"machine          {cpus} CPUs available, load average {load} (1, 5, 15 min) at start")
-    print(
-        f"versions         python {platform.python_version()}, sdckit {version('sdckit')}, polars "
-        f"{version('polars')}, numpy {version('numpy')}, numba {version('numba')}, pandas {version('pandas')}"
-    )
+    print_header(argv)
     print(f"data             {ADULT / 'adult.csv'} (';', read as text)")
     print()
     result = run(repeats=arguments.repeats)

@@ -30,19 +30,15 @@ fail only with ``--strict``. Usage::
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import resource
-import shlex
 import sys
 import time
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from _common import ADULT, adult_missing, peak_rss_mib, print_header
+
 ROOT = Path(__file__).resolve().parent.parent
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
 COLUMNS = (
     "sex",
     "age",
@@ -71,15 +67,7 @@ RUNS = (
 
 
 def missing_data() -> str | None:
-    needed = [ADULT / "adult.csv"] + [ADULT / f"adult_hierarchy_{c}.csv" for c in QUASI_IDENTIFIERS]
-    absent = [path for path in needed if not path.is_file()]
-    if absent:
-        shown = ", ".join(str(path) for path in absent[:3]) + (" ..." if len(absent) > 3 else "")
-        return (
-            f"the Adult data is not available (missing: {shown}); this benchmark reads "
-            "../shared/data/adult/ relative to the project root (see /work/shared/data/README.md)"
-        )
-    return None
+    return adult_missing(QUASI_IDENTIFIERS)
 
 
 def load_adult():
@@ -97,18 +85,6 @@ def load_adult():
         if c not in NUMERIC
     }
     return frame, hierarchies
-
-
-def peak_rss_mib() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
-
-
-def version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "absent"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -347,15 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_mondrian: {reason}", file=sys.stderr)
         return 1
     began = time.perf_counter()
-    shown = shlex.join([sys.executable, *(sys.argv if argv is None else [sys.argv[0], *argv])])
-    print(f"command          {shown}  (cwd {Path.cwd()})")
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
-    print(f"machine          {cpus} CPUs available, load average {load} (1, 5, 15 min) at start")
-    print(
-        f"versions         python {platform.python_version()}, sdckit {version('sdckit')}, polars "
-        f"{version('polars')}, numpy {version('numpy')}, numba {version('numba')}, pandas {version('pandas')}"
-    )
+    print_header(argv)
     print(f"data             {ADULT / 'adult.csv'}; quasi-identifiers {', '.join(QUASI_IDENTIFIERS)}")
     print(f"                 (age numeric, the others with ARX hierarchies); sensitive {SENSITIVE}")
     print(

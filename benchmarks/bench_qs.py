@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import resource
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
+from _common import peak_rss_mib
 from sdckit.anonymize.quasi_sensitive import (
     ADULT_DIRECTORY,
     quasi_sensitive_anonymize,
@@ -35,11 +34,6 @@ from sdckit.anonymize.quasi_sensitive import (
 from sdckit.models.quasi_sensitive import QSCLDiversity, QSTCloseness
 
 TARGET_SECONDS = 60.0
-
-
-def peak_rss_mib() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
 
 
 def _one(table, knowledge, model, strategy: str, time_limit, total_time_limit) -> dict[str, Any]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import resource
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import yaml
+
+from _common import peak_rss_mib
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = ROOT / "examples" / "example.yaml"
@@ -187,11 +188,6 @@ def ours_risk(frame: pl.DataFrame, config_path: Path, alpha: float, epsilon: flo
 
 # ----------------------------------------------------------------------------------------------
 # One run per subprocess.
-
-
-def peak_rss_mib() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB on Linux
 
 
 def child(run: str, data: Path, config_path: Path, risk_out: Path, result_out: Path) -> None:

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
 from pathlib import Path
+
+from _common import peak_rss_mib
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "adult" / "adult_full.csv"
@@ -36,11 +37,6 @@ SENSITIVE = "occupation"
 LS = (2, 3, 4, 5, 6)
 MIN_BUCKET = 250
 N_COLUMNS = 5
-
-
-def peak_rss_mib() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
 
 
 def best_of(function, repeats: int):

@@ -1,0 +1,54 @@
+"""What every benchmark script shares: where Adult is, peak memory, and the header of its report."""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import shlex
+import sys
+from collections.abc import Iterable, Sequence
+from importlib import metadata
+from pathlib import Path
+
+#: The Adult data of ../shared/data (never copied into the repository).
+ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far, in MiB."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB on Linux
+
+
+def version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+def adult_missing(hierarchies: Iterable[str] = ()) -> str | None:
+    """Why the Adult data (adult.csv and the hierarchies of the given columns) cannot be used, or None."""
+    needed = [ADULT / "adult.csv"] + [ADULT / f"adult_hierarchy_{c}.csv" for c in hierarchies]
+    absent = [path for path in needed if not path.is_file()]
+    if not absent:
+        return None
+    shown = ", ".join(str(path) for path in absent[:3]) + (" ..." if len(absent) > 3 else "")
+    return (
+        f"the Adult data is not available (missing: {shown}); this benchmark reads "
+        "../shared/data/adult/ relative to the project root (see /work/shared/data/README.md)"
+    )
+
+
+def print_header(
+    argv: Sequence[str] | None, packages: Sequence[str] = ("polars", "numpy", "numba", "pandas")
+) -> None:
+    """The command, the machine (CPUs, load) and the versions, as the first lines of a report."""
+    shown = shlex.join([sys.executable, *(sys.argv if argv is None else [sys.argv[0], *argv])])
+    print(f"command          {shown}  (cwd {Path.cwd()})")
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"machine          {cpus} CPUs available, load average {load} (1, 5, 15 min) at start")
+    listed = ", ".join(f"{name} {version(name)}" for name in ("sdckit", *packages))
+    print(f"versions         python {platform.python_version()}, {listed}")
