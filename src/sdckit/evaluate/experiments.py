@@ -392,10 +392,9 @@ def markdown_table(frame: pl.DataFrame) -> str:
 
 
 def _bar_chart(frame: pl.DataFrame, path: Path, title: str) -> None:
-    import matplotlib
+    from sdckit.evaluate.plots import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     shown = frame.filter(pl.col("ncp").is_not_null() & (pl.col("family") != "original"))
     colors = {"suppression": "tab:green", "full-domain generalization": "tab:blue", "Mondrian": "tab:orange"}
@@ -414,9 +413,7 @@ def _bar_chart(frame: pl.DataFrame, path: Path, title: str) -> None:
     handles = [Patch(color=color, label=family) for family, color in colors.items() if family in families]
     axis.legend(handles=handles, fontsize=8)
     figure.tight_layout()
-    with atomic_write(path) as temporary:
-        figure.savefig(temporary, format="png", dpi=120)
-    plt.close(figure)
+    save_figure(figure, path, dpi=120)
 
 
 def write_experiment(
@@ -693,10 +690,9 @@ def write_slicing_experiment(
 ) -> dict:
     """Write the three tables (CSV and one markdown file) and Figure 2 (average correlation against
     the number of columns, slicing vs improved slicing) into ``directory``; return the paths."""
-    import matplotlib
+    from sdckit.evaluate.plots import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -751,9 +747,7 @@ def write_slicing_experiment(
     axis.set_title(f"Figure 2 — {name}", fontsize=10)
     axis.legend()
     figure.tight_layout()
-    with atomic_write(paths["figure"]) as temporary:
-        figure.savefig(temporary, format="png", dpi=120)
-    plt.close(figure)
+    save_figure(figure, paths["figure"], dpi=120)
     return paths
 
 
@@ -819,10 +813,9 @@ def write_quasi_sensitive_experiment(
 ) -> dict[str, Path]:
     """Write figure5.csv, figure6.csv, results.md, figure5.png, figure6.png (and the data and the
     knowledge table when given) into ``directory``; return the paths."""
-    import matplotlib
+    from sdckit.evaluate.plots import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -860,9 +853,7 @@ def write_quasi_sensitive_experiment(
         axis.legend()
     figure.suptitle("Figure 5 — QS suppression for QS (c,l)-diversity", fontsize=10)
     figure.tight_layout()
-    with atomic_write(paths["figure5"]) as temporary:
-        figure.savefig(temporary, format="png", dpi=120)
-    plt.close(figure)
+    save_figure(figure, paths["figure5"], dpi=120)
 
     figure, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
     for k in sorted(set(result.figure6["k"].to_list())):
@@ -880,9 +871,7 @@ def write_quasi_sensitive_experiment(
         axis.legend(fontsize=7)
     figure.suptitle("Figure 6 — QI generalization and QS suppression for QS t-closeness", fontsize=10)
     figure.tight_layout()
-    with atomic_write(paths["figure6"]) as temporary:
-        figure.savefig(temporary, format="png", dpi=120)
-    plt.close(figure)
+    save_figure(figure, paths["figure6"], dpi=120)
 
     if table is not None:
         paths["data"] = directory / "data.csv"

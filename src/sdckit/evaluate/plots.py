@@ -24,6 +24,26 @@ def plot_format(path: str | os.PathLike) -> str:
     return PLOT_FORMATS[suffix]
 
 
+def pyplot():
+    """matplotlib's pyplot on the non-interactive Agg backend (imported on first use: it is slow)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(figure, path: str | os.PathLike, *, dpi: int | None = None) -> None:
+    """Write ``figure`` atomically in the format its extension names (png, pdf, svg), then close it."""
+    fmt = plot_format(path)
+    try:
+        with atomic_write(path) as temporary:
+            figure.savefig(temporary, format=fmt, dpi=dpi)
+    finally:
+        pyplot().close(figure)
+
+
 def risk_histogram(
     risks: Mapping[str, np.ndarray] | np.ndarray,
     path: str | os.PathLike,
@@ -39,13 +59,9 @@ def risk_histogram(
     risk vectors (e.g. before and after protection) are overlaid on the same bins. The file is
     written atomically.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     series = {"records": np.asarray(risks)} if isinstance(risks, np.ndarray) else dict(risks)
-    fmt = plot_format(path)
+    plot_format(path)  # a bad extension is refused before any drawing
     positive = np.concatenate([values[values > 0] for values in series.values()] or [np.zeros(0)])
     figure, axes = plt.subplots(figsize=(8, 4.8), dpi=110)
     if positive.size:
@@ -71,8 +87,4 @@ def risk_histogram(
     if axes.get_legend_handles_labels()[0]:
         axes.legend(fontsize="small")
     figure.tight_layout()
-    try:
-        with atomic_write(path) as temporary:
-            figure.savefig(temporary, format=fmt)
-    finally:
-        plt.close(figure)
+    save_figure(figure, path)
