@@ -1,36 +1,51 @@
 """sdckit: statistical disclosure control and privacy-preserving data publishing.
 
-The public API, re-exported from the modules that define it.
+The public API, re-exported from the modules that define it. The names are loaded on first use
+(PEP 562), so that the command line can start (and handle Ctrl-C) before polars and numba load.
 """
 
-from sdckit.config import Config, load_config, parse_config
-from sdckit.errors import ConfigError, InputError, SdcError, SdcWarning
-from sdckit.frequency import encode, frequencies
-from sdckit.risk.combined import RecordRisk, combined_risk, enumerate_known_sets
-from sdckit.table import Attribute, Kind, Role, Schema, Table, ValueRange, read_table, write_table
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Attribute",
-    "Config",
-    "ConfigError",
-    "InputError",
-    "Kind",
-    "RecordRisk",
-    "Role",
-    "Schema",
-    "SdcError",
-    "SdcWarning",
-    "Table",
-    "ValueRange",
-    "__version__",
-    "combined_risk",
-    "encode",
-    "enumerate_known_sets",
-    "frequencies",
-    "load_config",
-    "parse_config",
-    "read_table",
-    "write_table",
-]
+_EXPORTS = {
+    "Attribute": "sdckit.table",
+    "Config": "sdckit.config",
+    "ConfigError": "sdckit.errors",
+    "InputError": "sdckit.errors",
+    "Kind": "sdckit.table",
+    "RecordRisk": "sdckit.risk.combined",
+    "Role": "sdckit.table",
+    "Schema": "sdckit.table",
+    "SdcError": "sdckit.errors",
+    "SdcWarning": "sdckit.errors",
+    "Table": "sdckit.table",
+    "ValueRange": "sdckit.table",
+    "combined_risk": "sdckit.risk.combined",
+    "encode": "sdckit.frequency",
+    "enumerate_known_sets": "sdckit.risk.combined",
+    "frequencies": "sdckit.frequency",
+    "load_config": "sdckit.config",
+    "parse_config": "sdckit.config",
+    "protect": "sdckit.recipes",
+    "read_table": "sdckit.table",
+    "write_table": "sdckit.table",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sdckit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

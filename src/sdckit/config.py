@@ -652,3 +652,23 @@ __all__ = [
     "load_config",
     "parse_config",
 ]
+
+
+def read_document(path: str | Path, what: str = "file") -> Any:
+    """Read a YAML (or JSON) document other than a configuration, such as a recipe, with the same
+    loader and the same errors as configurations (file named, line where the text is wrong)."""
+    label = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{label}: no such {what} file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{label}: is a directory, not a {what} file") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{label}: the {what} is not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise ConfigError(f"{label}: cannot read the {what}: {error.strerror}") from None
+    document, _ = _parse_yaml(text, label)
+    if document is None:
+        raise ConfigError(f"{label}: the {what} is empty")
+    return document

@@ -1,15 +1,48 @@
-"""Transformations of microdata; each returns a :class:`~sdckit.anonymize.release.Release`."""
+"""Transformations of microdata; each returns a :class:`~sdckit.anonymize.release.Release`.
 
-from sdckit.anonymize.mondrian import mondrian
-from sdckit.anonymize.recoding import full_domain_generalization, top_bottom_coding
+Importing this package registers every method in :data:`sdckit.anonymize.base.METHODS`: the command
+line, recipes and the common tests find them there.
+"""
+
+# Imported in the order the command line lists the methods (importing a module registers it).
+from sdckit.anonymize import recoding, mondrian, suppression, slicing, quasi_sensitive  # noqa: F401, I001
+from sdckit.anonymize.base import METHODS, Context, MethodSpec, run_method
+from sdckit.anonymize.mondrian import MondrianParams, mondrian
+from sdckit.anonymize.quasi_sensitive import QuasiSensitiveParams, quasi_sensitive_anonymize
+from sdckit.anonymize.recoding import (
+    GeneralizeParams,
+    TopBottomCodingParams,
+    full_domain_generalization,
+    top_bottom_coding,
+)
 from sdckit.anonymize.release import Release
-from sdckit.anonymize.suppression import local_suppression, targeted_suppression
+from sdckit.anonymize.slicing import OverlappingSlicingParams, SlicingParams, slice_table
+from sdckit.anonymize.suppression import (
+    LocalSuppressionParams,
+    TargetedSuppressionParams,
+    local_suppression,
+    targeted_suppression,
+)
 
 __all__ = [
+    "METHODS",
+    "Context",
+    "GeneralizeParams",
+    "LocalSuppressionParams",
+    "MethodSpec",
+    "MondrianParams",
+    "OverlappingSlicingParams",
+    "QuasiSensitiveParams",
     "Release",
+    "SlicingParams",
+    "TargetedSuppressionParams",
+    "TopBottomCodingParams",
     "full_domain_generalization",
     "local_suppression",
     "mondrian",
+    "quasi_sensitive_anonymize",
+    "run_method",
+    "slice_table",
     "targeted_suppression",
     "top_bottom_coding",
 ]

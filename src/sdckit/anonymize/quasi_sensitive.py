@@ -57,15 +57,17 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
 import scipy.sparse as sp
 from numba import njit
+from pydantic import Field, model_validator
 
+from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.mondrian import mondrian
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError, InputError
@@ -73,6 +75,7 @@ from sdckit.hierarchy import Hierarchy
 from sdckit.models import KAnonymity
 from sdckit.models.base import TOLERANCE
 from sdckit.models.quasi_sensitive import QSCLDiversity, QSModel, QSTCloseness, beliefs
+from sdckit.params import Finite, MethodParams, Whole
 from sdckit.setvalued import ItemSets, Knowledge
 from sdckit.table import Attribute, Kind, Role, Schema, Table
 
@@ -852,6 +855,7 @@ def _search_group(
     adaptive: bool,
     time_limit: float | None,
     scratch: _Scratch,
+    node_limit: int | None = None,
 ) -> GroupSearch:
     clock = time.perf_counter()
     d = record_start.shape[0] - 1
@@ -942,6 +946,11 @@ def _search_group(
     budget = 64
     first_seconds = math.nan
     while True:
+        if node_limit is not None:
+            # A deterministic bound: the search stops after exactly node_limit evaluations.
+            budget = min(budget, node_limit - int(ints[_EVALUATIONS]))
+            if budget <= 0:
+                break
         status = _search(*args, budget)
         elapsed = time.perf_counter() - clock
         if status == 2:
@@ -1044,7 +1053,12 @@ def _check_parameters(
     strategy: str,
     time_limit: Any,
     total_time_limit: Any,
+    node_limit: Any = None,
 ) -> None:
+    if node_limit is not None and (
+        isinstance(node_limit, bool) or not isinstance(node_limit, int) or node_limit < 1
+    ):
+        raise ConfigError(f"node_limit must be a whole number >= 1 or None, got {node_limit!r}")
     if not isinstance(model, QSModel):
         raise ConfigError(f"model must be QSCLDiversity(c, l) or QSTCloseness(t), got {model!r}")
     _model_parameters(model)
@@ -1096,6 +1110,8 @@ def quasi_sensitive_anonymize(
     strategy: str = "adaptive",
     time_limit: float | None = 1.0,
     total_time_limit: float | None = None,
+    node_limit: int | None = None,
+    items: ItemSets | None = None,
     progress: ProgressCallback | None = None,
 ) -> Release:
     """Two-phase anonymization of Shi, Xiong & Fung (2010): Mondrian k-anonymity on the
@@ -1120,6 +1136,12 @@ def quasi_sensitive_anonymize(
     total_time_limit
         Optional bound of the whole of phase 2: each group then gets at most its share of what is left
         (remaining time / groups left to search).
+    node_limit
+        Most node evaluations of every group's search (None: no bound). Unlike the time limits it
+        makes the result independent of the machine's speed, so a recipe replays exactly.
+    items
+        ``set_column`` already parsed (:meth:`ItemSets.from_column` with ``separator``), so that a
+        caller who read the knowledge against its vocabulary does not parse the column twice.
     progress
         Called as ``progress(groups_searched, groups_to_search)``.
 
@@ -1142,7 +1164,7 @@ def quasi_sensitive_anonymize(
     outside [0, sqrt 2]).
     """
     _check_parameters(
-        table, set_column, knowledge, k, model, separator, strategy, time_limit, total_time_limit
+        table, set_column, knowledge, k, model, separator, strategy, time_limit, total_time_limit, node_limit
     )
     kind, c, required_l, required_t = _model_parameters(model)
     _warm_up()
@@ -1195,7 +1217,7 @@ def quasi_sensitive_anonymize(
     # Phase 2 ------------------------------------------------------------------------------------
     started = time.perf_counter()
     column = table.column(set_column)
-    parsed = ItemSets.from_column(column, separator)
+    parsed = items if items is not None else ItemSets.from_column(column, separator)
     vocabulary = tuple(sorted(set(parsed.vocabulary) | set(knowledge.sets.vocabulary)))
     records = parsed.recode(vocabulary)
     sets = knowledge.sets.recode(vocabulary)
@@ -1257,6 +1279,7 @@ def quasi_sensitive_anonymize(
             strategy == "adaptive",
             limit,
             scratch,
+            node_limit,
         )
         removed[positions[result.removed]] = True
         for key, value in (
@@ -1340,6 +1363,156 @@ def quasi_sensitive_anonymize(
     )
     search["generalization_ncp"] = release_ncp(release)
     return release
+
+
+# ---------------------------------------------------------------------------------------------------
+# Registered method
+# ---------------------------------------------------------------------------------------------------
+
+
+class QuasiSensitiveParams(MethodParams):
+    """Parameters of QS anonymization (``sdckit anonymize quasi-sensitive``; Shi, Xiong & Fung, 2010).
+
+    Give ``l`` (with ``c``) for QS (c,l)-diversity or ``t`` for QS t-closeness. Each violating group's
+    search is bounded by ``node_limit`` evaluations (deterministic: a recipe replays exactly) or, when
+    no node limit is given, by ``time_limit`` seconds (default 1) and ``total_time_limit`` (then the
+    result depends on the machine's speed and a recipe says it will not replay exactly).
+    """
+
+    knowledge: Annotated[Path, Field(description="External knowledge (label -> items), CSV or YAML.")]
+    k: Annotated[Whole, Field(ge=1, description="k of the k-anonymity of phase 1 (Mondrian).")] = 1
+    l: Annotated[Whole | None, Field(ge=1, description="l of QS (c,l)-diversity.")] = None  # noqa: E741
+    c: Annotated[
+        Finite, Field(gt=0, description="c of QS (c,l)-diversity.", json_schema_extra={"option": "--c"})
+    ] = 1.0
+    t: Annotated[Finite | None, Field(ge=0, description="t of QS t-closeness.")] = None
+    set_column: Annotated[
+        str | None, Field(description="The set-valued column (default: the one with role quasi-sensitive).")
+    ] = None
+    separator: Annotated[str, Field(min_length=1, description="Separator of the items in a set.")] = ";"
+    strategy: Annotated[
+        Literal["adaptive", "baseline"], Field(description="adaptive (tailset reordering) or baseline DFS.")
+    ] = "adaptive"
+    time_limit: Annotated[
+        Finite | None, Field(gt=0, description="Seconds of search per violating group (default 1).")
+    ] = None
+    total_time_limit: Annotated[
+        Finite | None, Field(gt=0, description="Seconds for all group searches together.")
+    ] = None
+    node_limit: Annotated[
+        Whole | None, Field(ge=1, description="Node evaluations per group search (deterministic).")
+    ] = None
+
+    @model_validator(mode="after")
+    def _one_model_one_bound(self) -> QuasiSensitiveParams:
+        if (self.l is None) == (self.t is None):
+            raise ValueError("needs either {l} (with {c}) or {t}, not both")
+        if self.node_limit is not None and (self.time_limit is not None or self.total_time_limit is not None):
+            raise ValueError(
+                "takes {node_limit} or the time limits ({time_limit}, {total_time_limit}), not both"
+            )
+        return self
+
+    @property
+    def effective_time_limit(self) -> float | None:
+        return None if self.node_limit is not None else (1.0 if self.time_limit is None else self.time_limit)
+
+
+def _qs_summary(release: Release) -> dict[str, Any]:
+    from sdckit.anonymize.base import class_figures
+
+    search = release.search
+    params = release.params
+    return {
+        "model": release.parameters["model"],
+        "k": params.k,
+        "set_column": release.parameters["set_column"],
+        "strategy": params.strategy,
+        "time_limit": params.effective_time_limit,
+        "total_time_limit": params.total_time_limit,
+        "node_limit": params.node_limit,
+        "groups": search["groups"],
+        "violating_before": search["violating_before"],
+        "violating_after": search["violating_after"],
+        "searched": search["searched"],
+        "proven_optimal": search["proven_optimal"],
+        "suppressed_items": search["suppressed_items"],
+        "items": search["items"],
+        "removal_cost_mean": search["removal_cost_mean"],
+        "phase1_seconds": search["phase1_seconds"],
+        "phase2_seconds": search["phase2_seconds"],
+        **class_figures(release),
+        "metrics": {
+            "generalization_ncp": search["generalization_ncp"],
+            "removal_cost": search["removal_cost_mean"],
+        },
+    }
+
+
+def _qs_report(f: dict[str, Any]) -> list[str]:
+    bound = f"{f['node_limit']:,} nodes" if f["node_limit"] is not None else f"{f['time_limit']:g} s"
+    return [
+        f"{f['model']}: {f['violating_before']:,} of {f['groups']:,} groups violated it after k-anonymity "
+        f"(k = {f['k']}), {f['violating_after']:,} after suppressing {f['suppressed_items']:,} of "
+        f"{f['items']:,} items; {f['proven_optimal']:,} of {f['searched']:,} searches proven optimal within "
+        f"{bound} each",
+        "utility: " + "; ".join(f"{name} {value:.4g}" for name, value in f["metrics"].items()),
+    ]
+
+
+def _qs_violation(release: Release, figures: dict[str, Any]) -> str | None:
+    left = figures["violating_after"]
+    return f"{left:,} of {figures['groups']:,} groups still violate {figures['model']}" if left else None
+
+
+@register_method(
+    "quasi-sensitive",
+    QuasiSensitiveParams,
+    summary=_qs_summary,
+    help="k-anonymity, then item suppression for QS (c,l)-diversity or QS t-closeness (Shi et al.).",
+    report=_qs_report,
+    violation=_qs_violation,
+    exact_replay=lambda params: params.node_limit is not None,
+    progress_label="groups",
+)
+def _run_quasi_sensitive(table: Table, params: QuasiSensitiveParams, context: Context) -> Release:
+    from sdckit.setvalued import read_knowledge
+
+    set_column = params.set_column or _set_column(table)
+    if set_column not in table.data.columns:
+        raise ConfigError(f"set_column '{set_column}' is not a column of the data")
+    items = ItemSets.from_column(table.column(set_column), separator=params.separator)
+    facts = read_knowledge(params.knowledge, vocabulary=items.vocabulary, separator=params.separator)
+    model = QSCLDiversity(params.c, params.l) if params.l is not None else QSTCloseness(params.t)
+    release = quasi_sensitive_anonymize(
+        table,
+        set_column=set_column,
+        knowledge=facts,
+        k=params.k,
+        model=model,
+        separator=params.separator,
+        strategy=params.strategy,
+        time_limit=params.effective_time_limit,
+        total_time_limit=params.total_time_limit,
+        node_limit=params.node_limit,
+        items=items,
+        progress=context.progress,
+    )
+    return replace(release, params=params.model_copy(update={"set_column": set_column}))
+
+
+def _set_column(table: Table) -> str:
+    candidates = [
+        a.name for a in table.schema.attributes if a.role is Role.QUASI_SENSITIVE or a.kind is Kind.SET_VALUED
+    ]
+    if len(candidates) != 1:
+        found = (
+            "no attribute has role quasi-sensitive or kind set-valued"
+            if not candidates
+            else f"several attributes could be the set-valued one ({', '.join(candidates)})"
+        )
+        raise ConfigError(f"set_column is needed: {found}")
+    return candidates[0]
 
 
 # ---------------------------------------------------------------------------------------------------

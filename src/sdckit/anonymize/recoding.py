@@ -33,12 +33,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
+from pydantic import Field, model_validator
 
 from sdckit import _kernels
+from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode, extend_keys, initial_keys
@@ -51,6 +53,7 @@ from sdckit.models import (
     SensitiveCounts,
     evaluate_all,
 )
+from sdckit.params import Finite, MethodParams, PrivacyModelParams
 from sdckit.table import Role, Schema, Table
 from sdckit.utility.base import GeneralizationView
 from sdckit.utility.metrics import METRICS, compute_all, loss_per_attribute
@@ -761,4 +764,141 @@ def top_bottom_coding(
         quasi_identifiers=(attribute,),
         suppressed_records=np.zeros(table.n_records, dtype=bool),
         classes=np.full(table.n_records, -1, dtype=np.int64),
+    )
+
+
+# Registered methods ---------------------------------------------------------------------------
+
+
+class GeneralizeParams(PrivacyModelParams):
+    """Parameters of full-domain generalization (``sdckit anonymize generalize``)."""
+
+    suppression_limit: Annotated[
+        Finite, Field(ge=0, le=1, description="Largest share of records that may be suppressed ('*').")
+    ] = 0.0
+    metric: Annotated[
+        Literal["loss", "ncp", "gcp", "dm", "dm_star", "aecs", "precision", "entropy"],
+        Field(description="Utility metric the search minimizes."),
+    ] = "loss"
+    max_nodes: Annotated[
+        int, Field(ge=1, description="Larger generalization lattices are searched greedily (heuristic).")
+    ] = 2_000_000
+    drop_suppressed: Annotated[
+        bool, Field(description="Leave suppressed records out of the release instead of writing '*'.")
+    ] = False
+
+
+def _generalize_summary(release: Release) -> dict[str, Any]:
+    from sdckit.anonymize.base import achieved, cell_figures, class_figures
+    from sdckit.utility import release_ncp
+
+    metrics = release_metrics(release)
+    metrics["release_ncp"] = release_ncp(release)
+    models = release.params.privacy_models(release.original)
+    return {
+        "models": [model.name for model in models],
+        "levels": release.levels,
+        **class_figures(release),
+        **cell_figures(release),
+        "metrics": metrics,
+        "achieved": achieved(release, models),
+        "heuristic": release.heuristic,
+        "search": release.search,
+    }
+
+
+def _generalize_report(figures: dict[str, Any]) -> list[str]:
+    from sdckit.anonymize.base import achieved_report, classes_report
+
+    levels = ", ".join(f"{name} {level}" for name, level in figures["levels"].items())
+    return [f"generalization levels: {levels}", *classes_report(figures), *achieved_report(figures)]
+
+
+def _generalize_released(release: Release) -> Table:
+    if not release.params.drop_suppressed:
+        return release.table
+    kept = pl.Series(~release.suppressed_records)
+    return Table(release.table.data.filter(kept), release.table.schema, source=release.table.source)
+
+
+def _generalize_violation(release: Release, figures: dict[str, Any]) -> str | None:
+    from sdckit.anonymize.base import unmet
+
+    return unmet(release, release.params.privacy_models(release.original))
+
+
+@register_method(
+    "generalize",
+    GeneralizeParams,
+    summary=_generalize_summary,
+    help="Optimal full-domain generalization under k-anonymity, l-diversity and t-closeness (ARX's search).",
+    report=_generalize_report,
+    violation=_generalize_violation,
+    released=_generalize_released,
+    reapplicable=True,
+    progress_label="lattice",
+)
+def _run_generalize(table: Table, params: GeneralizeParams, context: Context) -> Release:
+    from sdckit.anonymize.base import quasi_identifiers
+
+    return full_domain_generalization(
+        table,
+        params.privacy_models(table),
+        quasi_identifiers=quasi_identifiers(table),
+        suppression_limit=params.suppression_limit,
+        metric=params.metric,
+        max_nodes=params.max_nodes,
+        progress=context.progress,
+    )
+
+
+class TopBottomCodingParams(MethodParams):
+    """Parameters of top and bottom coding (``sdckit anonymize top-bottom-coding``)."""
+
+    attribute: Annotated[str, Field(min_length=1, description="The numeric attribute to code.")]
+    bottom: Annotated[Finite | None, Field(description="Values below it are coded.")] = None
+    top: Annotated[Finite | None, Field(description="Values above it are coded.")] = None
+    bottom_value: Annotated[
+        Finite | None, Field(description="What values below --bottom become (default: --bottom).")
+    ] = None
+    top_value: Annotated[
+        Finite | None, Field(description="What values above --top become (default: --top).")
+    ] = None
+
+    @model_validator(mode="after")
+    def _thresholds(self) -> TopBottomCodingParams:
+        if self.bottom is None and self.top is None:
+            raise ValueError("needs {bottom} or {top}")
+        if self.bottom is not None and self.top is not None and self.bottom > self.top:
+            raise ValueError(f"needs {{bottom}} at most {{top}}, got {self.bottom:g} > {self.top:g}")
+        if self.bottom_value is not None and self.bottom is None:
+            raise ValueError("takes {bottom_value} only with {bottom}")
+        if self.top_value is not None and self.top is None:
+            raise ValueError("takes {top_value} only with {top}")
+        return self
+
+
+def _top_bottom_summary(release: Release) -> dict[str, Any]:
+    return {
+        "attribute": release.parameters["attribute"],
+        "changed_records": release.parameters["changed_records"],
+    }
+
+
+@register_method(
+    "top-bottom-coding",
+    TopBottomCodingParams,
+    summary=_top_bottom_summary,
+    help="Top and bottom coding of a numeric attribute (sdcMicro's topBotCoding).",
+    report=lambda figures: [f"{figures['attribute']}: {figures['changed_records']:,} values coded"],
+    reapplicable=True,
+)
+def _run_top_bottom_coding(table: Table, params: TopBottomCodingParams, context: Context) -> Release:
+    return top_bottom_coding(
+        table,
+        params.attribute,
+        bottom=params.bottom,
+        top=params.top,
+        bottom_value=params.bottom_value,
+        top_value=params.top_value,
     )

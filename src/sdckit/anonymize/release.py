@@ -53,6 +53,9 @@ class Release:
     search: dict[str, Any] = field(default_factory=dict)
     cell_penalty: np.ndarray | None = None
     suppressed_cells: np.ndarray | None = None
+    #: The method's parameters object as resolved by the method (its recipe step); set by
+    #: :func:`sdckit.anonymize.base.run_method`.
+    params: Any = None
 
     @property
     def n_suppressed(self) -> int:

@@ -54,13 +54,16 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
+from pydantic import BeforeValidator, ConfigDict, Field
 
+from sdckit.anonymize.base import Context, register_method
 from sdckit.errors import ConfigError, SdcWarning
 from sdckit.frequency import encode, group_keys
+from sdckit.params import Finite, MethodParams, Whole
 from sdckit.table import Kind, Role, Table
 
 ProgressCallback = Callable[[int, int], None]
@@ -691,6 +694,7 @@ class SlicedRelease:
     max_probability: float = math.nan
     correlation: np.ndarray | None = None
     attributes: tuple[str, ...] = ()
+    params: Any = None
 
     @property
     def n_buckets(self) -> int:
@@ -1186,3 +1190,158 @@ def _partition_tuples(
         buckets = random_halving_partition(state, rng, min_bucket_size=min_bucket_size, progress=progress)
     buckets = [np.asarray(rows, dtype=np.int64) for rows in buckets]
     return buckets, float(state.probabilities().max())
+
+
+# Registered methods ---------------------------------------------------------------------------
+
+
+def _columns(value: Any) -> Any:
+    """``"age,sex;zip,disease"`` -> ``[["age", "sex"], ["zip", "disease"]]`` (the command line's form)."""
+    if isinstance(value, str):
+        return [[name.strip() for name in part.split(",")] for part in value.split(";")]
+    return value
+
+
+class SlicingParams(MethodParams):
+    """Parameters of slicing (``sdckit anonymize slicing``; Li et al., 2012)."""
+
+    l: Annotated[Finite, Field(ge=1, description="l of l-diverse slicing.")] = 2.0  # noqa: E741
+    sensitive: Annotated[
+        str | None, Field(description="The sensitive attribute (default: the one with role sensitive).")
+    ] = None
+    n_columns: Annotated[
+        Whole | None, Field(ge=1, description="Number of columns (default: by the attributes).")
+    ] = None
+    columns: Annotated[
+        list[list[str]] | None,
+        BeforeValidator(_columns),
+        Field(description='Explicit columns, e.g. "age,sex;zip,disease" (";" between columns).'),
+    ] = None
+    sensitive_column_size: Annotated[
+        int | None, Field(ge=1, description="Attributes in the sensitive column (alpha).")
+    ] = None
+    min_bucket_size: Annotated[
+        Whole | None, Field(ge=1, description="Smallest bucket a split may leave.")
+    ] = None
+    n_bins: Annotated[
+        Whole, Field(ge=1, description="Equal-width bins of numeric attributes for correlation.")
+    ] = 10
+    correlation: Annotated[
+        Literal["phi2", "pearson"],
+        Field(description="Attribute correlation: phi2 (mean-square contingency) or pearson."),
+    ] = "phi2"
+    bucket_weighting: Annotated[
+        Literal["none", "size"], Field(description="Diversity check of a split: none or size-weighted.")
+    ] = "none"
+    partition: Annotated[
+        Literal["mondrian", "random-halving"],
+        Field(description="Tuple partition: mondrian (Li et al.) or random-halving (Dhaigude & Kumar)."),
+    ] = "mondrian"
+    medoid_start: Annotated[
+        Literal["random", "build"], Field(description="PAM start: random (from the seed) or BUILD.")
+    ] = "random"
+    membership: Annotated[bool, Field(description="Report fake tuples (membership disclosure).")] = True
+    max_generated: Annotated[
+        int, Field(ge=1, description="Most generated combinations the membership report examines.")
+    ] = 1_000_000
+    seed: Annotated[Whole, Field(ge=0, description="Seed of every random choice.")] = 0
+
+
+class OverlappingSlicingParams(SlicingParams):
+    """Parameters of improved slicing with overlapping columns (``sdckit anonymize overlapping-slicing``;
+    Dhaigude & Kumar, 2014). ``medoid_start`` does not apply (columns come from overlapping correlation
+    clustering)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+    partition: Annotated[
+        Literal["mondrian", "random-halving"],
+        Field(description="Tuple partition: random-halving (the paper) or mondrian."),
+    ] = "random-halving"
+    beta: Annotated[Whole, Field(ge=1, description="Minimum number of groups.")] = 2
+    max_labels: Annotated[Whole, Field(ge=1, description="Most columns per attribute (p).")] = 2
+    n_restarts: Annotated[
+        Whole, Field(ge=1, description="Restarts of overlapping correlation clustering.")
+    ] = 10
+    occ_function: Annotated[
+        Literal["jaccard", "intersection"],
+        Field(description="Overlapping clustering cost: jaccard or intersection."),
+    ] = "jaccard"
+
+
+# Overlapping slicing has no PAM, so no medoid start.
+del OverlappingSlicingParams.model_fields["medoid_start"]
+OverlappingSlicingParams.model_rebuild(force=True)
+
+
+def _slicing_summary(sliced: SlicedRelease) -> dict[str, Any]:
+    from sdckit.params import finite_or_none
+
+    sizes = [len(rows) for rows in sliced.buckets]
+    membership = sliced.membership or {}
+    return {
+        "sensitive": sliced.sensitive,
+        "columns": [list(c) for c in sliced.columns],
+        "partition": sliced.partition,
+        "l": sliced.l,
+        "buckets": len(sizes),
+        "smallest_bucket": min(sizes),
+        "largest_bucket": max(sizes),
+        "max_probability": finite_or_none(sliced.max_probability),
+        "l_achieved": finite_or_none(sliced.l_achieved),
+        "fake_tuples": membership.get("fake"),
+        "membership": membership,
+        "average_correlation": finite_or_none(sliced.average_correlation),
+        "pair_weighted_correlation": finite_or_none(sliced.pair_weighted_correlation),
+        "timings": {name: round(value, 4) for name, value in sliced.timings.items()},
+    }
+
+
+def _slicing_report(figures: dict[str, Any]) -> list[str]:
+    lines = [
+        f"column {number}: {', '.join(names)}" for number, names in enumerate(figures["columns"], start=1)
+    ]
+    sampled = " (sampled)" if (figures["membership"] or {}).get("sampled") else ""
+    return [
+        f"sensitive attribute: {figures['sensitive']} (in the last column)",
+        *lines,
+        f"buckets: {figures['buckets']:,}; smallest bucket: {figures['smallest_bucket']:,}; "
+        f"l achieved: {figures['l_achieved']} (asked {figures['l']:g}); fake tuples: {figures['fake_tuples']}{sampled}",
+        f"average correlation: {figures['average_correlation']}",
+    ]
+
+
+def _slicing_violation(sliced: SlicedRelease, figures: dict[str, Any]) -> str | None:
+    if sliced.l_achieved + 1e-9 < sliced.l:
+        return f"the sliced table is only {sliced.l_achieved:.4g}-diverse, not {sliced.l:g}-diverse"
+    return None
+
+
+def _released_slices(sliced: SlicedRelease) -> Table:
+    return Table.from_frame(sliced.table, source="<sliced>")
+
+
+def _run_slicing(table: Table, params: SlicingParams, context: Context, method: str) -> SlicedRelease:
+    options = params.model_dump()
+    return slice_table(table, method=method, progress=context.progress, **options)
+
+
+_SLICING_OPTIONS: dict[str, Any] = {
+    "summary": _slicing_summary,
+    "report": _slicing_report,
+    "violation": _slicing_violation,
+    "released": _released_slices,
+    "progress_label": "buckets",
+}
+register_method(
+    "slicing",
+    SlicingParams,
+    help="l-diverse slicing (Li et al.): columns of correlated attributes permuted inside buckets.",
+    **_SLICING_OPTIONS,
+)(lambda table, params, context: _run_slicing(table, params, context, "slicing"))
+register_method(
+    "overlapping-slicing",
+    OverlappingSlicingParams,
+    help="Improved slicing (Dhaigude & Kumar): overlapping columns, random-halving tuple partition.",
+    **_SLICING_OPTIONS,
+)(lambda table, params, context: _run_slicing(table, params, context, "overlapping-slicing"))

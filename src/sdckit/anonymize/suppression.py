@@ -28,13 +28,16 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
 from numba import njit, types
 from numba.typed import Dict, List
+from pydantic import BeforeValidator, Field, model_validator
 
+from sdckit.anonymize.base import Context, ExtraOutput, achieved_report, cells_report, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import (
@@ -46,6 +49,7 @@ from sdckit.frequency import (
     pattern_codes,
     wildcard_pattern_sizes,
 )
+from sdckit.params import Finite, MethodParams, Whole
 from sdckit.risk.combined import RecordRisk, combined_risk
 from sdckit.table import Role, Schema, Table
 
@@ -1091,3 +1095,186 @@ def targeted_suppression(
         cell_penalty=suppressed.astype(np.float64),
         suppressed_cells=suppressed,
     )
+
+
+# Registered methods ---------------------------------------------------------------------------
+
+Missing = Literal["wildcard", "category"]
+
+
+def _names(value: Any) -> Any:
+    """``"a, b,c"`` -> ``["a", "b", "c"]`` (the command line's comma-separated lists)."""
+    if isinstance(value, str):
+        return [name.strip() for name in value.split(",") if name.strip()]
+    return value
+
+
+class LocalSuppressionParams(MethodParams):
+    """Parameters of local suppression (``sdckit anonymize local-suppression``)."""
+
+    k: Annotated[Whole, Field(ge=1, description="Every record must match at least k records.")]
+    importance: Annotated[
+        list[str] | None,
+        BeforeValidator(_names),
+        Field(description="Quasi-identifiers, most important (suppressed last) first, comma-separated."),
+    ] = None
+    missing: Annotated[
+        Missing | None,
+        Field(description="How a null matches: wildcard (sdcMicro) or category (default: the config's)."),
+    ] = None
+
+
+def _local_summary(release: Release) -> dict[str, Any]:
+    from sdckit.anonymize.base import cell_figures
+    from sdckit.utility import release_ncp
+
+    return {
+        "k": release.params.k,
+        "missing": release.params.missing,
+        "importance": release.parameters.get("importance"),
+        **cell_figures(release),
+        "metrics": {"ncp": release_ncp(release)},
+    }
+
+
+@register_method(
+    "local-suppression",
+    LocalSuppressionParams,
+    summary=_local_summary,
+    help="Suppress single values until k-anonymity, least important attributes first (sdcMicro).",
+    report=lambda figures: [*cells_report(figures), *achieved_report(figures)],
+    progress_label="suppression",
+)
+def _run_local_suppression(table: Table, params: LocalSuppressionParams, context: Context) -> Release:
+    from sdckit.anonymize.base import config_value, quasi_identifiers
+
+    params = params.model_copy(
+        update={"missing": config_value(params.missing, context, "risk", "missing", "wildcard")}
+    )
+    if params.k > table.n_records:
+        raise ConfigError(f"k must be at most the number of records ({table.n_records}), got {params.k}")
+    release = local_suppression(
+        table,
+        params.k,
+        quasi_identifiers=quasi_identifiers(table),
+        importance=params.importance,
+        missing=params.missing,
+        progress=context.progress,
+    )
+    return replace(release, params=params)
+
+
+class TargetedSuppressionParams(MethodParams):
+    """Parameters of risk-targeted suppression (``sdckit anonymize targeted-suppression``)."""
+
+    delta: Annotated[Finite, Field(ge=0, description="Risk threshold DELTA: records above it are treated.")]
+    alpha: Annotated[
+        Finite | None, Field(gt=1, description="Consequence coefficient (default: the config's risk.alpha).")
+    ] = None
+    epsilon: Annotated[
+        Finite | None,
+        Field(ge=0, description="Known-set pruning threshold (default: the config's risk.epsilon)."),
+    ] = None
+    missing: Annotated[
+        Missing | None,
+        Field(description="How a null matches: wildcard or category (default: the config's risk.missing)."),
+    ] = None
+    repeat: Annotated[bool, Field(description="Repeat rounds until no record exceeds DELTA.")] = False
+    max_rounds: Annotated[Whole | None, Field(ge=1, description="Most rounds with --repeat.")] = None
+    cell_budget: Annotated[Whole | None, Field(ge=0, description="Most cells to suppress in total.")] = None
+
+    @model_validator(mode="after")
+    def _rounds_need_repeat(self) -> TargetedSuppressionParams:
+        if self.max_rounds is not None and not self.repeat:
+            raise ValueError("takes {max_rounds} only with {repeat} (a single round is run otherwise)")
+        return self
+
+
+def _targeted_summary(release: Release) -> dict[str, Any]:
+    from sdckit.anonymize.base import cell_figures
+    from sdckit.utility import release_ncp
+
+    search = release.search
+    return {
+        "delta": release.params.delta,
+        "high_risk_before": search["high_risk_before"],
+        "high_risk_after": search["high_risk_after"],
+        "rounds": search["rounds"],
+        "irreducible": search["irreducible"],
+        "stopped": search["stopped"],
+        **cell_figures(release),
+        "metrics": {"ncp": release_ncp(release)},
+    }
+
+
+def _targeted_report(figures: dict[str, Any]) -> list[str]:
+    lines = [
+        *cells_report(figures),
+        f"records above {figures['delta']:g}: {figures['high_risk_before']:,} before, "
+        f"{figures['high_risk_after']:,} after ({len(figures['rounds'])} round(s); {figures['stopped']})",
+    ]
+    if figures["irreducible"]:
+        lines.append(
+            f"{figures['irreducible']:,} records stay above DELTA with every suppressible value suppressed"
+        )
+    return [*lines, *achieved_report(figures)]
+
+
+def _targeted_violation(release: Release, figures: dict[str, Any]) -> str | None:
+    left = figures["high_risk_after"]
+    if not left:
+        return None
+    hint = "" if release.params.repeat else " (--repeat runs further rounds)"
+    return f"{left:,} records stay above DELTA {release.params.delta:g}{hint}"
+
+
+def _write_histogram(release: Release, path: Any, title: str) -> None:
+    from sdckit.evaluate.plots import risk_histogram
+
+    risk_histogram(
+        {"original": release.search["risk_before"].risk, "released": release.search["risk_after"].risk},
+        path,
+        threshold=release.params.delta,
+        title=f"Record disclosure risk before and after targeted suppression — {title}",
+    )
+
+
+@register_method(
+    "targeted-suppression",
+    TargetedSuppressionParams,
+    summary=_targeted_summary,
+    help="Suppress the values that drive the risk of the records above DELTA (Orooji & Knapp, 2019).",
+    report=_targeted_report,
+    violation=_targeted_violation,
+    outputs=(
+        ExtraOutput(
+            "--histogram",
+            "Risk before and after, .png/.pdf/.svg.",
+            (".png", ".pdf", ".svg"),
+            _write_histogram,
+        ),
+    ),
+)
+def _run_targeted_suppression(table: Table, params: TargetedSuppressionParams, context: Context) -> Release:
+    from sdckit.anonymize.base import config_value
+
+    params = params.model_copy(
+        update={
+            "alpha": config_value(params.alpha, context, "risk", "alpha", 100.0),
+            "epsilon": config_value(params.epsilon, context, "risk", "epsilon", 0.01),
+            "missing": config_value(params.missing, context, "risk", "missing", "wildcard"),
+        }
+    )
+    release = targeted_suppression(
+        table,
+        delta=params.delta,
+        alpha=params.alpha,
+        epsilon=params.epsilon,
+        missing=params.missing,
+        weights=config_value(None, context, "data", "weights", None),
+        repeat=params.repeat,
+        max_rounds=params.max_rounds,
+        cell_budget=params.cell_budget,
+        progress=context.stage,
+    )
+    return replace(release, params=params)

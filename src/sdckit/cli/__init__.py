@@ -1,0 +1,84 @@
+"""The ``sdckit`` command line: one module per command group, generated from the registries.
+
+Exit statuses: 0 success; 1 internal error (a bug: please report it); 2 bad input, configuration or
+option (one message, nothing written); 3 the release does not satisfy what was asked (nothing
+written, unless ``--allow-violations``: then written, and still 3); 130 interrupted (nothing written).
+
+This module stays light: the console script imports it first, and it installs the interrupt handler
+before anything slow (polars, numba) is imported, so that Ctrl-C at any moment gives one line and 130.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Any
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_NOT_MET = 3
+EXIT_INTERRUPTED = 130
+
+
+class _Interrupts:
+    """Ctrl-C raises KeyboardInterrupt, and is remembered, so that a library that swallows the
+    exception cannot turn an interrupted run into a success; while outputs are renamed into place it
+    is only remembered (the run then removes them)."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self.deferred = False
+
+    def handle(self, signum: int, frame: Any) -> None:
+        self.received = True
+        if not self.deferred:
+            raise KeyboardInterrupt
+
+
+interrupts = _Interrupts()
+
+
+def main(arguments: list[str] | None = None) -> None:
+    """The console script: run the app, map every way out to one exit status and at most one line."""
+    signal.signal(signal.SIGINT, interrupts.handle)
+    code = EXIT_INTERNAL
+    try:
+        from sdckit.cli._root import run
+
+        code = run(arguments)
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        code = EXIT_OK  # a reader such as `head` closed stdout after the outputs were written
+    finally:
+        interrupts.deferred = True
+        from sdckit.cli import _outputs
+
+        _outputs.discard_pending()
+        if interrupts.received:
+            _outputs.discard_committed()
+            code = EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED:
+        sys.stderr.write("interrupted\n")
+    _quiet_stdout()
+    sys.exit(code)
+
+
+def _quiet_stdout() -> None:
+    """Flush stdout; if the reader has gone, point it at /dev/null so that exit does not complain."""
+    import os
+
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # tests use `from sdckit.cli import app` with typer's CliRunner
+        from sdckit.cli._root import app
+
+        return app
+    raise AttributeError(name)

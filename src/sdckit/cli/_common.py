@@ -1,0 +1,184 @@
+"""What every command shares: options, reading the data and configuration, messages, progress,
+summaries and the exit statuses. Commands parse, call the library, print and write; no computation.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sdckit.cli import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_MET, EXIT_USAGE
+from sdckit.cli._outputs import Outputs
+from sdckit.errors import SdcError
+
+console = Console()
+errors = Console(stderr=True)
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
+
+# Shared options, defined once --------------------------------------------------------------------
+
+DataArgument = Annotated[Path, typer.Argument(help="Microdata file: CSV (delimiter sniffed) or Parquet.")]
+ConfigOption = Annotated[Path, typer.Option("--config", "-c", help="YAML configuration of the attributes.")]
+ReleaseOption = Annotated[Path, typer.Option("--output", "-o", help="Release file: .csv, .tsv or .parquet.")]
+SummaryOption = Annotated[
+    Path | None, typer.Option("--summary", help="Write the figures (and the recipe) as JSON.")
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
+AllowViolationsOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-violations",
+        help="Write the release even if it does not satisfy what was asked (exit status 3 all the same).",
+    ),
+]
+
+
+class NotMet(Exception):
+    """The release does not satisfy what was asked (exit status 3)."""
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """One line and an exit status for every way a command can fail; library warnings in yellow."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        except SdcError as error:
+            _show_warnings(caught)
+            errors.print(f"[bold red]error:[/] {error}", highlight=False)
+            raise typer.Exit(EXIT_USAGE) from None
+        except NotMet as error:
+            _show_warnings(caught)
+            errors.print(f"[bold red]not satisfied:[/] {error}", highlight=False)
+            raise typer.Exit(EXIT_NOT_MET) from None
+        except (typer.Exit, typer.Abort):
+            _show_warnings(caught)
+            raise
+        except KeyboardInterrupt:
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except Exception as error:
+            if _caused_by_interrupt(error):
+                raise typer.Exit(EXIT_INTERRUPTED) from None
+            _show_warnings(caught)
+            errors.print(f"[bold red]internal error:[/] {type(error).__name__}: {error}", highlight=False)
+            errors.print("please report this with the command you ran", style="dim")
+            raise typer.Exit(EXIT_INTERNAL) from None
+        _show_warnings(caught)
+
+
+def _caused_by_interrupt(error: BaseException) -> bool:
+    """numba re-raises an interrupt inside compiled code as SystemError with the interrupt attached."""
+    from sdckit.cli import interrupts
+
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return interrupts.received
+
+
+def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
+    seen = set()
+    for warning in caught:
+        text = str(warning.message)
+        if text not in seen and issubclass(warning.category, UserWarning):
+            seen.add(text)
+            errors.print(f"[bold yellow]warning:[/] {text}", highlight=False)
+
+
+@contextmanager
+def progress_bar(enabled: bool, description: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr (a terminal only, unless --quiet); None when off."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    bar = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=errors,
+        transient=True,
+    )
+    task = bar.add_task(description, total=None)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    with bar:
+        yield update
+
+
+def stage_messages(quiet: bool, started: float) -> Callable[[str], None] | None:
+    """``say(message)``: a timed line on stderr per stage of a long run (None with --quiet)."""
+    if quiet:
+        return None
+
+    def say(message: str) -> None:
+        errors.print(f"[dim]{time.perf_counter() - started:7.1f} s {message}[/]", highlight=False)
+
+    return say
+
+
+@dataclass
+class Report:
+    """What a command prints once its outputs are written: lines and rich renderables."""
+
+    items: list[Any] = field(default_factory=list)
+
+    def line(self, text: str) -> None:
+        self.items.append(text)
+
+    def add(self, renderable: Any) -> None:
+        self.items.append(renderable)
+
+    def show(self, written: Sequence[Path] = ()) -> None:
+        for item in self.items:
+            console.print(item, highlight=False) if isinstance(item, str) else console.print(item)
+        for path in written:
+            console.print(f"written [bold]{path}[/]", highlight=False)
+
+
+def read_input(data: Path, config: Path) -> tuple[Any, Any]:
+    """The configuration and the table it describes."""
+    from sdckit.config import load_config
+
+    settings = load_config(config)
+    return settings, settings.read(data)
+
+
+def stage_json(outputs: Outputs, path: Path | None, figures: dict[str, Any]) -> None:
+    from sdckit.recipes import dumps
+
+    text = dumps(figures)
+    outputs.stage(path, lambda temporary: temporary.write_text(text))
+
+
+def stage_table(outputs: Outputs, path: Path | None, table: Any) -> None:
+    from sdckit.table import write_table
+
+    outputs.stage(path, lambda temporary: write_table(table, temporary))
+
+
+def finish(outputs: Outputs, report: Report, violation: str | None = None, allowed: bool = False) -> None:
+    """Write the outputs (unless a violation forbids them), then print the report; exit 3 on a
+    violation whatever was written."""
+    if violation and not allowed:
+        raise NotMet(f"{violation}; nothing written (--allow-violations writes it anyway)")
+    written = outputs.commit()
+    report.show(written)
+    if violation:
+        raise NotMet(violation)

@@ -1,0 +1,172 @@
+"""All the outputs of one run, written together or not at all.
+
+A command declares its outputs before it computes (so that a bad path fails at once), stages them
+after computing, and commits: every output is first written under a hidden temporary name beside
+its target, and only when all are written are they renamed into place. A failure or an interrupt
+before that leaves none of them; one during the renames removes those already renamed. Inputs are
+never outputs: a path that resolves to an input file (same path or same inode) is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sdckit.errors import ConfigError, InputError
+
+_pending: set[Path] = set()  # temporary files and folders of the run, removed on any way out
+_committed: list[Path] = []  # outputs renamed into place, removed if the run is then interrupted
+
+
+def discard_pending() -> None:
+    for path in list(_pending):
+        _remove(path)
+        _pending.discard(path)
+
+
+def discard_committed() -> None:
+    for path in _committed:
+        _remove(path)
+    _committed.clear()
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+@dataclass
+class _Output:
+    path: Path
+    option: str
+    directory: bool
+    write: Callable[[Path], None] | None = None
+
+
+class Outputs:
+    """The outputs of one command run; ``inputs`` are the files it reads."""
+
+    def __init__(self, inputs: Sequence[Path | None]) -> None:
+        self.inputs = [Path(p) for p in inputs if p is not None]
+        self.outputs: list[_Output] = []
+
+    def file(self, path: Path | None, option: str, suffixes: Sequence[str]) -> Path | None:
+        """Declare an output file (None: not asked for); refused now if it cannot be one."""
+        if path is None:
+            return None
+        if path.suffix.lower() not in suffixes:
+            raise ConfigError(f"{option} {path}: the file must end in {' or '.join(suffixes)}")
+        if path.is_dir():
+            raise ConfigError(f"{option} {path}: is a directory")
+        if path.exists() and not path.is_file():
+            raise ConfigError(f"{option} {path}: is not a regular file")
+        return self._declare(path, option, directory=False)
+
+    def directory(self, path: Path, option: str) -> Path:
+        """Declare an output folder: its files are written into a new folder, then moved in."""
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"{option} {path} exists and is not a directory")
+        return self._declare(path, option, directory=True)
+
+    def _declare(self, path: Path, option: str, directory: bool) -> Path:
+        for source in self.inputs:
+            if _same_file(path, source) or (directory and source.resolve().parent == path.resolve()):
+                raise ConfigError(
+                    f"{option} {path}: is an input of this command ({source}); choose another path"
+                )
+        for other in self.outputs:
+            if _same_file(path, other.path):
+                raise ConfigError(f"{option} {path}: is also the {other.option} of this command")
+        self.outputs.append(_Output(path, option, directory))
+        return path
+
+    def stage(self, path: Path | None, write: Callable[[Path], None]) -> None:
+        """What to write at ``path`` (a declared output): ``write(temporary_path)``."""
+        if path is None:
+            return
+        for output in self.outputs:
+            if output.path == path:
+                output.write = write
+                return
+        raise ValueError(f"{path} was not declared as an output")
+
+    def commit(self) -> list[Path]:
+        """Write every staged output under a temporary name, then rename them all into place."""
+        from sdckit.cli import interrupts
+
+        staged = [output for output in self.outputs if output.write is not None]
+        temporaries: list[tuple[_Output, Path]] = []
+        created: list[Path] = []
+        try:
+            for output in staged:
+                parent = output.path.parent
+                missing = [p for p in [parent, *parent.parents] if not p.exists()]
+                for folder in reversed(missing):
+                    folder.mkdir()
+                    created.append(folder)
+                    _pending.add(folder)
+                temporary = parent / f".{output.path.name}.{secrets.token_hex(6)}.tmp{output.path.suffix}"
+                _pending.add(temporary)
+                if output.directory:
+                    temporary.mkdir()
+                output.write(temporary)
+                temporaries.append((output, temporary))
+        except OSError as error:
+            discard_pending()
+            raise InputError(
+                f"{output.option} {output.path}: cannot write: {error.strerror or error}"
+            ) from None
+        except InputError as error:
+            discard_pending()
+            reason = str(error).split("cannot write: ", 1)[-1]
+            raise InputError(f"{output.option} {output.path}: cannot write: {reason}") from None
+        except BaseException:
+            discard_pending()
+            raise
+        interrupts.deferred = True  # the renames are not interrupted half way
+        try:
+            for output, temporary in temporaries:
+                if output.directory:
+                    self._move_into(temporary, output.path)
+                else:
+                    os.replace(temporary, output.path)
+                    _committed.append(output.path)
+                _pending.discard(temporary)
+            for folder in created:
+                _pending.discard(folder)
+        finally:
+            interrupts.deferred = False
+        if interrupts.received:
+            raise KeyboardInterrupt
+        return [output.path for output, _ in temporaries]
+
+    @staticmethod
+    def _move_into(temporary: Path, target: Path) -> None:
+        if not target.exists():
+            os.replace(temporary, target)
+            _committed.append(target)
+            return
+        for item in sorted(temporary.iterdir()):
+            destination = target / item.name
+            if destination.is_dir() and not item.is_dir():
+                raise InputError(f"{destination}: is a directory; cannot write the file there")
+            os.replace(item, destination)
+            _committed.append(destination)
+        temporary.rmdir()

@@ -1,0 +1,200 @@
+"""``sdckit anonymize METHOD``: one command per registered method, its options made from the
+method's parameters object (``max_rounds`` -> ``--max-rounds``). An option of another method is a
+usage error naming it (exit 2)."""
+
+from __future__ import annotations
+
+import inspect
+import time
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import click
+import typer
+from typer.core import TyperCommand
+
+from sdckit.anonymize.base import METHODS, Context, MethodSpec, run_method
+from sdckit.cli._common import (
+    TABLE_SUFFIXES,
+    AllowViolationsOption,
+    ConfigOption,
+    DataArgument,
+    QuietOption,
+    ReleaseOption,
+    Report,
+    SummaryOption,
+    finish,
+    progress_bar,
+    read_input,
+    stage_json,
+    stage_messages,
+    stage_table,
+    user_errors,
+)
+from sdckit.cli._outputs import Outputs
+from sdckit.params import option_name
+
+app = typer.Typer(
+    help="Anonymize microdata with one method and write the release: sdckit anonymize METHOD --help.",
+    no_args_is_help=True,
+)
+SHARED = ("data", "config", "output", "summary", "quiet", "allow_violations")
+PANEL = "method options"
+
+
+def method_options(spec: MethodSpec) -> list[str]:
+    """The command-line options of a method's own parameters and extra outputs."""
+    return [option_name(name, field) for name, field in spec.params.model_fields.items()] + [
+        extra.option for extra in spec.outputs
+    ]
+
+
+class MethodCommand(TyperCommand):
+    """Says which methods take an option this one does not."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            owners = [spec.name for spec in METHODS if error.option_name in method_options(spec)]
+            if owners:
+                error.message = (
+                    f"{error.option_name} is not an option of {ctx.info_name}; it is an option of "
+                    f"{', '.join(owners)}"
+                )
+                error.possibilities = None
+            raise
+
+
+def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
+    """The base type of a field's annotation (Optional and Annotated removed) and Literal choices."""
+    while typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    arguments = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, __import__("types").UnionType):
+        return _unwrap(arguments[0])
+    if typing.get_origin(annotation) is Literal:
+        return str, list(arguments)
+    return annotation, []
+
+
+def _parameter(name: str, field: Any) -> inspect.Parameter:
+    base, choices = _unwrap(field.annotation)
+    option = option_name(name, field)
+    help_text = field.description or ""
+    if choices:
+        help_text += f" One of: {', '.join(map(str, choices))}."
+    default = "required" if field.is_required() else field.default
+    shown = "required" if default == "required" else ("none" if default is None else str(default))
+    if base is bool:
+        declaration = [f"{option}/--no-{option.removeprefix('--')}"]
+        kind: Any = bool | None
+    else:
+        declaration = [option]
+        kind = {int: int, float: float, Path: Path}.get(base, str) | None
+    info = typer.Option(*declaration, help=help_text, show_default=shown, rich_help_panel=PANEL)
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[kind, info]
+    )
+
+
+def _shared_parameters(spec: MethodSpec) -> list[inspect.Parameter]:
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    shared = [
+        inspect.Parameter("data", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=DataArgument),
+        inspect.Parameter("config", keyword, annotation=ConfigOption),
+        inspect.Parameter("output", keyword, annotation=ReleaseOption),
+        inspect.Parameter("summary", keyword, default=None, annotation=SummaryOption),
+        inspect.Parameter("quiet", keyword, default=False, annotation=QuietOption),
+        inspect.Parameter("allow_violations", keyword, default=False, annotation=AllowViolationsOption),
+    ]
+    for number, extra in enumerate(spec.outputs):
+        option = typer.Option(extra.option, help=extra.help, rich_help_panel=PANEL)
+        shared.append(
+            inspect.Parameter(
+                f"extra_output_{number}", keyword, default=None, annotation=Annotated[Path | None, option]
+            )
+        )
+    return shared
+
+
+def make_command(spec: MethodSpec) -> None:
+    fields = spec.params.model_fields
+
+    def command(**values: Any) -> None:
+        shared = {name: values.pop(name) for name in SHARED}
+        extras = [values.pop(f"extra_output_{number}") for number in range(len(spec.outputs))]
+        given = {name: value for name, value in values.items() if value is not None}
+        anonymize(spec, given, extras, **shared)
+
+    command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        _shared_parameters(spec) + [_parameter(name, field) for name, field in fields.items()]
+    )
+    command.__doc__ = f"{spec.help}\n\n{(spec.params.__doc__ or '').strip()}"
+    app.command(spec.name, cls=MethodCommand, help=command.__doc__, short_help=spec.help)(command)
+
+
+def anonymize(
+    spec: MethodSpec,
+    given: dict[str, Any],
+    extras: list[Path | None],
+    *,
+    data: Path,
+    config: Path,
+    output: Path,
+    summary: Path | None,
+    quiet: bool,
+    allow_violations: bool,
+) -> None:
+    """Parse, run, report, write: the body every method's command shares."""
+    from sdckit.recipes import Step, recipe, transformation_record
+
+    with user_errors():
+        fields = spec.params.model_fields
+        params = spec.params.parse(
+            given, spell=lambda name: option_name(name, fields.get(name)), method=spec.name
+        )
+        inputs = [data, config, *(v for v in given.values() if isinstance(v, Path))]
+        outputs = Outputs(inputs)
+        outputs.file(output, "--output", TABLE_SUFFIXES)
+        outputs.file(summary, "--summary", (".json",))
+        for extra, path in zip(spec.outputs, extras, strict=True):
+            outputs.file(path, extra.option, extra.suffixes)
+        started = time.perf_counter()
+        settings, table = read_input(data, config)
+        with progress_bar(not quiet, spec.progress_label) as progress:
+            context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
+            release = run_method(spec, table, params, context)
+        figures = spec.summary(release)
+        violation = spec.violation(release, figures)
+        elapsed = time.perf_counter() - started
+        record = recipe([Step(spec, release.params)], table, settings)
+        document = {
+            "data": str(data),
+            "method": spec.name,
+            **figures,
+            "satisfied": violation is None,
+            "violation": violation,
+            "elapsed_seconds": round(elapsed, 3),
+            "recipe": record,
+        }
+        if spec.reapplicable:
+            document["transformation"] = transformation_record(release)
+        report = Report()
+        report.line(
+            f"[bold]{data.name}[/]: {table.n_records:,} records, method {spec.name} — {elapsed:.2f} s"
+            f"{' (heuristic search)' if getattr(release, 'heuristic', False) else ''}"
+        )
+        for line in spec.report(figures):
+            report.line(line)
+        stage_table(outputs, output, spec.released(release))
+        stage_json(outputs, summary, document)
+        for extra, path in zip(spec.outputs, extras, strict=True):
+            if path is not None:
+                outputs.stage(path, lambda temporary, extra=extra: extra.write(release, temporary, data.name))
+        finish(outputs, report, violation, allow_violations)
+
+
+for _spec in METHODS:
+    make_command(_spec)

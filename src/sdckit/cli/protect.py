@@ -1,0 +1,180 @@
+"""``sdckit protect``: run a recipe (a chain of methods); ``sdckit apply``: re-apply a learnt
+transformation to new data."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from sdckit.cli._common import (
+    TABLE_SUFFIXES,
+    AllowViolationsOption,
+    ConfigOption,
+    DataArgument,
+    QuietOption,
+    ReleaseOption,
+    Report,
+    SummaryOption,
+    finish,
+    progress_bar,
+    read_input,
+    stage_json,
+    stage_messages,
+    stage_table,
+    user_errors,
+)
+from sdckit.cli._outputs import Outputs
+from sdckit.errors import ConfigError
+
+RecipeOption = Annotated[
+    Path,
+    typer.Option("--recipe", "-r", help="Plan or recipe (YAML/JSON), or the summary JSON of an earlier run."),
+]
+
+
+def protect(
+    data: DataArgument,
+    config: ConfigOption,
+    recipe: RecipeOption,
+    output: ReleaseOption,
+    summary: SummaryOption = None,
+    risk_threshold: Annotated[
+        float | None, typer.Option("--risk-threshold", help="Count records above this D(r) after every step.")
+    ] = None,
+    quiet: QuietOption = False,
+    allow_violations: AllowViolationsOption = False,
+) -> None:
+    """Run the steps of a recipe in order, each step's release feeding the next, and report every
+    step's figures and the final state. Replaying the recipe of any run reproduces its release."""
+    from sdckit.recipes import load_plan
+    from sdckit.recipes import protect as run_steps
+
+    with user_errors():
+        outputs = Outputs([data, config, recipe])
+        outputs.file(output, "--output", TABLE_SUFFIXES)
+        outputs.file(summary, "--summary", (".json",))
+        steps, settings = load_plan(recipe)
+        threshold = risk_threshold if risk_threshold is not None else settings.get("risk_threshold")
+        _check_threshold(threshold)
+        started = time.perf_counter()
+        config_settings, table = read_input(data, config)
+        with progress_bar(not quiet, "step") as progress:
+            result = run_steps(
+                table,
+                steps,
+                config=config_settings,
+                risk_threshold=threshold,
+                progress=progress,
+                stage=stage_messages(quiet, started),
+            )
+        elapsed = time.perf_counter() - started
+        violation = "; ".join(result.violations) or None
+        report = Report()
+        report.line(
+            f"[bold]{data.name}[/]: {table.n_records:,} records, {len(steps)} step(s) — {elapsed:.2f} s"
+        )
+        for number, figures in enumerate(result.steps, start=1):
+            report.line(_step_line(f"step {number} {figures['method']}", figures))
+        report.line(_step_line("final", result.final))
+        document = {
+            "data": str(data),
+            "steps": result.steps,
+            "final": result.final,
+            "satisfied": violation is None,
+            "violation": violation,
+            "elapsed_seconds": round(elapsed, 3),
+            "recipe": result.recipe,
+        }
+        stage_table(outputs, output, result.table)
+        stage_json(outputs, summary, document)
+        finish(outputs, report, violation, allow_violations)
+
+
+def _check_threshold(threshold: Any) -> None:
+    import math
+
+    if threshold is not None and (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, int | float)
+        or not math.isfinite(threshold)
+        or threshold < 0
+    ):
+        raise ConfigError(f"risk_threshold must be a finite number >= 0, got {threshold!r}")
+
+
+def _step_line(label: str, figures: dict[str, Any]) -> str:
+    parts = [f"{figures['records']:,} records"]
+    for key, name in (
+        ("suppressed_cells", "suppressed cells"),
+        ("equivalence_classes", "classes"),
+        ("above_threshold", "above the risk threshold"),
+    ):
+        if figures.get(key) is not None:
+            parts.append(f"{figures[key]:,} {name}")
+    if figures.get("ncp") is not None:
+        parts.append(f"NCP {figures['ncp']:.4g}")
+    return f"{label}: " + "; ".join(parts)
+
+
+def apply(
+    recipe: Annotated[
+        Path, typer.Argument(help="Summary JSON of a run (or its recipe) with a transformation.")
+    ],
+    data: Annotated[
+        Path | None, typer.Argument(help="New microdata with the same schema: CSV or Parquet.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Release file: .csv or .parquet.")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="Configuration (default: the one in the recipe).")
+    ] = None,
+    unknown: Annotated[
+        str, typer.Option("--unknown", help="Values the mapping does not cover: error or suppress.")
+    ] = "error",
+    export_mappings: Annotated[
+        Path | None,
+        typer.Option("--export-mappings", help="Folder for one CSV per attribute: original,released."),
+    ] = None,
+    summary: SummaryOption = None,
+    allow_violations: AllowViolationsOption = False,
+) -> None:
+    """Apply the transformation a run learnt (generalization levels, Mondrian's boxes, top and bottom
+    coding) to another file with the same schema, without searching again, and report the models it
+    achieves there; or export the mapping of every attribute as CSV."""
+    from sdckit.anonymize.transform import apply_transformation
+    from sdckit.anonymize.transform import export_mappings as export
+    from sdckit.recipes import applied_figures, read_transformation
+
+    with user_errors():
+        if unknown not in ("error", "suppress"):
+            raise ConfigError(f"--unknown must be error or suppress, got {unknown!r}")
+        if (data is None) != (output is None):
+            raise ConfigError("give both DATA and --output to apply the transformation")
+        if data is None and export_mappings is None:
+            raise ConfigError("give DATA and --output, or --export-mappings DIR, or both")
+        outputs = Outputs([recipe, data, config])
+        outputs.file(output, "--output", TABLE_SUFFIXES)
+        outputs.file(summary, "--summary", (".json",))
+        if export_mappings is not None:
+            outputs.directory(export_mappings, "--export-mappings")
+        transformation, settings = read_transformation(recipe, config)
+        report = Report()
+        violation = None
+        if data is not None:
+            table = settings.read(data)
+            release = apply_transformation(table, transformation, unknown=unknown)
+            figures, violation = applied_figures(release, transformation)
+            report.line(
+                f"[bold]{data.name}[/]: {table.n_records:,} records, {transformation['method']} re-applied"
+            )
+            for line in figures["report"]:
+                report.line(line)
+            stage_table(outputs, output, release.table)
+            stage_json(outputs, summary, {"data": str(data), **figures, "satisfied": violation is None})
+        if export_mappings is not None:
+            outputs.stage(export_mappings, lambda folder: export(transformation, folder))
+        finish(outputs, report, violation, allow_violations)

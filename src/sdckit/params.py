@@ -1,0 +1,211 @@
+"""Parameter objects: every method's parameters, typed, bounded, documented and validated up front.
+
+A method's parameters are a frozen pydantic model derived from :class:`MethodParams` (``extra`` keys
+forbidden), one field per parameter with its type, bounds, literature default and a one-line
+description. That one declaration feeds the Python API, the command line (one option per field,
+``max_rounds`` -> ``--max-rounds``), recipes (the dumped object is the step of a recipe) and the
+documentation. Nothing else validates the same value.
+
+:meth:`MethodParams.parse` turns pydantic's errors into one :class:`~sdckit.errors.ConfigError` that
+names every bad parameter the way the caller spells it (the field name in Python and recipes, the
+option on the command line).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
+
+from sdckit.errors import ConfigError
+
+#: A finite real number (NaN and infinities are refused, as everywhere in sdckit).
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+#: A whole number; True/False and 2.5 are refused, not read as 1 or 2.
+Whole = Annotated[int, Strict()]
+
+
+def option_name(name: str, field: Any | None = None) -> str:
+    """The command-line option of a parameter: ``-k`` for one letter, ``--max-rounds`` otherwise,
+    unless the field declares its own (``json_schema_extra={"option": "--c"}``)."""
+    extra = getattr(field, "json_schema_extra", None) or {}
+    if "option" in extra:
+        return str(extra["option"])
+    return f"-{name}" if len(name) == 1 else f"--{name.replace('_', '-')}"
+
+
+class MethodParams(BaseModel):
+    """Base of every method's parameters: frozen, unknown keys refused, defaults validated."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+    @classmethod
+    def parse(
+        cls,
+        values: Mapping[str, Any],
+        *,
+        where: str = "",
+        spell: Callable[[str], str] | None = None,
+        method: str | None = None,
+    ) -> Self:
+        """Validate ``values`` into the parameters object; one ``ConfigError`` listing every problem.
+
+        ``where`` prefixes the message (a file, a recipe step); ``spell`` says how a parameter is
+        written to the user (default: its name); ``method`` names the method in the message about a
+        parameter it does not take.
+        """
+        spell = spell or (lambda name: name)
+        try:
+            return cls(**dict(values))
+        except ValidationError as error:
+            problems = [_problem(cls, item, spell, method) for item in error.errors()]
+        prefix = f"{where}: " if where else ""
+        raise ConfigError(prefix + "; ".join(dict.fromkeys(problems)))
+
+    def to_recipe(self) -> dict[str, Any]:
+        """Every parameter, defaults included, as JSON-ready values (paths as text)."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        return list(cls.model_fields)
+
+
+def _problem(
+    cls: type[MethodParams], item: Mapping[str, Any], spell: Callable[[str], str], method: str | None
+) -> str:
+    location = [str(part) for part in item.get("loc", ())]
+    name = location[0] if location else ""
+    if item.get("type") == "extra_forbidden":
+        close = difflib.get_close_matches(name, cls.field_names(), n=1)
+        hint = f"; did you mean {spell(close[0])}?" if close else ""
+        owner = f"{method} " if method else ""
+        return f"{spell(name)} is not a parameter of {owner or 'this method'}".rstrip() + hint
+    message = str(item.get("msg", "is invalid"))
+    message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if not name:  # a rule between parameters: its message names them as {name}
+        names = {field: spell(field) for field in cls.field_names()}
+        return f"{method or 'the method'} {message.format(**names)}"
+    label = spell(name)
+    if item.get("type") == "missing":
+        return f"{label} is required"
+    if len(location) > 1:
+        label += "[" + "][".join(location[1:]) + "]"
+    message = message.split(", got ")[0]
+    message = message.replace("Input should be", "must be").replace("Input should have", "must have")
+    message = message[:1].lower() + message[1:]
+    if not message.startswith("must"):
+        return f"{label}: {message}"
+    got = item.get("input")
+    return f"{label} {message}, got {got!r}"
+
+
+# Privacy models shared by the methods that search for a release satisfying them -------------------
+
+L_VARIANTS = ("distinct", "entropy", "recursive")
+T_DISTANCES = ("equal", "ordered", "hierarchical")
+
+
+class PrivacyModelParams(MethodParams):
+    """k-anonymity, l-diversity (distinct, entropy or recursive (c,l)) and t-closeness: the models a
+    release must satisfy. l and t apply to every attribute with role sensitive."""
+
+    k: Annotated[Whole | None, Field(ge=1, description="k of k-anonymity (Samarati & Sweeney, 1998).")] = None
+    l: Annotated[  # noqa: E741
+        Finite | None, Field(ge=1, description="l of l-diversity (Machanavajjhala et al., 2007).")
+    ] = None
+    l_variant: Annotated[
+        Literal["distinct", "entropy", "recursive"],
+        Field(description="Which l-diversity: distinct, entropy or recursive (c,l)."),
+    ] = "distinct"
+    c: Annotated[
+        Finite,
+        Field(gt=0, description="c of recursive (c,l)-diversity.", json_schema_extra={"option": "--c"}),
+    ] = 2.0
+    t: Annotated[
+        Finite | None, Field(ge=0, le=1, description="t of t-closeness (Li, Li & Venkatasubramanian, 2007).")
+    ] = None
+    t_distance: Annotated[
+        Literal["equal", "ordered", "hierarchical"],
+        Field(description="Earth mover's distance of t-closeness: equal, ordered or hierarchical."),
+    ] = "equal"
+
+    @model_validator(mode="after")
+    def _some_model(self) -> Self:
+        if self.k is None and self.l is None and self.t is None:
+            raise ValueError("needs at least one privacy model: {k}, {l} or {t}")
+        if (
+            self.l is not None
+            and self.l_variant in ("distinct", "recursive")
+            and not float(self.l).is_integer()
+        ):
+            raise ValueError(f"needs a whole number {{l}} for {self.l_variant} l-diversity, got {self.l:g}")
+        return self
+
+    def privacy_models(self, table: Any) -> list[Any]:
+        """The models these parameters ask for on ``table`` (l and t for every sensitive attribute)."""
+        return privacy_models(
+            table,
+            k=self.k,
+            l=self.l,
+            l_variant=self.l_variant,
+            c=self.c,
+            t=self.t,
+            t_distance=self.t_distance,
+        )
+
+
+def privacy_models(
+    table: Any,
+    *,
+    k: int | None,
+    l: float | None,  # noqa: E741
+    l_variant: str = "distinct",
+    c: float = 2.0,
+    t: float | None = None,
+    t_distance: str = "equal",
+) -> list[Any]:
+    """Privacy model objects for ``table``: k-anonymity, and l-diversity / t-closeness of every
+    attribute with role sensitive. Raises ``ConfigError`` when a model cannot apply to the table."""
+    from sdckit.hierarchy import Hierarchy
+    from sdckit.models import (
+        DistinctLDiversity,
+        EntropyLDiversity,
+        KAnonymity,
+        RecursiveCLDiversity,
+        TCloseness,
+    )
+    from sdckit.table import Role
+
+    sensitive = table.schema.with_role(Role.SENSITIVE)
+    if (l is not None or t is not None) and not sensitive:
+        raise ConfigError("l and t need at least one attribute with role sensitive in the configuration")
+    models: list[Any] = []
+    if k is not None:
+        if k > table.n_records:
+            raise ConfigError(f"k must be at most the number of records ({table.n_records}), got {k}")
+        models.append(KAnonymity(k))
+    for attribute in sensitive:
+        if l is not None:
+            if l_variant == "distinct":
+                models.append(DistinctLDiversity(attribute.name, int(l)))
+            elif l_variant == "entropy":
+                models.append(EntropyLDiversity(attribute.name, l))
+            else:
+                models.append(RecursiveCLDiversity(attribute.name, c, int(l)))
+        if t is not None:
+            hierarchy = attribute.hierarchy if isinstance(attribute.hierarchy, Hierarchy) else None
+            if t_distance == "hierarchical" and hierarchy is None:
+                raise ConfigError(
+                    f"hierarchical t-closeness needs a hierarchy for sensitive attribute '{attribute.name}'"
+                )
+            models.append(TCloseness(attribute.name, t, distance=t_distance, hierarchy=hierarchy))
+    return models
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """A figure for JSON: None for NaN and infinities, else rounded to 6 decimals."""
+    return None if value is None or not math.isfinite(value) else round(float(value), 6)

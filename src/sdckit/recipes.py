@@ -1,0 +1,289 @@
+"""Recipes: how a release was made, written so that it can be made again.
+
+Every release summary records a ``recipe``::
+
+    {"sdckit_version": "0.1.0",
+     "steps": [{"method": "generalize", "k": 5, "suppression_limit": 0.02, ...every parameter...}],
+     "seed": null,                       # the seed of the seeded steps (null when none is seeded)
+     "config": {"path": "adult.yaml", "text": "...the configuration file as read..."},
+     "input": {"rows": 30162, "columns": [["age", "Int64"], ...], "sha256": "..."},
+     "replays_exactly": true}
+
+A plan is the same without the figures: ``steps: [{method: generalize, k: 5}, {method:
+local-suppression, k: 5}]``, parameter names as in the methods' parameter objects (the command-line
+options with ``_`` for ``-``). :func:`protect` runs the steps in order, each step's release feeding the
+next, and reports every step's figures and the final state. Replaying the recipe of any run on the same
+data reproduces the release bit for bit, except a step bounded by wall-clock time (the quasi-sensitive
+search with a time limit), whose recipe says ``replays_exactly: false``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from sdckit.errors import ConfigError
+from sdckit.table import Role, Table
+
+RECIPE_KEYS = ("steps",)
+PLAN_KEYS = ("steps", "risk_threshold")
+
+
+def fingerprint(table: Table) -> dict[str, Any]:
+    """Rows, columns (name and type) and a SHA-256 of the data's content (Arrow IPC of the frame)."""
+    buffer = io.BytesIO()
+    table.data.write_ipc(buffer, compression="uncompressed")
+    return {
+        "rows": table.n_records,
+        "columns": [[name, str(dtype)] for name, dtype in table.data.schema.items()],
+        "sha256": hashlib.sha256(buffer.getvalue()).hexdigest(),
+    }
+
+
+def config_record(config: Any) -> dict[str, Any] | None:
+    """The configuration as read: its path and its text (None without a configuration file)."""
+    if config is None or getattr(config, "path", None) is None:
+        return None
+    try:
+        text = Path(config.path).read_text(encoding="utf-8")
+    except OSError:
+        text = None
+    return {"path": str(config.path), "text": text}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a plan: a registered method and its validated parameters."""
+
+    spec: Any
+    params: Any
+
+    def to_recipe(self) -> dict[str, Any]:
+        return {"method": self.spec.name, **self.params.to_recipe()}
+
+
+def parse_steps(steps: Any, where: str = "recipe") -> list[Step]:
+    """Validate a plan's ``steps`` (a list of mappings with a ``method`` key) against the registry."""
+    from sdckit.anonymize import METHODS
+
+    if not isinstance(steps, list) or not steps:
+        raise ConfigError(
+            f"{where}: steps must be a non-empty list of {{method: ..., parameters}}, got {steps!r}"
+        )
+    parsed = []
+    for number, step in enumerate(steps, start=1):
+        label = f"{where}: step {number}"
+        if not isinstance(step, Mapping) or "method" not in step:
+            raise ConfigError(f"{label} must be a mapping with a method key, got {step!r}")
+        values = dict(step)
+        name = values.pop("method")
+        if name not in METHODS:
+            raise ConfigError(f"{label}: {METHODS.unknown_message(name)}")
+        spec = METHODS.get(name)
+        parsed.append(Step(spec, spec.params.parse(values, where=f"{label} ({name})", method=name)))
+    return parsed
+
+
+def load_plan(path: str | Path) -> tuple[list[Step], dict[str, Any]]:
+    """Read a plan (YAML or JSON with ``steps``), a recipe, or the summary JSON of an earlier run
+    (whose ``recipe`` is replayed). Returns the steps and the plan's other settings."""
+    from sdckit.config import read_document
+
+    label = str(path)
+    document = read_document(path, what="recipe")
+    if isinstance(document, Mapping) and "recipe" in document and isinstance(document["recipe"], Mapping):
+        document = document["recipe"]  # the summary JSON of an earlier run
+    if not isinstance(document, Mapping) or "steps" not in document:
+        raise ConfigError(f"{label}: a recipe must be a mapping with steps (or a summary JSON with a recipe)")
+    known = {"steps", "risk_threshold", "sdckit_version", "seed", "config", "input", "replays_exactly"}
+    unknown = sorted(set(document) - known)
+    if unknown:
+        raise ConfigError(f"{label}: unknown key {unknown[0]!r}; a recipe has {', '.join(sorted(known))}")
+    settings = {"risk_threshold": document.get("risk_threshold")}
+    return parse_steps(document["steps"], where=label), settings
+
+
+def recipe(steps: Sequence[Step], table: Table, config: Any = None) -> dict[str, Any]:
+    """The recipe of a run of ``steps`` (with parameters as resolved by the run) on ``table``."""
+    from sdckit import __version__
+
+    seeds = [step.params.seed for step in steps if "seed" in type(step.params).model_fields]
+    return {
+        "sdckit_version": __version__,
+        "steps": [step.to_recipe() for step in steps],
+        "seed": seeds[0] if len(seeds) == 1 else (seeds or None),
+        "config": config_record(config),
+        "input": fingerprint(table),
+        "replays_exactly": all(step.spec.exact_replay(step.params) for step in steps),
+    }
+
+
+@dataclass
+class Protection:
+    """The result of :func:`protect`: every step's release and figures, the final table and state."""
+
+    releases: list[Any]
+    steps: list[dict[str, Any]]
+    final: dict[str, Any]
+    recipe: dict[str, Any]
+    table: Table
+    violations: list[str] = field(default_factory=list)
+
+
+def _step_figures(
+    spec: Any, release: Any, released: Table, threshold: float | None, config: Any
+) -> dict[str, Any]:
+    from sdckit.utility import release_ncp
+
+    figures: dict[str, Any] = {"method": spec.name, "records": released.n_records}
+    cells = getattr(release, "suppressed_cells", None)
+    figures["suppressed_cells"] = int(np.count_nonzero(cells)) if cells is not None else 0
+    figures["suppressed_records"] = int(getattr(release, "n_suppressed", 0))
+    figures["equivalence_classes"] = _classes(released)
+    figures["ncp"] = release_ncp(release) if getattr(release, "cell_penalty", None) is not None else None
+    figures["above_threshold"] = _above(released, threshold, config)
+    return figures
+
+
+def _classes(table: Table) -> int | None:
+    from sdckit.frequency import group_records
+
+    names = [a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER) if a.name in table.data.columns]
+    if not names:
+        return None
+    return int(len(group_records(table.data, names, table.data.schema).sizes))
+
+
+def _above(table: Table, threshold: float | None, config: Any) -> int | None:
+    """Records whose combined risk D(r) exceeds the threshold (None when not measurable)."""
+    from sdckit.risk.combined import combined_risk
+
+    if threshold is None:
+        return None
+    risk = getattr(config, "risk", None)
+    try:
+        result = combined_risk(
+            table,
+            alpha=risk.alpha if risk else 100.0,
+            epsilon=risk.epsilon if risk else 0.01,
+            missing=risk.missing if risk else "wildcard",
+        )
+    except ConfigError:
+        return None
+    return int(np.count_nonzero(result.risk > threshold))
+
+
+def protect(
+    table: Table,
+    steps: Sequence[Step | Mapping[str, Any]],
+    *,
+    config: Any = None,
+    risk_threshold: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    stage: Callable[[str], None] | None = None,
+) -> Protection:
+    """Run ``steps`` in order on ``table``, each step's release feeding the next.
+
+    ``steps``: :class:`Step` objects or plan mappings (``{"method": "generalize", "k": 5}``).
+    ``risk_threshold``: records above it (combined risk D(r), the configuration's risk settings) are
+    counted after every step; default: the ``delta`` of the first targeted-suppression step, else none.
+    The final state's NCP is the cellwise maximum of the steps' NCPs over the quasi-identifiers
+    (a cell suppressed by any step counts 1), when every step kept every record.
+    """
+    from sdckit.anonymize.base import Context, run_method
+
+    parsed = [step if isinstance(step, Step) else parse_steps([step])[0] for step in steps]
+    if risk_threshold is None:
+        deltas = [s.params.delta for s in parsed if s.spec.name == "targeted-suppression"]
+        risk_threshold = deltas[0] if deltas else None
+    context = Context(config=config, progress=progress, stage=stage)
+    current = table
+    releases, figures, resolved, violations = [], [], [], []
+    for step in parsed:
+        if stage is not None:
+            stage(f"step {len(releases) + 1}: {step.spec.name}")
+        release = run_method(step.spec, current, step.params, context)
+        released = step.spec.released(release)
+        summary = step.spec.summary(release)
+        violation = step.spec.violation(release, summary)
+        if violation:
+            violations.append(f"step {len(releases) + 1} ({step.spec.name}): {violation}")
+        releases.append(release)
+        resolved.append(Step(step.spec, release.params))
+        figures.append(
+            {**_step_figures(step.spec, release, released, risk_threshold, config), "summary": summary}
+        )
+        current = released
+    final = _final_state(table, releases, current, risk_threshold, config)
+    return Protection(releases, figures, final, recipe(resolved, table, config), current, violations)
+
+
+def _final_state(
+    original: Table, releases: list[Any], final: Table, threshold: float | None, config: Any
+) -> dict[str, Any]:
+    penalty = None
+    if all(getattr(r, "cell_penalty", None) is not None for r in releases) and all(
+        r.table.n_records == original.n_records for r in releases
+    ):
+        names: list[str] = []
+        for release in releases:
+            names += [n for n in release.quasi_identifiers if n not in names]
+        penalty = np.zeros((original.n_records, len(names)))
+        for release in releases:
+            for j, name in enumerate(release.quasi_identifiers):
+                column = names.index(name)
+                penalty[:, column] = np.maximum(penalty[:, column], release.cell_penalty[:, j])
+    return {
+        "records": final.n_records,
+        "suppressed_cells": int(final.data.select(pl.all().is_null().sum()).sum_horizontal().item())
+        - int(original.data.select(pl.all().is_null().sum()).sum_horizontal().item())
+        if final.data.width == original.data.width
+        else None,
+        "equivalence_classes": _classes(final),
+        "ncp": float(penalty.mean()) if penalty is not None and penalty.size else None,
+        "above_threshold": _above(final, threshold, config),
+        "risk_threshold": threshold,
+    }
+
+
+def transformation_record(release: Any) -> dict[str, Any] | None:
+    """The learnt transformation of a re-applicable release (for ``sdckit apply``), or None."""
+    try:
+        from sdckit.anonymize.transform import transformation_of
+    except ImportError:  # pragma: no cover - the module arrives with the apply command
+        return None
+    return transformation_of(release)
+
+
+def dumps(value: Any) -> str:
+    """JSON of figures and recipes (numpy numbers and arrays, paths, NaN as null)."""
+    return json.dumps(_clean(value), indent=2) + "\n"
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(key): _clean(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(item) for item in value]
+    if isinstance(value, float | np.floating):
+        number = float(value)
+        return number if np.isfinite(number) else None
+    if isinstance(value, np.integer | np.bool_):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return _clean(value.tolist())
+    if isinstance(value, str | int | bool) or value is None:
+        return value
+    if isinstance(value, pl.DataFrame):
+        return _clean(value.to_dicts())
+    if hasattr(value, "summary") and callable(value.summary):
+        return _clean(value.summary())
+    return str(value)
