@@ -12,14 +12,15 @@ attribute and what is wrong, e.g. ``study.yaml:7: attribute 'income': public mus
 
 The YAML is read with the YAML 1.2 rules for plain values: only ``true``/``false`` are booleans (so
 ``Yes``/``No``/``on``/``off`` stay text), ``1e-3`` is a number and ``010`` is ten. Mapping keys (attribute
-names, category values) are always taken as the text written in the file.
+names, category values) are always taken as the text written in the file. Hostile files are refused
+fast (:mod:`sdckit._yaml`): aliases that expand to more than 100,000 values, nesting deeper than 100,
+tags outside YAML's core schema (``!!python/...``); only a regular file of at most 16 MiB is read.
 """
 
 from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +39,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from sdckit._files import MAX_CONFIG_BYTES, read_text_file
+from sdckit._yaml import BoundedLoader
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy, build_hierarchy
 from sdckit.table import (
@@ -177,16 +180,14 @@ class Config:
 def load_config(path: str | Path) -> Config:
     """Read and validate a YAML configuration file."""
     label = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{label}: no such configuration file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{label}: is a directory, not a configuration file") from None
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"{label}: the configuration is not UTF-8 text (byte {error.start})") from None
-    except OSError as error:
-        raise ConfigError(f"{label}: cannot read the configuration: {error.strerror}") from None
+    text = read_text_file(
+        path,
+        label,
+        "configuration file",
+        ConfigError,
+        max_bytes=MAX_CONFIG_BYTES,
+        missing=f"{label}: no such configuration file",
+    )
     config = parse_config(text, source=label)
     return Config(
         attributes=config.attributes,
@@ -228,22 +229,8 @@ def parse_config(mapping_or_yaml_text: str | Mapping[str, Any], source: str = "<
 # YAML --------------------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader with the YAML 1.2 core schema for plain scalars."""
-
-
-_Loader.yaml_implicit_resolvers = {}
-for _tag, _pattern, _first in (
-    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
-    (
-        "float",
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        "-+0123456789.",
-    ),
-    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-):
-    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), list(_first))
+class _Loader(BoundedLoader):
+    """The bounded loader (:mod:`sdckit._yaml`) with YAML 1.2 integers (no octal ``010``)."""
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
@@ -263,6 +250,7 @@ Lines = dict[tuple[Any, ...], int]
 def _parse_yaml(text: str, source: str) -> tuple[Any, Lines]:
     """The document (mapping keys as written) and the 1-based line of every key and list item."""
     loader = _Loader(text)
+    loader.source, loader.error = source, ConfigError
     try:
         node = loader.get_single_node()
         lines: Lines = {}
