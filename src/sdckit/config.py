@@ -53,6 +53,7 @@ from sdckit.table import (
     ValueRange,
     _kind_of,
     _read_table,
+    _release_layout,
     to_polars,
 )
 
@@ -137,6 +138,55 @@ class Config:
                 for attribute in self.attributes
             },
             weights_at=self.locations.get(_WEIGHTS_KEY, self.source),
+        )
+        return replace(table, schema=self._with_hierarchies(table.schema, table.data))
+
+    def read_release(self, source: Any) -> Table:
+        """Read a release that sdckit wrote (:func:`sdckit.table.write_table`) from data read with this
+        configuration, so that it can be checked or measured with the configuration that produced it.
+
+        Reading differs from :meth:`read` in four ways, and only these:
+
+        - an attribute with role identifier that is not a column is left out of the schema (releases
+          drop identifiers); one that is a column stays an identifier;
+        - in a CSV file the configured delimiter is used if it splits the header into columns that
+          include every described attribute present in the release; otherwise comma (sdckit writes
+          releases with commas), tab, semicolon and pipe are tried in turn, and failing all of them
+          the delimiter is guessed as in :meth:`read`;
+        - a quasi-identifier of kind numeric, ordinal or date whose values are not all numbers (dates)
+          is read as text: kind categorical, without range weights (generalized values such as
+          ``19-34``, ``{a,b}`` or ``*`` are classes, not numbers);
+        - quasi-identifiers lose their hierarchies: a release's values are generalized labels, not
+          leaves of the hierarchy, and neither checking nor measuring needs one.
+
+        Missing values (``data.missing_values``; a suppressed value written as an empty field is
+        missing), roles, sensitive attributes, weights and every other setting are read as by
+        :meth:`read`.
+        """
+        expected = [attribute.name for attribute in self.attributes if attribute.role is not Role.IDENTIFIER]
+        if self.data.weights is not None:
+            expected.append(self.data.weights)
+        columns, delimiter = _release_layout(source, self.data.delimiter, expected)
+        quasi_identifiers = [
+            attribute.name for attribute in self.attributes if attribute.role is Role.QUASI_IDENTIFIER
+        ]
+        attributes = tuple(
+            replace(attribute, hierarchy=None) if attribute.role is Role.QUASI_IDENTIFIER else attribute
+            for attribute in self.attributes
+            if attribute.role is not Role.IDENTIFIER or attribute.name in columns
+        )
+        table = _read_table(
+            source,
+            attributes=attributes,
+            delimiter=delimiter,
+            missing_values=self.data.missing_values,
+            weights=self.data.weights,
+            inferred_kinds=self.inferred_kinds,
+            described_at={
+                attribute.name: self.locations.get(attribute.name, self.source) for attribute in attributes
+            },
+            weights_at=self.locations.get(_WEIGHTS_KEY, self.source),
+            as_text_if_not_numeric=quasi_identifiers,
         )
         return replace(table, schema=self._with_hierarchies(table.schema, table.data))
 

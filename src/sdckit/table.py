@@ -721,6 +721,36 @@ def _load_csv(path: Path, label: str, delimiter: str | None, tokens: tuple[str, 
     return _Loaded(frame=frame, label=label, from_text=True, layout=layout)
 
 
+def _release_layout(
+    source: Any, delimiter: str | None, expected: Sequence[str]
+) -> tuple[list[str], str | None]:
+    """The column names of a release and the delimiter to read it with (None: guess; see
+    :meth:`sdckit.config.Config.read_release`): the configured one if it splits the header into
+    columns that include ``expected``, else the first of comma, tab, semicolon and pipe that does."""
+    if not isinstance(source, str | os.PathLike):
+        return [str(name) for name in to_polars(source).columns], delimiter
+    path, label = Path(source), str(source)
+    check_regular_file(path, label, "data file", InputError)
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        try:
+            return list(pl.read_parquet_schema(path)), delimiter
+        except (pl.exceptions.PolarsError, OSError) as error:
+            raise InputError(f"{label}: cannot read the Parquet file: {_first_line(error)}") from None
+    if path.stat().st_size == 0:
+        raise InputError(f"{label}: the file is empty (no header line)")
+    _read_head(path, label)
+    wanted = set(expected)
+    first: list[str] | None = None
+    for candidate in dict.fromkeys([delimiter, ",", "\t", ";", "|"]):
+        if candidate is None:
+            continue
+        names = [name.strip() for name in _read_header(path, label, candidate)[0]]
+        first = names if first is None else first
+        if wanted <= set(names):
+            return names, candidate
+    return first or [], None
+
+
 def _check_header(names: list[str], label: str, header_line: int) -> None:
     where = f"{label}:{header_line}: "
     for index, name in enumerate(names):
