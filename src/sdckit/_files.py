@@ -103,10 +103,14 @@ def read_text_file(
 ) -> str:
     """The text of a regular file of at most ``max_bytes`` (see :func:`check_regular_file`),
     raising ``error`` for a file that is not UTF-8 text (naming its line and byte)."""
-    check_regular_file(path, label, what, error, max_bytes=max_bytes, memory_factor=4.0, missing=missing)
+    size = check_regular_file(
+        path, label, what, error, max_bytes=max_bytes, memory_factor=4.0, missing=missing
+    )
     try:
         with open(path, "rb") as handle:
-            raw = handle.read(max_bytes + 1)
+            raw = handle.read(size + 1)  # read(n) sets n bytes aside at once
+            if len(raw) > size:
+                raw += handle.read(max_bytes + 1 - len(raw))
     except OSError as problem:
         raise error(f"{label}: cannot read the {what}: {problem.strerror}") from None
     if len(raw) > max_bytes:  # it grew since it was looked at
