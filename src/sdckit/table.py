@@ -468,7 +468,7 @@ def _strip_text(loaded: _Loaded, tokens: tuple[str, ...]) -> dict[str, int]:
             categories = (
                 dtype.categories
                 if isinstance(dtype, pl.Enum)
-                else frame.get_column(name).cat.get_categories()
+                else frame.get_column(name).unique().drop_nulls().cast(pl.String)
             )
             if (categories != categories.str.strip_chars()).any():
                 textual.append(name)
