@@ -345,8 +345,15 @@ def read_table(
 
     A path ending in ``.parquet`` or ``.pq`` is read as Parquet, any other path as CSV. The CSV
     delimiter is guessed from the first 64 KiB among ``, ; TAB |`` (comma if no guess) unless given.
-    Blank lines are skipped. Text fields equal to one of ``missing_values`` become missing (null);
-    NaN in float columns becomes missing too.
+    Blank lines are skipped. White space around text values is removed in every source (`` Male ``
+    reads as ``Male``; an :class:`SdcWarning` names the attributes and how many values changed). Text
+    fields equal to one of ``missing_values`` become missing (null), and only they: ``NaN`` written as
+    text is a category in a text column, an InputError in a numeric attribute, and keeps a column whose
+    kind is inferred text (with an SdcWarning). A NaN stored in a typed float column (Parquet,
+    DataFrame) is missing; an infinite number is an InputError. Only regular files are read (not
+    devices, FIFOs or directories), a CSV file whose first 64 KiB hold a NUL byte is refused as binary,
+    and so is a file larger than the available memory, and columns of lists (except texts for a
+    set-valued attribute), structs or binary data.
 
     Column types: a column described with kind numeric must hold only numbers and becomes Int64 if
     every value is integral, else Float64; kind date becomes Date; kinds categorical and set-valued
