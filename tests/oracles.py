@@ -29,7 +29,8 @@ def brute_risk(rows, probabilities, consequence_weights, alpha, epsilon, missing
     """D(r) over every split of the attributes whose PK(KS) > epsilon (the empty set always).
 
     ``probabilities``: attribute -> PK; ``consequence_weights``: attribute -> function(value) giving
-    W(A) * W(v). Returns (risks, per-record dict known_set -> contribution).
+    W(A) * W(v). Returns (risks, per-record dict known_set -> contribution). A record of weight 0
+    stands for nobody: its risk and contributions are 0.
     """
     names = list(probabilities)
     risks = [0.0] * len(rows)
@@ -41,6 +42,10 @@ def brute_risk(rows, probabilities, consequence_weights, alpha, epsilon, missing
                 continue
             counts = brute_frequencies(rows, known, missing, weights)
             for i, r in enumerate(rows):
+                if weights is not None and weights[i] == 0:
+                    risks[i] = 0.0  # stands for nobody
+                    contributions[i][known] = 0.0
+                    continue
                 consequence = sum(consequence_weights[a](r[a]) for a in names if a not in known)
                 value = pk / counts[i] * alpha * consequence
                 risks[i] += value

@@ -203,6 +203,73 @@ def test_risk_equals_brute_force_with_nulls(table, missing, epsilon, weighted):
         assert result.top_contribution[i] == pytest.approx(max(per_set.values()), rel=1e-10)
 
 
+@settings(max_examples=80, deadline=None)
+@given(random_tables(), st.sampled_from(["category", "wildcard"]), st.data())
+def test_zero_weights_stand_for_nobody(table, missing, data):
+    """A record of weight 0 adds nothing to any count and has risk 0; every risk stays finite, and
+    the others equal brute force (and the risks without the zero-weight records)."""
+    columns, probabilities, sensitivities, _, _ = table
+    frame = pl.DataFrame(columns, schema={name: pl.Int64 for name in columns})
+    n = frame.height
+    weights = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 2.0]), min_size=n, max_size=n)))
+    schema = Schema(
+        tuple(
+            Attribute(
+                name,
+                Role.QUASI_IDENTIFIER,
+                public_probability=probabilities[name],
+                sensitivity=sensitivities[name],
+            )
+            for name in columns
+        )
+    )
+    with np.errstate(all="raise"):  # no division by zero anywhere
+        result = combined_risk(Table(frame, schema), alpha=10, epsilon=0.01, missing=missing, weights=weights)
+    assert np.isfinite(result.risk).all() and np.isfinite(result.top_contribution).all()
+    nobody = weights == 0
+    assert (result.risk[nobody] == 0).all() and (result.top_contribution[nobody] == 0).all()
+    assert (result.top_known_set[nobody] == 0).all()
+
+    def consequence(name):
+        return lambda value: 0.0 if value is None else sensitivities[name]
+
+    risks, _ = brute_risk(
+        frame.to_dicts(),
+        probabilities,
+        {name: consequence(name) for name in columns},
+        10,
+        0.01,
+        missing,
+        list(weights),
+    )
+    np.testing.assert_allclose(result.risk, risks, rtol=1e-10, atol=1e-12)
+    if (~nobody).any():
+        kept = combined_risk(
+            Table(frame.filter(pl.Series(~nobody)), schema),
+            alpha=10,
+            epsilon=0.01,
+            missing=missing,
+            weights=weights[~nobody],
+        )
+        np.testing.assert_allclose(result.risk[~nobody], kept.risk, rtol=1e-10, atol=1e-12)
+
+
+def test_zero_weight_record_alone_by_hand():
+    """q='b' has weight 0 and is alone: its count would be 0; it represents nobody, risk 0. The
+    records of q='a' (weights 1 and 3) each see count 4 for the known set {q}."""
+    frame = pl.DataFrame({"q": ["a", "a", "b"], "s": ["Yes", "Yes", "Yes"]})
+    schema = Schema(
+        (
+            Attribute("q", Role.QUASI_IDENTIFIER, public_probability=0.5),
+            Attribute("s", Role.SENSITIVE, sensitivity=1.0),
+        )
+    )
+    result = combined_risk(Table(frame, schema), alpha=100, epsilon=0.01, weights=np.array([1.0, 3.0, 0.0]))
+    # D = 1 * 100 * 1 / 4 (empty known set: the total weight is 4) + 0.5 * 100 * 1 / 4 ({q}).
+    np.testing.assert_allclose(result.risk, [37.5, 37.5, 0.0])
+    assert result.top_contribution[2] == 0.0
+
+
 def test_sampling_weights_replace_counts():
     frame = pl.DataFrame({"q": ["a", "a", "b"], "s": ["Yes", "No", "Yes"]})
     schema = Schema(
@@ -273,7 +340,11 @@ def test_carrying_only_shared_records_is_exact_on_larger_data():
         ({"epsilon": -0.1}, "epsilon must be a number >= 0"),
         ({"missing": "drop"}, "missing must be one of"),
         ({"weights": "nope"}, "weights column 'nope'"),
-        ({"weights": np.array([1.0, 1, 1, 1, 0])}, "must be positive"),
+        (
+            {"weights": np.array([1.0, 1, 1, 1, -1])},
+            "record 5: weights must be finite and non-negative, got -1",
+        ),
+        ({"weights": np.array([1.0, 1, np.nan, 1, 1])}, "record 3: .* got a missing or non-numeric value"),
     ],
 )
 def test_bad_parameters(parameters, message):

@@ -12,14 +12,15 @@ attribute and what is wrong, e.g. ``study.yaml:7: attribute 'income': public mus
 
 The YAML is read with the YAML 1.2 rules for plain values: only ``true``/``false`` are booleans (so
 ``Yes``/``No``/``on``/``off`` stay text), ``1e-3`` is a number and ``010`` is ten. Mapping keys (attribute
-names, category values) are always taken as the text written in the file.
+names, category values) are always taken as the text written in the file. Hostile files are refused
+fast (:mod:`sdckit._yaml`): aliases that expand to more than 100,000 values, nesting deeper than 100,
+tags outside YAML's core schema (``!!python/...``); only a regular file of at most 16 MiB is read.
 """
 
 from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +39,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from sdckit._files import MAX_CONFIG_BYTES, read_text_file
+from sdckit._yaml import BoundedLoader
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy, build_hierarchy
 from sdckit.table import (
@@ -50,6 +53,7 @@ from sdckit.table import (
     ValueRange,
     _kind_of,
     _read_table,
+    _release_layout,
     to_polars,
 )
 
@@ -137,6 +141,55 @@ class Config:
         )
         return replace(table, schema=self._with_hierarchies(table.schema, table.data))
 
+    def read_release(self, source: Any) -> Table:
+        """Read a release that sdckit wrote (:func:`sdckit.table.write_table`) from data read with this
+        configuration, so that it can be checked or measured with the configuration that produced it.
+
+        Reading differs from :meth:`read` in four ways, and only these:
+
+        - an attribute with role identifier that is not a column is left out of the schema (releases
+          drop identifiers); one that is a column stays an identifier;
+        - in a CSV file the configured delimiter is used if it splits the header into columns that
+          include every described attribute present in the release; otherwise comma (sdckit writes
+          releases with commas), tab, semicolon and pipe are tried in turn, and failing all of them
+          the delimiter is guessed as in :meth:`read`;
+        - a quasi-identifier of kind numeric, ordinal or date whose values are not all numbers (dates)
+          is read as text: kind categorical, without range weights (generalized values such as
+          ``19-34``, ``{a,b}`` or ``*`` are classes, not numbers);
+        - quasi-identifiers lose their hierarchies: a release's values are generalized labels, not
+          leaves of the hierarchy, and neither checking nor measuring needs one.
+
+        Missing values (``data.missing_values``; a suppressed value written as an empty field is
+        missing), roles, sensitive attributes, weights and every other setting are read as by
+        :meth:`read`.
+        """
+        expected = [attribute.name for attribute in self.attributes if attribute.role is not Role.IDENTIFIER]
+        if self.data.weights is not None:
+            expected.append(self.data.weights)
+        columns, delimiter = _release_layout(source, self.data.delimiter, expected)
+        quasi_identifiers = [
+            attribute.name for attribute in self.attributes if attribute.role is Role.QUASI_IDENTIFIER
+        ]
+        attributes = tuple(
+            replace(attribute, hierarchy=None) if attribute.role is Role.QUASI_IDENTIFIER else attribute
+            for attribute in self.attributes
+            if attribute.role is not Role.IDENTIFIER or attribute.name in columns
+        )
+        table = _read_table(
+            source,
+            attributes=attributes,
+            delimiter=delimiter,
+            missing_values=self.data.missing_values,
+            weights=self.data.weights,
+            inferred_kinds=self.inferred_kinds,
+            described_at={
+                attribute.name: self.locations.get(attribute.name, self.source) for attribute in attributes
+            },
+            weights_at=self.locations.get(_WEIGHTS_KEY, self.source),
+            as_text_if_not_numeric=quasi_identifiers,
+        )
+        return replace(table, schema=self._with_hierarchies(table.schema, table.data))
+
     def schema_for(self, frame: Any) -> Schema:
         """The schema of an already typed polars or pandas DataFrame under this configuration: the
         described attributes (kinds left out taken from the column types) and defaults for the rest."""
@@ -177,16 +230,14 @@ class Config:
 def load_config(path: str | Path) -> Config:
     """Read and validate a YAML configuration file."""
     label = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{label}: no such configuration file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{label}: is a directory, not a configuration file") from None
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"{label}: the configuration is not UTF-8 text (byte {error.start})") from None
-    except OSError as error:
-        raise ConfigError(f"{label}: cannot read the configuration: {error.strerror}") from None
+    text = read_text_file(
+        path,
+        label,
+        "configuration file",
+        ConfigError,
+        max_bytes=MAX_CONFIG_BYTES,
+        missing=f"{label}: no such configuration file",
+    )
     config = parse_config(text, source=label)
     return Config(
         attributes=config.attributes,
@@ -228,22 +279,8 @@ def parse_config(mapping_or_yaml_text: str | Mapping[str, Any], source: str = "<
 # YAML --------------------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader with the YAML 1.2 core schema for plain scalars."""
-
-
-_Loader.yaml_implicit_resolvers = {}
-for _tag, _pattern, _first in (
-    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
-    (
-        "float",
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        "-+0123456789.",
-    ),
-    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-):
-    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), list(_first))
+class _Loader(BoundedLoader):
+    """The bounded loader (:mod:`sdckit._yaml`) with YAML 1.2 integers (no octal ``010``)."""
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
@@ -263,6 +300,7 @@ Lines = dict[tuple[Any, ...], int]
 def _parse_yaml(text: str, source: str) -> tuple[Any, Lines]:
     """The document (mapping keys as written) and the 1-based line of every key and list item."""
     loader = _Loader(text)
+    loader.source, loader.error = source, ConfigError
     try:
         node = loader.get_single_node()
         lines: Lines = {}

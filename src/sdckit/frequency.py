@@ -320,15 +320,19 @@ def check_missing(missing: str) -> str:
     return missing
 
 
-def check_weights(weights: np.ndarray | None, n: int) -> np.ndarray | None:
-    """Validate sampling weights: one finite non-negative number per record."""
+def check_weights(weights: np.ndarray | None, n: int, label: str = "weights") -> np.ndarray | None:
+    """Validate sampling weights: one finite non-negative number per record (0 allowed: a record that
+    stands for nobody). ``label`` names them in messages."""
     if weights is None:
         return None
     weights = np.asarray(weights, dtype=np.float64)
     if weights.shape != (n,):
-        raise ConfigError(f"weights must hold one number per record ({n}), got shape {weights.shape}")
-    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ConfigError("weights must be finite and non-negative")
+        raise ConfigError(f"{label} must hold one number per record ({n}), got shape {weights.shape}")
+    bad = np.flatnonzero(~np.isfinite(weights) | (weights < 0))
+    if bad.size:
+        row = int(bad[0])
+        value = "a missing or non-numeric value" if np.isnan(weights[row]) else f"{weights[row]:g}"
+        raise ConfigError(f"{label}: record {row + 1}: weights must be finite and non-negative, got {value}")
     return weights
 
 

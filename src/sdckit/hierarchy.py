@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from sdckit._files import MAX_TEXT_BYTES, check_regular_file
 from sdckit.errors import ConfigError
 from sdckit.table import to_polars, value_strings
 
@@ -385,6 +386,28 @@ class Hierarchy:
         label = str(path)
         rows: list[list[str]] = []
         lines: list[int] = []
+        # Read as Python lists, about 20 times the size of the file; a device or FIFO would never end.
+        check_regular_file(
+            path,
+            f"{label}: hierarchy for '{name}'",
+            "hierarchy file",
+            ConfigError,
+            max_bytes=MAX_TEXT_BYTES,
+            memory_factor=20.0,
+            missing=f"hierarchy for '{name}': no such file: {label}",
+        )
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(_SNIFF_BYTES)
+        except OSError as error:
+            raise ConfigError(f"{_where(name, label)}cannot read the file: {error.strerror}") from None
+        nul = head.find(b"\x00")
+        if nul >= 0:
+            line = head.count(b"\n", 0, nul) + 1
+            raise ConfigError(
+                f"{_where(name, label, line)}the file must be text, "
+                f"got binary data (a NUL byte at byte {nul})"
+            )
         try:
             with open(path, newline="", encoding="utf-8-sig") as handle:
                 reader = csv.reader(handle, delimiter=delimiter)
@@ -450,6 +473,9 @@ class Hierarchy:
 
     def _where(self, row: int | None = None) -> str:
         return _where(self.name, self.source, None if row is None else self._line(row))
+
+
+_SNIFF_BYTES = 64 * 1024
 
 
 def _where(name: str, source: str | None, line: int | None = None) -> str:

@@ -33,6 +33,8 @@ import pyarrow as pa
 import scipy.sparse as sp
 import yaml
 
+from sdckit._files import MAX_TEXT_BYTES, read_text_file
+from sdckit._yaml import compose
 from sdckit.errors import ConfigError, InputError, SdcWarning, location
 
 __all__ = [
@@ -489,14 +491,8 @@ def read_knowledge(
         raise ConfigError("separator must be a non-empty string")
     path = Path(path)
     source = str(path)
-    if not path.exists():
-        raise InputError(f"{source}: no such file")
-    if path.is_dir():
-        raise InputError(f"{source}: is a directory, not a knowledge file")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise InputError(f"{source}: not UTF-8 text (byte {error.start})") from None
+    text = read_text_file(path, source, "knowledge file", InputError, max_bytes=MAX_TEXT_BYTES)
+    text = text.removeprefix("\ufeff")
     if path.suffix.lower() in (".yaml", ".yml"):
         labels, records, items = _parse_knowledge_yaml(text, source, separator)
     else:
@@ -580,7 +576,7 @@ def _parse_knowledge_csv(
 
 def _parse_knowledge_yaml(text: str, source: str, separator: str) -> tuple[list[str], list[int], list[str]]:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = compose(text, source, InputError)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 import numpy as np
 import polars as pl
 
+from sdckit._files import check_regular_file
 from sdckit.errors import ConfigError, InputError, SdcWarning, location
 from sdckit.frequency import encode_column
 
@@ -344,8 +345,15 @@ def read_table(
 
     A path ending in ``.parquet`` or ``.pq`` is read as Parquet, any other path as CSV. The CSV
     delimiter is guessed from the first 64 KiB among ``, ; TAB |`` (comma if no guess) unless given.
-    Blank lines are skipped. Text fields equal to one of ``missing_values`` become missing (null);
-    NaN in float columns becomes missing too.
+    Blank lines are skipped. White space around text values is removed in every source (`` Male ``
+    reads as ``Male``; an :class:`SdcWarning` names the attributes and how many values changed). Text
+    fields equal to one of ``missing_values`` become missing (null), and only they: ``NaN`` written as
+    text is a category in a text column, an InputError in a numeric attribute, and keeps a column whose
+    kind is inferred text (with an SdcWarning). A NaN stored in a typed float column (Parquet,
+    DataFrame) is missing; an infinite number is an InputError. Only regular files are read (not
+    devices, FIFOs or directories), a CSV file whose first 64 KiB hold a NUL byte is refused as binary,
+    and so is a file larger than the available memory, and columns of lists (except texts for a
+    set-valued attribute), structs or binary data.
 
     Column types: a column described with kind numeric must hold only numbers and becomes Int64 if
     every value is integral, else Float64; kind date becomes Date; kinds categorical and set-valued
@@ -378,10 +386,13 @@ def _read_table(
     inferred_kinds: Iterable[str] = (),
     described_at: Mapping[str, str] | None = None,
     weights_at: str | None = None,
+    as_text_if_not_numeric: Iterable[str] = (),
 ) -> Table:
     """:func:`read_table`, plus what a configuration file adds: the attributes whose kind is to be
     inferred from the data (``inferred_kinds``) and where each attribute (``described_at``) and the
-    weights column (``weights_at``) are named in the configuration, as ``file:line``, for messages."""
+    weights column (``weights_at``) are named in the configuration, as ``file:line``, for messages.
+    The attributes ``as_text_if_not_numeric`` of kind numeric, ordinal or date whose values are not all
+    numbers (dates) become categorical, without hierarchy or ranges, instead of raising."""
     described = list(attributes)
     by_name = {attribute.name: attribute for attribute in described}
     if len(by_name) != len(described):
@@ -389,20 +400,112 @@ def _read_table(
     inferred = frozenset(inferred_kinds)
     described_at = described_at or {}
     tokens = tuple(str(token) for token in missing_values)
+    lenient = frozenset(as_text_if_not_numeric)
     loaded = _load(source, delimiter, tokens)
+    loaded.tokens = tokens
     _check_names(loaded, described, weights, described_at, weights_at)
-    frame = _convert_columns(loaded, by_name, inferred, weights)
+    _check_column_types(loaded, by_name)
+    stripped = _strip_text(loaded, tokens)
+    frame = _convert_columns(loaded, by_name, inferred, weights, lenient)
     resolved = [
-        replace(attribute, kind=_kind_of(frame.schema[attribute.name]))
-        if attribute.name in inferred
-        else attribute
-        for attribute in described
+        _resolve_kind(attribute, frame.schema[attribute.name], inferred, lenient) for attribute in described
     ]
     if weights is not None:
         _check_weights(frame, weights, loaded)
     table = Table(data=frame, schema=Schema.infer(frame, resolved), source=loaded.label, weights=weights)
+    _warn_stripped(frame, stripped, loaded.label)
     _warn_unused_value_weights(frame, resolved, loaded.label, described_at)
     return table
+
+
+_TEXTUAL = (pl.String, pl.Categorical)
+
+
+def _is_textual(dtype: pl.DataType) -> bool:
+    return dtype in _TEXTUAL or isinstance(dtype, pl.Enum)
+
+
+def _resolve_kind(
+    attribute: Attribute, dtype: pl.DataType, inferred: frozenset[str], lenient: frozenset[str]
+) -> Attribute:
+    """The attribute with its kind settled by its column: inferred kinds from the column type, and an
+    attribute read leniently (a release's quasi-identifier) whose values are not all numbers or dates
+    as a categorical attribute without hierarchy or ranges (its values are classes such as '19-34')."""
+    if attribute.name in inferred:
+        return replace(attribute, kind=_kind_of(dtype))
+    if (
+        attribute.name in lenient
+        and _is_textual(dtype)
+        and attribute.kind in (Kind.NUMERIC, Kind.ORDINAL, Kind.DATE)
+    ):
+        return replace(attribute, kind=Kind.CATEGORICAL, hierarchy=None, range_weights=())
+    return attribute
+
+
+def _check_column_types(loaded: _Loaded, by_name: Mapping[str, Attribute]) -> None:
+    """Refuse columns sdckit cannot compare: nested (list, array, struct), binary and object columns;
+    a list of texts is allowed for a set-valued attribute (its items)."""
+    for name, dtype in loaded.frame.schema.items():
+        attribute = by_name.get(name)
+        if isinstance(dtype, pl.List) and attribute is not None and attribute.kind is Kind.SET_VALUED:
+            inner = dtype.inner
+            if inner is not None and (_is_textual(inner) or inner.is_integer()):
+                continue
+        if dtype.is_nested() or dtype in (pl.Binary, pl.Object):
+            hint = (
+                " (a list of texts is read only for an attribute of kind set-valued)"
+                if isinstance(dtype, pl.List)
+                else ""
+            )
+            raise InputError(
+                f"{loaded.label}: column '{name}' must hold text, numbers, dates or booleans, "
+                f"got the unsupported type {dtype}{hint}"
+            )
+
+
+def _strip_text(loaded: _Loaded, tokens: tuple[str, ...]) -> dict[str, int]:
+    """Remove the white space around every text value, in place in ``loaded``, and return how many
+    values of each column changed. A value that becomes a missing-value token becomes missing."""
+    frame = loaded.frame
+    textual = []
+    for name, dtype in frame.schema.items():
+        if dtype == pl.String:
+            textual.append(name)
+        elif dtype == pl.Categorical or isinstance(dtype, pl.Enum):
+            categories = (
+                dtype.categories
+                if isinstance(dtype, pl.Enum)
+                else frame.get_column(name).unique().drop_nulls().cast(pl.String)
+            )
+            if (categories != categories.str.strip_chars()).any():
+                textual.append(name)
+    if not textual:
+        return {}
+    text = {name: pl.col(name).cast(pl.String) for name in textual}
+    counts = frame.select(
+        (text[name] != text[name].str.strip_chars()).sum().alias(name) for name in textual
+    ).row(0, named=True)
+    changed = {name: int(count) for name, count in counts.items() if count}
+    if changed:
+        stripped = frame.with_columns(text[name].str.strip_chars().alias(name) for name in changed)
+        loaded.frame = _apply_missing_values(stripped, tokens, list(changed))
+    return changed
+
+
+def _warn_stripped(frame: pl.DataFrame, stripped: Mapping[str, int], label: str) -> None:
+    """Say which text columns had values with spaces around them (numbers do not change meaning)."""
+    named = [
+        f"'{name}' ({count} value{'s' if count != 1 else ''})"
+        for name, count in stripped.items()
+        if _is_textual(frame.schema[name])
+    ]
+    if named:
+        warnings.warn(
+            f"{label}: white space around text values was removed (' Male ' reads as 'Male') in "
+            f"attribute {', '.join(named[:10])}{', ...' if len(named) > 10 else ''}",
+            SdcWarning,
+            stacklevel=4,
+        )
 
 
 def _kind_of(dtype: pl.DataType) -> Kind:
@@ -421,6 +524,7 @@ class _Loaded:
     label: str
     from_text: bool  # every column was read as text (CSV), so numeric columns are to be recognized
     layout: Callable[[], _Layout] | None = None  # CSV only: where each record starts, computed on demand
+    tokens: tuple[str, ...] = DEFAULT_MISSING_VALUES  # the missing-value tokens, for messages
 
     def where(self, row: int, attribute: str | None = None, column_word: str = "attribute") -> str:
         """``file:line: attribute 'x': `` for a CSV record, ``source: record N: attribute 'x': `` else."""
@@ -449,10 +553,8 @@ def _load(source: Any, delimiter: str | None, tokens: tuple[str, ...]) -> _Loade
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         label = str(source)
-        if not path.exists():
-            raise InputError(f"{label}: no such file")
-        if path.is_dir():
-            raise InputError(f"{label}: is a directory, not a data file")
+        # A device or FIFO would be read forever; a file larger than the memory cannot be read.
+        check_regular_file(path, label, "data file", InputError)
         if path.suffix.lower() in PARQUET_SUFFIXES:
             return _load_parquet(path, label, tokens)
         return _load_csv(path, label, delimiter, tokens)
@@ -473,9 +575,16 @@ def _check_not_empty(frame: pl.DataFrame, label: str, what: str) -> None:
         raise InputError(f"{label}: the {what} has columns ({', '.join(frame.columns)}) but no records")
 
 
-def _apply_missing_values(frame: pl.DataFrame, tokens: tuple[str, ...]) -> pl.DataFrame:
-    """Text values equal to a missing-value token become null (columns already typed stay as they are)."""
-    text_columns = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+def _apply_missing_values(
+    frame: pl.DataFrame, tokens: tuple[str, ...], names: Sequence[str] | None = None
+) -> pl.DataFrame:
+    """Text values equal to a missing-value token become null (columns already typed stay as they are);
+    only in the columns ``names`` if given."""
+    text_columns = [
+        name
+        for name, dtype in frame.schema.items()
+        if dtype == pl.String and (names is None or name in names)
+    ]
     if not tokens or not text_columns:
         return frame
     return frame.with_columns(
@@ -514,9 +623,26 @@ def sniff_delimiter(sample: str) -> str:
         return ","
 
 
-def _read_sample(path: Path) -> str:
-    with path.open("rb") as handle:
-        raw = handle.read(_SNIFF_BYTES)
+def _read_head(path: Path, label: str) -> bytes:
+    """The first 64 KiB of a CSV file, refused at once if they hold a NUL byte: binary data (or
+    UTF-16 text), which polars would otherwise read whole before failing."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(_SNIFF_BYTES)
+    except OSError as error:
+        raise InputError(f"{label}: cannot read the data file: {error.strerror}") from None
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line = raw.count(b"\n", 0, nul) + 1
+        utf16 = " (UTF-16 text? convert it to UTF-8)" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise InputError(
+            f"{label}:{line}: the data file must be CSV text, got binary data "
+            f"(a NUL byte at byte {nul}){utf16}"
+        )
+    return raw
+
+
+def _sample_text(raw: bytes) -> str:
     text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
     if len(raw) == _SNIFF_BYTES and "\n" in text:
         text = text[: text.rfind("\n") + 1]  # a line cut in the middle would confuse the sniffer
@@ -551,8 +677,9 @@ def _check_delimiter(delimiter: str) -> None:
 def _load_csv(path: Path, label: str, delimiter: str | None, tokens: tuple[str, ...]) -> _Loaded:
     if path.stat().st_size == 0:
         raise InputError(f"{label}: the file is empty (no header line)")
+    head = _read_head(path, label)
     if delimiter is None:
-        delimiter = sniff_delimiter(_read_sample(path))
+        delimiter = sniff_delimiter(_sample_text(head))
     _check_delimiter(delimiter)
     names, header_line = _read_header(path, label, delimiter)
     _check_header(names, label, header_line)
@@ -599,6 +726,36 @@ def _load_csv(path: Path, label: str, delimiter: str | None, tokens: tuple[str, 
     if frame.height == 0:
         raise InputError(f"{label}: the file has a header (line {header_line}) but no records")
     return _Loaded(frame=frame, label=label, from_text=True, layout=layout)
+
+
+def _release_layout(
+    source: Any, delimiter: str | None, expected: Sequence[str]
+) -> tuple[list[str], str | None]:
+    """The column names of a release and the delimiter to read it with (None: guess; see
+    :meth:`sdckit.config.Config.read_release`): the configured one if it splits the header into
+    columns that include ``expected``, else the first of comma, tab, semicolon and pipe that does."""
+    if not isinstance(source, str | os.PathLike):
+        return [str(name) for name in to_polars(source).columns], delimiter
+    path, label = Path(source), str(source)
+    check_regular_file(path, label, "data file", InputError)
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        try:
+            return list(pl.read_parquet_schema(path)), delimiter
+        except (pl.exceptions.PolarsError, OSError) as error:
+            raise InputError(f"{label}: cannot read the Parquet file: {_first_line(error)}") from None
+    if path.stat().st_size == 0:
+        raise InputError(f"{label}: the file is empty (no header line)")
+    _read_head(path, label)
+    wanted = set(expected)
+    first: list[str] | None = None
+    for candidate in dict.fromkeys([delimiter, ",", "\t", ";", "|"]):
+        if candidate is None:
+            continue
+        names = [name.strip() for name in _read_header(path, label, candidate)[0]]
+        first = names if first is None else first
+        if wanted <= set(names):
+            return names, candidate
+    return first or [], None
 
 
 def _check_header(names: list[str], label: str, header_line: int) -> None:
@@ -771,20 +928,30 @@ def _did_you_mean(name: str, choices: Sequence[str]) -> str:
 
 
 def _convert_columns(
-    loaded: _Loaded, by_name: Mapping[str, Attribute], inferred: frozenset[str], weights: str | None
+    loaded: _Loaded,
+    by_name: Mapping[str, Attribute],
+    inferred: frozenset[str],
+    weights: str | None,
+    lenient: frozenset[str] = frozenset(),
 ) -> pl.DataFrame:
     """Give each column its type (see :func:`read_table`), raising InputError for a value that does
-    not fit the described kind."""
+    not fit the described kind. The ``lenient`` columns of kind numeric, ordinal or date stay text
+    when some value is not a number (a date)."""
     frame = loaded.frame
     required: list[str] = []  # must be numeric
     optional: list[str] = []  # numeric if every value is a number
     dates: list[str] = []
+    optional_dates: list[str] = []
     for name, dtype in frame.schema.items():
         attribute = by_name.get(name)
         kind = None if attribute is None or name in inferred else attribute.kind
-        if dtype not in (pl.String, pl.Categorical) and not isinstance(dtype, pl.Enum):
+        if not _is_textual(dtype):
             continue
-        if kind is Kind.NUMERIC or name == weights:
+        if name in lenient and name != weights and kind in (Kind.NUMERIC, Kind.ORDINAL):
+            optional.append(name)
+        elif name in lenient and kind is Kind.DATE:
+            optional_dates.append(name)
+        elif kind is Kind.NUMERIC or name == weights:
             required.append(name)
         elif kind is Kind.DATE:
             dates.append(name)
@@ -793,16 +960,31 @@ def _convert_columns(
     conversions: list[pl.Series | pl.Expr] = [
         *_numeric_conversions(loaded, required, optional, weights),
         *_date_conversions(loaded, dates),
+        *_date_conversions(loaded, optional_dates, strict=False),
     ]
     converted = {
         item.name if isinstance(item, pl.Series) else item.meta.output_name() for item in conversions
     }
-    conversions += [
-        pl.col(name).fill_nan(None)
-        for name, dtype in frame.schema.items()
-        if dtype.is_float() and name not in converted
-    ]
+    floats = [name for name, dtype in frame.schema.items() if dtype.is_float() and name not in converted]
+    _refuse_infinite(loaded, floats)
+    # NaN is how pandas and Parquet writers store a missing number: in a typed float column it is missing.
+    conversions += [pl.col(name).fill_nan(None) for name in floats]
     return frame.with_columns(conversions) if conversions else frame
+
+
+def _refuse_infinite(loaded: _Loaded, names: list[str]) -> None:
+    """Raise for an infinite value in the typed float columns ``names``."""
+    if not names:
+        return
+    counts = loaded.frame.select(pl.col(name).is_infinite().sum() for name in names).row(0, named=True)
+    for name in names:
+        if counts[name]:
+            column = loaded.frame.get_column(name)
+            row = int(column.is_infinite().arg_max())
+            more = _more(counts[name] - 1, "such value", "such values")
+            raise InputError(
+                f"{loaded.where(row, name)}value must be a finite number, got {column[row]}{more}"
+            )
 
 
 def _as_text(name: str, strip: bool = True) -> pl.Expr:
@@ -828,22 +1010,31 @@ def _numeric_conversions(
     """
     frame = loaded.frame
     if optional:
-        sample = frame.head(_SAMPLE_ROWS).select(
-            (pl.col(name).is_null() | _as_text(name).cast(pl.Float64, strict=False).is_not_null()).all()
-            for name in optional
-        )
-        optional = [name for name in optional if sample.get_column(name).item()]
+        head = frame.head(_SAMPLE_ROWS)
+        fits = [pl.col(name).is_null() | _number(name).is_not_null() for name in optional]
+        sample = head.select(
+            *(fit.all().alias(name) for fit, name in zip(fits, optional, strict=True)),
+            *(
+                ((fit | _not_finite(name)).all() & _not_finite(name).any()).alias(f"\0{name}")
+                for fit, name in zip(fits, optional, strict=True)
+            ),
+        ).row(0, named=True)
+        _warn_not_finite(loaded, [name for name in optional if not sample[name] and sample[f"\0{name}"]])
+        optional = [name for name in optional if sample[name]]
     names = required + optional
     if not names:
         return []
     present = frame.select(pl.col(name).is_not_null().sum() for name in names).row(0, named=True)
-    numbers = frame.select(_as_text(name, strip=False).cast(pl.Float64, strict=False) for name in names)
+    numbers = frame.select(_number(name, strip=False) for name in names)
     parsed = numbers.select(pl.all().is_not_null().sum()).row(0, named=True)
     padded = [name for name in names if parsed[name] < present[name]]
     if padded:
-        trimmed = frame.select(_as_text(name).cast(pl.Float64, strict=False) for name in padded)
+        trimmed = frame.select(_number(name) for name in padded)
         numbers = numbers.with_columns(trimmed.get_columns())
         parsed.update(numbers.select(pl.col(padded).is_not_null().sum()).row(0, named=True))
+        _warn_not_finite(
+            loaded, [name for name in padded if name in optional and parsed[name] < present[name]]
+        )
     integral = numbers.select(
         (pl.all().is_finite() & (pl.all() == pl.all().floor())).sum(),
     ).row(0, named=True)
@@ -867,10 +1058,48 @@ def _numeric_conversions(
     return conversions
 
 
+def _number(name: str, strip: bool = True) -> pl.Expr:
+    """The text of column ``name`` as a finite float, null where it is not one: 'NaN', 'inf' and
+    '1e999' are not numbers here (only the missing-value tokens mean missing)."""
+    number = _as_text(name, strip).cast(pl.Float64, strict=False)
+    return pl.when(number.is_finite()).then(number).alias(name)
+
+
+def _not_finite(name: str) -> pl.Expr:
+    """Whether a text spells a number that is not finite (NaN, inf, 1e999)."""
+    number = _as_text(name).cast(pl.Float64, strict=False)
+    return (number.is_not_null() & ~number.is_finite()).fill_null(False)
+
+
+def _missing_hint(loaded: _Loaded, value: str) -> str:
+    tokens = ", ".join(repr(token) for token in loaded.tokens) or "none"
+    return f"; only data.missing_values ({tokens}) mean missing: add {value.strip()!r} to them if it does"
+
+
+def _warn_not_finite(loaded: _Loaded, names: list[str]) -> None:
+    """Warn about the undescribed columns that stay text only because some values spell NaN or
+    infinity: a number column quietly read as categories otherwise."""
+    if not names:
+        return
+    counts = loaded.frame.select(
+        (pl.col(name).is_not_null() & _number(name).is_null()).sum().alias(f"bad {name}") for name in names
+    ).hstack(loaded.frame.select(_not_finite(name).sum() for name in names))
+    for name in names:
+        spelled = counts.get_column(name).item()
+        if spelled and spelled == counts.get_column(f"bad {name}").item():
+            row = int(loaded.frame.select(_not_finite(name).arg_max()).item())
+            value = loaded.frame.get_column(name).cast(pl.String)[row]
+            warnings.warn(
+                f"{loaded.where(row, name)}{spelled} value{'s' if spelled != 1 else ''} such as "
+                f"{value!r} spell a number that is not finite, so the column is read as text "
+                f"categories{_missing_hint(loaded, value)}",
+                SdcWarning,
+                stacklevel=6,
+            )
+
+
 def _raise_not_numeric(loaded: _Loaded, name: str, is_weights: bool = False) -> None:
-    bad = loaded.frame.select(
-        pl.arg_where(pl.col(name).is_not_null() & _as_text(name).cast(pl.Float64, strict=False).is_null())
-    ).to_series()
+    bad = loaded.frame.select(pl.arg_where(pl.col(name).is_not_null() & _number(name).is_null())).to_series()
     row = int(bad[0])
     value = loaded.frame.get_column(name).cast(pl.String)[row]
     more = _more(len(bad) - 1, "non-numeric value", "non-numeric values")
@@ -878,11 +1107,17 @@ def _raise_not_numeric(loaded: _Loaded, name: str, is_weights: bool = False) -> 
         where, what = loaded.where(row, name, column_word="weights column"), "sampling weights"
     else:
         where, what = loaded.where(row, name), "a numeric attribute"
+    if loaded.frame.select(_not_finite(name).gather(row)).item():
+        raise InputError(
+            f"{where}a value in {what} must be a finite number, got {value!r}{more}"
+            f"{_missing_hint(loaded, value)}"
+        )
     raise InputError(f"{where}non-numeric value {value!r} in {what}{more}")
 
 
-def _date_conversions(loaded: _Loaded, names: list[str]) -> list[pl.Expr]:
-    """The ``names`` columns parsed as dates, raising for a value that is not a date."""
+def _date_conversions(loaded: _Loaded, names: list[str], strict: bool = True) -> list[pl.Expr]:
+    """The ``names`` columns parsed as dates, raising for a value that is not a date (``strict``) or
+    leaving such a column as it is."""
     conversions: list[pl.Expr] = []
     for name in names:
         parsed = _as_text(name).str.to_date(strict=False)
@@ -892,6 +1127,8 @@ def _date_conversions(loaded: _Loaded, names: list[str]) -> list[pl.Expr]:
             ).to_series()
         except pl.exceptions.PolarsError:
             failed = loaded.frame.select(pl.arg_where(pl.col(name).is_not_null())).to_series()
+        if len(failed) and not strict:
+            continue
         if len(failed):
             row = int(failed[0])
             value = loaded.frame.get_column(name).cast(pl.String)[row]

@@ -1,9 +1,10 @@
 """Check a table, as it is, against privacy models: the computation behind ``sdckit check``.
 
 The equivalence classes are the distinct combinations of the quasi-identifier values as they appear
-in the table (a null is a value of its own). A record whose quasi-identifiers are all ``'*'`` counts
-as suppressed: it belongs to no class, but still counts in the whole-table distribution of each
-sensitive attribute that t-closeness compares with.
+in the table (a null is a value of its own; with ``missing="wildcard"`` a class's size counts every
+record that matches it when a null matches every value, see :func:`check_table`). A record whose
+quasi-identifiers are all ``'*'`` counts as suppressed: it belongs to no class, but still counts in
+the whole-table distribution of each sensitive attribute that t-closeness compares with.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ import numpy as np
 import polars as pl
 
 from sdckit.errors import ConfigError
-from sdckit.frequency import Grouping, check_weights, group_records
+from sdckit.frequency import (
+    Grouping,
+    check_missing,
+    check_weights,
+    encode,
+    group_records,
+    wildcard_pattern_sizes,
+)
 from sdckit.models.base import ClassStatistics, ModelResult, PrivacyModel, evaluate_all
 from sdckit.table import Table
 
@@ -126,17 +134,46 @@ def _suppressed_classes(
     return suppressed
 
 
+def _wildcard_sizes(representatives: pl.DataFrame, sizes: np.ndarray) -> np.ndarray:
+    """For every class (one representative row each, nulls included), the total size of the classes
+    that match it when a null matches every value."""
+    if not representatives.width or not any(representatives.null_count().row(0)):
+        return sizes
+    encoding = encode(representatives)
+    patterns = np.stack(encoding.codes, axis=1)
+    return wildcard_pattern_sizes(patterns, sizes, encoding.cardinalities)
+
+
 def check_table(
     table: Table,
     quasi_identifiers: Sequence[str],
     models: Sequence[PrivacyModel],
     weights: np.ndarray | None = None,
+    missing: str = "category",
 ) -> CheckReport:
     """Evaluate ``models`` on the equivalence classes of ``table`` over ``quasi_identifiers``.
 
     ``weights`` (one non-negative number per record) turn class sizes and value counts into sums of
     weights; by default records are counted (the table's sampling weights are not used unless passed).
+
+    ``missing`` says how a missing (null) quasi-identifier value counts, as in
+    :mod:`sdckit.frequency`: ``"category"`` (default), a null is a value of its own, so records with
+    a suppressed value form classes of their own; ``"wildcard"``, a null matches every value (the
+    convention of sdcMicro and of :func:`sdckit.anonymize.suppression.local_suppression`), so the size
+    of a class (a distinct combination of values and nulls) is the number (or weight) of the records
+    that match it, and a release made k-anonymous by local suppression checks as k. Classes under
+    wildcards overlap, so ``"wildcard"`` is offered for models that read only class sizes
+    (k-anonymity); models with a sensitive attribute need ``"category"``.
     """
+    check_missing(missing)
+    wildcard = missing == "wildcard"
+    if wildcard:
+        reading = [model.name for model in models if model.sensitive_attribute is not None]
+        if reading:
+            raise ConfigError(
+                "missing must be 'category' for models that read a sensitive attribute "
+                f"({', '.join(reading)}): classes overlap when nulls are wildcards, got 'wildcard'"
+            )
     data = table.data
     quasi_identifiers = list(dict.fromkeys(quasi_identifiers))
     unknown = [name for name in quasi_identifiers if name not in data.columns]
@@ -162,10 +199,16 @@ def check_table(
     n_keys = len(first)
     suppressed = keys < 0
     sensitive = [model.sensitive_attribute for model in models if model.sensitive_attribute is not None]
-    if sensitive or weights is not None:
+    if sensitive or (weights is not None and not wildcard):
         statistics = ClassStatistics.from_records(keys, n_keys, data, sensitive, weights)
     else:
-        statistics = ClassStatistics(sizes=sizes.astype(np.float64))
+        if weights is not None:
+            kept = keys >= 0
+            sizes = np.bincount(keys[kept], weights=weights[kept], minlength=n_keys)
+        sizes = sizes.astype(np.float64)
+        if wildcard:
+            sizes = _wildcard_sizes(data.select(quasi_identifiers)[first], sizes)
+        statistics = ClassStatistics(sizes=sizes)
     passes_all, results = evaluate_all(models, statistics)
 
     return CheckReport(

@@ -21,7 +21,8 @@ of two or more are carried down the tree. C is updated the same way: C_UKS(child
 W(A) * W(r(A)).
 
 ``count`` is the number of records sharing r's values on KS (the record itself included), or the sum
-of their sampling weights when weights are given. Missing values are treated as a category of their
+of their sampling weights when weights are given; a record of weight 0 stands for nobody: it adds
+nothing to a count and its risk is 0. Missing values are treated as a category of their
 own or as wildcards matching every value (sdcMicro's convention), see :mod:`sdckit.frequency`.
 
 Identifier attributes are dropped. Attributes that can be in no kept known set (PK <= epsilon) and
@@ -195,6 +196,13 @@ class _Node:
     known_weight: np.ndarray
 
 
+def _inverse(counts: np.ndarray) -> np.ndarray:
+    """1 / count, and 0 for a count of 0: a group whose records all have weight 0 (only such records
+    are in it, since a record counts itself) stands for nobody, and its records' risks are 0."""
+    counts = np.asarray(counts, dtype=np.float64)
+    return np.divide(1.0, counts, out=np.zeros_like(counts), where=counts > 0)
+
+
 def _measured_attributes(table: Table, epsilon: float, weights_column: str | None) -> list[str]:
     names = []
     for attribute in table.schema:
@@ -230,8 +238,12 @@ def combined_risk(
         ``"wildcard"`` (a null matches every value, as in sdcMicro) or ``"category"`` (a null is a
         value of its own). A null always has sensitivity weight 0.
     weights
-        Optional sampling weights (a column name or one number per record): count(r(KS)) becomes
-        the sum of the weights of the matching records.
+        Optional sampling weights (a column name or one number per record, finite and not negative):
+        count(r(KS)) becomes the sum of the weights of the matching records, an estimate of how many
+        persons of the population share r's values. A weight may be 0: such a record stands for
+        nobody, so it adds nothing to any count and its own risk D(r) is 0 (with top known set the
+        empty set and top contribution 0); every other record's count includes its own positive
+        weight, so no count is 0.
     progress
         Called as ``progress(done, total)`` after each known set.
     """
@@ -250,13 +262,10 @@ def combined_risk(
         if weights_column not in table.data.columns:
             raise ConfigError(f"weights column '{weights_column}' is not in the data")
         weight_values = table.column(weights_column).cast(pl.Float64, strict=False).to_numpy()
-        if np.isnan(weight_values).any():
-            raise ConfigError(f"weights column '{weights_column}' has missing or non-numeric values")
-        weights_array = check_weights(weight_values, n)
+        where = f"{table.source}: " if table.source else ""
+        weights_array = check_weights(weight_values, n, f"{where}weights column '{weights_column}'")
     else:
         weights_array = check_weights(weights, n) if weights is not None else None
-    if weights_array is not None and np.any(weights_array <= 0):
-        raise ConfigError("sampling weights must be positive for the combined risk (a count cannot be 0)")
 
     names = _measured_attributes(table, epsilon, weights_column)
     schema = table.schema
@@ -351,7 +360,7 @@ def combined_risk(
     wildcard = missing == "wildcard" and any(patterns.has_missing)
     skip_singletons = not wildcard
     # Inverse count of a pattern alone in its group (it is then a single record): 1 or 1/weight.
-    alone = 1.0 / pattern_weights
+    alone = _inverse(pattern_weights)
 
     extender = _kernels.KeyExtender(n_patterns)
     stack: list[_Node] = []
@@ -385,9 +394,9 @@ def combined_risk(
 
         if wildcard and any(patterns.has_missing[j] for j in known_set):
             counts = wildcard_group_sizes(patterns, known_set, keys, len(sizes), pattern_weights)
-            group_inverse = 1.0 / counts
+            group_inverse = _inverse(counts)
         elif weights_array is not None:
-            group_inverse = 1.0 / _kernels.group_weight_sums(keys, pattern_weights, len(sizes))
+            group_inverse = _inverse(_kernels.group_weight_sums(keys, pattern_weights, len(sizes)))
         else:
             group_inverse = 1.0 / sizes
         probabilities[index] = pk
@@ -409,6 +418,11 @@ def combined_risk(
         if progress is not None:
             progress(index + 1, len(known_sets))
     risk, top, best = risk[record_pattern], top[record_pattern], best[record_pattern]
+    if weights_array is not None:
+        # A record of weight 0 stands for nobody in the population: there is nobody to disclose.
+        nobody = weights_array == 0
+        if nobody.any():
+            risk[nobody], top[nobody], best[nobody] = 0.0, 0, 0.0
 
     table_of_sets = pl.DataFrame(
         {
