@@ -591,3 +591,122 @@ def test_random_strict_mondrian_is_reproduced(problem) -> None:
     shuffled = apply_transformation(Table.from_frame(table.data[permutation]), transformation)
     assert shuffled.table.data.equals(release.table.data[permutation])
     assert np.array_equal(shuffled.search["record_boxes"], release.classes[permutation])
+
+
+def boxes_containing(transformation: dict, record: dict) -> list[int] | None:
+    """Brute force: the boxes whose documented regions contain ``record`` (None when a value is
+    outside the attribute's domain)."""
+    candidates = set(range(transformation["boxes"]))
+    for name in transformation["quasi_identifiers"]:
+        spec = transformation["attributes"][name]
+        boxes = spec["boxes"]
+        value = record[name]
+        if spec["kind"] == "numeric":
+            if not spec["minimum"] <= value <= spec["maximum"]:
+                return None
+            inside = {
+                b
+                for b in range(transformation["boxes"])
+                if (value >= boxes["low"][b] if boxes["low_closed"][b] else value > boxes["low"][b])
+                and value <= boxes["high"][b]
+            }
+        elif spec["kind"] == "ordered":
+            if str(value) not in spec["values"]:
+                return None
+            rank = spec["values"].index(str(value))
+            inside = {
+                b
+                for b in range(transformation["boxes"])
+                if spec["values"].index(boxes["first"][b]) <= rank <= spec["values"].index(boxes["last"][b])
+            }
+        else:
+            rows = {row[0]: row for row in spec["hierarchy"]}
+            if value not in rows:
+                return None
+            path = [*rows[value], "*"]  # its node at every level, and the implicit root
+            inside = {
+                b for b in range(transformation["boxes"]) if path[boxes["level"][b]] == boxes["node"][b]
+            }
+        candidates &= inside
+    return sorted(candidates)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), st.integers(0, 2**32 - 1))
+def test_random_new_data_lands_in_the_box_of_its_region(problem, seed) -> None:
+    n, num, real, cat, hier, qis, use_hierarchy, k, output = problem
+    if k > n:
+        return
+    table = Table.from_frame(pl.DataFrame({"num": num, "real": real, "cat": cat, "hier": hier}))
+    hierarchies = {"hier": HIERARCHY} if use_hierarchy and "hier" in qis else None
+    release = mondrian(table, [KAnonymity(k)], quasi_identifiers=qis, hierarchies=hierarchies, output=output)
+    transformation = transformation_of(release)
+    rng = np.random.default_rng(seed)
+    m = 30
+    new = pl.DataFrame(
+        {
+            "num": rng.integers(-8, 22, size=m) / 2,  # halves, some outside the original range
+            "real": rng.choice([-1.5, -1.0, 0.0, 0.1, 0.25, 1.0, 2.0, 3.75, 4.0], size=m),
+            "cat": rng.choice(["p", "q", "r", "s", "t"], size=m),
+            "hier": rng.choice(LEAVES, size=m),
+        }
+    )
+    applied = apply_transformation(Table.from_frame(new), transformation, unknown="suppress")
+    record_boxes = applied.search["record_boxes"]
+    for i, record in enumerate(new.iter_rows(named=True)):
+        containing = boxes_containing(transformation, record)
+        if containing is None or not containing:
+            assert applied.suppressed_records[i]
+            assert record_boxes[i] == -1
+        else:
+            assert containing == [record_boxes[i]]  # the regions partition what they cover
+            assert not applied.suppressed_records[i]
+    if not applied.suppressed_records.all():
+        # Released like the original records of the same box.
+        kept = np.flatnonzero(~applied.suppressed_records)
+        first_of_box = {
+            int(c): int(np.flatnonzero(release.classes == c)[0]) for c in np.unique(release.classes)
+        }
+        expected = release.table.data[[first_of_box[int(b)] for b in record_boxes[kept]]].select(qis)
+        assert applied.table.data[kept].select(qis).equals(expected)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(4, 40),
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 4),
+    st.sampled_from([0.0, 0.1, 0.3]),
+)
+def test_random_generalization_is_reproduced(n, seed, k, limit) -> None:
+    rng = np.random.default_rng(seed)
+    frame = pl.DataFrame(
+        {
+            "zip": rng.choice(["476", "479", "480"], size=n, p=[0.6, 0.3, 0.1]),
+            "age": rng.choice(["20", "25", "30", "35"], size=n),
+            "job": rng.choice(["a1", "a2", "b1", "b2", "c1"], size=n),
+        }
+    )
+    table = Table.from_frame(frame)
+    hierarchies = {"zip": ZIP, "age": AGE, "job": JOB}
+    try:
+        release = full_domain_generalization(
+            table,
+            [KAnonymity(k)],
+            quasi_identifiers=list(hierarchies),
+            hierarchies=hierarchies,
+            suppression_limit=limit,
+        )
+    except ConfigError:
+        return
+    transformation = round_trip(transformation_of(release))
+    applied = apply_transformation(table, transformation)
+    assert applied.table.data.equals(release.table.data)
+    assert np.array_equal(applied.classes, release.classes)
+    assert np.array_equal(applied.cell_penalty, release.cell_penalty)
+    assert np.array_equal(applied.suppressed_cells, release.suppressed_cells)
+    assert release_metrics(applied) == pytest.approx(release_metrics(release))
+    permutation = rng.permutation(n)
+    shuffled = apply_transformation(Table.from_frame(frame[permutation]), transformation)
+    assert shuffled.table.data.equals(release.table.data[permutation])
+    assert np.array_equal(shuffled.suppressed_records, release.suppressed_records[permutation])

@@ -54,6 +54,12 @@ the original release) and ``attributes`` (one entry per quasi-identifier), plus,
     lands in exactly one box; a hierarchical cut has a child only for the nodes that held records, so
     a value of the hierarchy may fall in no box next to the record's other values.
 
+    A box releases the value learnt from its original records (the range, lowest common ancestor or
+    set of *their* values, or their centroid), whatever the new record's value inside the box's
+    region: 27 landing in a box of region ``[25, 30]`` whose records spanned 25 to 26 is released as
+    ``25-26``, and a value of the hierarchy in a box whose records were all ``United-States`` as
+    ``United-States``. The exported CSV files list every such pair (box, original, released).
+
     Relaxed mode is refused: it splits records with equal values by their position, so its classes
     overlap and the class of a new record is not a function of its values.
 
