@@ -23,6 +23,7 @@ from sdckit.anonymize.suppression import (
     local_suppression,
     targeted_suppression,
 )
+from sdckit.anonymize.transform import apply_transformation, export_mappings, transformation_of
 
 __all__ = [
     "METHODS",
@@ -37,6 +38,8 @@ __all__ = [
     "SlicingParams",
     "TargetedSuppressionParams",
     "TopBottomCodingParams",
+    "apply_transformation",
+    "export_mappings",
     "full_domain_generalization",
     "local_suppression",
     "mondrian",
@@ -45,4 +48,5 @@ __all__ = [
     "slice_table",
     "targeted_suppression",
     "top_bottom_coding",
+    "transformation_of",
 ]

@@ -71,6 +71,49 @@ class _Dimension:
     original_values: pl.Series | None = None  # _HIERARCHY: data value of each code, for centroids
 
 
+@dataclass(frozen=True)
+class CutTree:
+    """The cut tree of a strict Mondrian partition and what each of its boxes released.
+
+    Kept in ``Release.search["boxes"]`` (strict mode only) so that
+    :func:`sdckit.anonymize.transform.transformation_of` can re-apply the partition to other data.
+    Tree nodes are numbered in order of creation; node 0 is the whole table and the children of a
+    node have consecutive numbers ``first_child[t] .. first_child[t] + n_children[t] - 1``.
+
+    ``attribute[t]``
+        Index (into ``dimensions``) of the quasi-identifier node ``t`` is cut on; -1 for a leaf.
+    ``at[t]``
+        Numeric or ordered cut: the code of the lower median ``m`` (first child: codes <= m, second:
+        codes > m). Hierarchy cut: the level whose nodes the children are (one child per node that
+        held records); -1 for a leaf.
+    ``key[t]``
+        Child of a hierarchy cut: its node at the parent's cut level, in the depth-first numbering
+        of ``dimensions[j].ancestors``; -1 otherwise.
+    ``box[t]``
+        Leaf: the equivalence class (``Release.classes`` numbering) it became; -1 otherwise.
+    ``labels[j]``
+        Per class: the value released for quasi-identifier ``j`` (generalized label, or centroid).
+    ``penalty``
+        float64 ``(n_classes, n_quasi_identifiers)``: the NCP of every class's cells.
+    ``categories[j]``
+        Generalized output: the categories of the released Enum column; None for centroids.
+    ``dimensions``
+        How every quasi-identifier was coded (private: codes index ``values`` / ``texts``).
+    """
+
+    attribute: np.ndarray
+    at: np.ndarray
+    first_child: np.ndarray
+    n_children: np.ndarray
+    key: np.ndarray
+    box: np.ndarray
+    labels: tuple[pl.Series, ...]
+    penalty: np.ndarray
+    categories: tuple[list[str] | None, ...]
+    dimensions: tuple[_Dimension, ...]
+    output: str
+
+
 def _is_number_text(column: pl.Series) -> np.ndarray | None:
     """The values of a text column as float64 if every one reads as a finite number, else None."""
     numbers = column.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
@@ -347,7 +390,9 @@ def mondrian(
     ``Release.cell_penalty`` holds each cell's NCP (Xu et al., 2006): the normalized range of a
     number's class, ``hierarchy.ncp`` of the LCA node, or ``|set| / |distinct values|`` (0 for a
     single value), whatever ``output`` is, so :func:`sdckit.utility.release_ncp` is GCP (Ghinita et
-    al., 2007).
+    al., 2007). In strict mode ``Release.search["boxes"]`` holds the cut tree and what every class
+    released (a :class:`CutTree`), from which :func:`sdckit.anonymize.transform.transformation_of`
+    re-applies the partition to other data; relaxed mode has none (its classes overlap).
 
     Raises :class:`ConfigError` for a bad parameter, an unknown quasi-identifier, a missing
     quasi-identifier value, or models the whole table does not satisfy (no partition can then).
@@ -398,7 +443,7 @@ def mondrian(
             "so no partition of it passes"
         )
 
-    classes, n_classes, splits = _partition(dimensions, models, sensitive, mode, progress)
+    classes, n_classes, splits, tree = _partition(dimensions, models, sensitive, mode, progress)
     parameters = {
         "models": [model.name for model in models],
         "mode": mode,
@@ -406,7 +451,7 @@ def mondrian(
         "quasi_identifiers": names,
         "partitions": n_classes,
     }
-    return _release(table, dimensions, classes, n_classes, parameters, output, splits)
+    return _release(table, dimensions, classes, n_classes, parameters, output, splits, tree)
 
 
 def _partition(
@@ -415,8 +460,9 @@ def _partition(
     sensitive: list[_Sensitive],
     mode: str,
     progress: ProgressCallback | None,
-) -> tuple[np.ndarray, int, int]:
-    """The class of every record (numbered in order of first record) and the number of classes."""
+) -> tuple[np.ndarray, int, int, dict[str, np.ndarray]]:
+    """The class of every record (numbered in order of first record), the number of classes, the
+    number of cuts, and the cut tree (the arrays of :class:`CutTree`)."""
     n = len(dimensions[0].codes)
     q = len(dimensions)
     codes = np.stack([d.codes for d in dimensions]).astype(np.int32)  # (q, n)
@@ -437,11 +483,15 @@ def _partition(
     placed = 0
     splits = 0
     next_report = 0
-    stack = [np.arange(n, dtype=np.int64)]
+    # The cut tree, one entry per partition (see CutTree); node 0 is the whole table.
+    tree_attribute, tree_at, tree_first, tree_count, tree_key, tree_box = [-1], [-1], [-1], [0], [-1], [-1]
+    stack = [(np.arange(n, dtype=np.int64), 0)]
     while stack:
-        index = stack.pop()
+        index, node = stack.pop()
         size = len(index)
         children = None
+        cut_at = -1
+        cut_keys: list[int] = []
         if size >= 2 * smallest and size >= 2:
             block = codes[:, index] if size < n else codes
             lows = block.min(axis=1).tolist()
@@ -481,6 +531,8 @@ def _partition(
                         local = remap[local]
                     n_children = len(present)
                     child = local.astype(np.int64, copy=False)
+                    cut_at = level
+                    cut_keys = (present + first).tolist()
                 else:
                     if relaxed:
                         half = size // 2
@@ -503,6 +555,8 @@ def _partition(
                     sizes = np.array([n_left, size - n_left])
                     n_children = 2
                     child = None
+                    cut_at = int(median)
+                    cut_keys = [-1, -1]
                 if not only_k:
                     if child is None:
                         child = (~left).astype(np.int64)
@@ -516,8 +570,10 @@ def _partition(
                     ordering = np.argsort(child, kind="stable")
                     bounds = np.cumsum(sizes)[:-1]
                     children = np.split(index[ordering], bounds)
+                tree_attribute[node], tree_at[node] = j, cut_at
                 break
         if children is None:
+            tree_box[node] = n_classes
             classes[index] = n_classes
             n_classes += 1
             placed += size
@@ -526,14 +582,34 @@ def _partition(
                 next_report = placed + max(n // 100, 1)
         else:
             splits += 1
-            stack.extend(reversed(children))
+            first_id = len(tree_attribute)
+            tree_first[node], tree_count[node] = first_id, len(children)
+            for key in cut_keys:
+                tree_attribute.append(-1)
+                tree_at.append(-1)
+                tree_first.append(-1)
+                tree_count.append(0)
+                tree_key.append(key)
+                tree_box.append(-1)
+            ids = range(first_id, first_id + len(children))
+            stack.extend(reversed(list(zip(children, ids, strict=True))))
     if progress is not None:
         progress(n, n)
     # Number the classes in order of their first record.
     _, first_records = np.unique(classes, return_index=True)
     renumber = np.empty(n_classes, dtype=np.int64)
     renumber[np.argsort(first_records, kind="stable")] = np.arange(n_classes)
-    return renumber[classes], n_classes, splits
+    box = np.asarray(tree_box, dtype=np.int64)
+    box[box >= 0] = renumber[box[box >= 0]]
+    tree = {
+        "attribute": np.asarray(tree_attribute, dtype=np.int64),
+        "at": np.asarray(tree_at, dtype=np.int64),
+        "first_child": np.asarray(tree_first, dtype=np.int64),
+        "n_children": np.asarray(tree_count, dtype=np.int64),
+        "key": np.asarray(tree_key, dtype=np.int64),
+        "box": box,
+    }
+    return renumber[classes], n_classes, splits, tree
 
 
 def _release(
@@ -544,13 +620,17 @@ def _release(
     parameters: dict[str, Any],
     output: str,
     splits: int,
+    tree: dict[str, np.ndarray],
 ) -> Release:
     n = table.n_records
     order = np.argsort(classes, kind="stable")
     sizes = np.bincount(classes, minlength=n_classes)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     penalty = np.empty((n, len(dimensions)), dtype=np.float64)
+    class_penalties = np.empty((n_classes, len(dimensions)), dtype=np.float64)
     columns = []
+    class_labels: list[pl.Series] = []
+    released_categories: list[list[str] | None] = []
     for j, dimension in enumerate(dimensions):
         sorted_codes = dimension.codes[order]
         lows = np.minimum.reduceat(sorted_codes, starts).astype(np.int64)
@@ -582,15 +662,30 @@ def _release(
             domain = len(dimension.texts)
             class_penalty = np.where(set_sizes <= 1, 0.0, set_sizes / max(domain, 1))
         penalty[:, j] = class_penalty[classes]
+        class_penalties[:, j] = class_penalty
         if output == "generalized":
-            categories = labels.unique().sort()
-            columns.append(labels.cast(pl.Enum(categories.to_list())).gather(classes).alias(dimension.name))
+            categories = labels.unique().sort().to_list()
+            per_class = labels.cast(pl.Enum(categories))
+            released_categories.append(categories)
         else:
-            columns.append(_centroid(dimension, table.column(dimension.name), classes, n_classes, sizes))
+            per_class = _centroids(dimension, table.column(dimension.name), classes, n_classes, sizes)
+            released_categories.append(None)
+        class_labels.append(per_class)
+        columns.append(per_class.gather(classes).alias(dimension.name))
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
     released = table.data.with_columns(columns).drop(identifiers)
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
     used = {d.name: d.hierarchy for d in dimensions if d.hierarchy is not None}
+    search: dict[str, Any] = {"partitions": n_classes, "splits": splits}
+    if parameters["mode"] == "strict":
+        search["boxes"] = CutTree(
+            **tree,
+            labels=tuple(class_labels),
+            penalty=class_penalties,
+            categories=tuple(released_categories),
+            dimensions=tuple(dimensions),
+            output=output,
+        )
     return Release(
         table=Table(released, schema, source=table.source),
         original=table,
@@ -600,7 +695,7 @@ def _release(
         suppressed_records=np.zeros(n, dtype=bool),
         classes=classes,
         hierarchies=used,
-        search={"partitions": n_classes, "splits": splits},
+        search=search,
         cell_penalty=penalty,
         suppressed_cells=None,
     )
@@ -628,13 +723,14 @@ def _value_sets(dimension: _Dimension, classes: np.ndarray, n_classes: int) -> t
     return labels, set_sizes
 
 
-def _centroid(
+def _centroids(
     dimension: _Dimension, column: pl.Series, classes: np.ndarray, n_classes: int, sizes: np.ndarray
 ) -> pl.Series:
+    """The centroid of every class: the mean of a number, the most frequent value of a category."""
     if dimension.kind == _NUMERIC:
         numbers = dimension.values[dimension.codes]
         means = np.bincount(classes, weights=numbers, minlength=n_classes) / sizes
-        return pl.Series(dimension.name, means[classes], dtype=pl.Float64)
+        return pl.Series(dimension.name, means, dtype=pl.Float64)
     # The most frequent value of each class; ties go to the smallest value (sorted order).
     value_codes, _, _, categories = encode_column(column)
     value_codes = value_codes.astype(np.int64)
@@ -645,10 +741,10 @@ def _centroid(
     best = ranking[np.concatenate(([True], pair_class[ranking][1:] != pair_class[ranking][:-1]))]
     mode_value = np.empty(n_classes, dtype=np.int64)
     mode_value[pair_class[best]] = pair_value[best]
-    return categories.gather(mode_value[classes]).alias(dimension.name)
+    return categories.gather(mode_value).alias(dimension.name)
 
 
-__all__ = ["MODES", "OUTPUTS", "mondrian"]
+__all__ = ["MODES", "OUTPUTS", "CutTree", "MondrianParams", "mondrian"]
 
 
 # Registered method ----------------------------------------------------------------------------

@@ -714,6 +714,26 @@ def release_metrics(release: Release) -> dict[str, float]:
     return compute_all(release.view)
 
 
+def top_bottom_expression(
+    attribute: str,
+    bottom: float | None,
+    top: float | None,
+    bottom_value: float | None,
+    top_value: float | None,
+) -> pl.Expr:
+    """The column ``attribute`` as float64 with values above ``top`` replaced by ``top_value`` and
+    values below ``bottom`` by ``bottom_value`` (a None threshold codes nothing; missing values stay
+    missing). Shared by :func:`top_bottom_coding` and :func:`sdckit.anonymize.transform.apply_transformation`
+    so that both release the same bits."""
+    expression = pl.col(attribute).cast(pl.Float64)
+    coded = expression
+    if top is not None:
+        coded = pl.when(expression > top).then(pl.lit(top_value)).otherwise(coded)
+    if bottom is not None:
+        coded = pl.when(expression < bottom).then(pl.lit(bottom_value)).otherwise(coded)
+    return coded.alias(attribute)
+
+
 def top_bottom_coding(
     table: Table,
     attribute: str,
@@ -726,7 +746,8 @@ def top_bottom_coding(
     """Top and bottom coding of a numeric attribute (as sdcMicro's ``topBotCoding``).
 
     Values above ``top`` are replaced by ``top_value`` (default ``top``), values below ``bottom`` by
-    ``bottom_value`` (default ``bottom``). Missing values stay missing.
+    ``bottom_value`` (default ``bottom``). Missing values stay missing. ``Release.parameters`` records
+    the thresholds and the replacement values used (defaults filled in).
     """
     if attribute not in table.data.columns:
         raise ConfigError(f"attribute '{attribute}' is not a column of the data")
@@ -737,19 +758,9 @@ def top_bottom_coding(
         raise ConfigError("give a bottom or a top threshold")
     if bottom is not None and top is not None and bottom > top:
         raise ConfigError(f"bottom {bottom} is above top {top}")
-    expression = pl.col(attribute).cast(pl.Float64)
-    coded = expression
-    if top is not None:
-        coded = (
-            pl.when(expression > top).then(pl.lit(top if top_value is None else top_value)).otherwise(coded)
-        )
-    if bottom is not None:
-        coded = (
-            pl.when(expression < bottom)
-            .then(pl.lit(bottom if bottom_value is None else bottom_value))
-            .otherwise(coded)
-        )
-    released = table.data.with_columns(coded.alias(attribute))
+    bottom_value = bottom if bottom_value is None else bottom_value
+    top_value = top if top_value is None else top_value
+    released = table.data.with_columns(top_bottom_expression(attribute, bottom, top, bottom_value, top_value))
     changed = (released.get_column(attribute) != column.cast(pl.Float64)).fill_null(False).to_numpy()
     return Release(
         table=Table(released, table.schema, source=table.source),
@@ -759,6 +770,8 @@ def top_bottom_coding(
             "attribute": attribute,
             "bottom": bottom,
             "top": top,
+            "bottom_value": bottom_value,
+            "top_value": top_value,
             "changed_records": int(changed.sum()),
         },
         quasi_identifiers=(attribute,),
