@@ -234,3 +234,97 @@ def test_bad_plans_name_the_step_and_parameter(tmp_path, plan, message):
 def test_steps_are_validated_before_anything_runs():
     with pytest.raises(ConfigError, match=r"step 2 \(mondrian\): mode must be 'strict' or 'relaxed'"):
         parse_steps([{"method": "generalize", "k": 2}, {"method": "mondrian", "k": 2, "mode": "loose"}])
+
+
+# sdckit apply ------------------------------------------------------------------------------------
+
+# next year's file: the same values in other combinations (values the hierarchies built from this
+# year's data do not list are refused, see below)
+NEW_DATA = DATA.replace("47911,55,gastritis", "47911,52,gastritis").replace("47603,38", "47603,36")
+UNCOVERED = DATA.replace("47911,55,gastritis", "99999,55,gastritis")
+
+
+@pytest.mark.parametrize("method", ["generalize", "top-bottom-coding", "mondrian"])
+def test_apply_on_the_original_data_reproduces_the_release(tmp_path, method):
+    data, config, options = write_inputs(tmp_path, method)
+    first, summary = tmp_path / "first.parquet", tmp_path / "first.json"
+    result = runner.invoke(
+        app,
+        [
+            "anonymize",
+            method,
+            str(data),
+            "-c",
+            str(config),
+            "-o",
+            str(first),
+            "--summary",
+            str(summary),
+            *options,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(summary.read_text())["recipe"]["transformation"]["method"] == method
+    again = tmp_path / "again.parquet"
+    applied = runner.invoke(app, ["apply", str(summary), str(data), "-o", str(again)])
+    assert applied.exit_code == 0, applied.output
+    assert digest(again) == digest(first)
+
+
+def test_apply_reports_the_models_on_new_data_and_refuses_uncovered_values(tmp_path):
+    data, config, options = write_inputs(tmp_path, "generalize")
+    summary = tmp_path / "s.json"
+    runner.invoke(app, ["anonymize", "generalize", str(data), "-c", str(config), "-o", str(tmp_path / "r.csv"),
+                        "--summary", str(summary), *options])  # fmt: skip
+    new = tmp_path / "new.csv"
+    new.write_text(NEW_DATA)
+    figures = tmp_path / "applied.json"
+    result = runner.invoke(
+        app, ["apply", str(summary), str(new), "-o", str(tmp_path / "n.csv"), "--summary", str(figures)]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(figures.read_text())["achieved"]["3-anonymity"] >= 3
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text(UNCOVERED)
+    out = tmp_path / "b.csv"
+    refused = runner.invoke(app, ["apply", str(summary), str(bad), "-o", str(out)])
+    assert refused.exit_code == 2
+    assert (
+        "ZIPCode" in refused.output and "99999" in refused.output and "--unknown suppress" in refused.output
+    )
+    assert not out.exists()
+    suppressed = runner.invoke(
+        app, ["apply", str(summary), str(bad), "-o", str(out), "--unknown", "suppress", "--allow-violations",
+              "--summary", str(figures)],
+    )  # fmt: skip
+    assert suppressed.exit_code in (0, 3), suppressed.output
+    document = json.loads(figures.read_text())
+    assert document["unknown"] == {"ZIPCode": 1, "Age": 0}
+    assert document["suppressed_records"] >= 1
+
+
+def test_export_mappings_writes_one_csv_per_attribute(tmp_path):
+    data, config, options = write_inputs(tmp_path, "generalize")
+    summary = tmp_path / "s.json"
+    runner.invoke(app, ["anonymize", "generalize", str(data), "-c", str(config), "-o", str(tmp_path / "r.csv"),
+                        "--summary", str(summary), *options])  # fmt: skip
+    levels = json.loads(summary.read_text())["levels"]
+    folder = tmp_path / "mappings"
+    result = runner.invoke(app, ["apply", str(summary), "--export-mappings", str(folder)])
+    assert result.exit_code == 0, result.output
+    age = (folder / "Age.csv").read_text().splitlines()
+    assert age[0] == "original,released"
+    if levels["Age"] == 1:
+        assert "29,[20-30)" in age or any(line.startswith("29,") for line in age)
+    assert {p.name for p in folder.iterdir()} >= {"Age.csv", "ZIPCode.csv"}
+
+
+def test_apply_refuses_a_recipe_without_a_transformation(tmp_path):
+    data, config, options = write_inputs(tmp_path, "local-suppression")
+    summary = tmp_path / "s.json"
+    runner.invoke(app, ["anonymize", "local-suppression", str(data), "-c", str(config), "-o", str(tmp_path / "r.csv"),
+                        "--summary", str(summary), *options])  # fmt: skip
+    result = runner.invoke(app, ["apply", str(summary), str(data), "-o", str(tmp_path / "x.csv")])
+    assert result.exit_code == 2
+    assert "holds no learnt transformation" in result.output

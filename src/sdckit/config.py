@@ -693,20 +693,28 @@ __all__ = [
 
 
 def read_document(path: str | Path, what: str = "file") -> Any:
-    """Read a YAML (or JSON) document other than a configuration, such as a recipe, with the same
-    loader and the same errors as configurations (file named, line where the text is wrong)."""
+    """Read a document other than a configuration, such as a recipe or a summary JSON: ``.json``
+    with the JSON parser (a summary may hold a large learnt transformation), anything else with the
+    bounded YAML loader of configurations; errors name the file (and line)."""
+    import json
+
     label = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{label}: no such {what} file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{label}: is a directory, not a {what} file") from None
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"{label}: the {what} is not UTF-8 text (byte {error.start})") from None
-    except OSError as error:
-        raise ConfigError(f"{label}: cannot read the {what}: {error.strerror}") from None
-    document, _ = _parse_yaml(text, label)
+    text = read_text_file(
+        path, label, what, ConfigError, max_bytes=MAX_DOCUMENT_BYTES, missing=f"{label}: no such {what} file"
+    )
+    if Path(path).suffix.lower() == ".json":
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"{label}:{error.lineno}: the {what} is not valid JSON: {error.msg}") from None
+        except RecursionError:
+            raise ConfigError(f"{label}: the {what} is nested too deeply") from None
+    else:
+        document, _ = _parse_yaml(text, label)
     if document is None:
         raise ConfigError(f"{label}: the {what} is empty")
     return document
+
+
+#: Largest recipe or summary read back (a summary may hold a learnt transformation).
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024

@@ -23,7 +23,7 @@ import hashlib
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,16 @@ def load_plan(path: str | Path) -> tuple[list[Step], dict[str, Any]]:
         document = document["recipe"]  # the summary JSON of an earlier run
     if not isinstance(document, Mapping) or "steps" not in document:
         raise ConfigError(f"{label}: a recipe must be a mapping with steps (or a summary JSON with a recipe)")
-    known = {"steps", "risk_threshold", "sdckit_version", "seed", "config", "input", "replays_exactly"}
+    known = {
+        "steps",
+        "risk_threshold",
+        "sdckit_version",
+        "seed",
+        "config",
+        "input",
+        "replays_exactly",
+        "transformation",
+    }
     unknown = sorted(set(document) - known)
     if unknown:
         raise ConfigError(f"{label}: unknown key {unknown[0]!r}; a recipe has {', '.join(sorted(known))}")
@@ -255,12 +264,81 @@ def _final_state(
 
 
 def transformation_record(release: Any) -> dict[str, Any] | None:
-    """The learnt transformation of a re-applicable release (for ``sdckit apply``), or None."""
+    """The learnt transformation of a re-applicable release (for ``sdckit apply``), or None when
+    this release cannot be re-applied (relaxed Mondrian: its classes overlap)."""
+    from sdckit.anonymize.transform import transformation_of
+
     try:
-        from sdckit.anonymize.transform import transformation_of
-    except ImportError:  # pragma: no cover - the module arrives with the apply command
+        return transformation_of(release)
+    except ConfigError:
         return None
-    return transformation_of(release)
+
+
+@dataclass(frozen=True)
+class Learnt:
+    """What ``sdckit apply`` reads from a recipe: the transformation, the configuration to read new
+    data with, and the step that learnt it (for the models to re-check)."""
+
+    transformation: dict[str, Any]
+    config: Any
+    step: Step
+
+
+def read_transformation(path: str | Path, config_path: str | Path | None = None) -> Learnt:
+    """The learnt transformation of a summary JSON (or of the recipe in it), with the configuration
+    it records (or the one at ``config_path``)."""
+    from sdckit.config import load_config, parse_config, read_document
+
+    label = str(path)
+    document = read_document(path, what="recipe")
+    if isinstance(document, Mapping) and isinstance(document.get("recipe"), Mapping):
+        document = document["recipe"]
+    transformation = document.get("transformation") if isinstance(document, Mapping) else None
+    if not isinstance(transformation, Mapping):
+        raise ConfigError(
+            f"{label}: holds no learnt transformation; apply re-applies a run of "
+            "generalize, top-bottom-coding or strict mondrian (its --summary JSON)"
+        )
+    steps = parse_steps(document.get("steps"), where=label)
+    if config_path is not None:
+        config = load_config(config_path)
+    else:
+        recorded = document.get("config") or {}
+        if not recorded.get("path"):
+            raise ConfigError(f"{label}: records no configuration; give --config")
+        if recorded.get("text") is None:
+            config = load_config(recorded["path"])
+        else:
+            parsed = parse_config(recorded["text"], source=f"{label} (configuration {recorded['path']})")
+            config = replace(parsed, path=str(recorded["path"]))
+    return Learnt(dict(transformation), config, steps[0])
+
+
+def applied_figures(release: Any, learnt: Learnt) -> tuple[dict[str, Any], str | None]:
+    """Figures of a transformation re-applied to new data: what the learnt step's privacy models
+    achieve there, and what they miss (None when all pass)."""
+    from sdckit.anonymize.base import achieved, cell_figures, class_figures, unmet
+
+    params = learnt.step.params
+    figures: dict[str, Any] = {
+        "method": learnt.transformation["method"],
+        **class_figures(release),
+        **cell_figures(release),
+        "unknown": release.search.get("unknown"),
+    }
+    violation = None
+    if hasattr(params, "privacy_models"):
+        models = params.privacy_models(release.table)
+        figures["achieved"] = achieved(release, models)
+        violation = unmet(release, models)
+    lines = [
+        f"suppressed records: {figures['suppressed_records']:,}; equivalence classes: "
+        f"{figures['equivalence_classes']:,}; smallest class: {figures['smallest_class']:,}"
+    ]
+    if figures.get("achieved"):
+        lines.append("achieved: " + "; ".join(f"{m} → {v:.4g}" for m, v in figures["achieved"].items()))
+    figures["report"] = lines
+    return figures, violation
 
 
 def dumps(value: Any) -> str:

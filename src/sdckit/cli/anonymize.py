@@ -170,6 +170,8 @@ def anonymize(
         violation = spec.violation(release, figures)
         elapsed = time.perf_counter() - started
         record = recipe([Step(spec, release.params)], table, settings)
+        if spec.reapplicable:
+            record["transformation"] = transformation_record(release)
         document = {
             "data": str(data),
             "method": spec.name,
@@ -179,8 +181,6 @@ def anonymize(
             "elapsed_seconds": round(elapsed, 3),
             "recipe": record,
         }
-        if spec.reapplicable:
-            document["transformation"] = transformation_record(release)
         report = Report()
         report.line(
             f"[bold]{data.name}[/]: {table.n_records:,} records, method {spec.name} — {elapsed:.2f} s"

@@ -161,20 +161,25 @@ def apply(
         outputs.file(summary, "--summary", (".json",))
         if export_mappings is not None:
             outputs.directory(export_mappings, "--export-mappings")
-        transformation, settings = read_transformation(recipe, config)
+        learnt = read_transformation(recipe, config)
+        transformation = learnt.transformation
         report = Report()
         violation = None
         if data is not None:
-            table = settings.read(data)
-            release = apply_transformation(table, transformation, unknown=unknown)
-            figures, violation = applied_figures(release, transformation)
+            table = learnt.config.read(data)
+            try:
+                release = apply_transformation(table, transformation, unknown=unknown)
+            except ConfigError as error:  # the library names its parameter; say the option
+                raise ConfigError(str(error).replace("unknown='suppress'", "--unknown suppress")) from None
+            figures, violation = applied_figures(release, learnt)
             report.line(
                 f"[bold]{data.name}[/]: {table.n_records:,} records, {transformation['method']} re-applied"
             )
             for line in figures["report"]:
                 report.line(line)
             stage_table(outputs, output, release.table)
-            stage_json(outputs, summary, {"data": str(data), **figures, "satisfied": violation is None})
+            document = {"data": str(data), **figures, "satisfied": violation is None, "violation": violation}
+            stage_json(outputs, summary, document)
         if export_mappings is not None:
             outputs.stage(export_mappings, lambda folder: export(transformation, folder))
         finish(outputs, report, violation, allow_violations)
