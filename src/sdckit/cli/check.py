@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -34,86 +32,61 @@ def check(
     t_distance: Annotated[
         str, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
     ] = "equal",
+    missing: Annotated[
+        str | None,
+        typer.Option(
+            help="How a null (a suppressed value) matches: wildcard (as local suppression counts) or "
+            "category; default: the config's risk.missing."
+        ),
+    ] = None,
     summary: SummaryOption = None,
     show: Annotated[int, typer.Option(help="How many violating classes to list.")] = 10,
 ) -> None:
     """Achieved k-anonymity, l-diversity and t-closeness of a table, and its violating classes.
 
-    Classes are the combinations of the quasi-identifiers as they are in the data (generalized values
-    such as 20-29 or '*' are classes as written). Without -k/-l/-t the achieved values are reported
-    with nothing required; with them, exit status 3 says that a required model is not satisfied.
+    The table is read as a release (Config.read_release): identifiers the release dropped are not
+    needed, the delimiter is found, and generalized values such as 20-29, {a,b} or '*' are classes as
+    written. With --missing wildcard a null matches every value (only k-anonymity is then checked).
+    Without -k/-l/-t the achieved values are reported with nothing required; with them, exit status 3
+    says that a required model is not satisfied (the --summary is written all the same).
     """
-    from sdckit.models import check_table
-    from sdckit.params import PrivacyModelParams, privacy_models
-    from sdckit.table import Role
+    from sdckit.config import load_config
+    from sdckit.errors import ConfigError
+    from sdckit.models.check import verdict
+    from sdckit.params import PrivacyModelParams, option_name
 
     with user_errors():
         outputs = Outputs([data, config])
         outputs.file(summary, "--summary", (".json",))
+        asked = dict(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
         if k is not None or l is not None or t is not None:  # validated as the methods validate them
+            fields = PrivacyModelParams.model_fields
             PrivacyModelParams.parse(
-                dict(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance),
-                spell=lambda name: {"c": "--c"}.get(
-                    name, f"-{name}" if len(name) == 1 else f"--{name}".replace("_", "-")
-                ),
-                method="check",
+                asked, spell=lambda name: option_name(name, fields.get(name)), method="check"
             )
-        table = _read_release(data, config)
-        names = [a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER)]
-        required = privacy_models(table, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
-        sensitive = bool(table.schema.with_role(Role.SENSITIVE))
-        reported = privacy_models(  # k, l and t are reported even when not required
-            table,
-            k=k or 1,
-            l=l if l is not None else (1 if sensitive else None),
-            l_variant=l_variant,
-            c=c,
-            t=t if t is not None else (1.0 if sensitive else None),
-            t_distance=t_distance,
-        )
-        result = check_table(table, names, reported)
-        figures = result.summary()
-        required_names = {model.name for model in required}
-        satisfied = all(bool(r.passes.all()) for r in result.results if r.model in required_names)
-        figures.update(required=sorted(required_names), satisfied=satisfied, quasi_identifiers=names)
+        settings = load_config(config)
+        treatment = settings.risk.missing if missing is None else missing
+        if treatment not in ("wildcard", "category"):
+            raise ConfigError(f"--missing must be wildcard or category, got {treatment!r}")
+        result = verdict(settings.read_release(data), **asked, missing=treatment)
+        checked = result.report
         report = Report()
         report.line(
-            f"[bold]{data.name}[/]: {result.n_records:,} records, {result.n_classes:,} equivalence classes "
-            f"on {', '.join(names)}"
+            f"[bold]{data.name}[/]: {checked.n_records:,} records, {checked.n_classes:,} equivalence classes "
+            f"on {', '.join(result.quasi_identifiers)} (nulls as {result.missing})"
         )
         achieved = RichTable(title="Achieved", title_justify="left")
         for column, justify in (("model", "left"), ("achieved", "right"), ("violating classes", "right")):
             achieved.add_column(column, justify=justify)
-        for r in result.results:
-            violating = f"{int((~r.passes).sum()):,}" if r.model in required_names else "-"
+        for r in checked.results:
+            violating = f"{int((~r.passes).sum()):,}" if r.model in result.required else "-"
             achieved.add_row(r.model, f"{r.worst():.4g}", violating)
         report.add(achieved)
-        if required:
-            verdict = "[bold green]satisfied[/]" if satisfied else "[bold red]not satisfied[/]"
-            report.line(f"required {', '.join(sorted(required_names))}: {verdict}")
-            if show > 0 and result.violating().height:
-                report.add(result.violating().head(show))
-        stage_json(outputs, summary, figures)
-        unmet = None if satisfied else f"{data.name} does not satisfy {', '.join(sorted(required_names))}"
+        if result.required:
+            verdict_text = "[bold green]satisfied[/]" if result.satisfied else "[bold red]not satisfied[/]"
+            report.line(f"required {', '.join(result.required)}: {verdict_text}")
+            if show > 0 and checked.violating().height:
+                report.add(checked.violating().head(show))
+        stage_json(outputs, summary, result.figures())
+        unmet = None if result.satisfied else f"{data.name} does not satisfy {', '.join(result.required)}"
         finish(outputs, report, unmet, allowed=True)
-
-
-def _read_release(data: Path, config: Path):
-    """A table to check may be a release: generalized values are classes as written, so the
-    quasi-identifiers' hierarchies are not needed (nor checked against the values)."""
-    from sdckit.config import load_config
-    from sdckit.errors import ConfigError
-    from sdckit.table import Role
-
-    settings = load_config(config)
-    settings = dataclasses.replace(
-        settings,
-        attributes=tuple(
-            dataclasses.replace(a, hierarchy=None) if a.role is Role.QUASI_IDENTIFIER else a
-            for a in settings.attributes
-        ),
-    )
-    table = settings.read(data)
-    if not table.schema.with_role(Role.QUASI_IDENTIFIER):
-        raise ConfigError("no attribute has role quasi-identifier in the configuration")
-    return table

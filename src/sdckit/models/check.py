@@ -222,3 +222,66 @@ def check_table(
         sizes=statistics.sizes,
         weighted=weights is not None,
     )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What ``sdckit check`` reports: the achieved values of k, l and t (``report``), which of them
+    were required, whether they all pass, and the figures for a summary."""
+
+    report: CheckReport
+    quasi_identifiers: list[str]
+    required: list[str]
+    satisfied: bool
+    missing: str
+
+    def figures(self) -> dict[str, Any]:
+        figures = self.report.summary()
+        figures.update(
+            required=self.required,
+            satisfied=self.satisfied,
+            quasi_identifiers=self.quasi_identifiers,
+            missing=self.missing,
+        )
+        return figures
+
+
+def verdict(
+    table: Table,
+    *,
+    k: int | None = None,
+    l: float | None = None,  # noqa: E741
+    l_variant: str = "distinct",
+    c: float = 2.0,
+    t: float | None = None,
+    t_distance: str = "equal",
+    missing: str = "category",
+) -> Verdict:
+    """Check ``table`` (a release as written) against the required models, reporting k, l and t even
+    when not required. With ``missing="wildcard"`` and nulls among the quasi-identifiers a null
+    matches every value and only k-anonymity is reported (l and t need exact classes); without
+    nulls both treatments count alike, so every model is reported."""
+    from sdckit.params import privacy_models
+    from sdckit.table import Role
+
+    check_missing(missing)
+    names = [a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER)]
+    if not names:
+        raise ConfigError("no attribute has role quasi-identifier in the configuration")
+    has_nulls = bool(table.data.select(pl.any_horizontal(pl.col(names).is_null()).any()).item())
+    wildcard = missing == "wildcard" and has_nulls
+    required = privacy_models(table, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
+    sensitive = bool(table.schema.with_role(Role.SENSITIVE)) and not wildcard
+    reported = privacy_models(
+        table,
+        k=k or 1,
+        l=l if l is not None else (1 if sensitive else None),
+        l_variant=l_variant,
+        c=c,
+        t=t if t is not None else (1.0 if sensitive else None),
+        t_distance=t_distance,
+    )
+    report = check_table(table, names, reported, missing="wildcard" if wildcard else "category")
+    required_names = sorted({model.name for model in required})
+    satisfied = all(bool(r.passes.all()) for r in report.results if r.model in required_names)
+    return Verdict(report, names, required_names, satisfied, "wildcard" if wildcard else "category")
