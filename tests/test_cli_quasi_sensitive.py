@@ -1,4 +1,4 @@
-"""`sdckit anonymize --method quasi-sensitive` on the paper's Figure 1 (Shi, Xiong & Fung, 2010)."""
+"""`sdckit anonymize quasi-sensitive` on the paper's Figure 1 (Shi, Xiong & Fung, 2010)."""
 
 from __future__ import annotations
 
@@ -41,10 +41,14 @@ def write(directory: Path, knowledge: str = KNOWLEDGE) -> tuple[Path, Path, Path
 
 def anonymize(directory: Path, *options: str, knowledge: str = KNOWLEDGE):
     data, config, facts = write(directory, knowledge)
-    arguments = ["anonymize", str(data), "--config", str(config), "--method", "quasi-sensitive",
+    arguments = ["anonymize", "quasi-sensitive", str(data), "--config", str(config),
                  "--knowledge", str(facts), "--output", str(directory / "out.csv"),
                  "--summary", str(directory / "summary.json"), *options]  # fmt: skip
     return runner.invoke(app, arguments)
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
 
 
 def test_figure_1_is_protected(tmp_path):
@@ -54,6 +58,11 @@ def test_figure_1_is_protected(tmp_path):
     assert result.exit_code == 0, result.output
     figures = json.loads((tmp_path / "summary.json").read_text())
     assert figures["model"].startswith("QS")
+    assert figures["method"] == "quasi-sensitive"
+    assert figures["satisfied"] is True and figures["violation"] is None
+    step = figures["recipe"]["steps"][0]
+    assert (step["method"], step["k"], step["l"], step["c"]) == ("quasi-sensitive", 2, 2, 3.0)
+    assert step["knowledge"] == str(tmp_path / "knowledge.csv")
     assert figures["violating_before"] >= 1
     assert figures["violating_after"] == 0
     assert figures["suppressed_items"] > 0
@@ -89,22 +98,37 @@ def test_figure_1_is_protected(tmp_path):
 @pytest.mark.parametrize(
     ("options", "words"),
     [
-        (["-k", "2", "-l", "2", "--c", "0"], ["c", "0"]),
-        (["-k", "2", "-l", "0"], ["l", "0"]),
-        (["-k", "2", "-t", "2"], ["t", "2"]),
-        (["-k", "2", "-t", "-0.1"], ["t"]),
-        (["-k", "2"], ["either -l", "-t"]),
-        (["-k", "2", "-l", "2", "-t", "0.4"], ["not both"]),
-        (["-k", "2", "-l", "2", "--time-limit", "0"], ["--time-limit"]),
-        (["-k", "0", "-l", "2"], ["k"]),
-        (["-k", "2", "-t", "0.4", "--total-time-limit", "-1"], ["--total-time-limit"]),
+        (["-k", "2", "-l", "2", "--c", "0"], ["--c must be greater than 0", "0"]),
+        (["-k", "2", "-l", "0"], ["-l must be greater than or equal to 1", "got 0"]),
+        # QS t-closeness's distance goes up to sqrt(2): the bound is checked against the model.
+        (["-k", "2", "-t", "2"], ["t must be in [0, 1.41421]", "got 2"]),
+        (["-k", "2", "-t", "-0.1"], ["-t must be greater than or equal to 0", "-0.1"]),
+        (["-k", "2", "-t", "nan"], ["-t must be a finite number", "nan"]),
+        (["-k", "2"], ["quasi-sensitive needs either -l", "-t"]),
+        (["-k", "2", "-l", "2", "-t", "0.4"], ["quasi-sensitive needs either -l", "-t", "not both"]),
+        (["-k", "2", "-l", "2", "--time-limit", "0"], ["--time-limit must be greater than 0", "0"]),
+        (["-k", "0", "-l", "2"], ["-k must be greater than or equal to 1", "got 0"]),
+        (
+            ["-k", "2", "-t", "0.4", "--total-time-limit", "-1"],
+            ["--total-time-limit must be greater than 0", "-1"],
+        ),
+        (
+            ["-k", "2", "-l", "2", "--node-limit", "0"],
+            ["--node-limit must be greater than or equal to 1", "got 0"],
+        ),
+        (
+            ["-k", "2", "-l", "2", "--node-limit", "10", "--time-limit", "1"],
+            ["--node-limit", "--time-limit", "not both"],
+        ),
+        (["-k", "2", "-l", "2", "--strategy", "greedy"], ["--strategy", "'adaptive'", "'greedy'"]),
+        (["-k", "2", "-l", "2", "--set-column", "diagnoses"], ["set_column", "'diagnoses'", "not a column"]),
     ],
 )
 def test_bad_options_exit_2(tmp_path, options, words):
     result = anonymize(tmp_path, *options)
     assert result.exit_code == 2, result.output
-    text = " ".join(result.output.split())
-    assert "error:" in text and "Traceback" not in result.output
+    text = flat(result.output)
+    assert text.count("error:") == 1 and "Traceback" not in result.output
     for word in words:
         assert word in text, (word, text)
     assert not (tmp_path / "out.csv").exists()
@@ -142,3 +166,39 @@ def test_total_time_limit_is_passed_on(tmp_path):
     figures = json.loads((tmp_path / "summary.json").read_text())
     assert figures["total_time_limit"] == 5
     assert figures["violating_after"] == 0
+
+
+def test_node_limit_search_replays_exactly(tmp_path):
+    result = anonymize(tmp_path, "-k", "2", "-l", "2", "--c", "3", "--node-limit", "1000")
+    assert result.exit_code == 0, result.output
+    figures = json.loads((tmp_path / "summary.json").read_text())
+    assert figures["node_limit"] == 1000 and figures["time_limit"] is None
+    assert figures["recipe"]["replays_exactly"] is True
+    assert figures["violating_after"] == 0
+
+
+# (0.5, 3)-diversity cannot be reached on four records without generalizing (k = 1): the release
+# leaves violating groups.
+UNREACHABLE = ["-k", "1", "-l", "3", "--c", "0.5", "--node-limit", "1000"]
+
+
+def test_groups_left_violating_write_nothing_and_exit_3(tmp_path):
+    result = anonymize(tmp_path, *UNREACHABLE)
+    assert result.exit_code == 3, result.output
+    text = flat(result.output)
+    assert "not satisfied" in text and "groups still violate QS (0.5,3)-diversity" in text
+    assert "nothing written" in text and "--allow-violations" in text
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "summary.json").exists()
+
+
+def test_allow_violations_writes_the_release_and_still_exits_3(tmp_path):
+    result = anonymize(tmp_path, *UNREACHABLE, "--allow-violations")
+    assert result.exit_code == 3, result.output
+    assert "nothing written" not in flat(result.output)
+    figures = json.loads((tmp_path / "summary.json").read_text())
+    assert figures["satisfied"] is False
+    assert figures["violating_after"] > 0
+    assert figures["violation"] == (
+        f"{figures['violating_after']:,} of {figures['groups']:,} groups still violate {figures['model']}"
+    )
+    assert pl.read_csv(tmp_path / "out.csv", infer_schema=False).height == 4

@@ -124,6 +124,7 @@ def test_experiment_cli(tmp_path):
          "--output", str(output), "--ks", "2,5", "--methods", "targeted-suppression,mondrian", "-q"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+    assert "".join(result.output.split()).endswith(f"written{output}")  # the folder, once all is in it
     figures = json.loads((output / "summary.json").read_text())
     assert [row["method"] for row in figures["rows"]][:2] == ["original data", "targeted suppression"]
     assert {p.name for p in output.iterdir()} == {
@@ -261,6 +262,7 @@ def test_slicing_experiment_cli(tmp_path):
          "--min-bucket-size", "20", "-q"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+    assert "".join(result.output.split()).endswith(f"written{output}")
     figures = json.loads((output / "summary.json").read_text())
     assert len(figures["correlation"]) == 4
     assert {p.name for p in output.iterdir()} >= {"figure2.png", "results.md", "correlation.csv"}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from collections import Counter, defaultdict
 from fractions import Fraction
 from pathlib import Path
@@ -678,11 +679,12 @@ CSV = "Age,Sex,Zip,Disease\n" + "".join(f"{a},{s},{z},{d}\n" for a, s, z, d in S
 CONFIG = "attributes:\n  Disease: {role: sensitive}\n"
 
 
-def cli(tmp_path: Path, *options: str, config: str = CONFIG):
+def cli(tmp_path: Path, method: str, *options: str, config: str = CONFIG):
     (tmp_path / "data.csv").write_text(CSV)
     (tmp_path / "config.yaml").write_text(config)
     arguments = [
         "anonymize",
+        method,
         tmp_path / "data.csv",
         "-c",
         tmp_path / "config.yaml",
@@ -693,27 +695,24 @@ def cli(tmp_path: Path, *options: str, config: str = CONFIG):
 
 
 @pytest.mark.parametrize(
-    "options",
+    ("method", "options"),
     [
-        ["-m", "slicing", "--column", "Age,Sex;Zip,Disease", "-l", "2"],
-        ["-m", "slicing", "--columns", "2", "--sensitive-column-size", "1", "--seed", "4"],
-        ["-m", "overlapping-slicing", "--sensitive-column-size", "1", "--columns", "3", "--beta", "2"],
-        [
-            "-m",
+        ("slicing", ["--columns", "Age,Sex;Zip,Disease", "-l", "2"]),
+        ("slicing", ["--n-columns", "2", "--sensitive-column-size", "1", "--seed", "4"]),
+        ("overlapping-slicing", ["--sensitive-column-size", "1", "--n-columns", "3", "--beta", "2"]),
+        (
             "overlapping-slicing",
-            "--column",
-            "Age,Sex;Sex,Zip;Disease",
-            "--max-labels",
-            "2",
-            "--min-bucket-size",
-            "2",
-        ],
+            ["--columns", "Age,Sex;Sex,Zip;Disease", "--max-labels", "2", "--min-bucket-size", "2"],
+        ),
     ],
 )
-def test_cli_slicing(tmp_path, options):
-    result = cli(tmp_path, *options, "--summary", str(tmp_path / "summary.json"))
+def test_cli_slicing(tmp_path, method, options):
+    result = cli(tmp_path, method, *options, "--summary", str(tmp_path / "summary.json"))
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["method"] == method
+    assert summary["satisfied"] is True and summary["violation"] is None
+    assert summary["recipe"]["steps"][0]["method"] == method
     published = pl.read_csv(tmp_path / "out.csv")
     assert published.height == 8 and published.columns[0] == "bucket"
     assert summary["buckets"] == published.get_column("bucket").n_unique()
@@ -723,26 +722,58 @@ def test_cli_slicing(tmp_path, options):
     assert "fake_tuples" in summary and "average_correlation" in summary
     columns = [tuple(c) for c in summary["columns"]]
     assert_l_diverse(SPEC_FRAME, published, columns, "Disease", 2)
+    if "--columns" in options:  # the explicit columns are the released ones
+        given = options[options.index("--columns") + 1]
+        assert summary["columns"] == [part.split(",") for part in given.split(";")]
 
 
 @pytest.mark.parametrize(
-    ("options", "message"),
+    ("method", "options", "words"),
     [
-        (["-m", "slicing", "--column", "Age,Foo;Zip,Disease"], "unknown attribute"),
-        (["-m", "slicing", "-l", "3", "--column", "Age,Sex;Zip,Disease"], "single bucket"),
-        (["-m", "slicing", "-k", "2"], "-l only"),
-        (["-m", "overlapping-slicing", "--beta", "7"], "beta 7"),
-        (["-m", "slicing", "--columns", "1"], "n_columns"),
-        (["-m", "slicing", "--column", "Age,;Disease"], "empty attribute name"),
-        (["-m", "slicing", "-l", "9"], "larger than the number of distinct values"),
-        (["-m", "slicing", "-l", "2", "CONFIG:attributes:\n  Age: {role: quasi-identifier}\n"], "sensitive"),
+        ("slicing", ["--columns", "Age,Foo;Zip,Disease"], ["columns", "unknown attribute", "'Foo'"]),
+        ("slicing", ["-l", "3", "--columns", "Age,Sex;Zip,Disease"], ["not 3-diverse", "single bucket"]),
+        ("overlapping-slicing", ["--beta", "7"], ["beta 7", "larger than the number of attributes"]),
+        ("slicing", ["--n-columns", "1"], ["n_columns", "between 2", "got 1"]),
+        ("slicing", ["--n-columns", "0"], ["--n-columns", "greater than or equal to 1", "got 0"]),
+        # an empty name between the commas is no attribute of the data
+        ("slicing", ["--columns", "Age,;Disease"], ["columns", "unknown attribute", "''"]),
+        ("slicing", ["-l", "9"], ["l 9", "larger than the number of distinct values"]),
+        ("slicing", ["-l", "0.5"], ["-l", "greater than or equal to 1", "0.5"]),
+        ("slicing", ["--partition", "halves"], ["--partition", "'mondrian'", "'halves'"]),
+        ("slicing", ["-l", "2", "CONFIG:attributes:\n  Age: {role: quasi-identifier}\n"], ["sensitive"]),
     ],
 )
-def test_cli_slicing_bad_input(tmp_path, options, message):
+def test_cli_slicing_bad_input(tmp_path, method, options, words):
     config = [option[len("CONFIG:") :] for option in options if option.startswith("CONFIG:")]
     options = [option for option in options if not option.startswith("CONFIG:")]
-    result = cli(tmp_path, *options, config=config[0] if config else CONFIG)
-    assert result.exit_code == 2
+    result = cli(tmp_path, method, *options, config=config[0] if config else CONFIG)
+    assert result.exit_code == 2, result.output
     text = " ".join(result.output.split())
-    assert text.count("error:") == 1 and message in text
+    assert text.count("error:") == 1, text
+    for word in words:
+        assert word in text, (word, text)
+    assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("method", "options", "words"),
+    [
+        # -k was "-l only" for slicing; the option now belongs to other methods' commands.
+        ("slicing", ["-k", "2"], ["-k is not an option of slicing", "generalize", "mondrian"]),
+        # the old options --column (explicit columns) and --method
+        ("slicing", ["--column", "Age,Sex;Zip,Disease"], ["No such option", "--column"]),
+        ("slicing", ["-m", "slicing"], ["No such option", "-m"]),
+        (
+            "overlapping-slicing",
+            ["--medoid-start", "build"],
+            ["--medoid-start is not an option of overlapping-slicing", "slicing"],
+        ),
+    ],
+)
+def test_cli_slicing_usage_errors(tmp_path, method, options, words):
+    result = cli(tmp_path, method, *options)
+    assert result.exit_code == 2, result.output
+    text = " ".join(re.sub("[│╭╮╰╯─]", " ", result.output).split())
+    for word in words:
+        assert word in text, (word, text)
     assert not (tmp_path / "out.csv").exists()

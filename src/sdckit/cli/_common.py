@@ -22,7 +22,7 @@ from sdckit.cli._outputs import Outputs
 from sdckit.errors import SdcError
 
 console = Console()
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)  # messages unbroken: paths stay copyable
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
 
