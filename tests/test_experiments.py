@@ -14,11 +14,13 @@ from typer.testing import CliRunner
 from sdckit.cli import app
 from sdckit.config import load_config
 from sdckit.errors import ConfigError
-from sdckit.evaluate.experiments import (
+from sdckit.experiments.data import adult_directory
+from sdckit.experiments.targeted_suppression import (
     MISSING_LABEL,
     generalization_view,
     generalized_value_weights,
     paper_roles,
+    summary,
     targeted_suppression_experiment,
     write_experiment,
 )
@@ -93,6 +95,10 @@ def test_experiment_rows_and_files(students, tmp_path):
         k5 = rows.filter(pl.col("method") == f"{family}: 5-anonymity").row(0, named=True)
         assert k2["ncp"] <= k5["ncp"] + 1e-12
         assert 0 <= k2["ncp"] <= 1
+    assert "elapsed_seconds" not in summary(result)
+    figures = summary(result, elapsed_seconds=1.23456)
+    assert figures["elapsed_seconds"] == 1.235 and figures["rows"] == rows.to_dicts()
+    assert figures["quasi_identifiers"] == list(result.quasi_identifiers)
     paths = write_experiment(result, tmp_path / "out", "students")
     assert pl.read_csv(paths["csv"]).height == rows.height
     assert "| targeted suppression |" in paths["markdown"].read_text()
@@ -181,7 +187,7 @@ def synthetic_for_slicing(n: int = 600, seed: int = 0) -> pl.DataFrame:
 
 
 def test_all_columns_correlation_counts_lone_columns_as_zero():
-    from sdckit.evaluate.experiments import _all_columns_correlation
+    from sdckit.experiments.slicing import _all_columns_correlation
 
     names = ["a", "b", "c", "d"]
     matrix = np.array([[1, 0.6, 0.2, 0.0], [0.6, 1, 0.4, 0.1], [0.2, 0.4, 1, 0.3], [0.0, 0.1, 0.3, 1]])
@@ -191,7 +197,7 @@ def test_all_columns_correlation_counts_lone_columns_as_zero():
 
 
 def test_slicing_experiment_tables_and_files(tmp_path):
-    from sdckit.evaluate.experiments import slicing_experiment, write_slicing_experiment
+    from sdckit.experiments.slicing import slicing_experiment, write_slicing_experiment
     from sdckit.table import read_table
 
     table = read_table(synthetic_for_slicing())
@@ -268,10 +274,10 @@ def test_slicing_experiment_cli(tmp_path):
 
 # The quasi-sensitive experiment ---------------------------------------------------------------------
 
-ADULT_CSV = Path(__file__).parents[1].parent / "shared" / "data" / "adult" / "adult.csv"
+ADULT_CSV = adult_directory() / "adult.csv"
 
 
-@pytest.mark.skipif(not ADULT_CSV.exists(), reason="the Adult data (../shared/data/adult) is not available")
+@pytest.mark.skipif(not ADULT_CSV.exists(), reason=f"the Adult data ({ADULT_CSV}) is not available")
 def test_quasi_sensitive_experiment_cli(tmp_path):
     output = tmp_path / "qs"
     result = runner.invoke(
