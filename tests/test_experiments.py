@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,8 @@ import pytest
 from examples.generate import generate
 from typer.testing import CliRunner
 
+import sdckit
+import sdckit.experiments.data
 from sdckit.cli import app
 from sdckit.config import load_config
 from sdckit.errors import ConfigError
@@ -307,3 +310,46 @@ def test_quasi_sensitive_experiment_cli_bad_input(tmp_path, options, word):
     assert result.exit_code == 2, result.output
     assert word in " ".join(result.output.split())
     assert not (tmp_path / "qs").exists()
+
+
+def test_quasi_sensitive_experiment_cli_without_adult(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDCKIT_ADULT_DIR", str(tmp_path / "nowhere"))
+    output = tmp_path / "qs"
+    result = runner.invoke(app, ["experiment", "quasi-sensitive", "--output", str(output), "-q"])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert text.startswith("error:")
+    assert str(tmp_path / "nowhere" / "adult.csv") in text and "SDCKIT_ADULT_DIR" in text
+    assert not output.exists()
+
+
+# Where the data is looked for -----------------------------------------------------------------------
+
+
+def test_adult_directory_is_read_at_call_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDCKIT_ADULT_DIR", str(tmp_path))
+    assert adult_directory() == tmp_path
+    monkeypatch.setenv("SDCKIT_ADULT_DIR", "")
+    default = adult_directory()
+    assert default.parts[-3:] == ("shared", "data", "adult")
+    # beside the project folder: <project>/src/sdckit/experiments/data.py
+    assert default.parent.parent.parent == Path(sdckit.experiments.data.__file__).resolve().parents[4]
+    monkeypatch.delenv("SDCKIT_ADULT_DIR")
+    assert adult_directory() == default
+
+
+def test_only_the_experiments_look_for_data():
+    """Algorithm modules contain algorithms only: no module of sdckit outside sdckit/experiments/ names
+    the data folder, its environment variable or the Adult file."""
+    package = Path(sdckit.__file__).resolve().parent
+    forbidden = re.compile(r"SDCKIT_ADULT_DIR|shared/data|[\"']shared[\"']|adult\.csv")
+    sources = sorted(package.rglob("*.py"))
+    assert package / "anonymize" / "quasi_sensitive.py" in sources  # the module the experiment left
+    offending = []
+    for path in sources:
+        if (package / "experiments") in path.parents:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if forbidden.search(line):
+                offending.append(f"{path.relative_to(package)}:{number}: {line.strip()}")
+    assert not offending, "data lookups outside sdckit/experiments/:\n" + "\n".join(offending)
