@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_qs.py [--skip-large]
 
-The experiment's data (:func:`sdckit.anonymize.quasi_sensitive.synthesize_experiment_data`: Adult's 8
+The experiment's data (:func:`sdckit.experiments.quasi_sensitive.synthesize_experiment_data`: Adult's 8
 QIs, 9 terms per record, 3,000 labels with Poisson(100) item sets over 300 terms), with adaptive
 tailset reordering against the baseline DFS measured in the same run on the same data:
 
@@ -26,11 +26,9 @@ from collections.abc import Callable
 from typing import Any
 
 from _common import peak_rss_mib
-from sdckit.anonymize.quasi_sensitive import (
-    ADULT_DIRECTORY,
-    quasi_sensitive_anonymize,
-    synthesize_experiment_data,
-)
+from sdckit.anonymize.quasi_sensitive import quasi_sensitive_anonymize
+from sdckit.experiments.data import adult_directory
+from sdckit.experiments.quasi_sensitive import synthesize_experiment_data
 from sdckit.models.quasi_sensitive import QSCLDiversity, QSTCloseness
 
 TARGET_SECONDS = 60.0
@@ -100,8 +98,8 @@ def _pair(label, table, knowledge, model, time_limit, total_time_limit, print_fn
 
 
 def run(print_fn: Callable[[str], None] = print, large: bool = True) -> dict[str, Any]:
-    if not (ADULT_DIRECTORY / "adult.csv").is_file():
-        print_fn(f"skipped: {ADULT_DIRECTORY / 'adult.csv'} is not available")
+    if not (adult_directory() / "adult.csv").is_file():
+        print_fn(f"skipped: {adult_directory() / 'adult.csv'} is not available")
         return {"skipped": True}
     figures: dict[str, Any] = {}
     started = time.perf_counter()

@@ -60,7 +60,7 @@ def run(print_fn=print, repeats: int = 3) -> dict:
         slice_table,
     )
     from sdckit.anonymize.tuple_partition import mondrian_tuple_partition, random_halving_partition
-    from sdckit.evaluate.experiments import complete_records
+    from sdckit.experiments.data import complete_records
     from sdckit.frequency import encode
     from sdckit.models.sliced import SlicedDiversity
     from sdckit.table import read_table

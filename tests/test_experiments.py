@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,14 +12,18 @@ import pytest
 from examples.generate import generate
 from typer.testing import CliRunner
 
+import sdckit
+import sdckit.experiments.data
 from sdckit.cli import app
 from sdckit.config import load_config
 from sdckit.errors import ConfigError
-from sdckit.evaluate.experiments import (
+from sdckit.experiments.data import adult_directory
+from sdckit.experiments.targeted_suppression import (
     MISSING_LABEL,
     generalization_view,
     generalized_value_weights,
     paper_roles,
+    summary,
     targeted_suppression_experiment,
     write_experiment,
 )
@@ -93,6 +98,10 @@ def test_experiment_rows_and_files(students, tmp_path):
         k5 = rows.filter(pl.col("method") == f"{family}: 5-anonymity").row(0, named=True)
         assert k2["ncp"] <= k5["ncp"] + 1e-12
         assert 0 <= k2["ncp"] <= 1
+    assert "elapsed_seconds" not in summary(result)
+    figures = summary(result, elapsed_seconds=1.23456)
+    assert figures["elapsed_seconds"] == 1.235 and figures["rows"] == rows.to_dicts()
+    assert figures["quasi_identifiers"] == list(result.quasi_identifiers)
     paths = write_experiment(result, tmp_path / "out", "students")
     assert pl.read_csv(paths["csv"]).height == rows.height
     assert "| targeted suppression |" in paths["markdown"].read_text()
@@ -182,7 +191,7 @@ def synthetic_for_slicing(n: int = 600, seed: int = 0) -> pl.DataFrame:
 
 
 def test_all_columns_correlation_counts_lone_columns_as_zero():
-    from sdckit.evaluate.experiments import _all_columns_correlation
+    from sdckit.experiments.slicing import _all_columns_correlation
 
     names = ["a", "b", "c", "d"]
     matrix = np.array([[1, 0.6, 0.2, 0.0], [0.6, 1, 0.4, 0.1], [0.2, 0.4, 1, 0.3], [0.0, 0.1, 0.3, 1]])
@@ -192,7 +201,7 @@ def test_all_columns_correlation_counts_lone_columns_as_zero():
 
 
 def test_slicing_experiment_tables_and_files(tmp_path):
-    from sdckit.evaluate.experiments import slicing_experiment, write_slicing_experiment
+    from sdckit.experiments.slicing import slicing_experiment, write_slicing_experiment
     from sdckit.table import read_table
 
     table = read_table(synthetic_for_slicing())
@@ -270,10 +279,10 @@ def test_slicing_experiment_cli(tmp_path):
 
 # The quasi-sensitive experiment ---------------------------------------------------------------------
 
-ADULT_CSV = Path(__file__).parents[1].parent / "shared" / "data" / "adult" / "adult.csv"
+ADULT_CSV = adult_directory() / "adult.csv"
 
 
-@pytest.mark.skipif(not ADULT_CSV.exists(), reason="the Adult data (../shared/data/adult) is not available")
+@pytest.mark.skipif(not ADULT_CSV.exists(), reason=f"the Adult data ({ADULT_CSV}) is not available")
 def test_quasi_sensitive_experiment_cli(tmp_path):
     output = tmp_path / "qs"
     result = runner.invoke(
@@ -303,3 +312,46 @@ def test_quasi_sensitive_experiment_cli_bad_input(tmp_path, options, word):
     assert result.exit_code == 2, result.output
     assert word in " ".join(result.output.split())
     assert not (tmp_path / "qs").exists()
+
+
+def test_quasi_sensitive_experiment_cli_without_adult(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDCKIT_ADULT_DIR", str(tmp_path / "nowhere"))
+    output = tmp_path / "qs"
+    result = runner.invoke(app, ["experiment", "quasi-sensitive", "--output", str(output), "-q"])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert text.startswith("error:")
+    assert str(tmp_path / "nowhere" / "adult.csv") in text and "SDCKIT_ADULT_DIR" in text
+    assert not output.exists()
+
+
+# Where the data is looked for -----------------------------------------------------------------------
+
+
+def test_adult_directory_is_read_at_call_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDCKIT_ADULT_DIR", str(tmp_path))
+    assert adult_directory() == tmp_path
+    monkeypatch.setenv("SDCKIT_ADULT_DIR", "")
+    default = adult_directory()
+    assert default.parts[-3:] == ("shared", "data", "adult")
+    # beside the project folder: <project>/src/sdckit/experiments/data.py
+    assert default.parent.parent.parent == Path(sdckit.experiments.data.__file__).resolve().parents[4]
+    monkeypatch.delenv("SDCKIT_ADULT_DIR")
+    assert adult_directory() == default
+
+
+def test_only_the_experiments_look_for_data():
+    """Algorithm modules contain algorithms only: no module of sdckit outside sdckit/experiments/ names
+    the data folder, its environment variable or the Adult file."""
+    package = Path(sdckit.__file__).resolve().parent
+    forbidden = re.compile(r"SDCKIT_ADULT_DIR|shared/data|[\"']shared[\"']|adult\.csv")
+    sources = sorted(package.rglob("*.py"))
+    assert package / "anonymize" / "quasi_sensitive.py" in sources  # the module the experiment left
+    offending = []
+    for path in sources:
+        if (package / "experiments") in path.parents:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if forbidden.search(line):
+                offending.append(f"{path.relative_to(package)}:{number}: {line.strip()}")
+    assert not offending, "data lookups outside sdckit/experiments/:\n" + "\n".join(offending)

@@ -19,14 +19,12 @@ from sdckit.anonymize.quasi_sensitive import (
     GroupSearch,
     _item_bitsets,
     _linked_matrix,
-    figure5,
-    figure6,
     inverse_weighted_cost,
     quasi_sensitive_anonymize,
     suppress_group,
-    synthesize_experiment_data,
 )
 from sdckit.errors import ConfigError
+from sdckit.experiments.quasi_sensitive import figure5, figure6, synthesize_experiment_data
 from sdckit.models.quasi_sensitive import QSCLDiversity, QSTCloseness, beliefs, qs_check
 from sdckit.setvalued import ItemSets, Knowledge, linked_labels
 from sdckit.table import Attribute, Kind, Role, Schema, Table

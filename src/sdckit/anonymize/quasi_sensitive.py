@@ -54,7 +54,6 @@ LeFevre, K., DeWitt, D. J. & Ramakrishnan, R. (2006). Mondrian multidimensional 
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -70,25 +69,21 @@ from pydantic import Field, model_validator
 from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.mondrian import mondrian
 from sdckit.anonymize.release import Release
-from sdckit.errors import ConfigError, InputError
+from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.models import KAnonymity
 from sdckit.models.base import TOLERANCE
 from sdckit.models.quasi_sensitive import QSCLDiversity, QSModel, QSTCloseness, beliefs
 from sdckit.params import Finite, MethodParams, Whole
 from sdckit.setvalued import ItemSets, Knowledge
-from sdckit.table import Attribute, Kind, Role, Schema, Table
+from sdckit.table import Kind, Role, Schema, Table
 
 __all__ = [
-    "ADULT_QUASI_IDENTIFIERS",
     "STRATEGIES",
     "GroupSearch",
-    "figure5",
-    "figure6",
     "inverse_weighted_cost",
     "quasi_sensitive_anonymize",
     "suppress_group",
-    "synthesize_experiment_data",
 ]
 
 STRATEGIES = ("adaptive", "baseline")
@@ -1513,263 +1508,3 @@ def _set_column(table: Table) -> str:
         )
         raise ConfigError(f"set_column is needed: {found}")
     return candidates[0]
-
-
-# ---------------------------------------------------------------------------------------------------
-# The paper's experiment: data and figures
-# ---------------------------------------------------------------------------------------------------
-
-#: Where the Adult data of the experiments is looked for (``adult.csv``, ';'-separated, ARX hierarchies):
-#: the environment variable ``SDCKIT_ADULT_DIR``, else ``../shared/data/adult`` beside the project
-#: folder (the layout of this project's workspace; the data is never copied into the repository).
-ADULT_DIRECTORY = Path(
-    os.environ.get("SDCKIT_ADULT_DIR")
-    or Path(__file__).resolve().parents[3].parent / "shared" / "data" / "adult"
-)
-#: The 8 quasi-identifiers of the experiment: every Adult column but ``occupation`` (as in the Mondrian
-#: benchmark; age numeric, the others categorical with ARX's hierarchies).
-ADULT_QUASI_IDENTIFIERS = (
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "salary-class",
-)
-SET_COLUMN = "terms"
-
-
-def _adult_frame(directory: Path) -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
-    path = directory / "adult.csv"
-    if not path.is_file():
-        raise InputError(
-            f"{path}: the Adult data is not available; pass a frame of quasi-identifiers instead"
-        )
-    frame = pl.read_csv(path, separator=";", infer_schema=False)
-    missing = [name for name in ADULT_QUASI_IDENTIFIERS if name not in frame.columns]
-    if missing:
-        raise InputError(f"{path}: missing column(s) {', '.join(missing)}")
-    frame = frame.select(ADULT_QUASI_IDENTIFIERS).with_columns(pl.col("age").cast(pl.Int64))
-    hierarchies = {}
-    for name in ADULT_QUASI_IDENTIFIERS:
-        hierarchy_path = directory / f"adult_hierarchy_{name}.csv"
-        if name != "age" and hierarchy_path.is_file():
-            hierarchies[name] = Hierarchy.from_csv(hierarchy_path, name)
-    return frame, hierarchies
-
-
-def synthesize_experiment_data(
-    source: pl.DataFrame | int = 3000,
-    *,
-    n_records: int | None = None,
-    n_terms_per_record: int = 9,
-    n_labels: int = 3000,
-    poisson_lambda: float = 100.0,
-    vocabulary_size: int | None = None,
-    seed: int = 0,
-    adult_directory: str | Path | None = None,
-) -> tuple[Table, Knowledge]:
-    """The data of the paper's experiments (section 3): records with quasi-identifiers from Adult and
-    ``n_terms_per_record`` synthesized QS terms, and external knowledge of ``n_labels`` labels.
-
-    The paper only says "3000 tuples augmented from Adult with 8 QI attributes and 9 synthesized QS
-    terms per tuple, and an external table with 3000 knowledge labels linked to random QS terms whose
-    appearance in each tuple follows a Poisson distribution with lambda = 100". Our construction, chosen
-    so that linking is meaningful (records link to few labels, and removing terms links them to
-    gradually more):
-
-    1. A vocabulary of ``V`` terms ``term0000 ..`` (``vocabulary_size``, default ``3 * lambda`` = 300).
-    2. Every label ``label0000 ..`` gets an item set S_L of size ``clip(Poisson(lambda), n_terms, V)``
-       drawn uniformly without replacement from the vocabulary (so about a third of the vocabulary).
-    3. Every record draws a hidden label uniformly and ``n_terms_per_record`` distinct terms uniformly
-       from that label's S_L. The record links to its hidden label, and to any other label whose set
-       happens to contain its terms: about ``|E| (lambda / V)^r`` labels once ``r`` terms are left
-       (0.15 with all 9 terms, 12 with 5, 110 with 3, for the defaults).
-    4. Quasi-identifiers: with ``source`` an int, that many records of Adult
-       (``adult_directory``/adult.csv, default :data:`ADULT_DIRECTORY`; the 8 columns
-       :data:`ADULT_QUASI_IDENTIFIERS`, i.e. all but occupation, age as an integer), sampled without
-       replacement, or with replacement when more are asked than Adult has; with ``source`` a polars
-       frame, its columns (``n_records`` of its rows sampled likewise, default all rows, in order).
-
-    The table has the QI columns (role quasi-identifier; Adult's ARX hierarchies in the schema when the
-    files are present) and the column ``terms`` (role quasi-sensitive, set-valued, ';'-separated).
-    Deterministic for a given ``seed``.
-    """
-    for name, value, low in (
-        ("n_terms_per_record", n_terms_per_record, 1),
-        ("n_labels", n_labels, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-            raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}")
-    if not (isinstance(poisson_lambda, int | float) and poisson_lambda > 0):
-        raise ConfigError(f"poisson_lambda must be a positive number, got {poisson_lambda!r}")
-    size = int(vocabulary_size) if vocabulary_size is not None else max(int(round(3 * poisson_lambda)), 1)
-    if size < n_terms_per_record:
-        raise ConfigError(
-            f"vocabulary_size ({size}) must be at least n_terms_per_record ({n_terms_per_record})"
-        )
-    rng = np.random.default_rng(seed)
-    hierarchies: dict[str, Hierarchy] = {}
-    if isinstance(source, pl.DataFrame):
-        frame = source
-        wanted = frame.height if n_records is None else int(n_records)
-    elif isinstance(source, int | np.integer) and not isinstance(source, bool):
-        frame, hierarchies = _adult_frame(Path(adult_directory) if adult_directory else ADULT_DIRECTORY)
-        wanted = int(source) if n_records is None else int(n_records)
-    else:
-        raise ConfigError(f"source must be a polars frame or a number of records, got {source!r}")
-    if wanted < 1 or frame.height == 0:
-        raise ConfigError("the experiment needs at least one record")
-    if isinstance(source, pl.DataFrame) and n_records is None:
-        rows = np.arange(frame.height)
-    elif wanted <= frame.height:
-        rows = np.sort(rng.choice(frame.height, size=wanted, replace=False))
-    else:
-        rows = rng.integers(0, frame.height, size=wanted)
-    frame = frame[rows]
-
-    # Knowledge: label sets of Poisson(lambda) size (clipped to [n_terms, V]).
-    sizes = np.clip(rng.poisson(poisson_lambda, size=n_labels), n_terms_per_record, size)
-    keys = rng.random((n_labels, size))
-    ranked = np.argsort(keys, axis=1)
-    label_sets = [np.sort(ranked[label, : sizes[label]]) for label in range(n_labels)]
-    # Records: a hidden label each, terms drawn from its set.
-    hidden = rng.integers(0, n_labels, size=wanted)
-    terms = np.empty((wanted, n_terms_per_record), dtype=np.int64)
-    order = np.argsort(hidden, kind="stable")
-    bounds = np.concatenate(([0], np.cumsum(np.bincount(hidden, minlength=n_labels))))
-    for label in np.flatnonzero(np.diff(bounds)):
-        members = order[bounds[label] : bounds[label + 1]]
-        pool = label_sets[label]
-        picks = np.argsort(rng.random((members.size, pool.size)), axis=1)[:, :n_terms_per_record]
-        terms[members] = np.sort(pool[picks], axis=1)
-    width = len(str(size - 1))
-    words = np.array([f"term{i:0{width}d}" for i in range(size)], dtype=object)
-    texts = pl.Series(SET_COLUMN, words[terms].tolist(), dtype=pl.List(pl.String)).list.join(";")
-    data = frame.with_columns(texts)
-    attributes = []
-    for name in frame.columns:
-        kind = Kind.NUMERIC if frame.schema[name].is_numeric() else Kind.CATEGORICAL
-        attributes.append(Attribute(name, Role.QUASI_IDENTIFIER, kind, hierarchy=hierarchies.get(name)))
-    attributes.append(Attribute(SET_COLUMN, Role.QUASI_SENSITIVE, Kind.SET_VALUED))
-    table = Table(data, Schema(tuple(attributes)), source="synthesized experiment data")
-    label_width = len(str(n_labels - 1))
-    knowledge = Knowledge.from_mapping(
-        {f"label{label:0{label_width}d}": words[label_sets[label]].tolist() for label in range(n_labels)}
-    )
-    return table, knowledge
-
-
-def _experiment_inputs(
-    table: Table | None, knowledge: Knowledge | None, n_records: int, seed: int
-) -> tuple[Table, Knowledge]:
-    if (table is None) != (knowledge is None):
-        raise ConfigError("give both table and knowledge, or neither (then the experiment data is made)")
-    if table is None:
-        return synthesize_experiment_data(n_records, seed=seed)
-    return table, knowledge
-
-
-def _run_row(release: Release) -> dict[str, Any]:
-    search = release.search
-    return {
-        "removal_cost": search["removal_cost_mean"],
-        "removal_cost_table": search["removal_cost_table"],
-        "generalization_ncp": search["generalization_ncp"],
-        "violating_before": search["violating_before"],
-        "violating_after": search["violating_after"],
-        "proven_optimal": search["proven_optimal"],
-        "suppressed_items": search["suppressed_items"],
-        "seconds": search["phase2_seconds"],
-    }
-
-
-def figure5(
-    table: Table | None = None,
-    knowledge: Knowledge | None = None,
-    *,
-    ls: Sequence[int] = (10, 20, 30, 40, 50),
-    cs: Sequence[float] = (0.5, 1.0, 1.5, 2.0),
-    default_l: int = 30,
-    default_c: float = 1.0,
-    k: int = 5,
-    run_time_limit: float = 10.0,
-    n_records: int = 3000,
-    seed: int = 0,
-    set_column: str = SET_COLUMN,
-    progress: Callable[[str], None] | None = None,
-) -> pl.DataFrame:
-    """Figure 5 of Shi et al. (2010): removal cost of the adaptive search against the baseline DFS for
-    QS (c,l)-diversity, varying l (c = ``default_c``) and varying c (l = ``default_l``).
-
-    Every run is phase 1 (Mondrian, ``k``) and phase 2 with ``run_time_limit`` seconds for the whole of
-    phase 2 (each group gets its share of the time left, as ``total_time_limit``). Without ``table``
-    and ``knowledge`` the experiment data is made by :func:`synthesize_experiment_data` (``n_records``,
-    ``seed``). One row per (parameter, value, strategy): ``removal_cost`` (mean T of the searched
-    groups), ``removal_cost_table``, violating groups before / after, proven optimal, seconds.
-    """
-    table, knowledge = _experiment_inputs(table, knowledge, n_records, seed)
-    runs = [("l", value, QSCLDiversity(default_c, int(value))) for value in ls]
-    runs += [("c", value, QSCLDiversity(float(value), default_l)) for value in cs]
-    rows = []
-    for parameter, value, model in runs:
-        for strategy in STRATEGIES:
-            if progress is not None:
-                progress(f"{parameter}={value} {strategy}")
-            release = quasi_sensitive_anonymize(
-                table,
-                set_column=set_column,
-                knowledge=knowledge,
-                k=k,
-                model=model,
-                strategy=strategy,
-                time_limit=None,
-                total_time_limit=run_time_limit,
-            )
-            rows.append(
-                {"parameter": parameter, "value": float(value), "strategy": strategy, **_run_row(release)}
-            )
-    return pl.DataFrame(rows)
-
-
-def figure6(
-    table: Table | None = None,
-    knowledge: Knowledge | None = None,
-    *,
-    ts: Sequence[float] = (0.2, 0.3, 0.4, 0.5, 0.6),
-    ks: Sequence[int] = (1, 2, 5, 10, 25, 50),
-    strategy: str = "adaptive",
-    run_time_limit: float = 10.0,
-    n_records: int = 3000,
-    seed: int = 0,
-    set_column: str = SET_COLUMN,
-    progress: Callable[[str], None] | None = None,
-) -> pl.DataFrame:
-    """Figure 6 of Shi et al. (2010): QS t-closeness by two phases, the removal cost of phase 2 and the
-    generalization loss of phase 1 (``release_ncp`` of the QI part) for every t and k.
-
-    ``run_time_limit`` bounds each run's phase 2 (as in :func:`figure5`). One row per (t, k): ``t``,
-    ``t_squared`` (the paper's x axis), ``k``, ``removal_cost`` (mean T of the searched groups),
-    ``removal_cost_table`` (T of the whole table), ``generalization_ncp``, violating groups before /
-    after, proven optimal, seconds.
-    """
-    table, knowledge = _experiment_inputs(table, knowledge, n_records, seed)
-    rows = []
-    for k in ks:
-        for t in ts:
-            if progress is not None:
-                progress(f"k={k} t={t}")
-            release = quasi_sensitive_anonymize(
-                table,
-                set_column=set_column,
-                knowledge=knowledge,
-                k=int(k),
-                model=QSTCloseness(float(t)),
-                strategy=strategy,
-                time_limit=None,
-                total_time_limit=run_time_limit,
-            )
-            rows.append({"t": float(t), "t_squared": float(t) ** 2, "k": int(k), **_run_row(release)})
-    return pl.DataFrame(rows)

@@ -51,7 +51,11 @@ def experiment_targeted_suppression(
     Writes results.csv, results.md, ncp.png (Figure 3), risk.png (Figure 2) and summary.json.
     """
     from sdckit.config import load_config
-    from sdckit.evaluate.experiments import summary_of, targeted_suppression_experiment, write_experiment
+    from sdckit.experiments.targeted_suppression import (
+        summary,
+        targeted_suppression_experiment,
+        write_experiment,
+    )
 
     with user_errors():
         try:
@@ -92,8 +96,7 @@ def experiment_targeted_suppression(
             methods=chosen,
             say=say,
         )
-        figures = summary_of(result)
-        figures["elapsed_seconds"] = round(time.perf_counter() - started, 3)
+        figures = summary(result, elapsed_seconds=time.perf_counter() - started)
         shown = RichTable(
             title=f"Targeted suppression vs. privacy models — {data.name}", title_justify="left"
         )
@@ -150,7 +153,8 @@ def experiment_slicing(
     diversity.csv, timing.csv, results.md, figure2.png and summary.json.
     """
     from sdckit.config import load_config
-    from sdckit.evaluate.experiments import complete_records, slicing_experiment, write_slicing_experiment
+    from sdckit.experiments.data import complete_records
+    from sdckit.experiments.slicing import slicing_experiment, summary, write_slicing_experiment
     from sdckit.table import read_table
 
     def numbers(text: str, option: str) -> tuple[int, ...]:
@@ -216,13 +220,7 @@ def experiment_slicing(
         pivot = result.correlation.pivot(on="method", index="columns", values="average_correlation")
         for row in pivot.iter_rows(named=True):
             shown.add_row(str(row["columns"]), f"{row['slicing']:.4f}", f"{row['improved slicing']:.4f}")
-        figures = {
-            "parameters": result.parameters,
-            "correlation": result.correlation.to_dicts(),
-            "diversity": result.diversity.to_dicts(),
-            "timing": result.timing.to_dicts(),
-            "elapsed_seconds": round(time.perf_counter() - started, 3),
-        }
+        figures = summary(result, elapsed_seconds=time.perf_counter() - started)
         _finish(
             outputs,
             output,
@@ -248,10 +246,14 @@ def experiment_quasi_sensitive(
     """Shi, Xiong & Fung's experiment: Figure 5 (removal cost of adaptive vs baseline QS suppression
     for varying l and c) and Figure 6 (removal cost and generalization loss for varying t and k).
 
-    Needs ../shared/data/adult/adult.csv for the quasi-identifiers. Writes figure5.csv, figure6.csv,
+    Needs the Adult data for the quasi-identifiers (where: sdckit.experiments.data.adult_directory). Writes figure5.csv, figure6.csv,
     results.md, figure5.png, figure6.png, data.csv, knowledge.csv and summary.json.
     """
-    from sdckit.evaluate.experiments import quasi_sensitive_experiment, write_quasi_sensitive_experiment
+    from sdckit.experiments.quasi_sensitive import (
+        quasi_sensitive_experiment,
+        summary,
+        write_quasi_sensitive_experiment,
+    )
 
     with user_errors():
         if records < 10:
@@ -275,12 +277,7 @@ def experiment_quasi_sensitive(
             output,
             None,
             lambda folder: write_quasi_sensitive_experiment(result, folder, table, knowledge),
-            {
-                "parameters": result.parameters,
-                "figure5": result.figure5.to_dicts(),
-                "figure6": result.figure6.to_dicts(),
-                "elapsed_seconds": round(time.perf_counter() - started, 3),
-            },
+            summary(result, elapsed_seconds=time.perf_counter() - started),
         )
 
 

@@ -1,1 +1,1 @@
-"""Evaluation and reporting: plots, R-U maps, paper-experiment reproductions."""
+"""Evaluation and reporting: plots, R-U maps (the papers' experiments are in :mod:`sdckit.experiments`)."""
