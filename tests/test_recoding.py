@@ -717,3 +717,12 @@ def test_aecs_below_a_full_suppression_limit_is_fine():
             metric="aecs",
         )
         assert release.levels == {"g": 1} and release.search["metric_value"] == 2.0
+
+
+def test_top_bottom_coding_keeps_whole_numbers_whole():
+    table = Table.from_frame(pl.DataFrame({"age": [15, 29, 41, 90]}))
+    release = top_bottom_coding(table, "age", bottom=18, top=80)
+    assert release.table.data["age"].dtype == pl.Int64
+    assert release.table.data["age"].to_list() == [18, 29, 41, 80]
+    fractional = top_bottom_coding(table, "age", top=80, top_value=80.5)
+    assert fractional.table.data["age"].to_list() == [15.0, 29.0, 41.0, 80.5]

@@ -1400,8 +1400,10 @@ class QuasiSensitiveParams(MethodParams):
 
     @model_validator(mode="after")
     def _one_model_one_bound(self) -> QuasiSensitiveParams:
-        if (self.l is None) == (self.t is None):
-            raise ValueError("needs either {l} (with {c}) or {t}, not both")
+        if self.l is None and self.t is None:
+            raise ValueError("needs a model: {l} (with {c}) for QS (c,l)-diversity or {t} for QS t-closeness")
+        if self.l is not None and self.t is not None:
+            raise ValueError("takes {l} or {t}, not both")
         if self.node_limit is not None and (self.time_limit is not None or self.total_time_limit is not None):
             raise ValueError(
                 "takes {node_limit} or the time limits ({time_limit}, {total_time_limit}), not both"

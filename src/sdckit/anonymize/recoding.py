@@ -53,7 +53,7 @@ from sdckit.models import (
     SensitiveCounts,
     evaluate_all,
 )
-from sdckit.params import Finite, MethodParams, PrivacyModelParams
+from sdckit.params import Finite, MethodParams, PrivacyModelParams, Whole
 from sdckit.table import Role, Schema, Table
 from sdckit.utility.base import GeneralizationView
 from sdckit.utility.metrics import METRICS, compute_all, loss_per_attribute
@@ -720,17 +720,22 @@ def top_bottom_expression(
     top: float | None,
     bottom_value: float | None,
     top_value: float | None,
+    dtype: pl.DataType | None = None,
 ) -> pl.Expr:
-    """The column ``attribute`` as float64 with values above ``top`` replaced by ``top_value`` and
-    values below ``bottom`` by ``bottom_value`` (a None threshold codes nothing; missing values stay
-    missing). Shared by :func:`top_bottom_coding` and :func:`sdckit.anonymize.transform.apply_transformation`
-    so that both release the same bits."""
+    """The column ``attribute`` with values above ``top`` replaced by ``top_value`` and values below
+    ``bottom`` by ``bottom_value`` (a None threshold codes nothing; missing values stay missing), as
+    float64, or in the column's integer ``dtype`` when it has one and both replacement values are
+    whole numbers (ages stay ages: 29, not 29.0). Shared by :func:`top_bottom_coding` and
+    :func:`sdckit.anonymize.transform.apply_transformation` so that both release the same bits."""
     expression = pl.col(attribute).cast(pl.Float64)
     coded = expression
     if top is not None:
         coded = pl.when(expression > top).then(pl.lit(top_value)).otherwise(coded)
     if bottom is not None:
         coded = pl.when(expression < bottom).then(pl.lit(bottom_value)).otherwise(coded)
+    replacements = [value for value in (bottom_value, top_value) if value is not None]
+    if dtype is not None and dtype.is_integer() and all(float(value).is_integer() for value in replacements):
+        coded = coded.cast(dtype)
     return coded.alias(attribute)
 
 
@@ -760,8 +765,14 @@ def top_bottom_coding(
         raise ConfigError(f"bottom {bottom} is above top {top}")
     bottom_value = bottom if bottom_value is None else bottom_value
     top_value = top if top_value is None else top_value
-    released = table.data.with_columns(top_bottom_expression(attribute, bottom, top, bottom_value, top_value))
-    changed = (released.get_column(attribute) != column.cast(pl.Float64)).fill_null(False).to_numpy()
+    released = table.data.with_columns(
+        top_bottom_expression(attribute, bottom, top, bottom_value, top_value, dtype=column.dtype)
+    )
+    changed = (
+        (released.get_column(attribute).cast(pl.Float64) != column.cast(pl.Float64))
+        .fill_null(False)
+        .to_numpy()
+    )
     return Release(
         table=Table(released, table.schema, source=table.source),
         original=table,
@@ -794,7 +805,7 @@ class GeneralizeParams(PrivacyModelParams):
         Field(description="Utility metric the search minimizes."),
     ] = "loss"
     max_nodes: Annotated[
-        int, Field(ge=1, description="Larger generalization lattices are searched greedily (heuristic).")
+        Whole, Field(ge=1, description="Larger generalization lattices are searched greedily (heuristic).")
     ] = 2_000_000
     drop_suppressed: Annotated[
         bool, Field(description="Leave suppressed records out of the release instead of writing '*'.")

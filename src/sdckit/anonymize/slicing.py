@@ -1218,7 +1218,7 @@ class SlicingParams(MethodParams):
         Field(description='Explicit columns, e.g. "age,sex;zip,disease" (";" between columns).'),
     ] = None
     sensitive_column_size: Annotated[
-        int | None, Field(ge=1, description="Attributes in the sensitive column (alpha).")
+        Whole | None, Field(ge=1, description="Attributes in the sensitive column (alpha).")
     ] = None
     min_bucket_size: Annotated[
         Whole | None, Field(ge=1, description="Smallest bucket a split may leave.")
@@ -1242,7 +1242,7 @@ class SlicingParams(MethodParams):
     ] = "random"
     membership: Annotated[bool, Field(description="Report fake tuples (membership disclosure).")] = True
     max_generated: Annotated[
-        int, Field(ge=1, description="Most generated combinations the membership report examines.")
+        Whole, Field(ge=1, description="Most generated combinations the membership report examines.")
     ] = 1_000_000
     seed: Annotated[Whole, Field(ge=0, description="Seed of every random choice.")] = 0
 

@@ -661,8 +661,14 @@ def _apply_top_bottom(table: Table, transformation: Mapping[str, Any], names: li
         )
     bottom, top = spec["bottom"], spec["top"]
     bottom_value, top_value = spec["bottom_value"], spec["top_value"]
-    released = table.data.with_columns(top_bottom_expression(attribute, bottom, top, bottom_value, top_value))
-    changed = (released.get_column(attribute) != column.cast(pl.Float64)).fill_null(False).to_numpy()
+    released = table.data.with_columns(
+        top_bottom_expression(attribute, bottom, top, bottom_value, top_value, dtype=column.dtype)
+    )
+    changed = (
+        (released.get_column(attribute).cast(pl.Float64) != column.cast(pl.Float64))
+        .fill_null(False)
+        .to_numpy()
+    )
     n = table.n_records
     return Release(
         table=Table(released, table.schema, source=table.source),

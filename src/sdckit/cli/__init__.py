@@ -10,6 +10,7 @@ before anything slow (polars, numba) is imported, so that Ctrl-C at any moment g
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from typing import Any
@@ -52,23 +53,26 @@ def main(arguments: list[str] | None = None) -> None:
     except BrokenPipeError:
         code = EXIT_OK  # a reader such as `head` closed stdout after the outputs were written
     finally:
-        interrupts.deferred = True
+        interrupts.deferred = True  # from here on Ctrl-C is only noted, and undoes the run
         from sdckit.cli import _outputs
 
         _outputs.discard_pending()
-        if interrupts.received:
-            _outputs.discard_committed()
-            code = EXIT_INTERRUPTED
+    _quiet_stdout()
+    if interrupts.received:
+        _outputs.discard_committed()
+        code = EXIT_INTERRUPTED
     if code == EXIT_INTERRUPTED:
         sys.stderr.write("interrupted\n")
-    _quiet_stdout()
+    sys.stderr.flush()
+    if arguments is None:
+        # The console script ends here, without the interpreter's slow teardown (numba, llvmlite),
+        # during which the default Ctrl-C handler is back and would kill a finished run.
+        os._exit(code)
     sys.exit(code)
 
 
 def _quiet_stdout() -> None:
     """Flush stdout; if the reader has gone, point it at /dev/null so that exit does not complain."""
-    import os
-
     try:
         sys.stdout.flush()
     except (BrokenPipeError, ValueError):

@@ -182,3 +182,41 @@ def finish(outputs: Outputs, report: Report, violation: str | None = None, allow
     report.show(written)
     if violation:
         raise NotMet(violation)
+
+
+def whole_numbers(text: str, option: str, minimum: int, ranges: bool = True) -> tuple[int, ...]:
+    """``"2,5,10"`` (or, with ``ranges``, ``"2-10"``) -> whole numbers of at least ``minimum``."""
+    from sdckit.errors import ConfigError
+
+    allowed = "whole numbers (a list or a range a-b)" if ranges else "whole numbers separated by commas"
+    try:
+        if ranges and "-" in text.strip().lstrip("-") and "," not in text:
+            low, high = (int(part) for part in text.split("-", 1))
+            values = tuple(range(low, high + 1))
+        else:
+            values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ConfigError(f"{option} must be {allowed}, got {text!r}") from None
+    if not values:
+        raise ConfigError(f"{option} must name at least one number, got {text!r}")
+    if min(values) < minimum:
+        raise ConfigError(f"{option} must list whole numbers of at least {minimum}, got {text!r}")
+    return values
+
+
+def in_range(
+    value: float, option: str, minimum: float | None, maximum: float | None, exclusive_minimum: bool = False
+) -> None:
+    """Refuse NaN, infinities and values outside [minimum, maximum] (an open minimum if asked)."""
+    import math
+
+    from sdckit.errors import ConfigError
+
+    low_ok = minimum is None or (value > minimum if exclusive_minimum else value >= minimum)
+    if not math.isfinite(value) or not low_ok or (maximum is not None and value > maximum):
+        bounds = (
+            f"in [{minimum:g}, {maximum:g}]"
+            if minimum is not None and maximum is not None
+            else f"{'>' if exclusive_minimum else '>='} {minimum:g}"
+        )
+        raise ConfigError(f"{option} must be a finite number {bounds}, got {value}")

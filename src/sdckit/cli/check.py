@@ -53,17 +53,12 @@ def check(
     from sdckit.config import load_config
     from sdckit.errors import ConfigError
     from sdckit.models.check import verdict
-    from sdckit.params import PrivacyModelParams, option_name
 
     with user_errors():
         outputs = Outputs([data, config])
         outputs.file(summary, "--summary", (".json",))
         asked = dict(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
-        if k is not None or l is not None or t is not None:  # validated as the methods validate them
-            fields = PrivacyModelParams.model_fields
-            PrivacyModelParams.parse(
-                asked, spell=lambda name: option_name(name, fields.get(name)), method="check"
-            )
+        _validate(asked)
         settings = load_config(config)
         treatment = settings.risk.missing if missing is None else missing
         if treatment not in ("wildcard", "category"):
@@ -75,13 +70,7 @@ def check(
             f"[bold]{data.name}[/]: {checked.n_records:,} records, {checked.n_classes:,} equivalence classes "
             f"on {', '.join(result.quasi_identifiers)} (nulls as {result.missing})"
         )
-        achieved = RichTable(title="Achieved", title_justify="left")
-        for column, justify in (("model", "left"), ("achieved", "right"), ("violating classes", "right")):
-            achieved.add_column(column, justify=justify)
-        for r in checked.results:
-            violating = f"{int((~r.passes).sum()):,}" if r.model in result.required else "-"
-            achieved.add_row(r.model, f"{r.worst():.4g}", violating)
-        report.add(achieved)
+        report.add(_achieved(result))
         if result.required:
             verdict_text = "[bold green]satisfied[/]" if result.satisfied else "[bold red]not satisfied[/]"
             report.line(f"required {', '.join(result.required)}: {verdict_text}")
@@ -90,3 +79,24 @@ def check(
         stage_json(outputs, summary, result.figures())
         unmet = None if result.satisfied else f"{data.name} does not satisfy {', '.join(result.required)}"
         finish(outputs, report, unmet, allowed=True)
+
+
+def _validate(asked: dict) -> None:
+    """-k, -l and -t are validated as the methods validate them (finite, in range, whole l)."""
+    from sdckit.params import PrivacyModelParams, option_name
+
+    if asked["k"] is not None or asked["l"] is not None or asked["t"] is not None:
+        fields = PrivacyModelParams.model_fields
+        PrivacyModelParams.parse(
+            asked, spell=lambda name: option_name(name, fields.get(name)), method="check"
+        )
+
+
+def _achieved(result) -> RichTable:
+    achieved = RichTable(title="Achieved", title_justify="left")
+    for column, justify in (("model", "left"), ("achieved", "right"), ("violating classes", "right")):
+        achieved.add_column(column, justify=justify)
+    for r in result.report.results:
+        violating = f"{int((~r.passes).sum()):,}" if r.model in result.required else "-"
+        achieved.add_row(r.model, f"{r.worst():.4g}", violating)
+    return achieved

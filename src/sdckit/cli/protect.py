@@ -145,9 +145,8 @@ def apply(
     """Apply the transformation a run learnt (generalization levels, Mondrian's boxes, top and bottom
     coding) to another file with the same schema, without searching again, and report the models it
     achieves there; or export the mapping of every attribute as CSV."""
-    from sdckit.anonymize.transform import apply_transformation
     from sdckit.anonymize.transform import export_mappings as export
-    from sdckit.recipes import applied_figures, read_transformation
+    from sdckit.recipes import read_transformation
 
     with user_errors():
         if unknown not in ("error", "suppress"):
@@ -162,24 +161,39 @@ def apply(
         if export_mappings is not None:
             outputs.directory(export_mappings, "--export-mappings")
         learnt = read_transformation(recipe, config)
-        transformation = learnt.transformation
         report = Report()
         violation = None
         if data is not None:
-            table = learnt.config.read(data)
-            try:
-                release = apply_transformation(table, transformation, unknown=unknown)
-            except ConfigError as error:  # the library names its parameter; say the option
-                raise ConfigError(str(error).replace("unknown='suppress'", "--unknown suppress")) from None
-            figures, violation = applied_figures(release, learnt)
-            report.line(
-                f"[bold]{data.name}[/]: {table.n_records:,} records, {transformation['method']} re-applied"
-            )
-            for line in figures["report"]:
-                report.line(line)
-            stage_table(outputs, output, release.table)
-            document = {"data": str(data), **figures, "satisfied": violation is None, "violation": violation}
-            stage_json(outputs, summary, document)
+            violation = _apply_to(data, output, summary, unknown, learnt, outputs, report)
         if export_mappings is not None:
-            outputs.stage(export_mappings, lambda folder: export(transformation, folder))
+            outputs.stage(export_mappings, lambda folder: export(learnt.transformation, folder))
         finish(outputs, report, violation, allow_violations)
+
+
+def _apply_to(
+    data: Path,
+    output: Path | None,
+    summary: Path | None,
+    unknown: str,
+    learnt: Any,
+    outputs: Outputs,
+    report: Report,
+) -> str | None:
+    """Apply the learnt transformation to ``data``; stage the release and the figures."""
+    from sdckit.anonymize.transform import apply_transformation
+    from sdckit.recipes import applied_figures
+
+    table = learnt.config.read(data)
+    try:
+        release = apply_transformation(table, learnt.transformation, unknown=unknown)
+    except ConfigError as error:  # the library names its parameter; say the option
+        raise ConfigError(str(error).replace("unknown='suppress'", "--unknown suppress")) from None
+    figures, violation = applied_figures(release, learnt)
+    method = learnt.transformation["method"]
+    report.line(f"[bold]{data.name}[/]: {table.n_records:,} records, {method} re-applied")
+    for line in figures.pop("report"):
+        report.line(line)
+    stage_table(outputs, output, release.table)
+    document = {"data": str(data), **figures, "satisfied": violation is None, "violation": violation}
+    stage_json(outputs, summary, document)
+    return violation

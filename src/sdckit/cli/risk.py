@@ -68,11 +68,8 @@ def combined(
         outputs.file(summary, "--summary", (".json",))
         started = time.perf_counter()
         settings, table = read_input(data, config)
-        risk = settings.risk
         chosen = RiskSettings(
-            alpha=risk.alpha if alpha is None else alpha,
-            epsilon=risk.epsilon if epsilon is None else epsilon,
-            missing=risk.missing if missing is None else missing,
+            **{**settings.risk.__dict__, **_given(alpha=alpha, epsilon=epsilon, missing=missing)}
         )
         with progress_bar(not quiet, "known sets") as progress:
             result = combined_risk(table, weights=settings.data.weights, progress=progress, **chosen.__dict__)
@@ -97,6 +94,10 @@ def combined(
         finish(outputs, report)
 
 
+def _given(**values: Any) -> dict[str, Any]:
+    return {name: value for name, value in values.items() if value is not None}
+
+
 def _check_number(value: float, option: str, minimum: float) -> None:
     import math
 
@@ -105,10 +106,11 @@ def _check_number(value: float, option: str, minimum: float) -> None:
 
 
 def _report(report: Report, figures: dict[str, Any], riskiest: Any, data: Path, elapsed: float) -> None:
+    weighted = ", sampling weights" if figures["weighted"] else ""
     report.line(
-        f"[bold]{data.name}[/]: {figures['records']:,} records, {len(figures['attributes'])} attributes measured, "
-        f"{figures['known_sets']:,} known sets kept (epsilon {figures['epsilon']:g}), alpha {figures['alpha']:g}, "
-        f"missing values as {figures['missing']}{', sampling weights' if figures['weighted'] else ''} — {elapsed:.2f} s"
+        f"[bold]{data.name}[/]: {figures['records']:,} records, {len(figures['attributes'])} attributes "
+        f"measured, {figures['known_sets']:,} known sets kept (epsilon {figures['epsilon']:g}), alpha "
+        f"{figures['alpha']:g}, missing values as {figures['missing']}{weighted} — {elapsed:.2f} s"
     )
     quantiles = RichTable(title="Disclosure risk D(r)", title_justify="left")
     for label in ("mean", *figures["quantiles"]):

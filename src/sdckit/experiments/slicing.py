@@ -55,6 +55,21 @@ def _all_columns_correlation(matrix: np.ndarray, names: list[str], columns: list
     return float(np.mean(scores)) if scores else 0.0
 
 
+def check_attributes(
+    table: Table, sensitive: str, sensitive_column_size: int, beta: int, source: str
+) -> None:
+    """Refuse a sensitive attribute that is not a column, and a ``beta`` above the number of
+    attributes outside the sensitive column (no overlapping clustering could have that many groups)."""
+    names = [a.name for a in table.schema.attributes]
+    if sensitive not in names:
+        raise ConfigError(f"--sensitive '{sensitive}' is not a column of {source} ({', '.join(names)})")
+    if beta > len(names) - sensitive_column_size:
+        raise ConfigError(
+            f"--beta {beta} is larger than the number of attributes outside the sensitive column "
+            f"({len(names) - sensitive_column_size})"
+        )
+
+
 def slicing_experiment(
     table: Table,
     *,
