@@ -84,8 +84,14 @@ def test_an_output_that_is_an_input_is_refused(inputs, tmp_path, monkeypatch, co
     plan.write_text('{"steps": [{"method": "mondrian", "k": 2}]}')
     os.link(data, tmp_path / "hard.csv")
     monkeypatch.chdir(tmp_path)
-    values = {"data": data, "config": config, "dotted": "./t.csv", "link": tmp_path / "hard.csv",
-              "out": tmp_path / "out.csv", "plan": plan}  # fmt: skip
+    values = {
+        "data": data,
+        "config": config,
+        "dotted": "./t.csv",
+        "link": tmp_path / "hard.csv",
+        "out": tmp_path / "out.csv",
+        "plan": plan,
+    }
     before = {p: digest(p) for p in (data, config, plan)}
     result = runner.invoke(app, [part.format(**values) for part in command])
     assert result.exit_code == 2, result.output
@@ -102,16 +108,62 @@ def commands(data: Path, config: Path, tmp_path: Path) -> dict[str, list[str]]:
     plan.write_text("steps: [{method: generalize, k: 2}, {method: local-suppression, k: 3}]\n")
     out = tmp_path / "out"
     return {
-        "risk": ["risk", "combined", str(data), "-c", str(config), "-o", f"{out}/s.csv",
-                 "--histogram", f"{out}/h.png", "--summary", f"{out}/s.json"],
-        "targeted": ["anonymize", "targeted-suppression", str(data), "-c", str(config), "--delta", "0.5",
-                     "--repeat", "-o", f"{out}/r.csv", "--histogram", f"{out}/h.svg", "--summary", f"{out}/r.json"],
-        "generalize": ["anonymize", "generalize", str(data), "-c", str(config), "-k", "2", "-o", f"{out}/g.parquet",
-                       "--summary", f"{out}/g.json"],
-        "protect": ["protect", str(data), "-c", str(config), "--recipe", str(plan), "-o", f"{out}/p.csv",
-                    "--summary", f"{out}/p.json"],
+        "risk": [
+            "risk",
+            "combined",
+            str(data),
+            "-c",
+            str(config),
+            "-o",
+            f"{out}/s.csv",
+            "--histogram",
+            f"{out}/h.png",
+            "--summary",
+            f"{out}/s.json",
+        ],
+        "targeted": [
+            "anonymize",
+            "targeted-suppression",
+            str(data),
+            "-c",
+            str(config),
+            "--delta",
+            "0.5",
+            "--repeat",
+            "-o",
+            f"{out}/r.csv",
+            "--histogram",
+            f"{out}/h.svg",
+            "--summary",
+            f"{out}/r.json",
+        ],
+        "generalize": [
+            "anonymize",
+            "generalize",
+            str(data),
+            "-c",
+            str(config),
+            "-k",
+            "2",
+            "-o",
+            f"{out}/g.parquet",
+            "--summary",
+            f"{out}/g.json",
+        ],
+        "protect": [
+            "protect",
+            str(data),
+            "-c",
+            str(config),
+            "--recipe",
+            str(plan),
+            "-o",
+            f"{out}/p.csv",
+            "--summary",
+            f"{out}/p.json",
+        ],
         "check": ["check", str(data), "-c", str(config), "-k", "1", "--summary", f"{out}/c.json"],
-    }  # fmt: skip
+    }
 
 
 @pytest.mark.parametrize("name", ["risk", "targeted", "generalize", "protect", "check"])
@@ -235,8 +287,21 @@ def test_check_reads_every_release_with_the_configuration_that_produced_it(tmp_p
     config = tmp_path / "d.yaml"
     config.write_text(SEMICOLON_CONFIG)
     release, summary = tmp_path / "r.csv", tmp_path / "r.json"
-    made = runner.invoke(app, ["anonymize", method, str(data), "-c", str(config), "-o", str(release),
-                               "--summary", str(summary), *options])  # fmt: skip
+    made = runner.invoke(
+        app,
+        [
+            "anonymize",
+            method,
+            str(data),
+            "-c",
+            str(config),
+            "-o",
+            str(release),
+            "--summary",
+            str(summary),
+            *options,
+        ],
+    )
     assert made.exit_code == 0, made.output
     checked = tmp_path / "c.json"
     result = runner.invoke(app, ["check", str(release), "-c", str(config), "--summary", str(checked)])
@@ -317,8 +382,10 @@ def test_a_release_that_misses_what_was_asked_is_not_written(inputs, tmp_path):
 )
 def test_every_number_is_validated(inputs, tmp_path, options, message):
     data, config = inputs
-    result = runner.invoke(app, ["anonymize", options[0], str(data), "-c", str(config), "-o", str(tmp_path / "r.csv"),
-                                 *options[1:]])  # fmt: skip
+    result = runner.invoke(
+        app,
+        ["anonymize", options[0], str(data), "-c", str(config), "-o", str(tmp_path / "r.csv"), *options[1:]],
+    )
     assert result.exit_code == 2
     assert message in " ".join(result.output.split())
     assert not (tmp_path / "r.csv").exists()

@@ -36,11 +36,13 @@ DATA = """ZIPCode,Age,Disease
 """
 CONFIG = """attributes:
   ZIPCode: {role: quasi-identifier, public: 0.6, sensitivity: 0, hierarchy: {mask: 5}}
-  Age:     {role: quasi-identifier, public: 0.6, sensitivity: 0, hierarchy: {intervals: [20, 30, 40, 50, 60], fanout: 2}}
+  Age:     {role: quasi-identifier, public: 0.6, sensitivity: 0,
+            hierarchy: {intervals: [20, 30, 40, 50, 60], fanout: 2}}
   Disease: {role: sensitive, public: 0.02, sensitivity: 1}
 """
 SLICING_DATA = "Age,Sex,Zip,Disease\n" + "".join(
-    f"{20 + (i * 7) % 40},{'MF'[i % 2]},{47600 + (i * 13) % 9},{['flu', 'ulcer', 'cancer', 'bronchitis'][i % 4]}\n"
+    f"{20 + (i * 7) % 40},{'MF'[i % 2]},{47600 + (i * 13) % 9},"
+    f"{['flu', 'ulcer', 'cancer', 'bronchitis'][i % 4]}\n"
     for i in range(40)
 )
 SLICING_CONFIG = "attributes:\n  Disease: {role: sensitive}\n"
@@ -201,9 +203,19 @@ def test_a_time_bounded_search_says_it_will_not_replay_exactly(tmp_path):
     summary = tmp_path / "s.json"
     result = runner.invoke(
         app,
-        ["anonymize", "quasi-sensitive", str(data), "-c", str(config), "-o", str(tmp_path / "r.csv"),
-         "--summary", str(summary), *options],
-    )  # fmt: skip
+        [
+            "anonymize",
+            "quasi-sensitive",
+            str(data),
+            "-c",
+            str(config),
+            "-o",
+            str(tmp_path / "r.csv"),
+            "--summary",
+            str(summary),
+            *options,
+        ],
+    )
     assert result.exit_code == 0, result.output
     recipe = json.loads(summary.read_text())["recipe"]
     assert recipe["replays_exactly"] is False
@@ -274,8 +286,21 @@ def test_apply_on_the_original_data_reproduces_the_release(tmp_path, method):
 def test_apply_reports_the_models_on_new_data_and_refuses_uncovered_values(tmp_path):
     data, config, options = write_inputs(tmp_path, "generalize")
     summary = tmp_path / "s.json"
-    runner.invoke(app, ["anonymize", "generalize", str(data), "-c", str(config), "-o", str(tmp_path / "r.csv"),
-                        "--summary", str(summary), *options])  # fmt: skip
+    runner.invoke(
+        app,
+        [
+            "anonymize",
+            "generalize",
+            str(data),
+            "-c",
+            str(config),
+            "-o",
+            str(tmp_path / "r.csv"),
+            "--summary",
+            str(summary),
+            *options,
+        ],
+    )
     new = tmp_path / "new.csv"
     new.write_text(NEW_DATA)
     figures = tmp_path / "applied.json"
@@ -295,9 +320,20 @@ def test_apply_reports_the_models_on_new_data_and_refuses_uncovered_values(tmp_p
     )
     assert not out.exists()
     suppressed = runner.invoke(
-        app, ["apply", str(summary), str(bad), "-o", str(out), "--unknown", "suppress", "--allow-violations",
-              "--summary", str(figures)],
-    )  # fmt: skip
+        app,
+        [
+            "apply",
+            str(summary),
+            str(bad),
+            "-o",
+            str(out),
+            "--unknown",
+            "suppress",
+            "--allow-violations",
+            "--summary",
+            str(figures),
+        ],
+    )
     assert suppressed.exit_code in (0, 3), suppressed.output
     document = json.loads(figures.read_text())
     assert document["unknown"] == {"ZIPCode": 1, "Age": 0}
@@ -307,8 +343,21 @@ def test_apply_reports_the_models_on_new_data_and_refuses_uncovered_values(tmp_p
 def test_export_mappings_writes_one_csv_per_attribute(tmp_path):
     data, config, options = write_inputs(tmp_path, "generalize")
     summary = tmp_path / "s.json"
-    runner.invoke(app, ["anonymize", "generalize", str(data), "-c", str(config), "-o", str(tmp_path / "r.csv"),
-                        "--summary", str(summary), *options])  # fmt: skip
+    runner.invoke(
+        app,
+        [
+            "anonymize",
+            "generalize",
+            str(data),
+            "-c",
+            str(config),
+            "-o",
+            str(tmp_path / "r.csv"),
+            "--summary",
+            str(summary),
+            *options,
+        ],
+    )
     levels = json.loads(summary.read_text())["levels"]
     folder = tmp_path / "mappings"
     result = runner.invoke(app, ["apply", str(summary), "--export-mappings", str(folder)])
@@ -323,8 +372,21 @@ def test_export_mappings_writes_one_csv_per_attribute(tmp_path):
 def test_apply_refuses_a_recipe_without_a_transformation(tmp_path):
     data, config, options = write_inputs(tmp_path, "local-suppression")
     summary = tmp_path / "s.json"
-    runner.invoke(app, ["anonymize", "local-suppression", str(data), "-c", str(config), "-o", str(tmp_path / "r.csv"),
-                        "--summary", str(summary), *options])  # fmt: skip
+    runner.invoke(
+        app,
+        [
+            "anonymize",
+            "local-suppression",
+            str(data),
+            "-c",
+            str(config),
+            "-o",
+            str(tmp_path / "r.csv"),
+            "--summary",
+            str(summary),
+            *options,
+        ],
+    )
     result = runner.invoke(app, ["apply", str(summary), str(data), "-o", str(tmp_path / "x.csv")])
     assert result.exit_code == 2
     assert "holds no learnt transformation" in result.output

@@ -1306,7 +1306,8 @@ def _slicing_report(figures: dict[str, Any]) -> list[str]:
         f"sensitive attribute: {figures['sensitive']} (in the last column)",
         *lines,
         f"buckets: {figures['buckets']:,}; smallest bucket: {figures['smallest_bucket']:,}; "
-        f"l achieved: {figures['l_achieved']} (asked {figures['l']:g}); fake tuples: {figures['fake_tuples']}{sampled}",
+        f"l achieved: {figures['l_achieved']} (asked {figures['l']:g}); "
+        f"fake tuples: {figures['fake_tuples']}{sampled}",
         f"average correlation: {figures['average_correlation']}",
     ]
 
