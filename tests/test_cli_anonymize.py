@@ -28,24 +28,9 @@ from sdckit.config import load_config
 from sdckit.errors import ConfigError
 from sdckit.models import KAnonymity
 from sdckit.params import option_name
+from test2_data import DATA
 
-# test2.csv-style data (Age, ZIPCode, Disease), 14 records.
-DATA = """ZIPCode,Age,Disease
-47677,29,gastric ulcer
-47602,22,gastritis
-47678,27,stomach cancer
-47905,43,gastritis
-47909,52,flu
-47906,47,bronchitis
-47605,30,bronchitis
-47673,36,pneumonia
-47607,32,stomach cancer
-47677,25,flu
-47911,55,gastritis
-47603,38,pneumonia
-47906,41,flu
-47678,28,gastritis
-"""
+
 N_RECORDS = 14
 ZIP_ROWS = sorted({line.split(",")[0] for line in DATA.strip().splitlines()[1:]})
 
