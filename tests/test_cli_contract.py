@@ -374,3 +374,40 @@ def test_every_number_is_validated(inputs, tmp_path, options, message):
     assert result.exit_code == 2
     assert message in " ".join(result.output.split())
     assert not (tmp_path / "r.csv").exists()
+
+
+def test_risk_measures_a_release_with_the_configuration_that_produced_it(tmp_path):
+    rows = DATA.strip().splitlines()
+    data = tmp_path / "d.csv"
+    data.write_text(
+        "id;"
+        + rows[0].replace(",", ";")
+        + "\n"
+        + "".join(f"{i};{r.replace(',', ';')}\n" for i, r in enumerate(rows[1:]))
+    )
+    config = tmp_path / "d.yaml"
+    config.write_text(
+        SEMICOLON_CONFIG.replace("Disease: {role: sensitive}", "Disease: {role: sensitive, public: 0.02}")
+    )
+    release = tmp_path / "r.csv"
+    made = runner.invoke(
+        app, ["anonymize", "mondrian", str(data), "-c", str(config), "-o", str(release), "-k", "3"]
+    )
+    assert made.exit_code == 0, made.output
+    plain = runner.invoke(app, ["risk", "combined", str(release), "-c", str(config)])
+    assert plain.exit_code == 2  # the identifier is gone and Age holds ranges
+    measured = runner.invoke(
+        app,
+        [
+            "risk",
+            "combined",
+            str(release),
+            "-c",
+            str(config),
+            "--release",
+            "--summary",
+            str(tmp_path / "s.json"),
+        ],
+    )
+    assert measured.exit_code == 0, measured.output
+    assert json.loads((tmp_path / "s.json").read_text())["records"] == 14

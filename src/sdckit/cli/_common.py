@@ -152,12 +152,13 @@ class Report:
             console.print(f"written [bold]{path}[/]", highlight=False)
 
 
-def read_input(data: Path, config: Path) -> tuple[Any, Any]:
-    """The configuration and the table it describes."""
+def read_input(data: Path, config: Path, release: bool = False) -> tuple[Any, Any]:
+    """The configuration and the table it describes (``release``: a release sdckit wrote, read with
+    the configuration that produced it, see :meth:`sdckit.config.Config.read_release`)."""
     from sdckit.config import load_config
 
     settings = load_config(config)
-    return settings, settings.read(data)
+    return settings, settings.read_release(data) if release else settings.read(data)
 
 
 def stage_json(outputs: Outputs, path: Path | None, figures: dict[str, Any]) -> None:

@@ -51,6 +51,9 @@ def combined(
         str | None, typer.Option(help="Override the config's nulls: wildcard or category.")
     ] = None,
     top: Annotated[int, typer.Option(help="How many of the riskiest records to list.")] = 10,
+    release: Annotated[
+        bool, typer.Option("--release", help="DATA is a release sdckit wrote: read it as check does.")
+    ] = False,
     quiet: QuietOption = False,
 ) -> None:
     """Combined identity + attribute disclosure risk D(r) of every record (Orooji & Knapp, 2019)."""
@@ -67,7 +70,7 @@ def combined(
         outputs.file(histogram, "--histogram", (".png", ".pdf", ".svg"))
         outputs.file(summary, "--summary", (".json",))
         started = time.perf_counter()
-        settings, table = read_input(data, config)
+        settings, table = read_input(data, config, release=release)
         chosen = RiskSettings(
             **{**settings.risk.__dict__, **_given(alpha=alpha, epsilon=epsilon, missing=missing)}
         )
