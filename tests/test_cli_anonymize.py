@@ -30,7 +30,6 @@ from sdckit.models import KAnonymity
 from sdckit.params import option_name
 from test2_data import DATA
 
-
 N_RECORDS = 14
 ZIP_ROWS = sorted({line.split(",")[0] for line in DATA.strip().splitlines()[1:]})
 
