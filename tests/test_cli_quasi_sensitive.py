@@ -104,7 +104,7 @@ def test_figure_1_is_protected(tmp_path):
         (["-k", "2", "-t", "2"], ["t must be in [0, 1.41421]", "got 2"]),
         (["-k", "2", "-t", "-0.1"], ["-t must be greater than or equal to 0", "-0.1"]),
         (["-k", "2", "-t", "nan"], ["-t must be a finite number", "nan"]),
-        (["-k", "2"], ["quasi-sensitive needs either -l", "-t"]),
+        (["-k", "2"], ["quasi-sensitive needs a model: -l (with --c)", "-t for QS t-closeness"]),
         (["-k", "2", "-l", "2", "-t", "0.4"], ["quasi-sensitive takes -l or -t, not both"]),
         (["-k", "2", "-l", "2", "--time-limit", "0"], ["--time-limit must be greater than 0", "0"]),
         (["-k", "0", "-l", "2"], ["-k must be greater than or equal to 1", "got 0"]),

@@ -43,6 +43,7 @@ interrupts = _Interrupts()
 def main(arguments: list[str] | None = None) -> None:
     """The console script: run the app, map every way out to one exit status and at most one line."""
     signal.signal(signal.SIGINT, interrupts.handle)
+    sys.unraisablehook = _unraisable
     code = EXIT_INTERNAL
     try:
         from sdckit.cli._root import run
@@ -69,6 +70,14 @@ def main(arguments: list[str] | None = None) -> None:
         # during which the default Ctrl-C handler is back and would kill a finished run.
         os._exit(code)
     sys.exit(code)
+
+
+def _unraisable(unraisable: Any) -> None:
+    """An interrupt that lands in a finalizer or weakref callback cannot propagate; it is already
+    noted (the run ends with 130), so no "Exception ignored" traceback is printed for it."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def _quiet_stdout() -> None:

@@ -1,0 +1,304 @@
+"""The documentation cannot drift: every command example of README.md and docs/*.md runs and exits
+as its page says, every anonymization method and each of its options is documented, and every
+command group of ``sdckit --help`` has its page.
+
+How examples are written (the convention this test enforces):
+
+* A fenced block with the info string ``sh`` holds examples. Its lines that start with ``sdckit ``
+  are run through the command line, and its lines that start with ``python -m examples.generate ``
+  through the example data generator; every other line (``make demo``, comments) is only shown. A
+  line ending in ``\\`` goes on on the next line; ``# ...`` comments are stripped (shell rules,
+  ``shlex``), so quote ``#`` and ``;`` in arguments as a shell would need.
+* An HTML comment on the line just before the opening fence qualifies the block:
+
+  - ``<!-- not run -->`` (or ``<!-- not run: why -->``): shown, never run. Only for synopsis lines
+    with placeholders (``DATA``, ``CONFIG``, ``[...]``) and for runs that need the Adult data or far
+    more than a few seconds; prefer a real example that runs.
+  - ``<!-- exit 3 -->`` (any status): every command of the block must exit with that status;
+    without it, with 0.
+  - ``<!-- file: out/release.yaml -->``: the block (of any language) is a file the examples use;
+    it is written at that path, relative to the directory the examples run in.
+
+* Each page runs in a fresh directory of its own, its commands in page order, so that a command can
+  read what an earlier one of the same page wrote (``anonymize ... --summary out/g.json`` then
+  ``apply out/g.json ...``). The directory starts with ``examples/`` (the repository's), the example
+  data ``out/example.csv`` (``python -m examples.generate --records 2000 --seed 1``: 2,000 records
+  keep the whole file under a minute) and every ``file:`` block of every page, so that any page may
+  use the configuration and plan another page shows.
+* Commands run in this process with typer's CliRunner (``from sdckit.cli import app``): the same
+  commands as the ``sdckit`` console script, without paying its start-up (polars, numba) per line.
+
+``python tests/test_docs.py`` prints the options table of every anonymization method, generated from
+the registry, as docs/anonymize.md shows it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+FENCE = re.compile(r"^(```+|~~~+)\s*([\w+-]*)")
+MARKER = re.compile(r"^<!--\s*(.*?)\s*-->\s*$")
+
+
+@dataclass
+class Block:
+    page: Path
+    line: int  # 1-based line of the opening fence
+    language: str
+    text: str
+    marker: str = ""  # the HTML comment just before the fence, without <!-- -->
+
+    @property
+    def run(self) -> bool:
+        return self.language == "sh" and not self.marker.startswith("not run")
+
+    @property
+    def exit_status(self) -> int:
+        found = re.fullmatch(r"exit\s+(\d+)", self.marker)
+        return int(found.group(1)) if found else 0
+
+    @property
+    def file(self) -> str | None:
+        found = re.fullmatch(r"file:\s*(\S+)", self.marker)
+        return found.group(1) if found else None
+
+    def commands(self) -> list[tuple[int, str]]:
+        """The runnable lines, continuation lines joined, each with its page line."""
+        commands: list[tuple[int, str]] = []
+        pending, start = "", 0
+        for offset, raw in enumerate(self.text.splitlines(), start=self.line + 1):
+            if not pending:
+                start = offset
+            line = raw.rstrip()
+            if line.endswith("\\"):
+                pending += line[:-1] + " "
+                continue
+            whole, pending = (pending + line).strip(), ""
+            if whole.startswith(("sdckit ", "python -m examples.generate ")):
+                commands.append((start, whole))
+        assert not pending, f"{self.page.name}:{start}: a command ends in a continuation backslash"
+        return commands
+
+
+@dataclass
+class Page:
+    path: Path
+    blocks: list[Block] = field(default_factory=list)
+
+
+def parse(path: Path) -> Page:
+    """The fenced blocks of a Markdown page, each with the HTML comment just before it."""
+    page = Page(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    number = 0
+    while number < len(lines):
+        opening = FENCE.match(lines[number])
+        if not opening:
+            number += 1
+            continue
+        fence, language = opening.group(1), opening.group(2)
+        before = next((lines[i].strip() for i in range(number - 1, -1, -1) if lines[i].strip()), "")
+        marker = MARKER.match(before)
+        end = number + 1
+        while end < len(lines) and not lines[end].startswith(fence):
+            end += 1
+        assert end < len(lines), f"{path.name}:{number + 1}: the code block is never closed"
+        text = "\n".join(lines[number + 1 : end])
+        page.blocks.append(Block(path, number + 1, language, text, marker.group(1) if marker else ""))
+        number = end + 1
+    return page
+
+
+def all_pages() -> list[Page]:
+    return [parse(path) for path in PAGES]
+
+
+def shown_files() -> dict[str, Block]:
+    files: dict[str, Block] = {}
+    for page in all_pages():
+        for block in page.blocks:
+            if block.file:
+                other = files.get(block.file)
+                assert other is None or other.text == block.text, (
+                    f"{block.file} is shown twice, differently: {other.page.name}:{other.line} "
+                    f"and {block.page.name}:{block.line}"
+                )
+                files[block.file] = block
+    return files
+
+
+# Running the examples -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def example_data(tmp_path_factory) -> Path:
+    """The 2,000 example records, generated once."""
+    from examples.generate import main as generate
+
+    folder = tmp_path_factory.mktemp("example-data")
+    assert generate(["--records", "2000", "--seed", "1", "--output", str(folder / "example.csv")]) == 0
+    return folder / "example.csv"
+
+
+def prepare(directory: Path, example_data: Path) -> None:
+    shutil.copytree(ROOT / "examples", directory / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    (directory / "out").mkdir()
+    shutil.copy(example_data, directory / "out" / "example.csv")
+    for name, block in shown_files().items():
+        target = directory / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(block.text + "\n", encoding="utf-8")
+
+
+def run_line(command: str) -> tuple[int, str]:
+    """Run one documented line in the current directory: its exit status and what it printed."""
+    words = shlex.split(command, comments=True)
+    if words[0] == "sdckit":
+        from typer.testing import CliRunner
+
+        from sdckit.cli import app
+
+        result = CliRunner().invoke(app, words[1:])
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return result.exit_code, result.output
+    from examples.generate import main as generate
+
+    return generate(words[3:]), ""
+
+
+def leftovers(directory: Path) -> list[str]:
+    """Hidden temporary outputs of a run, which the write contract says never remain."""
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob(".*.tmp*"))
+
+
+@pytest.mark.parametrize("path", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
+def test_examples_run_as_documented(path, example_data, tmp_path, monkeypatch):
+    prepare(tmp_path, example_data)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "100")
+    for block in parse(path).blocks:
+        if not block.run:
+            continue
+        for line, command in block.commands():
+            status, output = run_line(command)
+            where = f"{path.name}:{line}: {command}"
+            assert status == block.exit_status, (
+                f"{where}\nexited {status}, the page says {block.exit_status}\n{output}"
+            )
+            assert not leftovers(tmp_path), f"{where}\nleft temporary files: {leftovers(tmp_path)}"
+
+
+def test_the_examples_are_found():
+    """The parser sees what the pages hold: runnable commands in every command page, and the
+    markers it understands only."""
+    known = re.compile(r"not run(:.*)?|exit \d+|file: \S+")
+    counted = {}
+    for page in all_pages():
+        for block in page.blocks:
+            where = f"{page.path.name}:{block.line}"
+            assert not block.marker or known.fullmatch(block.marker), f"{where}: <!-- {block.marker} -->?"
+            assert not (block.file and block.language == "sh"), f"{where}: a file block is not an example"
+        counted[page.path.name] = sum(len(b.commands()) for b in page.blocks if b.run)
+    for name in ("README.md", "risk.md", "check.md", "anonymize.md", "protect-and-apply.md", "experiments.md"):
+        assert counted.get(name, 0) >= 1, f"{name} has no runnable example: {counted}"
+
+
+# What the pages must cover ------------------------------------------------------------------------
+
+
+def section(text: str, heading: str) -> str:
+    """The text of the ``## heading`` section (up to the next heading of level 2 or 1)."""
+    found = re.search(rf"^## `?{re.escape(heading)}`?\s*$(.*?)(?=^#{{1,2}} |\Z)", text, re.M | re.S)
+    assert found, f"docs/anonymize.md has no section '## {heading}'"
+    return found.group(1)
+
+
+def test_every_method_and_option_is_documented():
+    from sdckit.anonymize import METHODS
+    from sdckit.cli.anonymize import method_options
+
+    text = (DOCS / "anonymize.md").read_text(encoding="utf-8")
+    for spec in METHODS:
+        body = section(text, spec.name)
+        missing = [option for option in method_options(spec) if f"`{option}`" not in body]
+        assert not missing, f"docs/anonymize.md, section {spec.name}: options not documented: {missing}"
+        assert f"sdckit anonymize {spec.name} " in body, f"no example of sdckit anonymize {spec.name}"
+
+
+def test_every_command_group_has_its_page():
+    """A page per top-level command of ``sdckit --help``, named after it (``experiments.md`` for
+    experiment, ``protect-and-apply.md`` for protect and apply), showing that command, and linked
+    from the README."""
+    import typer.main
+
+    from sdckit.cli import app
+
+    commands = [name for name, command in typer.main.get_command(app).commands.items() if not command.hidden]
+    assert {"risk", "check", "anonymize", "protect", "apply", "experiment"} <= set(commands)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name in commands:
+        pages = [p for p in DOCS.glob("*.md") if {name, f"{name}s"} & set(p.stem.split("-"))]
+        assert pages, f"sdckit {name} has no page in docs/ (docs/{name}.md)"
+        assert any(f"sdckit {name}" in p.read_text(encoding="utf-8") for p in pages), name
+        assert all(f"(docs/{p.name})" in readme for p in pages), f"README.md does not link {pages}"
+
+
+def test_the_readme_stays_an_overview():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.encode()) < 5_000, "README.md is an overview: move the reference into docs/"
+    for page in DOCS.glob("*.md"):
+        assert f"(docs/{page.name})" in readme, f"README.md does not link docs/{page.name}"
+
+
+# The options tables of docs/anonymize.md ----------------------------------------------------------
+
+
+def options_table(spec) -> str:
+    """The Markdown table of a method's options, from its parameters object."""
+    from sdckit.cli.anonymize import _unwrap
+    from sdckit.params import option_name
+
+    rows = ["| option | value | default | meaning |", "| --- | --- | --- | --- |"]
+    for name, info in spec.params.model_fields.items():
+        option = option_name(name, info)
+        base, choices = _unwrap(info.annotation)
+        if base is bool:
+            shown, kind = f"`{option}`, `--no-{option.removeprefix('--')}`", "flag"
+        else:
+            shown = f"`{option}`"
+            kind = " \\| ".join(f"`{c}`" for c in choices) if choices else getattr(base, "__name__", "text")
+            names = {"str": "text", "list": "text", "float": "number", "int": "whole number", "Path": "file"}
+            kind = names.get(kind, kind)
+        if info.is_required():
+            default = "required"
+        elif info.default is None:
+            default = "—"
+        else:
+            default = f"`{str(info.default).lower() if isinstance(info.default, bool) else info.default}`"
+        meaning = (info.description or "").replace("|", "\\|")
+        rows.append(f"| {shown} | {kind} | {default} | {meaning} |")
+    for extra in spec.outputs:
+        suffixes = ", ".join(extra.suffixes)
+        rows.append(f"| `{extra.option}` | file ({suffixes}) | — | {extra.help} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    from sdckit.anonymize import METHODS
+
+    for spec in METHODS:
+        print(f"## {spec.name}\n\n{options_table(spec)}\n")
