@@ -375,3 +375,71 @@ def test_apply_refuses_a_recipe_without_a_transformation(tmp_path):
     result = runner.invoke(app, ["apply", str(summary), str(data), "-o", str(tmp_path / "x.csv")])
     assert result.exit_code == 2
     assert "holds no learnt transformation" in result.output
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {
+            k: _without_timings(v)
+            for k, v in value.items()
+            if "seconds" not in k and k not in ("timings", "search")
+        }
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("method", list(RUNS))
+@pytest.mark.filterwarnings("ignore::sdckit.errors.SdcWarning")
+def test_the_command_gives_the_python_api_release_and_figures(tmp_path, method):
+    from sdckit.anonymize import Context
+    from sdckit.cli.anonymize import method_options
+    from sdckit.recipes import dumps
+    from sdckit.table import write_table
+
+    data, config, options = write_inputs(tmp_path, method)
+    out, summary = tmp_path / "cli.csv", tmp_path / "cli.json"
+    result = runner.invoke(
+        app,
+        [
+            "anonymize",
+            method,
+            str(data),
+            "-c",
+            str(config),
+            "-o",
+            str(out),
+            "--summary",
+            str(summary),
+            *options,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    spec = METHODS.get(method)
+    flags = {flag: name for name, flag in zip(spec.params.model_fields, method_options(spec), strict=False)}
+    values, position = {}, 0
+    while position < len(options):
+        name = flags[options[position]]
+        if "bool" in str(spec.params.model_fields[name].annotation):  # a flag: --repeat
+            values[name], position = "true", position + 1
+        else:
+            values[name], position = options[position + 1], position + 2
+    settings = load_config(config)
+    params = spec.params.parse({name: _typed(spec, name, value) for name, value in values.items()})
+    release = run_method(spec, settings.read(data), params, Context(config=settings))
+    write_table(spec.released(release), tmp_path / "api.csv")
+    assert digest(tmp_path / "api.csv") == digest(out)
+    figures = json.loads(dumps(spec.summary(release)))
+    written = json.loads(summary.read_text())
+    assert _without_timings({key: written[key] for key in figures}) == _without_timings(figures)
+
+
+def _typed(spec, name, text):
+    annotation = str(spec.params.model_fields[name].annotation)
+    if "bool" in annotation:
+        return text == "true"
+    if "int" in annotation and "Path" not in annotation:
+        return int(text)
+    if "float" in annotation:
+        return float(text)
+    return text
