@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	mkdir -p out
 	$(BIN)/python -m examples.generate --records 100000 --seed 1 --output out/example.parquet
-	$(BIN)/sdckit risk out/example.parquet --config examples/example.yaml \
+	$(BIN)/sdckit risk combined out/example.parquet --config examples/example.yaml \
 		--output out/scores.parquet --threshold 0.01 --histogram out/risk.png --summary out/summary.json
 
 test: $(STAMP)

@@ -1,6 +1,7 @@
-"""The documentation cannot drift: every command example of README.md and docs/*.md runs and exits
-as its page says, every anonymization method and each of its options is documented, and every
-command group of ``sdckit --help`` has its page.
+"""The documentation cannot drift: every command example of README.md, docs/*.md and
+examples/README.md runs and exits as its page says, every anonymization method and each of its
+options is documented in docs/anonymize.md, every option of every other command on its page, and
+every command group of ``sdckit --help`` has its page.
 
 How examples are written (the convention this test enforces):
 
@@ -15,7 +16,8 @@ How examples are written (the convention this test enforces):
     with placeholders (``DATA``, ``CONFIG``, ``[...]``) and for runs that need the Adult data or far
     more than a few seconds; prefer a real example that runs.
   - ``<!-- exit 3 -->`` (any status): every command of the block must exit with that status;
-    without it, with 0.
+    without it, with 0. A command that exits otherwise than 0 must write nothing, unless it is given
+    ``--allow-violations`` or is ``sdckit check`` (whose summary reports the failure).
   - ``<!-- file: out/release.yaml -->``: the block (of any language) is a file the examples use;
     it is written at that path, relative to the directory the examples run in.
 
@@ -45,7 +47,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md")), ROOT / "examples" / "README.md"]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -169,15 +171,20 @@ def run_line(command: str) -> tuple[int, str]:
     if words[0] == "sdckit":
         from typer.testing import CliRunner
 
-        from sdckit.cli import app
+        from sdckit.cli import _outputs, app
 
         result = CliRunner().invoke(app, words[1:])
+        _outputs._committed.clear()  # the console script would exit here: nothing of this run to undo
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise result.exception
         return result.exit_code, result.output
     from examples.generate import main as generate
 
     return generate(words[3:]), ""
+
+
+def files(directory: Path) -> set[str]:
+    return {str(p.relative_to(directory)) for p in directory.rglob("*")}
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -194,12 +201,17 @@ def test_examples_run_as_documented(path, example_data, tmp_path, monkeypatch):
         if not block.run:
             continue
         for line, command in block.commands():
+            before = files(tmp_path)
             status, output = run_line(command)
             where = f"{path.name}:{line}: {command}"
             assert status == block.exit_status, (
                 f"{where}\nexited {status}, the page says {block.exit_status}\n{output}"
             )
             assert not leftovers(tmp_path), f"{where}\nleft temporary files: {leftovers(tmp_path)}"
+            new = files(tmp_path) - before
+            if status == 0 or "--allow-violations" in command or command.startswith("sdckit check "):
+                continue
+            assert not new, f"{where}\nexited {status} but wrote {sorted(new)}"
 
 
 def test_the_examples_are_found():
@@ -213,7 +225,8 @@ def test_the_examples_are_found():
             assert not block.marker or known.fullmatch(block.marker), f"{where}: <!-- {block.marker} -->?"
             assert not (block.file and block.language == "sh"), f"{where}: a file block is not an example"
         counted[page.path.name] = sum(len(b.commands()) for b in page.blocks if b.run)
-    for name in ("README.md", "risk.md", "check.md", "anonymize.md", "protect-and-apply.md", "experiments.md"):
+    pages = ("README.md", "risk.md", "check.md", "anonymize.md", "protect-and-apply.md", "experiments.md")
+    for name in pages:
         assert counted.get(name, 0) >= 1, f"{name} has no runnable example: {counted}"
 
 
@@ -255,6 +268,33 @@ def test_every_command_group_has_its_page():
         assert pages, f"sdckit {name} has no page in docs/ (docs/{name}.md)"
         assert any(f"sdckit {name}" in p.read_text(encoding="utf-8") for p in pages), name
         assert all(f"(docs/{p.name})" in readme for p in pages), f"README.md does not link {pages}"
+
+
+def test_every_command_option_is_documented():
+    """Every option of every command (``sdckit risk combined --release``, ``sdckit apply --unknown``,
+    ...) is named on the page of its command group, in one of its spellings."""
+    import click
+    import typer.main
+
+    from sdckit.cli import app
+
+    def leaves(command: click.Command, path: tuple[str, ...]):
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                yield from leaves(sub, (*path, name))
+        else:
+            yield path, command
+
+    for path, command in leaves(typer.main.get_command(app), ()):
+        group = path[0]
+        pages = [p for p in DOCS.glob("*.md") if {group, f"{group}s"} & set(p.stem.split("-"))]
+        text = "\n".join(p.read_text(encoding="utf-8") for p in pages)
+        for parameter in command.params:
+            if not isinstance(parameter, click.Option) or parameter.hidden or parameter.name == "help":
+                continue
+            names = [*parameter.opts, *parameter.secondary_opts]
+            if not any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) for name in names):
+                raise AssertionError(f"sdckit {' '.join(path)} {names[0]} is not documented in {pages}")
 
 
 def test_the_readme_stays_an_overview():
