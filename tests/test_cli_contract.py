@@ -411,3 +411,16 @@ def test_risk_measures_a_release_with_the_configuration_that_produced_it(tmp_pat
     )
     assert measured.exit_code == 0, measured.output
     assert json.loads((tmp_path / "s.json").read_text())["records"] == 14
+
+
+def test_check_names_only_the_failing_models_and_refuses_l_with_wildcard(inputs, tmp_path):
+    data, config = inputs
+    result = runner.invoke(app, ["check", str(data), "-c", str(config), "-k", "1", "-l", "2"])
+    assert result.exit_code == 0, result.output
+    failing = runner.invoke(app, ["check", str(data), "-c", str(config), "-k", "1", "-l", "3"])
+    assert failing.exit_code == 3
+    message = " ".join(failing.output.split())
+    assert "does not satisfy distinct 3-diversity (Disease)" in message and "1-anonymity" not in message
+    wildcard = runner.invoke(app, ["check", str(data), "-c", str(config), "-l", "2", "--missing", "wildcard"])
+    assert wildcard.exit_code == 2
+    assert "--missing wildcard checks k-anonymity only" in " ".join(wildcard.output.split())

@@ -443,3 +443,42 @@ def _typed(spec, name, text):
     if "float" in annotation:
         return float(text)
     return text
+
+
+def test_a_one_step_protect_run_can_be_applied_and_apply_records_its_recipe(tmp_path):
+    data, config, _ = write_inputs(tmp_path, "generalize")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("steps: [{method: generalize, k: 3}]\n")
+    first, summary = tmp_path / "p.csv", tmp_path / "p.json"
+    made = runner.invoke(
+        app,
+        [
+            "protect",
+            str(data),
+            "-c",
+            str(config),
+            "--recipe",
+            str(plan),
+            "-o",
+            str(first),
+            "--summary",
+            str(summary),
+        ],
+    )
+    assert made.exit_code == 0, made.output
+    again, applied = tmp_path / "a.csv", tmp_path / "a.json"
+    result = runner.invoke(
+        app, ["apply", str(summary), str(data), "-o", str(again), "--summary", str(applied)]
+    )
+    assert result.exit_code == 0, result.output
+    assert digest(again) == digest(first)
+    recipe = json.loads(applied.read_text())["recipe"]
+    assert recipe["steps"][0]["method"] == "generalize"
+    assert recipe["applied_to"]["rows"] == 14
+    # the applied summary is itself a recipe protect can replay
+    replay = runner.invoke(
+        app,
+        ["protect", str(data), "-c", str(config), "--recipe", str(applied), "-o", str(tmp_path / "r.csv")],
+    )
+    assert replay.exit_code == 0, replay.output
+    assert digest(tmp_path / "r.csv") == digest(first)

@@ -106,6 +106,7 @@ def load_plan(path: str | Path) -> tuple[list[Step], dict[str, Any]]:
     known = {
         "steps",
         "risk_threshold",
+        "applied_to",
         "sdckit_version",
         "seed",
         "config",
@@ -232,7 +233,10 @@ def protect(
         )
         current = released
     final = _final_state(table, releases, current, risk_threshold, config)
-    return Protection(releases, figures, final, recipe(resolved, table, config), current, violations)
+    record = recipe(resolved, table, config)
+    if len(parsed) == 1 and parsed[0].spec.reapplicable:  # so that apply can re-apply a one-step run
+        record["transformation"] = transformation_record(releases[0])
+    return Protection(releases, figures, final, record, current, violations)
 
 
 def _final_state(
@@ -282,6 +286,7 @@ class Learnt:
     transformation: dict[str, Any]
     config: Any
     step: Step
+    recipe: dict[str, Any] = field(default_factory=dict)
 
 
 def read_transformation(path: str | Path, config_path: str | Path | None = None) -> Learnt:
@@ -311,7 +316,7 @@ def read_transformation(path: str | Path, config_path: str | Path | None = None)
         else:
             parsed = parse_config(recorded["text"], source=f"{label} (configuration {recorded['path']})")
             config = replace(parsed, path=str(recorded["path"]))
-    return Learnt(dict(transformation), config, steps[0])
+    return Learnt(dict(transformation), config, steps[0], dict(document))
 
 
 def applied_figures(release: Any, learnt: Learnt) -> tuple[dict[str, Any], str | None]:
@@ -322,6 +327,8 @@ def applied_figures(release: Any, learnt: Learnt) -> tuple[dict[str, Any], str |
     params = learnt.step.params
     figures: dict[str, Any] = {
         "method": learnt.transformation["method"],
+        # how this release was made: the learnt recipe, re-applied to this input
+        "recipe": {**learnt.recipe, "applied_to": fingerprint(release.original)},
         **class_figures(release),
         **cell_figures(release),
         "unknown": release.search.get("unknown"),
@@ -331,10 +338,12 @@ def applied_figures(release: Any, learnt: Learnt) -> tuple[dict[str, Any], str |
         models = params.privacy_models(release.table)
         figures["achieved"] = achieved(release, models)
         violation = unmet(release, models)
-    lines = [
-        f"suppressed records: {figures['suppressed_records']:,}; equivalence classes: "
-        f"{figures['equivalence_classes']:,}; smallest class: {figures['smallest_class']:,}"
-    ]
+    lines = [f"suppressed records: {figures['suppressed_records']:,}"]
+    if figures["equivalence_classes"]:
+        lines[0] += (
+            f"; equivalence classes: {figures['equivalence_classes']:,}; "
+            f"smallest class: {figures['smallest_class']:,}"
+        )
     if figures.get("achieved"):
         lines.append("achieved: " + "; ".join(f"{m} → {v:.4g}" for m, v in figures["achieved"].items()))
     figures["report"] = lines

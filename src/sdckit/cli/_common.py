@@ -32,7 +32,8 @@ DataArgument = Annotated[Path, typer.Argument(help="Microdata file: CSV (delimit
 ConfigOption = Annotated[Path, typer.Option("--config", "-c", help="YAML configuration of the attributes.")]
 ReleaseOption = Annotated[Path, typer.Option("--output", "-o", help="Release file: .csv, .tsv or .parquet.")]
 SummaryOption = Annotated[
-    Path | None, typer.Option("--summary", help="Write the figures (and the recipe) as JSON.")
+    Path | None,
+    typer.Option("--summary", help="Write the figures as JSON (a release's summary also holds its recipe)."),
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
 AllowViolationsOption = Annotated[

@@ -235,6 +235,11 @@ class Verdict:
     satisfied: bool
     missing: str
 
+    @property
+    def failing(self) -> list[str]:
+        """The required models that some class fails."""
+        return [r.model for r in self.report.results if r.model in self.required and not r.passes.all()]
+
     def figures(self) -> dict[str, Any]:
         figures = self.report.summary()
         figures.update(
