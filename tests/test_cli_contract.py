@@ -415,12 +415,21 @@ def test_risk_measures_a_release_with_the_configuration_that_produced_it(tmp_pat
 
 def test_check_names_only_the_failing_models_and_refuses_l_with_wildcard(inputs, tmp_path):
     data, config = inputs
-    result = runner.invoke(app, ["check", str(data), "-c", str(config), "-k", "1", "-l", "2"])
+    result = runner.invoke(app, ["check", str(data), "-c", str(config), "-k", "1"])
     assert result.exit_code == 0, result.output
-    failing = runner.invoke(app, ["check", str(data), "-c", str(config), "-k", "1", "-l", "3"])
+    failing = runner.invoke(app, ["check", str(data), "-c", str(config), "-k", "1", "-l", "2"])
     assert failing.exit_code == 3
-    message = " ".join(failing.output.split())
-    assert "does not satisfy distinct 3-diversity (Disease)" in message and "1-anonymity" not in message
-    wildcard = runner.invoke(app, ["check", str(data), "-c", str(config), "-l", "2", "--missing", "wildcard"])
+    verdict = " ".join(failing.output.split()).split("not satisfied: ")[-1]
+    assert verdict == "t.csv does not satisfy distinct 2-diversity (Disease)"
+    holes = tmp_path / "holes.csv"
+    holes.write_text(DATA.replace("47677,29,", ",29,"))
+    wildcard = runner.invoke(
+        app, ["check", str(holes), "-c", str(config), "-l", "2", "--missing", "wildcard"]
+    )
     assert wildcard.exit_code == 2
-    assert "--missing wildcard checks k-anonymity only" in " ".join(wildcard.output.split())
+    assert "only k-anonymity can be checked" in " ".join(wildcard.output.split())
+    assert "--missing category" in wildcard.output
+    category = runner.invoke(
+        app, ["check", str(holes), "-c", str(config), "-l", "2", "--missing", "category"]
+    )
+    assert category.exit_code == 3, category.output  # checked: every class of one record fails l = 2

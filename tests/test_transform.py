@@ -6,16 +6,23 @@
   gives the same released frame, bit for bit (``frame.equals`` and the same CSV and Parquet bytes),
   the same classes, cell penalties and suppressed cells; also after a JSON round trip.
 * New data: a value the transformation does not cover raises naming the attribute and the value;
-  ``unknown="suppress"`` suppresses those records and counts them.
+  ``unknown="suppress"`` suppresses those records and counts them. A value inside a Mondrian box's
+  region but outside its generalized label (learnt from the box's original records) is uncovered:
+  a category the box's records never held, a number outside their range, a leaf outside their lowest
+  common ancestor; centroid releases route by region only.
+* Transformation formats: format 1 is read except for generalized Mondrian (no label extents).
 * The CSV export on small cases checked by hand.
 * Refusals: methods whose release of a record depends on other records, relaxed Mondrian.
 * Random small tables (hypothesis): strict Mondrian re-applied to its data reproduces the release, and
-  re-applied to the records in another order releases every record as before.
+  re-applied to the records in another order releases every record as before; re-applied to random
+  new data, every released generalized cell covers the record's true value (read from the label's
+  text), and a record is suppressed exactly when a value is outside its box's region or label.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -245,14 +252,18 @@ def test_mondrian_worked_example_transformation() -> None:
         "high": [27, 27, 30],
         "high_closed": [True, True, True],
         "released": ["25-27", "25-27", "28-30"],
+        "label_low": [25, 25, 28],
+        "label_high": [27, 27, 30],
         "penalty": [0.4, 0.4, 0.4],
     }
     zip_boxes = transformation["attributes"]["Zip"]["boxes"]
     assert zip_boxes["low"] == [53710, 53711, 53710]
     assert zip_boxes["low_closed"] == [True, False, True]
     assert zip_boxes["high"] == [53711, 53712, 53712]
-    # A new record inside the range lands in the box of its region and gets its label.
-    new = Table.from_frame(pl.DataFrame({"Age": [26.5, 30, 25], "Zip": [53711.5, 53710, 53710]}))
+    assert (zip_boxes["label_low"], zip_boxes["label_high"]) == ([53710, 53712, 53710], [53711, 53712, 53712])
+    # A new record inside the range lands in the box of its region and gets its label when the label
+    # covers its values.
+    new = Table.from_frame(pl.DataFrame({"Age": [26.5, 30, 25], "Zip": [53712, 53710, 53710]}))
     applied = apply_transformation(new, transformation)
     assert applied.table.data.get_column("Age").cast(pl.String).to_list() == ["25-27", "28-30", "25-27"]
     assert applied.table.data.get_column("Zip").cast(pl.String).to_list() == [
@@ -262,6 +273,12 @@ def test_mondrian_worked_example_transformation() -> None:
     ]
     assert applied.search["record_boxes"].tolist() == [1, 2, 0]
     assert applied.classes.tolist() == [0, 1, 2]  # numbered by first record, as Mondrian does
+    # Zip 53711.5 is in the region (53711, 53712] of box 1, whose records all had 53712: not covered.
+    inside = Table.from_frame(pl.DataFrame({"Age": [26.5], "Zip": [53711.5]}))
+    with pytest.raises(
+        ConfigError, match="attribute 'Zip': 1 value outside the label of their box: '53711.5'"
+    ):
+        apply_transformation(inside, transformation)
 
 
 def test_mondrian_hierarchy_regions_and_implicit_root() -> None:
@@ -406,6 +423,180 @@ def test_mondrian_hierarchy_value_in_no_box() -> None:
     assert applied.search["unknown"] == {"job": 2}
 
 
+def gifted_table() -> Table:
+    # Cut on age at 23: the young box's records were all 'No', its region for gifted is everything.
+    frame = pl.DataFrame(
+        {
+            "age": [20, 21, 22, 23, 30, 31, 32, 33],
+            "gifted": ["No", "No", "No", "No", "Yes", "No", "Yes", "No"],
+            "d": list("abcdefgh"),
+        }
+    )
+    return Table.from_frame(frame)
+
+
+def test_mondrian_category_outside_the_label_of_its_box() -> None:
+    release = mondrian(gifted_table(), [KAnonymity(4)], quasi_identifiers=["age", "gifted"])
+    transformation = round_trip(transformation_of(release))
+    assert transformation["tree"][0] == {"attribute": "age", "at": 23, "children": [1, 2]}
+    gifted = transformation["attributes"]["gifted"]["boxes"]
+    assert (gifted["first"], gifted["last"]) == (["No", "No"], ["Yes", "Yes"])  # the whole domain
+    assert gifted["released"] == ["No", "{No,Yes}"]
+    assert gifted["label_values"] == [["No"], ["No", "Yes"]]
+    new = Table.from_frame(
+        pl.DataFrame(
+            {"age": [21, 22, 31, 20, 23], "gifted": ["Yes", "No", "Yes", "Yes", "Yes"], "d": list("vwxyz")}
+        ),
+        source="next.csv",
+    )
+    with pytest.raises(ConfigError) as raised:
+        apply_transformation(new, transformation)
+    message = str(raised.value)
+    assert message.startswith("next.csv: the learnt transformation does not cover every value")
+    assert "attribute 'gifted': 1 value outside the label of their box: 'Yes' (3 records)" in message
+    assert "'age'" not in message
+    applied = apply_transformation(new, transformation, unknown="suppress")
+    assert applied.suppressed_records.tolist() == [True, False, False, True, True]
+    assert applied.search["unknown"] == {"age": 0, "gifted": 3}
+    assert applied.search["record_boxes"].tolist() == [-1, 0, 1, -1, -1]
+    data = applied.table.data
+    # Never released as 'No': the suppressed records have no quasi-identifier at all.
+    assert data.get_column("gifted").cast(pl.String).to_list() == [None, "No", "{No,Yes}", None, None]
+    assert data.get_column("age").cast(pl.String).to_list() == [None, "20-23", "30-33", None, None]
+    assert data.get_column("d").to_list() == list("vwxyz")
+    assert applied.classes.tolist() == [-1, 0, 1, -1, -1]
+    assert (applied.cell_penalty[[0, 3, 4]] == 1.0).all()
+    assert applied.suppressed_cells.sum() == 6
+
+
+def test_mondrian_number_outside_the_range_of_its_box() -> None:
+    # As in test_export_mondrian: box 0 has region [25, 30] on Age, but its records spanned 25-26.
+    table = Table.from_frame(
+        pl.DataFrame(
+            {
+                "Age": [25, 25, 26, 27, 27, 28, 29, 30],
+                "job": ["a1", "a1", "a2", "a2", "b1", "b2", "b1", "b2"],
+                "c": ["x", "y", "x", "y", "y", "z", "z", "z"],
+            }
+        )
+    )
+    release = mondrian(
+        table, [KAnonymity(2)], quasi_identifiers=["job", "Age", "c"], hierarchies={"job": JOB}
+    )
+    transformation = transformation_of(release)
+    age = transformation["attributes"]["Age"]["boxes"]
+    assert (age["low"][0], age["high"][0], age["released"][0]) == (25, 30, "25-26")
+    assert (age["label_low"][0], age["label_high"][0]) == (25, 26)
+    new = Table.from_frame(pl.DataFrame({"Age": [27, 26.5, 25, 30, 28.5], "job": ["a1"] * 5, "c": ["x"] * 5}))
+    with pytest.raises(
+        ConfigError,
+        match=r"attribute 'Age': 3 values outside the label of their box: '27', '28.5', '30' \(3 records\)",
+    ):
+        apply_transformation(new, transformation)
+    applied = apply_transformation(new, transformation, unknown="suppress")
+    assert applied.table.data.get_column("Age").cast(pl.String).to_list() == [
+        None,
+        "25-26",
+        "25-26",
+        None,
+        None,
+    ]
+    assert applied.search["unknown"] == {"job": 0, "Age": 3, "c": 0}
+    # A single-value label covers only its value.
+    single = transformation_of(
+        mondrian(
+            Table.from_frame(pl.DataFrame({"a": [1, 1, 2, 2], "b": [5, 5, 5, 6]})),
+            [KAnonymity(2)],
+            quasi_identifiers=["a", "b"],
+        )
+    )
+    assert single["attributes"]["b"]["boxes"]["released"] == ["5", "5-6"]
+    probe = Table.from_frame(pl.DataFrame({"a": [1, 1, 2], "b": [5.0, 5.5, 5.5]}))
+    applied = apply_transformation(probe, single, unknown="suppress")
+    assert applied.table.data.get_column("b").cast(pl.String).to_list() == ["5", None, "5-6"]
+
+
+def test_mondrian_category_set_need_not_be_a_run() -> None:
+    # Box a=1 held p and r: its label {p,r} does not cover q, which is inside its run p .. r.
+    table = Table.from_frame(pl.DataFrame({"a": [1, 1, 2, 2], "c": ["p", "r", "q", "q"]}))
+    release = mondrian(table, [KAnonymity(2)], quasi_identifiers=["a", "c"])
+    transformation = transformation_of(release)
+    boxes = transformation["attributes"]["c"]["boxes"]
+    assert (boxes["first"], boxes["last"], boxes["released"]) == (["p", "p"], ["r", "r"], ["{p,r}", "q"])
+    assert boxes["label_values"] == [["p", "r"], ["q"]]
+    new = Table.from_frame(pl.DataFrame({"a": [1, 1, 1, 2], "c": ["p", "q", "r", "q"]}))
+    applied = apply_transformation(new, transformation, unknown="suppress")
+    assert applied.table.data.get_column("c").cast(pl.String).to_list() == ["{p,r}", None, "{p,r}", "q"]
+    assert applied.search["unknown"] == {"a": 0, "c": 1}
+
+
+def test_mondrian_leaf_outside_the_lowest_common_ancestor_of_its_box() -> None:
+    # Cut on age at 23: the young box's region for job is the root, its records all under A.
+    frame = pl.DataFrame(
+        {
+            "age": [20, 21, 22, 23, 30, 31, 32, 33],
+            "job": ["a1", "a2", "a1", "a2", "b1", "a1", "b2", "c1"],
+        }
+    )
+    release = mondrian(
+        Table.from_frame(frame), [KAnonymity(4)], quasi_identifiers=["age", "job"], hierarchies={"job": JOB}
+    )
+    transformation = round_trip(transformation_of(release))
+    job = transformation["attributes"]["job"]["boxes"]
+    assert (job["level"], job["node"]) == ([2, 2], ["*", "*"])
+    assert (job["released"], job["label_level"]) == (["A", "*"], [1, 2])
+    new = Table.from_frame(pl.DataFrame({"age": [21, 22, 20, 31, 21], "job": ["b1", "a2", "c1", "b1", "zz"]}))
+    with pytest.raises(ConfigError) as raised:
+        apply_transformation(new, transformation)
+    message = str(raised.value)
+    assert "attribute 'job': 1 value not in its hierarchy: 'zz' (1 record)" in message
+    assert "attribute 'job': 2 values outside the label of their box: 'b1', 'c1' (2 records)" in message
+    applied = apply_transformation(new, transformation, unknown="suppress")
+    assert applied.table.data.get_column("job").cast(pl.String).to_list() == [None, "A", None, "*", None]
+    assert applied.search["unknown"] == {"age": 0, "job": 3}
+
+
+def test_mondrian_centroids_route_by_region() -> None:
+    # A centroid replaces the value: a value of the box's region gets it, whatever the box held.
+    release = mondrian(
+        gifted_table(), [KAnonymity(4)], quasi_identifiers=["age", "gifted"], output="centroid"
+    )
+    transformation = round_trip(transformation_of(release))
+    assert "label_values" not in transformation["attributes"]["gifted"]["boxes"]
+    new = Table.from_frame(pl.DataFrame({"age": [21, 27], "gifted": ["Yes", "Yes"], "d": ["x", "y"]}))
+    applied = apply_transformation(new, transformation)
+    assert not applied.suppressed_records.any()
+    assert applied.table.data.get_column("gifted").to_list() == ["No", "No"]  # most frequent of each box
+    assert applied.table.data.get_column("age").to_list() == [21.5, 31.5]
+
+
+def test_transformation_formats(tmp_path: Path) -> None:
+    generalized = transformation_of(mondrian_release())
+    assert generalized["format"] == 2
+    old = {**generalized, "format": 1}
+    with pytest.raises(
+        ConfigError, match="format 1 transformation of a generalized mondrian release.*learn it again"
+    ):
+        apply_transformation(mondrian_table(), old)
+    with pytest.raises(ConfigError, match="format 1 transformation of a generalized mondrian release"):
+        export_mappings(old, tmp_path)
+    # Format 1 of the other methods, and of centroid Mondrian, is what format 2 is.
+    centroid = mondrian_release("centroid")
+    applied = apply_transformation(mondrian_table(), {**transformation_of(centroid), "format": 1})
+    assert applied.table.data.equals(centroid.table.data)
+    release = generalize_release()
+    applied = apply_transformation(generalize_table(), {**transformation_of(release), "format": 1})
+    assert applied.table.data.equals(release.table.data)
+    for version in (0, 3, True, "2", None):
+        with pytest.raises(ConfigError, match="unsupported transformation format"):
+            apply_transformation(generalize_table(), {**transformation_of(release), "format": version})
+    # A generalized Mondrian transformation without the label extents is malformed.
+    broken = json.loads(json.dumps(generalized))
+    del broken["attributes"]["income"]["boxes"]["label_high"]
+    with pytest.raises(ConfigError, match="the boxes of 'income' do not give one 'label_high' per box"):
+        apply_transformation(mondrian_table(), broken)
+
+
 def test_missing_quasi_identifier_column() -> None:
     transformation = transformation_of(mondrian_release())
     table = Table.from_frame(mondrian_table().data.drop("income"), source="next.csv")
@@ -519,26 +710,42 @@ def test_export_mondrian(tmp_path: Path) -> None:
         '2,B,"[25, 28]",x .. z\n'
         '3,B,"(28, 30]",x .. z\n'
     )
-    # Every leaf of the box's subtree (c1 is in no box).
+    # Only what each box's label covers: every leaf under the label (c1 is in no box).
     assert read(tmp_path / "job.csv") == (
         "box,original,released\n0,a1,A\n0,a2,A\n1,a1,A\n1,a2,A\n2,b1,B\n2,b2,B\n3,b1,B\n3,b2,B\n"
     )
-    # The box's interval, released as the range of its original records.
+    # The range of the box's original records, not its region (27 in box 0 is not released as 25-26).
     assert read(tmp_path / "Age.csv") == (
         "box,original,released\n"
-        '0,"[25, 30]",25-26\n'
-        '1,"[25, 30]",25-27\n'
-        '2,"[25, 28]",27-28\n'
-        '3,"(28, 30]",29-30\n'
+        '0,"[25, 26]",25-26\n'
+        '1,"[25, 27]",25-27\n'
+        '2,"[27, 28]",27-28\n'
+        '3,"[29, 30]",29-30\n'
     )
-    # Every value of the box's run of sorted values, released as the set of its original records'.
+    # The values of the label's set, not of the box's run (z in box 1 is not released as y).
     assert read(tmp_path / "c.csv") == (
-        "box,original,released\n"
-        "0,x,x\n"
-        "1,y,y\n1,z,y\n"
-        '2,x,"{y,z}"\n2,y,"{y,z}"\n2,z,"{y,z}"\n'
-        "3,x,z\n3,y,z\n3,z,z\n"
+        'box,original,released\n0,x,x\n1,y,y\n2,y,"{y,z}"\n2,z,"{y,z}"\n3,z,z\n'
     )
+    # Every pair listed is what apply releases for such a record.
+    new = Table.from_frame(
+        pl.DataFrame({"job": ["a2", "b1", "a1"], "Age": [26, 27, 25], "c": ["x", "z", "y"]})
+    )
+    applied = apply_transformation(new, transformation)
+    assert applied.search["record_boxes"].tolist() == [0, 2, 1]
+    assert applied.table.data.rows() == [("25-26", "A", "x"), ("27-28", "B", "{y,z}"), ("25-27", "A", "y")]
+
+
+def test_export_mondrian_centroids_lists_regions(tmp_path: Path) -> None:
+    table = Table.from_frame(pl.DataFrame({"Age": [25, 25, 26, 27, 29, 30], "c": list("xyxyzz")}))
+    release = mondrian(table, [KAnonymity(2)], quasi_identifiers=["Age", "c"], output="centroid")
+    transformation = transformation_of(release)
+    assert "label_low" not in transformation["attributes"]["Age"]["boxes"]
+    assert "label_values" not in transformation["attributes"]["c"]["boxes"]
+    export_mappings(transformation, tmp_path)
+    boxes = pl.read_csv(tmp_path / "boxes.csv", infer_schema=False)
+    age = pl.read_csv(tmp_path / "Age.csv", infer_schema=False)
+    # A centroid replaces every value of its box's region.
+    assert age.get_column("original").to_list() == boxes.get_column("Age").to_list()
 
 
 def test_export_file_names_are_safe_and_distinct(tmp_path: Path) -> None:
@@ -631,6 +838,81 @@ def boxes_containing(transformation: dict, record: dict) -> list[int] | None:
     return sorted(candidates)
 
 
+NUMBER_LABEL = re.compile(r"^(-?\d+(?:\.\d+)?)(?:-(-?\d+(?:\.\d+)?))?$")
+
+
+def label_covers(spec: dict, label: str, value) -> bool:
+    """Brute force, from the label's text alone: whether the released ``label`` states something true
+    of ``value`` (numbers: ``low-high`` or the value; sets ``{a,b}`` or the value; hierarchy: an
+    ancestor of the leaf, or the leaf)."""
+    if spec["kind"] == "numeric":
+        match = NUMBER_LABEL.match(label)
+        assert match, label
+        low = float(match.group(1))
+        high = float(match.group(2)) if match.group(2) is not None else low
+        return low <= float(value) <= high
+    if spec["kind"] == "ordered":
+        members = label[1:-1].split(",") if label.startswith("{") else [label]
+        return str(value) in members
+    path = next(row for row in spec["hierarchy"] if row[0] == str(value))
+    return label in [*path, "*"]
+
+
+def random_new_frame(seed: int, m: int = 30) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pl.DataFrame(
+        {
+            "num": rng.integers(-8, 22, size=m) / 2,  # halves, some outside the original range
+            "real": rng.choice([-1.5, -1.0, 0.0, 0.1, 0.25, 1.0, 2.0, 3.75, 4.0], size=m),
+            "cat": rng.choice(["p", "q", "r", "s", "t"], size=m),
+            "hier": rng.choice(LEAVES, size=m),
+        }
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), st.integers(0, 2**32 - 1))
+def test_random_released_labels_cover_the_true_values(problem, seed) -> None:
+    n, num, real, cat, hier, qis, use_hierarchy, k, _ = problem
+    if k > n:
+        return
+    table = Table.from_frame(pl.DataFrame({"num": num, "real": real, "cat": cat, "hier": hier}))
+    hierarchies = {"hier": HIERARCHY} if use_hierarchy and "hier" in qis else None
+    release = mondrian(table, [KAnonymity(k)], quasi_identifiers=qis, hierarchies=hierarchies)
+    transformation = round_trip(transformation_of(release))
+    # New records: random values, and the original records with one value changed to another of
+    # the domain (so that many land in a box whose label does not cover them).
+    rng = np.random.default_rng(seed)
+    mutated = table.data.with_columns(
+        pl.Series("num", np.where(rng.random(n) < 0.5, np.array(num) + rng.choice([-1, 1], n), num)).cast(
+            pl.Float64
+        ),
+        pl.Series("cat", np.where(rng.random(n) < 0.5, rng.choice(["p", "q", "r", "s"], n), cat)),
+        pl.Series("hier", np.where(rng.random(n) < 0.5, rng.choice(LEAVES, n), hier)),
+    )
+    new = pl.concat(
+        [random_new_frame(seed), mutated.with_columns(pl.col("real").cast(pl.Float64))],
+        how="vertical_relaxed",
+    )
+    applied = apply_transformation(Table.from_frame(new), transformation, unknown="suppress")
+    data = applied.table.data
+    kept = np.flatnonzero(~applied.suppressed_records)
+    for name in qis:
+        spec = transformation["attributes"][name]
+        released = data.get_column(name).cast(pl.String).to_list()
+        truth = new.get_column(name).to_list()
+        for i in kept.tolist():
+            assert label_covers(spec, released[i], truth[i]), (name, released[i], truth[i])
+        for i in np.flatnonzero(applied.suppressed_records).tolist():
+            assert released[i] is None
+    # unknown="error" refuses exactly when something would be suppressed.
+    if applied.suppressed_records.any():
+        with pytest.raises(ConfigError, match="does not cover every value"):
+            apply_transformation(Table.from_frame(new), transformation)
+    else:
+        assert apply_transformation(Table.from_frame(new), transformation).table.data.equals(data)
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), st.integers(0, 2**32 - 1))
 def test_random_new_data_lands_in_the_box_of_its_region(problem, seed) -> None:
@@ -641,16 +923,7 @@ def test_random_new_data_lands_in_the_box_of_its_region(problem, seed) -> None:
     hierarchies = {"hier": HIERARCHY} if use_hierarchy and "hier" in qis else None
     release = mondrian(table, [KAnonymity(k)], quasi_identifiers=qis, hierarchies=hierarchies, output=output)
     transformation = transformation_of(release)
-    rng = np.random.default_rng(seed)
-    m = 30
-    new = pl.DataFrame(
-        {
-            "num": rng.integers(-8, 22, size=m) / 2,  # halves, some outside the original range
-            "real": rng.choice([-1.5, -1.0, 0.0, 0.1, 0.25, 1.0, 2.0, 3.75, 4.0], size=m),
-            "cat": rng.choice(["p", "q", "r", "s", "t"], size=m),
-            "hier": rng.choice(LEAVES, size=m),
-        }
-    )
+    new = random_new_frame(seed)
     applied = apply_transformation(Table.from_frame(new), transformation, unknown="suppress")
     record_boxes = applied.search["record_boxes"]
     for i, record in enumerate(new.iter_rows(named=True)):
@@ -658,8 +931,22 @@ def test_random_new_data_lands_in_the_box_of_its_region(problem, seed) -> None:
         if containing is None or not containing:
             assert applied.suppressed_records[i]
             assert record_boxes[i] == -1
+            continue
+        assert len(containing) == 1  # the regions partition what they cover
+        (b,) = containing
+        labelled = output == "generalized"
+        if labelled and not all(
+            label_covers(
+                transformation["attributes"][name],
+                transformation["attributes"][name]["boxes"]["released"][b],
+                record[name],
+            )
+            for name in qis
+        ):
+            assert applied.suppressed_records[i]  # in the region, outside the label learnt there
+            assert record_boxes[i] == -1
         else:
-            assert containing == [record_boxes[i]]  # the regions partition what they cover
+            assert record_boxes[i] == b
             assert not applied.suppressed_records[i]
     if not applied.suppressed_records.all():
         # Released like the original records of the same box.

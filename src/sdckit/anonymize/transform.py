@@ -17,7 +17,7 @@ checks what it achieves (e.g. with :func:`sdckit.models.check_table`).
 
 The transformation
 ------------------
-A dict (``json.loads(json.dumps(t)) == t``) with the keys ``format`` (1), ``method``,
+A dict (``json.loads(json.dumps(t)) == t``) with the keys ``format`` (2), ``method``,
 ``quasi_identifiers``, ``dropped`` (columns the release dropped: identifiers), ``parameters`` (those of
 the original release) and ``attributes`` (one entry per quasi-identifier), plus, per method:
 
@@ -49,23 +49,35 @@ the original release) and ``attributes`` (one entry per quasi-identifier), plus,
     ``low``, ``low_closed``, ``high``, ``high_closed``; ordered: ``first`` and ``last`` value of a run of
     the sorted values; hierarchy: ``level`` and ``node``, the subtree; the root is the top node, or
     ``*`` at level ``height + 1`` when the top level has several nodes), the ``released`` value (the
-    generalized label, or the centroid) and the cell ``penalty`` (NCP). The regions of a strict cut
-    tree partition the domain of numbers and ordered values, so a new value in the original range
-    lands in exactly one box; a hierarchical cut has a child only for the nodes that held records, so
-    a value of the hierarchy may fall in no box next to the record's other values.
+    generalized label, or the centroid) and the cell ``penalty`` (NCP); for generalized output also
+    what the box's label covers, learnt from the box's original records: ``label_low`` and
+    ``label_high`` (numbers: the label ``min-max``, or the single value), ``label_values`` (ordered:
+    the set of the records' values, which need not be a run of the sorted values) or ``label_level``
+    (hierarchy: the level of the label, the records' lowest common ancestor ``released``). The
+    regions of a strict cut tree partition the domain of numbers and ordered values, so a new value in
+    the original range lands in exactly one box; a hierarchical cut has a child only for the nodes
+    that held records, so a value of the hierarchy may fall in no box next to the record's other
+    values.
 
-    A box releases the value learnt from its original records (the range, lowest common ancestor or
-    set of *their* values, or their centroid), whatever the new record's value inside the box's
-    region: 27 landing in a box of region ``[25, 30]`` whose records spanned 25 to 26 is released as
-    ``25-26``, and a value of the hierarchy in a box whose records were all ``United-States`` as
-    ``United-States``. The exported CSV files list every such pair (box, original, released).
+    A box's label is learnt from its original records (the range, lowest common ancestor or set of
+    *their* values), so it need not cover every value of the box's region: 27 landing in a box of
+    region ``[25, 30]`` whose records spanned 25 to 26 would be released as ``25-26``, a false value.
+    A value of a generalized release must be covered by the label of its box, not only lie in its
+    region: ``label_low <= x <= label_high``, ``x`` in ``label_values``, or ``x`` a leaf under the
+    label node. A value that is not is uncovered (below). Every original record is covered by
+    construction, so the original data is still reproduced exactly. A centroid (``output="centroid"``:
+    the mean, or the most frequent value) replaces the value rather than stating it, so centroid
+    releases route by region only: every value of a box's region receives its centroid.
+
+    Format 2 added the label extents. Format 1 transformations are still read, except those of
+    generalized Mondrian releases, which lack them and are refused (learn them again).
 
     Relaxed mode is refused: it splits records with equal values by their position, so its classes
     overlap and the class of a new record is not a function of its values.
 
 Example (top and bottom coding)::
 
-    {"format": 1, "method": "top-bottom-coding", "quasi_identifiers": ["income"], "dropped": [],
+    {"format": 2, "method": "top-bottom-coding", "quasi_identifiers": ["income"], "dropped": [],
      "parameters": {...},
      "attributes": {"income": {"bottom": 5, "top": 15, "bottom_value": 5, "top_value": 99}}}
 
@@ -74,7 +86,7 @@ Values the transformation does not cover
 A value not in the hierarchy (generalize, a hierarchical Mondrian attribute), a number outside the
 original ``[minimum, maximum]`` or a text that does not read as a number (numeric Mondrian attribute),
 a category not among the original values (ordered Mondrian attribute), a hierarchy value in no box,
-and a missing value are *uncovered*. With ``unknown="error"`` they raise :class:`ConfigError` naming
+a value outside the generalized label of its Mondrian box and a missing value are *uncovered*. With ``unknown="error"`` they raise :class:`ConfigError` naming
 each attribute, up to five values and the number of records. With ``unknown="suppress"`` every record
 with an uncovered value is suppressed as a whole: all its quasi-identifiers are suppressed (``*`` for
 generalize, as its record suppression; null for Mondrian, whose released dtype has no ``*``), it
@@ -103,7 +115,10 @@ from sdckit.hierarchy import TOP_LABEL, Hierarchy
 from sdckit.table import Role, Schema, Table, atomic_write, value_strings
 from sdckit.utility.base import GeneralizationView
 
-FORMAT = 1
+FORMAT = 2
+# Formats apply_transformation reads. Format 2 added the extent of every generalized Mondrian label;
+# format 1 transformations of generalized Mondrian releases lack it and are refused.
+READABLE_FORMATS = (1, 2)
 UNKNOWN = ("error", "suppress")
 METHODS = ("generalize", "top-bottom-coding", "mondrian")
 _SHOWN = 5
@@ -148,7 +163,7 @@ def transformation_of(release: Release) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``{"format": 1, "method": ..., "quasi_identifiers": [...], "dropped": [...], "parameters":
+        ``{"format": 2, "method": ..., "quasi_identifiers": [...], "dropped": [...], "parameters":
         {...}, "attributes": {...}}`` plus ``suppressed`` (generalize) or ``boxes`` and ``tree``
         (Mondrian); see the module documentation for every key. Only lists, dicts, strings, numbers,
         booleans and nulls, so ``json.loads(json.dumps(t)) == t``.
@@ -235,6 +250,15 @@ def _mondrian_transformation(release: Release) -> dict[str, Any]:
     leaf_nodes = np.flatnonzero(tree.box >= 0)
     box_node = np.empty(n_boxes, dtype=np.int64)
     box_node[tree.box[leaf_nodes]] = leaf_nodes
+    generalized = tree.output != "centroid"
+    # The original records of every box (boxes are numbered as the release's classes), for the
+    # extent of the labels they released.
+    classes = np.asarray(release.classes, dtype=np.int64)
+    order = np.argsort(classes, kind="stable")
+    sizes = np.bincount(classes, minlength=n_boxes)
+    if len(sizes) != n_boxes or not sizes.all():
+        raise ConfigError("this mondrian release's classes do not match the boxes of its cut tree")
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     attributes = {}
     for j, dimension in enumerate(dimensions):
         released = tree.labels[j]
@@ -268,6 +292,8 @@ def _mondrian_transformation(release: Release) -> dict[str, Any]:
             )
             boxes = {"level": level.tolist(), "node": all_labels[offsets[level] + node].tolist()}
         boxes["released"] = released_list
+        if generalized:
+            boxes.update(_label_extents(dimension, classes, order, starts, n_boxes))
         boxes["penalty"] = tree.penalty[:, j].tolist()
         spec["boxes"] = boxes
         attributes[dimension.name] = spec
@@ -276,6 +302,34 @@ def _mondrian_transformation(release: Release) -> dict[str, Any]:
         "boxes": n_boxes,
         "tree": _tree_nodes(tree),
     }
+
+
+def _label_extents(
+    dimension: Any, classes: np.ndarray, order: np.ndarray, starts: np.ndarray, n_boxes: int
+) -> dict[str, list[Any]]:
+    """Per box: what its generalized label covers, from the codes of its original records (as
+    Mondrian builds the label): ``label_low`` and ``label_high`` (numbers), ``label_values`` (the set
+    of an ordered category) or ``label_level`` (the level of the lowest common ancestor)."""
+    codes = np.asarray(dimension.codes, dtype=np.int64)
+    sorted_codes = codes[order]
+    low = np.minimum.reduceat(sorted_codes, starts)
+    high = np.maximum.reduceat(sorted_codes, starts)
+    if dimension.kind == "numeric":
+        values = dimension.values
+        return {
+            "label_low": [_number(v) for v in values[low]],
+            "label_high": [_number(v) for v in values[high]],
+        }
+    if dimension.kind == "ordered":
+        # The set of the box's values, which need not be a run of the sorted values.
+        m = max(len(dimension.texts), 1)
+        pairs = np.unique(classes * m + codes)
+        texts = dimension.texts.gather(pairs % m).to_list()
+        bounds = np.searchsorted(pairs // m, np.arange(1, n_boxes))
+        return {"label_values": [list(part) for part in np.split(np.array(texts, dtype=object), bounds)]}
+    ancestors = dimension.ancestors
+    same = ancestors[low] == ancestors[high]
+    return {"label_level": np.argmax(same, axis=1).tolist()}  # the top level always agrees
 
 
 def _regions(tree: CutTree) -> tuple[np.ndarray, ...]:
@@ -390,7 +444,8 @@ def apply_transformation(
         identifiers, those of ``table``'s schema and those the original release dropped, are dropped
         as the methods do).
     transformation
-        From :func:`transformation_of`, possibly after a JSON round trip.
+        From :func:`transformation_of`, possibly after a JSON round trip (format 2, or format 1 except
+        for generalized Mondrian).
     unknown
         ``"error"``: values the transformation does not cover raise :class:`ConfigError`;
         ``"suppress"``: the records holding them are suppressed and counted in
@@ -418,10 +473,7 @@ def apply_transformation(
         raise ConfigError(f"unknown must be one of {', '.join(UNKNOWN)}, got {unknown!r}")
     if not isinstance(transformation, Mapping):
         raise ConfigError(f"a transformation must be a mapping, got {type(transformation).__name__}")
-    if transformation.get("format") != FORMAT:
-        raise ConfigError(
-            f"unsupported transformation format {transformation.get('format')!r} (this sdckit reads {FORMAT})"
-        )
+    _check_format(transformation)
     method = transformation.get("method")
     if method not in METHODS:
         raise ConfigError(f"cannot apply a transformation of method {method!r} (known: {', '.join(METHODS)})")
@@ -445,6 +497,29 @@ def apply_transformation(
         return _apply_mondrian(table, transformation, names, unknown)
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise ConfigError(f"malformed {method} transformation: {type(error).__name__}: {error}") from None
+
+
+def _check_format(transformation: Mapping[str, Any]) -> None:
+    """Refuse formats this sdckit does not read, and format 1 transformations of generalized Mondrian
+    releases (they do not record what each box's labels cover)."""
+    version = transformation.get("format")
+    if isinstance(version, bool) or version not in READABLE_FORMATS:
+        raise ConfigError(
+            f"unsupported transformation format {version!r} "
+            f"(this sdckit reads {', '.join(str(v) for v in READABLE_FORMATS)})"
+        )
+    if version != 1 or transformation.get("method") != "mondrian":
+        return
+    attributes = transformation.get("attributes")
+    if isinstance(attributes, Mapping) and any(
+        isinstance(spec, Mapping) and spec.get("categories") is not None for spec in attributes.values()
+    ):
+        raise ConfigError(
+            "this is a format 1 transformation of a generalized mondrian release: it does not record what "
+            "each box's labels cover, so it would release new values under labels that do not cover "
+            f"them; learn it again with this sdckit (format {FORMAT}): run sdckit anonymize mondrian "
+            "with --summary again"
+        )
 
 
 def _field(mapping: Mapping[str, Any], key: str, kind: type) -> Any:
@@ -850,13 +925,33 @@ def _apply_mondrian(
     for j, name in enumerate(names):
         if routed_off[:, j].any():
             problems.append((name, routed_off[:, j], "in no learnt box (next to the record's other values)"))
-    unknown_cells = ~covered | routed_off
+    routed = ~(~covered | routed_off).any(axis=1)
+    routed_box = np.where(routed, box[current], -1)
+    if (routed_box[routed] < 0).any():
+        raise ConfigError("malformed transformation: a path of the cut tree ends without a box")
+    # A generalized label states a value: the record's value must be under it, not only in the
+    # box's region (a box's label is learnt from its original records).
+    outside = np.zeros((n, q), dtype=bool)
+    for j, name in enumerate(names):
+        if attributes[name].get("categories") is None:
+            continue  # a centroid replaces the value; it makes no claim about it
+        outside[:, j] = routed & ~_label_covers(
+            name,
+            attributes[name],
+            kinds[j],
+            routed_box,
+            n_boxes,
+            numbers[j],
+            codes[j],
+            hierarchy_list[j],
+        )
+        if outside[:, j].any():
+            problems.append((name, outside[:, j], "outside the label of their box"))
+    unknown_cells = ~covered | routed_off | outside
     suppressed = unknown_cells.any(axis=1)
     if problems and unknown == "error":
         raise _uncovered(table, problems)
-    record_box = np.where(suppressed, -1, box[current])
-    if (record_box[~suppressed] < 0).any():
-        raise ConfigError("malformed transformation: a path of the cut tree ends without a box")
+    record_box = np.where(suppressed, -1, routed_box)
 
     # Classes by first record of each box.
     classes = np.full(n, -1, dtype=np.int64)
@@ -913,6 +1008,89 @@ def _apply_mondrian(
     )
 
 
+def _label_covers(
+    name: str,
+    spec: Mapping[str, Any],
+    kind: str,
+    record_box: np.ndarray,
+    n_boxes: int,
+    numbers: np.ndarray | None,
+    codes: np.ndarray | None,
+    hierarchy: Hierarchy | None,
+) -> np.ndarray:
+    """Whether the generalized label of each record's box covers the record's value (records with
+    ``record_box`` -1 come out False and are not looked at)."""
+    boxes = spec["boxes"]
+    routed = record_box >= 0
+    b = np.maximum(record_box, 0)
+    if kind == "numeric":
+        assert numbers is not None
+        low = _per_box(name, boxes, "label_low", n_boxes, float)
+        high = _per_box(name, boxes, "label_high", n_boxes, float)
+        return routed & (numbers >= low[b]) & (numbers <= high[b])
+    if kind == "ordered":
+        assert codes is not None
+        texts = [str(value) for value in spec["values"]]
+        rank_of = {text: rank for rank, text in enumerate(texts)}
+        sets = _per_box(name, boxes, "label_values", n_boxes, list)
+        m = max(len(texts), 1)
+        try:
+            keys = np.array(
+                sorted({box * m + rank_of[str(v)] for box, values in enumerate(sets) for v in values}),
+                dtype=np.int64,
+            )
+        except KeyError as error:
+            raise ConfigError(
+                f"malformed transformation: a label of '{name}' holds {error}, not one of its values"
+            ) from None
+        wanted = b * m + np.maximum(codes, 0)
+        position = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+        return routed & (keys[position] == wanted if len(keys) else np.zeros(len(wanted), dtype=bool))
+    assert hierarchy is not None and codes is not None
+    levels = _per_box(name, boxes, "label_level", n_boxes, int)
+    released = boxes["released"]
+    top = hierarchy.n_levels  # the implicit root above a top level of several nodes
+    if not ((levels >= 0) & (levels <= top)).all():
+        raise ConfigError(
+            f"malformed transformation: a label level of '{name}' is not a level of its hierarchy"
+        )
+    node = np.array(
+        [
+            0 if level == top else hierarchy.node_of(label, level)
+            for label, level in zip(released, levels.tolist(), strict=True)
+        ],
+        dtype=np.int64,
+    )
+    if (levels == top).any() and any(str(released[i]) != TOP_LABEL for i in np.flatnonzero(levels == top)):
+        raise ConfigError(
+            f"malformed transformation: a label of '{name}' above the top level is not '{TOP_LABEL}'"
+        )
+    ancestors = np.concatenate(
+        [
+            np.asarray(hierarchy.codes, dtype=np.int64),
+            np.zeros((hierarchy.codes.shape[0], 1), dtype=np.int64),
+        ],
+        axis=1,
+    )
+    leaf = np.maximum(codes, 0)
+    return routed & (ancestors[leaf, levels[b]] == node[b])
+
+
+def _per_box(name: str, boxes: Mapping[str, Any], key: str, n_boxes: int, kind: type) -> Any:
+    """The column ``key`` of a generalized Mondrian attribute's boxes, one entry per box."""
+    column = boxes.get(key)
+    if not isinstance(column, list) or len(column) != n_boxes:
+        raise ConfigError(
+            f"malformed transformation: the boxes of '{name}' do not give one '{key}' per box (what "
+            "each box's label covers)"
+        )
+    if kind is list:
+        if not all(isinstance(values, list) for values in column):
+            raise ConfigError(f"malformed transformation: every '{key}' of '{name}' must be a list")
+        return column
+    return np.array([kind(value) for value in column], dtype=np.float64 if kind is float else np.int64)
+
+
 # ------------------------------------------------------------------------------------------------
 # Exporting the mappings as CSV
 
@@ -930,16 +1108,22 @@ def export_mappings(transformation: Mapping[str, Any], directory: str | Path) ->
     * top and bottom coding: ``ATTRIBUTE.csv`` with ``original,released``: ``<bottom`` →
       ``bottom_value``, ``>top`` → ``top_value``, and the range in between → ``unchanged``.
     * Mondrian: ``ATTRIBUTE.csv`` with ``box,original,released`` (a value is released differently in
-      different boxes): per box, its interval (numbers, as ``[low, high]`` with ``(`` for an open
-      end), every value of its run (ordered categories) or every leaf of its subtree (hierarchies);
-      and ``boxes.csv``: ``box`` and the region of every box on every quasi-identifier (interval,
-      ``first .. last`` run of sorted values, or hierarchy node).
+      different boxes): per box, the original values its generalized label covers, so that every row
+      is a true statement: the label's interval (numbers, as ``[low, high]``, or the single value),
+      every value of its set (ordered categories) or every leaf under the label node (hierarchies).
+      A value of the box's region outside its label is uncovered (not released), so it is not
+      listed. For centroid output, the whole region of the box (numbers as ``[low, high]`` with ``(``
+      for an open end, every value of its run, every leaf of its subtree), all replaced by the
+      centroid. And ``boxes.csv``: ``box`` and the region of every box on every quasi-identifier
+      (interval, ``first .. last`` run of sorted values, or hierarchy node), which routes records to
+      boxes.
 
     Returns
     -------
     list of Path
         The files written, in the order above.
     """
+    _check_format(transformation)
     method = transformation.get("method")
     if method not in METHODS:
         raise ConfigError(f"cannot export a transformation of method {method!r}")
@@ -1034,30 +1218,45 @@ def _released_texts(released: list[Any]) -> pl.Series:
 
 
 def _mondrian_rows(name: str, spec: Mapping[str, Any]) -> tuple[pl.DataFrame, pl.Series]:
-    """The ``box,original,released`` rows of one attribute and the region text of every box."""
+    """The ``box,original,released`` rows of one attribute and the region text of every box.
+
+    Generalized labels: per box, the original values its label covers (the label's interval, set or
+    subtree); centroids: per box, every value of its region (all replaced by the centroid)."""
     boxes = spec["boxes"]
     released = _released_texts(boxes["released"])
     n_boxes = len(released)
     box_ids = np.arange(n_boxes, dtype=np.int64)
     kind = spec["kind"]
+    labelled = spec.get("categories") is not None
     if kind == "numeric":
-        low = value_strings(pl.Series([float(v) for v in boxes["low"]], dtype=pl.Float64))
-        high = value_strings(pl.Series([float(v) for v in boxes["high"]], dtype=pl.Float64))
-        opening = pl.Series(["[" if closed else "(" for closed in boxes["low_closed"]], dtype=pl.String)
-        closing = pl.Series(["]" if closed else ")" for closed in boxes["high_closed"]], dtype=pl.String)
-        region = pl.select(
-            pl.concat_str([pl.lit(opening), pl.lit(low), pl.lit(", "), pl.lit(high), pl.lit(closing)])
-        ).to_series()
-        rows_box, original, rows_released = box_ids, region, released
+        region = _intervals(boxes["low"], boxes["high"], boxes["low_closed"], boxes["high_closed"])
+        if labelled:
+            low = _per_box(name, boxes, "label_low", n_boxes, float)
+            high = _per_box(name, boxes, "label_high", n_boxes, float)
+            interval = _intervals(low.tolist(), high.tolist(), [True] * n_boxes, [True] * n_boxes)
+            single = value_strings(pl.Series(low, dtype=pl.Float64))
+            original = pl.select(
+                pl.when(pl.lit(pl.Series(low == high))).then(pl.lit(single)).otherwise(pl.lit(interval))
+            ).to_series()
+        else:
+            original = region
+        rows_box, rows_released = box_ids, released
     elif kind == "ordered":
         values = pl.Series([str(v) for v in spec["values"]], dtype=pl.String)
         rank = {text: r for r, text in enumerate(values.to_list())}
         first = np.array([rank[str(v)] for v in boxes["first"]], dtype=np.int64)
         last = np.array([rank[str(v)] for v in boxes["last"]], dtype=np.int64)
-        sizes = last - first + 1
-        rows_box = np.repeat(box_ids, sizes)
-        offset = np.arange(len(rows_box)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-        original = values.gather(first[rows_box] + offset)
+        if labelled:
+            sets = _per_box(name, boxes, "label_values", n_boxes, list)
+            ranks = [sorted(rank[str(v)] for v in values_of) for values_of in sets]
+            sizes = np.array([len(r) for r in ranks], dtype=np.int64)
+            rows_box = np.repeat(box_ids, sizes)
+            original = values.gather(np.array([r for part in ranks for r in part], dtype=np.int64))
+        else:
+            sizes = last - first + 1
+            rows_box = np.repeat(box_ids, sizes)
+            offset = np.arange(len(rows_box)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            original = values.gather(first[rows_box] + offset)
         rows_released = released.gather(rows_box)
         first_text = pl.Series([str(v) for v in boxes["first"]], dtype=pl.String)
         last_text = pl.Series([str(v) for v in boxes["last"]], dtype=pl.String)
@@ -1078,12 +1277,13 @@ def _mondrian_rows(name: str, spec: Mapping[str, Any]) -> tuple[pl.DataFrame, pl
             },
             schema={"leaf": pl.Int64, "level": pl.Int64, "node": pl.String},
         )
+        region = pl.Series([str(v) for v in boxes["node"]], dtype=pl.String)
+        if labelled:  # the subtree of the label (the lowest common ancestor), inside the region's
+            level, node = _per_box(name, boxes, "label_level", n_boxes, int).tolist(), released
+        else:
+            level, node = [int(v) for v in boxes["level"]], region
         box_frame = pl.DataFrame(
-            {
-                "box": box_ids,
-                "level": [int(v) for v in boxes["level"]],
-                "node": [str(v) for v in boxes["node"]],
-            },
+            {"box": box_ids, "level": level, "node": node},
             schema={"box": pl.Int64, "level": pl.Int64, "node": pl.String},
         )
         members = box_frame.join(long, on=["level", "node"], how="inner").sort("box", "leaf")
@@ -1091,7 +1291,6 @@ def _mondrian_rows(name: str, spec: Mapping[str, Any]) -> tuple[pl.DataFrame, pl
         leaves = pl.Series([str(row[0]) for row in rows], dtype=pl.String)
         original = leaves.gather(members.get_column("leaf").to_numpy())
         rows_released = released.gather(rows_box)
-        region = box_frame.get_column("node")
     frame = pl.DataFrame(
         {
             "box": pl.Series(np.asarray(rows_box, dtype=np.int64)).cast(pl.String),
@@ -1100,6 +1299,17 @@ def _mondrian_rows(name: str, spec: Mapping[str, Any]) -> tuple[pl.DataFrame, pl
         }
     )
     return frame, region.alias(name)
+
+
+def _intervals(low: list[Any], high: list[Any], low_closed: list[bool], high_closed: list[bool]) -> pl.Series:
+    """``[low, high]`` texts, with ``(`` / ``)`` for an open end."""
+    low_text = value_strings(pl.Series([float(v) for v in low], dtype=pl.Float64))
+    high_text = value_strings(pl.Series([float(v) for v in high], dtype=pl.Float64))
+    opening = pl.Series(["[" if closed else "(" for closed in low_closed], dtype=pl.String)
+    closing = pl.Series(["]" if closed else ")" for closed in high_closed], dtype=pl.String)
+    return pl.select(
+        pl.concat_str([pl.lit(opening), pl.lit(low_text), pl.lit(", "), pl.lit(high_text), pl.lit(closing)])
+    ).to_series()
 
 
 __all__ = ["FORMAT", "UNKNOWN", "apply_transformation", "export_mappings", "transformation_of"]

@@ -63,11 +63,6 @@ def check(
         treatment = settings.risk.missing if missing is None else missing
         if treatment not in ("wildcard", "category"):
             raise ConfigError(f"--missing must be wildcard or category, got {treatment!r}")
-        if treatment == "wildcard" and (l is not None or t is not None):
-            raise ConfigError(
-                "--missing wildcard checks k-anonymity only (a null joins every class, so classes overlap); "
-                "check -l and -t with --missing category"
-            )
         result = verdict(settings.read_release(data), **asked, missing=treatment)
         checked = result.report
         report = Report()

@@ -275,6 +275,11 @@ def verdict(
         raise ConfigError("no attribute has role quasi-identifier in the configuration")
     has_nulls = bool(table.data.select(pl.any_horizontal(pl.col(names).is_null()).any()).item())
     wildcard = missing == "wildcard" and has_nulls
+    if wildcard and (l is not None or t is not None):
+        raise ConfigError(
+            "with nulls as wildcards only k-anonymity can be checked (a null joins every class, so classes "
+            "overlap); check l and t with nulls as a category (--missing category)"
+        )
     required = privacy_models(table, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
     sensitive = bool(table.schema.with_role(Role.SENSITIVE)) and not wildcard
     reported = privacy_models(
