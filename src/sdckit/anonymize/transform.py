@@ -86,13 +86,15 @@ Values the transformation does not cover
 A value not in the hierarchy (generalize, a hierarchical Mondrian attribute), a number outside the
 original ``[minimum, maximum]`` or a text that does not read as a number (numeric Mondrian attribute),
 a category not among the original values (ordered Mondrian attribute), a hierarchy value in no box,
-a value outside the generalized label of its Mondrian box and a missing value are *uncovered*. With ``unknown="error"`` they raise :class:`ConfigError` naming
-each attribute, up to five values and the number of records. With ``unknown="suppress"`` every record
-with an uncovered value is suppressed as a whole: all its quasi-identifiers are suppressed (``*`` for
-generalize, as its record suppression; null for Mondrian, whose released dtype has no ``*``), it
-belongs to no class (``classes`` -1), its cell penalties are 1, and ``Release.search["unknown"]``
-counts, per attribute, the records suppressed for a value of that attribute. Only suppressing the
-uncovered cell would release the record's other values in a class it does not belong to.
+a value outside the generalized label of its Mondrian box and a missing value are *uncovered*. With
+``unknown="error"`` they raise :class:`ConfigError` naming each attribute, up to five values and the
+number of records (e.g. "attribute 'gifted': 1 value outside the label of their box: 'Yes' (7
+records)"). With ``unknown="suppress"`` every record with an uncovered value is suppressed as a whole:
+all its quasi-identifiers are suppressed (``*`` for generalize, as its record suppression; null for
+Mondrian, whose released dtype has no ``*``), it belongs to no class (``classes`` -1), its cell
+penalties are 1, and ``Release.search["unknown"]`` counts, per attribute, the records suppressed for a
+value of that attribute. Only suppressing the uncovered cell would release the record's other values
+in a class it does not belong to.
 """
 
 from __future__ import annotations
