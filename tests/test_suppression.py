@@ -7,11 +7,12 @@
   suppressed than "every non-null quasi-identifier of every violating record"; only quasi-identifier
   cells of violating records change, and only from a value to null, exactly where the mask says.
   With the category treatment, re-checked by pycanon and by ``check_table``.
-* The indexed greedy against the reference: the pre-index kernels (every row scanned for every visit)
-  are kept here; on random patterns (nulls, weights with zeros, random k) the compiled greedy must
-  edit exactly the same cells whether every visit uses the indexes (tiny first tables, so they
-  rehash), none does, or the default budget decides; and ``local_suppression`` must release the same
-  cells and table as with the reference greedy.
+* The trie greedy against the reference: the first kernels (every row scanned for every visit) are
+  kept here; on random patterns (nulls, whole-number counts, fractional weights, weights with zeros,
+  random k) the compiled greedy must edit exactly the same cells whether every visit uses the trie
+  (tiny first child tables, so they rehash), none does (every search over budget: scans), or the
+  default budget decides; and ``local_suppression`` must release the same cells and table as with the
+  reference greedy.
 * Adult (skipped without the data): k = 2, 5 with the 8 non-sensitive columns.
 * Bad input: clear ConfigErrors.
 """
@@ -275,8 +276,8 @@ def test_random_tables_reach_k_with_few_cells(problem):
 
 
 # ------------------------------------------------------------------------------------------------
-# The indexed greedy against the reference: the kernels as they were before the candidate indexes
-# (every row scanned for every visit), in plain Python.
+# The trie greedy against the reference: the kernels as they were before the candidate indexes and the
+# trie (every row scanned for every visit), in plain Python.
 
 
 def reference_profile(patterns, counts, p, gain):
@@ -351,7 +352,7 @@ def reference_greedy(patterns, counts, order, k, suppressed):
 
 @st.composite
 def pattern_problems(draw):
-    q = draw(st.integers(1, 6))
+    q = draw(st.integers(1, 8))
     n = draw(st.integers(1, 40))
     cardinality = draw(st.integers(1, 4))
     null_rate = draw(st.sampled_from([0.0, 0.1, 0.3]))
@@ -375,20 +376,18 @@ def pattern_problems(draw):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    pattern_problems(), st.sampled_from(["indexed", "scanned", "default"]), st.sampled_from([1, 4, 1 << 16])
-)
-def test_indexed_greedy_matches_reference(problem, budget, capacity):
+@given(pattern_problems(), st.sampled_from(["trie", "scanned", "default"]), st.sampled_from([1, 4, 1 << 16]))
+def test_trie_greedy_matches_reference(problem, budget, capacity):
     patterns, counts, order, k = problem
     expected_patterns = patterns.copy()
     expected = np.zeros(patterns.shape, dtype=bool)
     reference_greedy(expected_patterns, counts, order, k, expected)
-    limit = {"indexed": 2**62, "scanned": 0, "default": len(patterns) // 4}[budget]
+    limit = {"trie": 2**62, "scanned": 0, "default": len(patterns) // 4}[budget]
     suppressed = np.zeros(patterns.shape, dtype=bool)
-    arrays, mask_ids = suppression._index_new(patterns, capacity)
-    for start in range(0, len(order), 3):  # several calls share the index state, as with progress
+    arrays = suppression._trie_new(patterns, counts, capacity)
+    for start in range(0, len(order), 3):  # several calls share the trie, as with progress
         chunk = order[start : start + 3]
-        suppression._wildcard_greedy(patterns, counts, chunk, k, suppressed, arrays, mask_ids, limit)
+        suppression._wildcard_greedy(patterns, counts, chunk, k, suppressed, arrays, limit, False)
     assert np.array_equal(suppressed, expected)
     assert np.array_equal(patterns, expected_patterns)
 
