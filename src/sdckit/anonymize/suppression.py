@@ -92,14 +92,15 @@ _CAPACITY = 1 << 16
 _HASH_A = -7046029254386353131  # 0x9E3779B97F4A7C15
 _HASH_B = -4658895280553007687  # 0xBF58476D1CE4E5B9
 
-# Positions in the typed list of int64 arrays that holds the trie (see _trie_new). Per node: its value
-# (code + 1, 0 = null), live rows below it and their weight (when every weight is a whole number),
-# first child (a leaf: first entry of its row list), next sibling, null child (-1: none).
-# _CHILDREN: open-addressing table (node * stride + value) -> child, slot i at 2i, 2i + 1.
-# _ENTRIES: entry e holds a row at 2e and the next entry of its leaf at 2e + 1 (a row that left the
-# leaf stays listed: _ROW_LEAF says where each row is now). _STACK: (node, depth, mismatches) triples.
-_ORDER, _VALUE, _LIVE, _WEIGHT, _FIRST, _NEXT, _NULL_CHILD, _CHILDREN = range(8)
-_ENTRIES, _ROW_LEAF, _SIZES, _FOUND, _STACK = range(8, 13)
+# Positions in the typed list of int64 arrays that holds the trie (see _trie_new). _NODES: _NODE
+# numbers per node (one read brings them all): its value (code + 1, 0 = null), the live rows below it
+# and their weight (when every weight is a whole number), its first child (a leaf: the first entry of
+# its row list), next sibling and null child (-1: none). _CHILDREN: open-addressing table
+# (node * stride + value) -> child, slot i at 2i, 2i + 1. _ENTRIES: entry e holds a row at 2e and the
+# next entry of its leaf at 2e + 1 (a row that left the leaf stays listed: _ROW_LEAF says where each
+# row is now). _STACK: (node, depth, mismatches) triples.
+_ORDER, _NODES, _CHILDREN, _ENTRIES, _ROW_LEAF, _SIZES, _FOUND, _STACK = range(8)
+_VALUE, _LIVE, _WEIGHT, _FIRST, _NEXT, _NULL, _NODE = range(7)
 # Positions in the _SIZES array: counters and settings of the state, then statistics.
 _N_NODES, _N_ENTRIES, _N_KEYS, _STRIDE, _INTEGRAL = 0, 1, 2, 3, 4
 _N_INDEXED, _N_SCANNED, _N_NEAREST_SCANS, _N_FOUND, _N_WORK = 5, 6, 7, 8, 9
@@ -257,15 +258,22 @@ def _child_or_new(arrays, node, value):  # pragma: no cover - compiled
         return children[2 * i + 1]
     child = sizes[_N_NODES]
     sizes[_N_NODES] += 1
-    _push(arrays, _VALUE, child, value)
-    _push(arrays, _LIVE, child, 0)
-    _push(arrays, _WEIGHT, child, 0)
-    _push(arrays, _FIRST, child, -1)
-    _push(arrays, _NEXT, child, arrays[_FIRST][node])
-    _push(arrays, _NULL_CHILD, child, -1)
-    arrays[_FIRST][node] = child
+    nodes = arrays[_NODES]
+    if _NODE * (child + 1) > len(nodes):
+        bigger = np.empty(2 * len(nodes), dtype=np.int64)
+        bigger[: len(nodes)] = nodes
+        arrays[_NODES] = bigger
+        nodes = bigger
+    at = _NODE * child
+    nodes[at + _VALUE] = value
+    nodes[at + _LIVE] = 0
+    nodes[at + _WEIGHT] = 0
+    nodes[at + _FIRST] = -1
+    nodes[at + _NEXT] = nodes[_NODE * node + _FIRST]
+    nodes[at + _NULL] = -1
+    nodes[_NODE * node + _FIRST] = child
     if value == 0:
-        arrays[_NULL_CHILD][node] = child
+        nodes[_NODE * node + _NULL] = child
     children[2 * i] = key
     children[2 * i + 1] = child
     sizes[_N_KEYS] += 1
@@ -280,34 +288,33 @@ def _trie_insert(patterns, counts, arrays, r):  # pragma: no cover - compiled
     order = arrays[_ORDER]
     weight = np.int64(counts[r]) if arrays[_SIZES][_INTEGRAL] else 0
     node = 0
-    arrays[_LIVE][0] += 1
-    arrays[_WEIGHT][0] += weight
+    arrays[_NODES][_LIVE] += 1
+    arrays[_NODES][_WEIGHT] += weight
     for d in range(len(order)):
         node = _child_or_new(arrays, node, patterns[r, order[d]] + 1)
-        arrays[_LIVE][node] += 1
-        arrays[_WEIGHT][node] += weight
+        arrays[_NODES][_NODE * node + _LIVE] += 1
+        arrays[_NODES][_NODE * node + _WEIGHT] += weight
     sizes = arrays[_SIZES]
     entry = sizes[_N_ENTRIES]
     sizes[_N_ENTRIES] += 1
-    _push(arrays, _ENTRIES, 2 * entry + 1, arrays[_FIRST][node])
+    _push(arrays, _ENTRIES, 2 * entry + 1, arrays[_NODES][_NODE * node + _FIRST])
     arrays[_ENTRIES][2 * entry] = r
-    arrays[_FIRST][node] = entry
+    arrays[_NODES][_NODE * node + _FIRST] = entry
     arrays[_ROW_LEAF][r] = node
 
 
 @njit(cache=True, nogil=True)
 def _trie_remove(patterns, counts, arrays, r):  # pragma: no cover - compiled
     """Row ``r`` leaves the path of its current pattern (its leaf entry stays, now stale)."""
-    order = arrays[_ORDER]
-    live, weights = arrays[_LIVE], arrays[_WEIGHT]
+    order, nodes = arrays[_ORDER], arrays[_NODES]
     weight = np.int64(counts[r]) if arrays[_SIZES][_INTEGRAL] else 0
     node = 0
-    live[0] -= 1
-    weights[0] -= weight
+    nodes[_LIVE] -= 1
+    nodes[_WEIGHT] -= weight
     for d in range(len(order)):
         node = _child(arrays, node, patterns[r, order[d]] + 1)
-        live[node] -= 1
-        weights[node] -= weight
+        nodes[_NODE * node + _LIVE] -= 1
+        nodes[_NODE * node + _WEIGHT] -= weight
 
 
 @njit(cache=True, nogil=True)
@@ -336,12 +343,8 @@ def _trie_new(patterns, counts, capacity):  # pragma: no cover - compiled
         if counts[r] != np.floor(counts[r]):
             integral = False
     arrays[_SIZES][_INTEGRAL] = 1 if integral else 0
-    arrays[_VALUE] = np.zeros(n_rows + 64, dtype=np.int64)
-    arrays[_LIVE] = np.zeros(n_rows + 64, dtype=np.int64)
-    arrays[_WEIGHT] = np.zeros(n_rows + 64, dtype=np.int64)
-    arrays[_FIRST] = np.full(n_rows + 64, -1, dtype=np.int64)
-    arrays[_NEXT] = np.full(n_rows + 64, -1, dtype=np.int64)
-    arrays[_NULL_CHILD] = np.full(n_rows + 64, -1, dtype=np.int64)
+    arrays[_NODES] = np.empty(_NODE * (2 * n_rows + 64), dtype=np.int64)
+    arrays[_NODES][:_NODE] = np.array([0, 0, 0, -1, -1, -1])  # the root
     arrays[_CHILDREN] = np.zeros(2 * capacity, dtype=np.int64)
     arrays[_CHILDREN][1::2] = -1
     arrays[_ENTRIES] = np.empty(2 * n_rows + 64, dtype=np.int64)
@@ -360,10 +363,9 @@ def _collect(patterns, arrays, p, wild, forbid, most, budget):  # pragma: no cov
     the bit set ``wild``. Returns how many (in no particular order), or -1 once the work (nodes
     visited, children looked at, leaf entries read) exceeds ``budget``."""
     q = patterns.shape[1]
-    order, value, live = arrays[_ORDER], arrays[_VALUE], arrays[_LIVE]
-    first, sibling, entries = arrays[_FIRST], arrays[_NEXT], arrays[_ENTRIES]
+    order, nodes, entries = arrays[_ORDER], arrays[_NODES], arrays[_ENTRIES]
     row_leaf, found = arrays[_ROW_LEAF], arrays[_FOUND]
-    children, null_child, stride = arrays[_CHILDREN], arrays[_NULL_CHILD], arrays[_SIZES][_STRIDE]
+    children, stride = arrays[_CHILDREN], arrays[_SIZES][_STRIDE]
     stack = arrays[_STACK]
     work = 0
     n_found = 0
@@ -374,7 +376,7 @@ def _collect(patterns, arrays, p, wild, forbid, most, budget):  # pragma: no cov
         node, depth, spent = stack[3 * top], stack[3 * top + 1], stack[3 * top + 2]
         work += 1
         if depth == q:
-            entry = first[node]
+            entry = nodes[_NODE * node + _FIRST]
             while entry >= 0:
                 work += 1
                 r = entries[2 * entry]
@@ -386,11 +388,11 @@ def _collect(patterns, arrays, p, wild, forbid, most, budget):  # pragma: no cov
             j = order[depth]
             a = 0 if (wild >> j) & 1 else patterns[p, j] + 1  # 0: p is null here
             if a == 0 or (spent < most and not (forbid >> j) & 1):
-                child = first[node]
+                child = nodes[_NODE * node + _FIRST]
                 while child >= 0:
                     work += 1
-                    if live[child] > 0:
-                        v = value[child]
+                    if nodes[_NODE * child + _LIVE] > 0:
+                        v = nodes[_NODE * child + _VALUE]
                         if 3 * top + 3 > len(stack):
                             bigger = np.empty(2 * len(stack), dtype=np.int64)
                             bigger[: 3 * top] = stack[: 3 * top]
@@ -400,15 +402,15 @@ def _collect(patterns, arrays, p, wild, forbid, most, budget):  # pragma: no cov
                         stack[3 * top + 1] = depth + 1
                         stack[3 * top + 2] = spent + (1 if a > 0 and v > 0 and v != a else 0)
                         top += 1
-                    child = sibling[child]
+                    child = nodes[_NODE * child + _NEXT]
             else:
                 for v in (a, 0):
                     work += 1
                     if v == 0:
-                        child = null_child[node]
+                        child = nodes[_NODE * node + _NULL]
                     else:
                         child = children[2 * _child_slot(children, node * stride + v) + 1]
-                    if child >= 0 and live[child] > 0:
+                    if child >= 0 and nodes[_NODE * child + _LIVE] > 0:
                         if 3 * top + 3 > len(stack):
                             bigger = np.empty(2 * len(stack), dtype=np.int64)
                             bigger[: 3 * top] = stack[: 3 * top]
@@ -510,8 +512,7 @@ def _weigh(patterns, arrays, p, wild, j, budget):  # pragma: no cover - compiled
     which ``p`` matches anything adds its subtree's weight without going further down. Returns
     (-1, 0) once the work exceeds ``budget``."""
     q = patterns.shape[1]
-    order, value, weights = arrays[_ORDER], arrays[_VALUE], arrays[_WEIGHT]
-    first, sibling, null_child = arrays[_FIRST], arrays[_NEXT], arrays[_NULL_CHILD]
+    order, nodes = arrays[_ORDER], arrays[_NODES]
     children, stride = arrays[_CHILDREN], arrays[_SIZES][_STRIDE]
     stack = arrays[_STACK]
     # Below depth `floor` p matches anything; `level`: the depth of j.
@@ -533,9 +534,9 @@ def _weigh(patterns, arrays, p, wild, j, budget):  # pragma: no cover - compiled
         work += 1
         if depth >= floor and depth > level:
             if spent:
-                other += weights[node]
+                other += nodes[_NODE * node + _WEIGHT]
             else:
-                same += weights[node]
+                same += nodes[_NODE * node + _WEIGHT]
             continue
         c = order[depth]
         a = 0 if (wild >> c) & 1 else patterns[p, c] + 1  # 0: p matches anything here
@@ -543,22 +544,22 @@ def _weigh(patterns, arrays, p, wild, j, budget):  # pragma: no cover - compiled
             # The split on j, with nothing below to look at: p's value and null against the rest.
             a = patterns[p, c] + 1
             here = 0
-            if null_child[node] >= 0:
-                here += weights[null_child[node]]
+            if nodes[_NODE * node + _NULL] >= 0:
+                here += nodes[_NODE * nodes[_NODE * node + _NULL] + _WEIGHT]
             child = children[2 * _child_slot(children, node * stride + a) + 1]
             if child >= 0:
-                here += weights[child]
+                here += nodes[_NODE * child + _WEIGHT]
             same += here
-            other += weights[node] - here
+            other += nodes[_NODE * node + _WEIGHT] - here
             work += 2
         elif a == 0:
             split = depth == level
             a = patterns[p, c] + 1
-            child = first[node]
+            child = nodes[_NODE * node + _FIRST]
             while child >= 0:
                 work += 1
-                if weights[child] > 0:
-                    v = value[child]
+                if nodes[_NODE * child + _WEIGHT] > 0:
+                    v = nodes[_NODE * child + _VALUE]
                     if 3 * top + 3 > len(stack):
                         bigger = np.empty(2 * len(stack), dtype=np.int64)
                         bigger[: 3 * top] = stack[: 3 * top]
@@ -568,15 +569,15 @@ def _weigh(patterns, arrays, p, wild, j, budget):  # pragma: no cover - compiled
                     stack[3 * top + 1] = depth + 1
                     stack[3 * top + 2] = 1 if split and v > 0 and v != a else spent
                     top += 1
-                child = sibling[child]
+                child = nodes[_NODE * child + _NEXT]
         else:
             for v in (a, 0):
                 work += 1
                 if v == 0:
-                    child = null_child[node]
+                    child = nodes[_NODE * node + _NULL]
                 else:
                     child = children[2 * _child_slot(children, node * stride + v) + 1]
-                if child >= 0 and weights[child] > 0:
+                if child >= 0 and nodes[_NODE * child + _WEIGHT] > 0:
                     if 3 * top + 3 > len(stack):
                         bigger = np.empty(2 * len(stack), dtype=np.int64)
                         bigger[: 3 * top] = stack[: 3 * top]
