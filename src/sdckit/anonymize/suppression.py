@@ -6,7 +6,8 @@ that the released table satisfies a privacy model while most of its values stay 
 :func:`local_suppression` reaches k-anonymity the way sdcMicro's ``localSuppression`` does
 (Templ, Kowarik & Meindl 2015; Templ 2017): greedily, suppressing values of the attributes the user
 ranks least important first, until every record matches at least ``k`` records when a null matches
-every value (sdcMicro's wildcard semantics, :mod:`sdckit.frequency`).
+every value (sdcMicro's wildcard semantics, :mod:`sdckit.frequency`); with ``strict_importance`` a
+record loses a more important value only when its less important ones alone cannot reach ``k``.
 
 :func:`targeted_suppression` is the algorithm of Figure 1 of Orooji & Knapp (2019): only the
 records whose combined risk D(r) (:mod:`sdckit.risk.combined`) exceeds a threshold are touched, and in
@@ -872,6 +873,7 @@ def local_suppression(
     missing: str = "wildcard",
     weights: np.ndarray | None = None,
     progress: ProgressCallback | None = None,
+    strict_importance: bool = False,
 ) -> Release:
     """Suppress single quasi-identifier values until every record is in a class of at least ``k``.
 
@@ -889,11 +891,14 @@ def local_suppression(
     quasi_identifiers
         Default: the attributes with role quasi-identifier.
     importance
-        The quasi-identifiers from most important (suppressed last) to least important (suppressed
-        first), or a mapping name -> rank with 1 the most important (sdcMicro's ``importance``
-        vector; equal ranks allowed, ties suppressed in column order). Default (sdcMicro's):
-        attributes with more distinct non-missing values are less important; ties in column order,
-        the earlier attribute counted more important.
+        The quasi-identifiers from most important to least important, or a mapping name -> rank with
+        1 the most important (sdcMicro's ``importance`` vector; equal ranks allowed, ties suppressed
+        in column order). Default (sdcMicro's): attributes with more distinct non-missing values are
+        less important; ties in column order, the earlier attribute counted more important. By
+        default the order is a preference, not a guarantee: among the suppressions the greedy rule
+        below considers, the least important attribute is taken, but a single suppression of an
+        important attribute that reaches ``k`` is preferred to two of less important ones (see
+        ``strict_importance``).
     missing
         ``"wildcard"`` (default, sdcMicro): a null matches every value, so a record whose
         quasi-identifiers are all null matches every record. ``"category"``: a null is a value of its
@@ -901,6 +906,22 @@ def local_suppression(
     weights
         Sampling weights: the condition becomes "the weights of the matching records sum to at least
         ``k``" (an estimated population frequency). sdcMicro uses sample counts here.
+    progress
+        Called as ``progress(done, total)`` with the violating patterns visited so far (wildcard) or
+        the rounds done (category).
+    strict_importance
+        ``True``: a record never loses the value of an attribute while suppressing values of less
+        important attributes alone could still bring it to ``k``. The rule, for the visited pattern
+        ``p`` (attributes in suppression order a_1, the least important, ..., a_q): take the
+        smallest t such that nulling every value of ``p`` among a_1..a_t (the other patterns as they
+        are at that moment) would bring its frequency to ``k``; then apply the greedy rule below
+        with only a_1..a_t allowed (in step 2 only the patterns that match ``p`` on a_t+1..a_q count).
+        So the most important attribute a record loses is a_t, and nulling all of a_1..a_t-1 would not
+        have reached ``k`` when it was visited (nor, as frequencies only grow, in the original data).
+        The record need not lose all of a_1..a_t: the greedy may reach ``k`` with fewer cells, so a
+        less important value can survive a more important suppression. It may cost more cells than
+        the default. No effect with ``missing="category"``, whose rounds already suppress in
+        importance order (round t nulls a_t). ``False`` (default): the greedy rule as below.
 
     The greedy rule
     ---------------
@@ -917,6 +938,8 @@ def local_suppression(
     2. otherwise apply sdcMicro's rule: among the patterns at the smallest positive distance from
        ``p`` (distance = number of attributes on which both are non-null and differ), null the least
        important attribute on which ``p`` differs from one of them.
+
+    With ``strict_importance`` steps 1 and 2 consider only the allowed attributes (see above).
 
     Suppression only adds matches, so no frequency ever decreases: a pattern that reaches ``k`` keeps
     it, and the search ends after one visit per violating pattern. It terminates because each step
@@ -942,12 +965,22 @@ def local_suppression(
       suppressed only until it reaches ``k`` (sdcMicro suppresses one value in every record that was
       violating at the start of a round, then re-counts).
     * Step 1 (a single suppression reaching ``k`` is taken first) is ours; sdcMicro always applies
-      the nearest-pattern rule.
+      the nearest-pattern rule. So a record may lose one important value where sdcMicro takes two
+      less important ones (on sdcMicro's ``testdata`` with the usual keys and importance urbrur, sex,
+      walls, electcon, roof, water, relat, k = 3, record 2879 in R's 1-based numbering loses
+      ``urbrur``, the most important key, where sdcMicro suppresses ``roof`` and ``relat``).
+    * ``strict_importance`` is an addition (sdcMicro's rule, too, may null an important attribute:
+      the least important one on which ``p`` differs from a nearest pattern). On that record it
+      suppresses ``water`` and ``relat``: relat alone cannot reach 3, relat and water can, so roof
+      is not allowed.
     * Work is on distinct patterns, not records, so identical records get identical suppressions;
       sdcMicro's reduction of large groups to ``k`` records is unnecessary here.
     * No ``combs``, strata, or ``alpha`` (missing values count fully, sdcMicro's default alpha=1).
     * Sampling weights and the category treatment of nulls (with its own rounds, above) are
       additions.
+    * The greedy itself is exact but its data structure is not sdcMicro's: the patterns are kept in
+      a trie (see the comments of the compiled kernels), so the cost of a visit grows with the number
+      of trie nodes (pattern prefixes) that match it, not with the number of records or null masks.
 
     Returns
     -------
@@ -955,13 +988,18 @@ def local_suppression(
         ``method="local-suppression"``; ``suppressed_cells`` / ``cell_penalty`` mark the cells
         suppressed here (nulls already in the data are not counted); ``suppressed_records`` is all
         False; ``classes`` is -1 for the wildcard treatment (wildcard matches do not partition the
-        records) and each record's equivalence class for the category treatment.
+        records) and each record's equivalence class for the category treatment. ``parameters``:
+        ``k``, ``importance`` (most important first), ``missing``, ``weighted`` and
+        ``strict_importance``.
     """
     if isinstance(k, bool) or not isinstance(k, int | np.integer):
         raise ConfigError(f"k must be an integer, got {k!r}")
     k = int(k)
     if k < 1:
         raise ConfigError(f"k must be at least 1, got {k}")
+    if not isinstance(strict_importance, bool | np.bool_):
+        raise ConfigError(f"strict_importance must be true or false, got {strict_importance!r}")
+    strict_importance = bool(strict_importance)
     missing = check_missing(missing)
     n = table.n_records
     if n == 0:
@@ -997,7 +1035,14 @@ def local_suppression(
         for start in range(0, len(visit), _CHUNK):
             chunk = visit[start : start + _CHUNK]
             _wildcard_greedy(
-                patterns, counts, chunk, threshold, pattern_suppressed, arrays, n_patterns // 4, False
+                patterns,
+                counts,
+                chunk,
+                threshold,
+                pattern_suppressed,
+                arrays,
+                n_patterns // 4,
+                strict_importance,
             )
             if progress is not None:
                 progress(min(start + _CHUNK, len(visit)), len(visit))
@@ -1058,6 +1103,7 @@ def local_suppression(
             "importance": list(reversed(order)),
             "missing": missing,
             "weighted": weights is not None,
+            "strict_importance": strict_importance,
         },
         quasi_identifiers=tuple(names),
         suppressed_records=np.zeros(n, dtype=bool),
