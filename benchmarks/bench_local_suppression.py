@@ -21,14 +21,37 @@ single suppression reaches k, sdcMicro's nearest-pattern rule.
 The peak resident memory (ru_maxrss) of the process is reported after our runs and again at the end
 (after the baseline).
 
-Then a large run: 1,000,000 records of the example data (``python -m examples.generate --records
-1000000 --seed 1``, read with ``examples/example.yaml``), 7 quasi-identifiers (birth_year, gender,
-ethnicity, parish, entry_school_year, entry_grade, lunch_status), default importance, k = 3: the time
-of one call (after the warm-up), the peak traced memory of a second call and the peak RSS. Skip it
-with ``--no-large``. Recorded (one run, 2 CPUs; before the candidate indexes the greedy
-scanned every pattern for every violating one): 100,000 of these records 8.0 s -> 1.4 s; 1,009,993
-records 64-66 s -> 7.2 s (85,995 violating of 148,808 patterns, 18,773 cells, peak RSS about 1 GiB
-for the whole process), with bit-identical suppressed cells.
+Then the large runs (skip them with ``--no-large``, pick some with ``--large NAME ...``), each in a
+fresh process so that its peak resident memory is its own: ``example-7`` (1,000,000 records of the
+example data, ``python -m examples.generate --records 1000000 --seed 1``, read with
+``examples/example.yaml``; 7 quasi-identifiers birth_year, gender, ethnicity, parish,
+entry_school_year, entry_grade, lunch_status; k = 3), ``example-10`` (the same records with
+example.yaml's 10 quasi-identifiers, adding school, limited_english and gifted; k = 5: what ``sdckit
+anonymize --method local-suppression -k 5`` runs) and ``skewed-nulls`` (200,000 synthetic records, 8
+quasi-identifiers with Zipf-like values and 5% nulls in each, so hundreds of null masks; k = 5).
+Default importance, wildcard nulls. Each reports the time of one call on every record (after a
+warm-up), the peak RSS of its process (and its growth during the call), re-checks that every record
+reaches k, and times ours against a baseline on the first records (``slice``: 100,000, 40,000 and
+10,000; ``--slice`` sets one for all): the same compiled greedy with a search budget of 0, so that
+every visit scans every pattern (the kernels before any index; its time grows with the square of the
+records), which must suppress exactly the same cells.
+
+Recorded (2 CPUs shared with other jobs, load 2-3, so times vary by +-30%; "before" = commit ef67442,
+whose greedy used hash indexes per (null mask group, compared attribute set); one run each):
+
+* example-10 (660,826 patterns, 631,406 violating, 322,078 cells): before, through the CLI
+  (``sdckit anonymize F --config examples/example.yaml --method local-suppression -k 5``), 100,000
+  records 141 s and 2.9 GB peak RSS, 200,000 records 306 s and 5.3 GB (24,498 indexes, 133 million
+  entries); 1,000,000 not run (extrapolated from those two: about 30 minutes and 20 GB). After: the
+  CLI 5.2 s / 0.37 GB, 7.1 s / 0.47 GB and 21.9 s / 1.0 GB on 100,000, 200,000 and 1,000,000 records
+  (same output files at 100,000 and 200,000, byte for byte); this script: 22.2 s for the call, 1,024
+  MiB for its process (+361 MiB during the call).
+* example-7: before 8.5-9.1 s for the call, 1,076 MiB for the process (+414 during the call); after
+  1.05 s, 842 MiB (+179).
+* skewed-nulls: before 286 s, 2.5 GB; after 24.5 s, 421 MiB.
+
+Suppressed cells are identical before and after (old and new modules compared cell by cell on these
+data, also with fractional weights).
 
 Exit status 1 when the data is missing, a release fails k-anonymity or the baseline disagrees.
 Usage::
@@ -39,6 +62,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -61,7 +85,6 @@ QUASI_IDENTIFIERS = (
 )
 KS = (2, 3, 5)
 PROJECT = Path(__file__).resolve().parents[1]
-LARGE_RECORDS = 1_000_000
 LARGE_QUASI_IDENTIFIERS = (
     "birth_year",
     "gender",
@@ -71,6 +94,40 @@ LARGE_QUASI_IDENTIFIERS = (
     "entry_grade",
     "lunch_status",
 )
+SKEWED_ATTRIBUTES = 8
+SKEWED_NULL_RATE = 0.05
+SKEWED_CARDINALITIES = (3, 5, 8, 12, 20, 40, 80, 150, 300, 1000)
+#: The large runs: example data (examples.generate --seed 1, read with examples/example.yaml) or the
+#: skewed synthetic data of skewed_frame; quasi_identifiers None = every quasi-identifier of the config;
+#: slice: the first records, on which ours and the scan baseline are both timed (the baseline's time
+#: grows with the square of the records: a slice that it runs in seconds).
+LARGE_CASES: dict[str, dict[str, Any]] = {
+    "example-7": {
+        "data": "example",
+        "records": 1_000_000,
+        "quasi_identifiers": LARGE_QUASI_IDENTIFIERS,
+        "k": 3,
+        "slice": 100_000,
+        "about": "example data, 7 quasi-identifiers (" + ", ".join(LARGE_QUASI_IDENTIFIERS) + "), k = 3",
+    },
+    "example-10": {
+        "data": "example",
+        "records": 1_000_000,
+        "quasi_identifiers": None,
+        "k": 5,
+        "slice": 40_000,
+        "about": "example data, example.yaml's 10 quasi-identifiers (the 7, school, limited_english, "
+        "gifted), k = 5: the CLI's `anonymize --method local-suppression -k 5`",
+    },
+    "skewed-nulls": {
+        "data": "skewed",
+        "records": 200_000,
+        "k": 5,
+        "slice": 10_000,
+        "about": f"synthetic: {SKEWED_ATTRIBUTES} quasi-identifiers with Zipf-like values and "
+        f"{SKEWED_NULL_RATE:.0%} nulls in each (hundreds of null masks), k = 5",
+    },
+}
 
 
 def missing_data() -> str | None:
@@ -237,57 +294,176 @@ def run(print_fn=print, repeats: int = 3) -> dict[str, Any]:
     return {"rows": rows, "problems": problems, "peak_rss_mib": rss_ours, "warm_up_seconds": warm_up}
 
 
-def run_large(print_fn=print) -> dict[str, Any]:
-    """1,000,000 example records, 7 quasi-identifiers, k = 3: time, traced peak and peak RSS."""
+def skewed_frame(records: int, attributes: int = SKEWED_ATTRIBUTES, null_rate: float = SKEWED_NULL_RATE):
+    """Synthetic data (seed 0): ``attributes`` text columns a0, a1, ... with Zipf-like values (value i
+    drawn with probability proportional to 1 / (i + 1)^1.1; cardinalities 3, 5, 8, 12, 20, 40, 80,
+    150, 300, 1000, ...) and, independently in every column, ``null_rate`` of nulls."""
+    import numpy as np
     import polars as pl
 
-    from sdckit.anonymize.suppression import local_suppression
-    from sdckit.config import load_config
-    from sdckit.frequency import frequencies
+    rng = np.random.default_rng(0)
+    columns = {}
+    for j in range(attributes):
+        cardinality = SKEWED_CARDINALITIES[j % len(SKEWED_CARDINALITIES)]
+        probability = 1.0 / np.arange(1, cardinality + 1) ** 1.1
+        values = rng.choice(cardinality, size=records, p=probability / probability.sum())
+        null = rng.random(records) < null_rate
+        columns[f"a{j}"] = pl.Series(f"a{j}", values).cast(pl.String).set(pl.Series(null), None)
+    return pl.DataFrame(columns)
 
-    names = list(LARGE_QUASI_IDENTIFIERS)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "students.parquet"
-        command = [sys.executable, "-m", "examples.generate", "--records", str(LARGE_RECORDS), "--seed", "1"]
-        subprocess.run([*command, "--output", str(path)], cwd=PROJECT, check=True, capture_output=True)
-        table = load_config(PROJECT / "examples" / "example.yaml").read(pl.read_parquet(path))
+
+def _case_table(case: dict[str, Any], data: Path | None):
+    """The Table and quasi-identifiers of a large case."""
+    import polars as pl
+
+    from sdckit.config import load_config
+    from sdckit.table import Attribute, Role, Schema, Table
+
+    if case["data"] == "example":
+        table = load_config(PROJECT / "examples" / "example.yaml").read(pl.read_parquet(data))
+        names = case["quasi_identifiers"] or [a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER)]
+        return table, list(names)
+    frame = skewed_frame(case["records"])
+    names = list(frame.columns)
+    return Table(frame, Schema.infer(frame, [Attribute(c, role=Role.QUASI_IDENTIFIER) for c in names])), names
+
+
+def run_case(name: str, data: Path | None, slice_records: int | None = None) -> dict[str, Any]:
+    """One large case, in this process (``main --case`` runs it in a fresh one, so that the peak
+    RSS is the case's own): ours on every record, then ours and the scan baseline on a slice."""
+    from unittest import mock
+
+    import numpy as np
+
+    from sdckit.anonymize import suppression
+    from sdckit.anonymize.suppression import local_suppression
+    from sdckit.frequency import frequencies
+    from sdckit.table import Table
+
+    case = LARGE_CASES[name]
+    slice_records = case["slice"] if slice_records is None else slice_records
+    table, names = _case_table(case, data)
+    k = case["k"]
+    local_suppression(Table(table.data.head(500), table.schema), 2, quasi_identifiers=names)  # kernels
+    rss_before = peak_rss_mib()
     start = time.perf_counter()
-    release = local_suppression(table, 3, quasi_identifiers=names)
+    release = local_suppression(table, k, quasi_identifiers=names)
     seconds = time.perf_counter() - start
-    tracemalloc.start()
-    local_suppression(table, 3, quasi_identifiers=names)
-    traced_peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    rss = peak_rss_mib()
     reached = float(frequencies(release.table.data, names, missing="wildcard").min())
-    row = {
+
+    # The baseline: the same compiled greedy with a search budget of 0, so that every visit scans
+    # every pattern (the kernels as they were before any index), on the first `slice_records`.
+    part = Table(table.data.head(slice_records), table.schema)
+    start = time.perf_counter()
+    ours = local_suppression(part, k, quasi_identifiers=names)
+    slice_seconds = time.perf_counter() - start
+    greedy = suppression._wildcard_greedy
+
+    def scanning(patterns, counts, order, threshold, suppressed, arrays, budget, strict):
+        greedy(patterns, counts, order, threshold, suppressed, arrays, 0, strict)
+
+    with mock.patch.object(suppression, "_wildcard_greedy", scanning):
+        start = time.perf_counter()
+        scanned = local_suppression(part, k, quasi_identifiers=names)
+        scan_seconds = time.perf_counter() - start
+    return {
+        "case": name,
         "records": table.n_records,
+        "quasi_identifiers": len(names),
+        "k": k,
         "seconds": seconds,
-        "traced_peak_mib": traced_peak / 2**20,
-        "peak_rss_mib": peak_rss_mib(),
+        "rss_before_mib": rss_before,
+        "peak_rss_mib": rss,
         "cells": release.n_suppressed_cells,
         "min_frequency": reached,
+        "slice_records": part.n_records,
+        "slice_seconds": slice_seconds,
+        "scan_seconds": scan_seconds,
+        "same_cells": bool(np.array_equal(ours.suppressed_cells, scanned.suppressed_cells)),
         **release.search,
     }
-    print_fn(
-        f"example data: {row['records']:,} records, quasi-identifiers {', '.join(names)}; k = 3, wildcard "
-        "nulls, default importance"
+
+
+def run_large(
+    print_fn=print, cases: list[str] | None = None, slice_records: int | None = None
+) -> dict[str, Any]:
+    """Every large case (``cases``: some of LARGE_CASES), each in a fresh process; print the table."""
+    cases = list(LARGE_CASES) if cases is None else cases
+    rows: list[dict[str, Any]] = []
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "students.parquet"
+        if any(LARGE_CASES[name]["data"] == "example" for name in cases):
+            records = max(
+                LARGE_CASES[name]["records"] for name in cases if LARGE_CASES[name]["data"] == "example"
+            )
+            command = [sys.executable, "-m", "examples.generate", "--records", str(records), "--seed", "1"]
+            subprocess.run([*command, "--output", str(path)], cwd=PROJECT, check=True, capture_output=True)
+        for name in cases:
+            command = [sys.executable, str(Path(__file__).resolve()), "--case", name, "--data", str(path)]
+            if slice_records is not None:
+                command += ["--slice", str(slice_records)]
+            done = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True)
+            if done.returncode != 0:
+                problems.append(f"large case {name} failed: {done.stderr.strip().splitlines()[-1:]}")
+                continue
+            row = json.loads(done.stdout.strip().splitlines()[-1])
+            rows.append(row)
+            if row["min_frequency"] < row["k"]:
+                problems.append(f"{name}: a record has wildcard frequency {row['min_frequency']:g} < k")
+            if not row["same_cells"]:
+                problems.append(f"{name}: ours and the scan baseline suppress different cells on the slice")
+    for name, case in LARGE_CASES.items():
+        if name in cases:
+            print_fn(f"{name:<13} {case['about']}")
+    print_fn("")
+    header = (
+        f"{'case':<13} {'records':>9} {'QIs':>3} {'k':>2} {'patterns':>8} {'violating':>9} {'cells':>7} "
+        f"{'ours s':>7} {'RSS MiB':>7} {'(+call)':>7} {'slice':>7} {'ours s':>7} {'scan s':>7} {'ratio':>6} "
+        f"{'same':>4}"
     )
+    print_fn(header)
+    print_fn("-" * len(header))
+    for row in rows:
+        print_fn(
+            f"{row['case']:<13} {row['records']:>9,} {row['quasi_identifiers']:>3} {row['k']:>2} "
+            f"{row['patterns']:>8,} {row['violating_patterns']:>9,} {row['cells']:>7,} "
+            f"{row['seconds']:>7.2f} "
+            f"{row['peak_rss_mib']:>7.0f} {row['peak_rss_mib'] - row['rss_before_mib']:>+7.0f} "
+            f"{row['slice_records']:>7,} {row['slice_seconds']:>7.2f} {row['scan_seconds']:>7.2f} "
+            f"{row['scan_seconds'] / row['slice_seconds']:>5.0f}x {'yes' if row['same_cells'] else 'NO':>4}"
+        )
+    print_fn("")
     print_fn(
-        f"  {seconds:.2f} s (one call), {row['violating_patterns']:,} violating of {row['patterns']:,} "
-        f"patterns, {row['cells']:,} cells suppressed, traced peak {row['traced_peak_mib']:.0f} MiB, "
-        f"peak RSS {row['peak_rss_mib']:.0f} MiB"
+        "ours s: one call on every record (after a warm-up); RSS MiB: peak resident memory of the "
+        "case's own process after that call, (+call): its growth during the call; on the first `slice` "
+        "records: ours and the scan baseline (the same compiled greedy scanning every pattern at every "
+        "visit), ratio = scan / ours, same = identical suppressed cells"
     )
-    row["problems"] = [] if reached >= 3 else [f"large run: a record has wildcard frequency {reached:g} < 3"]
-    return row
+    return {"rows": rows, "problems": problems}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed calls of ours per k (default 3)")
-    parser.add_argument("--no-large", action="store_true", help="skip the 1,000,000-record run")
+    parser.add_argument("--no-large", action="store_true", help="skip the large runs")
+    parser.add_argument(
+        "--large", nargs="+", choices=list(LARGE_CASES), help="run only these large cases (default: all)"
+    )
+    parser.add_argument(
+        "--slice", type=int, help="records of every large case for the baseline ratio (default: per case)"
+    )
+    parser.add_argument("--case", choices=list(LARGE_CASES), help=argparse.SUPPRESS)  # one case, JSON out
+    parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args(argv)
+    if arguments.case is not None:
+        print(json.dumps(run_case(arguments.case, arguments.data, arguments.slice)))
+        return 0
     if arguments.repeats < 1:
         parser.error("--repeats must be at least 1")
+    if arguments.slice is not None and arguments.slice < 1:
+        parser.error("--slice must be at least 1")
     reason = missing_data()
     if reason is not None:
         print(f"bench_local_suppression: {reason}", file=sys.stderr)
@@ -299,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run(repeats=arguments.repeats)
     print()
     if not arguments.no_large:
-        result["problems"] += run_large()["problems"]
+        result["problems"] += run_large(cases=arguments.large, slice_records=arguments.slice)["problems"]
         print()
     print(f"total            {time.perf_counter() - began:.0f} s")
     if result["problems"]:

@@ -575,6 +575,7 @@ def test_local_suppression_through_the_cli(tmp_path):
         "k": 2,
         "importance": ["Age", "ZIPCode"],
         "missing": "wildcard",
+        "strict_importance": False,
     }
     cells = figures["suppressed_cells"]
     assert cells["total"] == sum(cells["per_attribute"].values()) > 0

@@ -178,6 +178,7 @@ def test_python_protect_matches_the_steps_run_one_by_one(tmp_path):
         "k": 4,
         "importance": None,
         "missing": "wildcard",
+        "strict_importance": False,
     }
     assert result.recipe["input"] == fingerprint(table)
 

@@ -7,11 +7,12 @@
   suppressed than "every non-null quasi-identifier of every violating record"; only quasi-identifier
   cells of violating records change, and only from a value to null, exactly where the mask says.
   With the category treatment, re-checked by pycanon and by ``check_table``.
-* The indexed greedy against the reference: the pre-index kernels (every row scanned for every visit)
-  are kept here; on random patterns (nulls, weights with zeros, random k) the compiled greedy must
-  edit exactly the same cells whether every visit uses the indexes (tiny first tables, so they
-  rehash), none does, or the default budget decides; and ``local_suppression`` must release the same
-  cells and table as with the reference greedy.
+* The trie greedy against the reference: the first kernels (every row scanned for every visit) are
+  kept here; on random patterns (nulls, whole-number counts, fractional weights, weights with zeros,
+  random k) the compiled greedy must edit exactly the same cells whether every visit uses the trie
+  (tiny first child tables, so they rehash), none does (every search over budget: scans), or the
+  default budget decides; and ``local_suppression`` must release the same cells and table as with the
+  reference greedy.
 * Adult (skipped without the data): k = 2, 5 with the 8 non-sensitive columns.
 * Bad input: clear ConfigErrors.
 """
@@ -37,6 +38,7 @@ from sdckit.table import Attribute, Role, Schema, Table
 from sdckit.utility.metrics import release_ncp
 
 ADULT = Path(__file__).parents[1].parent / "shared" / "data" / "adult"
+SDCMICRO = Path(__file__).parents[1].parent / "shared" / "data" / "sdcmicro"
 MARKER = "\u2205 suppressed"
 
 
@@ -106,6 +108,7 @@ def test_step_one_least_important_single_suppression_reaching_k():
         "importance": ["A", "B", "C"],
         "missing": "wildcard",
         "weighted": False,
+        "strict_importance": False,
     }
     assert not release.suppressed_records.any()
     assert release.classes.tolist() == [-1] * 5
@@ -275,8 +278,8 @@ def test_random_tables_reach_k_with_few_cells(problem):
 
 
 # ------------------------------------------------------------------------------------------------
-# The indexed greedy against the reference: the kernels as they were before the candidate indexes
-# (every row scanned for every visit), in plain Python.
+# The trie greedy against the reference: the kernels as they were before the candidate indexes and the
+# trie (every row scanned for every visit), in plain Python.
 
 
 def reference_profile(patterns, counts, p, gain):
@@ -349,9 +352,66 @@ def reference_greedy(patterns, counts, order, k, suppressed):
             suppressed[p, choice] = True
 
 
+def mismatch(patterns, p, r, j):
+    return patterns[p, j] >= 0 and patterns[r, j] >= 0 and patterns[p, j] != patterns[r, j]
+
+
+def reference_allowed(patterns, counts, p, k):
+    """The strict rule, by brute force: the t least important attributes (columns 0..t-1) for the
+    smallest t such that p with all of them nulled reaches k (weights summed in row order)."""
+    n_rows, q = patterns.shape
+    for t in range(1, q + 1):
+        if patterns[p, t - 1] < 0:
+            continue
+        total = 0.0
+        for r in range(n_rows):
+            if counts[r] != 0.0 and not any(mismatch(patterns, p, r, j) for j in range(t, q)):
+                total += counts[r]
+        if total >= k:
+            return set(range(t))
+    return set(range(q))
+
+
+def reference_strict_greedy(patterns, counts, order, k, suppressed):
+    """reference_greedy with strict importance: at the start of a visit the allowed attributes are
+    fixed (reference_allowed); steps 1 and 2 pick only among them, and step 2's nearest patterns are
+    among those that match p on every attribute outside them."""
+    n_rows, q = patterns.shape
+    gain = np.zeros(q)
+    for p in order:
+        allowed = None
+        while True:
+            total = reference_profile(patterns, counts, p, gain)
+            if total >= k:
+                break
+            if allowed is None:
+                allowed = reference_allowed(patterns, counts, p, k)
+            choice = -1
+            for j in sorted(allowed):
+                if patterns[p, j] >= 0 and total + gain[j] >= k:
+                    choice = j
+                    break
+            if choice < 0:
+                best, differs = q + 1, set()
+                for r in range(n_rows):
+                    if counts[r] == 0.0:
+                        continue
+                    where = {j for j in range(q) if mismatch(patterns, p, r, j)}
+                    if not where or not where <= allowed or len(where) > best:
+                        continue
+                    if len(where) < best:
+                        best, differs = len(where), set()
+                    differs |= where
+                choice = min(differs) if differs else -1
+            if choice < 0:
+                break
+            patterns[p, choice] = -1
+            suppressed[p, choice] = True
+
+
 @st.composite
 def pattern_problems(draw):
-    q = draw(st.integers(1, 6))
+    q = draw(st.integers(1, 8))
     n = draw(st.integers(1, 40))
     cardinality = draw(st.integers(1, 4))
     null_rate = draw(st.sampled_from([0.0, 0.1, 0.3]))
@@ -374,21 +434,24 @@ def pattern_problems(draw):
     return np.ascontiguousarray(patterns), counts, order, k
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    pattern_problems(), st.sampled_from(["indexed", "scanned", "default"]), st.sampled_from([1, 4, 1 << 16])
+    pattern_problems(),
+    st.sampled_from(["trie", "scanned", "default"]),
+    st.sampled_from([1, 4, 1 << 16]),
+    st.booleans(),
 )
-def test_indexed_greedy_matches_reference(problem, budget, capacity):
+def test_trie_greedy_matches_reference(problem, budget, capacity, strict):
     patterns, counts, order, k = problem
     expected_patterns = patterns.copy()
     expected = np.zeros(patterns.shape, dtype=bool)
-    reference_greedy(expected_patterns, counts, order, k, expected)
-    limit = {"indexed": 2**62, "scanned": 0, "default": len(patterns) // 4}[budget]
+    (reference_strict_greedy if strict else reference_greedy)(expected_patterns, counts, order, k, expected)
+    limit = {"trie": 2**62, "scanned": 0, "default": len(patterns) // 4}[budget]
     suppressed = np.zeros(patterns.shape, dtype=bool)
-    arrays, mask_ids = suppression._index_new(patterns, capacity)
-    for start in range(0, len(order), 3):  # several calls share the index state, as with progress
+    arrays = suppression._trie_new(patterns, counts, capacity)
+    for start in range(0, len(order), 3):  # several calls share the trie, as with progress
         chunk = order[start : start + 3]
-        suppression._wildcard_greedy(patterns, counts, chunk, k, suppressed, arrays, mask_ids, limit)
+        suppression._wildcard_greedy(patterns, counts, chunk, k, suppressed, arrays, limit, strict)
     assert np.array_equal(suppressed, expected)
     assert np.array_equal(patterns, expected_patterns)
 
@@ -411,24 +474,30 @@ def weighted_problems(draw):
     order = draw(st.permutations(names))
     importance = list(order) if draw(st.booleans()) else None
     missing = draw(st.sampled_from(["wildcard", "category"]))
-    return columns, names, weights, k, importance, missing
+    return columns, names, weights, k, importance, missing, draw(st.booleans())
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(weighted_problems())
 def test_local_suppression_matches_reference_greedy(problem):
-    columns, names, weights, k, importance, missing = problem
+    columns, names, weights, k, importance, missing, strict = problem
     table = Table.from_frame(pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.String)))
 
     def run():
         return local_suppression(
-            table, k, quasi_identifiers=names, importance=importance, missing=missing, weights=weights
+            table,
+            k,
+            quasi_identifiers=names,
+            importance=importance,
+            missing=missing,
+            weights=weights,
+            strict_importance=strict,
         )
 
     release = run()
 
-    def reference(patterns, counts, order, k, suppressed, *index):
-        reference_greedy(patterns, counts, order, k, suppressed)
+    def reference(patterns, counts, order, k, suppressed, arrays, budget, strict):
+        (reference_strict_greedy if strict else reference_greedy)(patterns, counts, order, k, suppressed)
 
     with mock.patch.object(suppression, "_wildcard_greedy", reference):
         expected = run()
@@ -437,7 +506,138 @@ def test_local_suppression_matches_reference_greedy(problem):
 
 
 # ------------------------------------------------------------------------------------------------
-# Adult.
+# Strict importance.
+
+
+def test_strict_importance_by_hand():
+    # Importance A > B > C (suppression order C, B, A), k = 2, all three records unique.
+    # Default: record 0 loses A, the single suppression that reaches 2 (it then matches record 1);
+    # record 1 is then safe; record 2 needs two cells (nearest-pattern rule: C, then B).
+    # Strict: for record 0 nulling C alone gives 1, nulling B and C gives 2 (record 2 has a1), so
+    # only B and C are allowed: neither alone helps, the nearest allowed pattern (record 2) differs
+    # on B and C: C, then B. Record 1 (a2, b1, c1) then matches nobody; B and C alone cannot help
+    # it, so A is allowed and taken (it then matches record 0). Record 2 matches record 0.
+    columns = {"A": ["a1", "a2", "a1"], "B": ["b1", "b1", "b2"], "C": ["c1", "c1", "c2"]}
+    default = local_suppression(table_of(columns), 2, importance=["A", "B", "C"])
+    assert suppressed_positions(default) == [(0, "A"), (2, "B"), (2, "C")]
+    strict = local_suppression(table_of(columns), 2, importance=["A", "B", "C"], strict_importance=True)
+    assert suppressed_positions(strict) == [(0, "B"), (0, "C"), (1, "A")]
+    assert strict.parameters["strict_importance"] is True
+    assert strict.table.data.rows() == [("a1", None, None), (None, "b1", "c1"), ("a1", "b2", "c2")]
+    assert min(pairwise_frequencies(rows_of(strict.table.data, ["A", "B", "C"]), "wildcard")) >= 2
+
+
+def test_strict_importance_may_keep_a_less_important_value():
+    # Not "every suppressed attribute is less important than every kept one": record 0 may use B
+    # (nulling C alone cannot reach 2) and B alone suffices, so C stays.
+    columns = {"A": ["a1", "a1", "a2"], "B": ["b1", "b2", "b2"], "C": ["c1", "c1", "c2"]}
+    release = local_suppression(table_of(columns), 2, importance=["A", "B", "C"], strict_importance=True)
+    assert suppressed_positions(release)[0] == (0, "B")
+    assert release.table.data.row(0) == ("a1", None, "c1")
+
+
+@st.composite
+def strict_problems(draw):
+    q = draw(st.integers(1, 5))
+    n = draw(st.integers(1, 16))
+    names = [f"q{j}" for j in range(q)]
+    alphabet = st.sampled_from(["u", "v", "w", None]) if draw(st.booleans()) else st.sampled_from(["u", "v"])
+    columns = {name: draw(st.lists(alphabet, min_size=n, max_size=n)) for name in names}
+    return columns, names, draw(st.integers(1, n)), list(draw(st.permutations(names)))
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strict_problems())
+def test_strict_importance_invariant(problem):
+    """In strict mode, for every record r that loses values, let m be the most important attribute it
+    loses: nulling every value of r on the attributes less important than m (the other records as in
+    the original data) does not reach k. (The rule says so at r's visit, against the records as they
+    were then; frequencies only grow as records gain nulls, so it holds in the original data too.)
+    And every record reaches k, only violating records lose values."""
+    columns, names, k, importance = problem
+    frame = pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.String))
+    release = local_suppression(
+        Table.from_frame(frame), k, quasi_identifiers=names, importance=importance, strict_importance=True
+    )
+    before = rows_of(frame, names)
+    after = rows_of(release.table.data, names)
+    assert min(pairwise_frequencies(after, "wildcard")) >= k
+    violating = [f < k for f in pairwise_frequencies(before, "wildcard")]
+    mask = release.suppressed_cells
+    position = {name: importance.index(name) for name in names}  # 0 = most important
+    for i, row in enumerate(before):
+        lost = [names[j] for j in np.flatnonzero(mask[i])]
+        if not lost:
+            continue
+        assert violating[i]
+        most = min(lost, key=position.get)
+        less = {j for j, name in enumerate(names) if position[name] > position[most]}
+        nulled = tuple(None if j in less else value for j, value in enumerate(row))
+        assert pairwise_frequencies([nulled, *before], "wildcard")[0] - 1 < k
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_strict_importance_changes_nothing_with_category(problem):
+    columns, names, k, order, _ = problem
+    table = Table.from_frame(pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.String)))
+    plain = local_suppression(table, k, quasi_identifiers=names, importance=order, missing="category")
+    strict = local_suppression(
+        table, k, quasi_identifiers=names, importance=order, missing="category", strict_importance=True
+    )
+    assert np.array_equal(plain.suppressed_cells, strict.suppressed_cells)
+
+
+TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+TESTDATA_IMPORTANCE = ["urbrur", "sex", "walls", "electcon", "roof", "water", "relat"]
+
+
+@pytest.fixture(scope="module")
+def testdata() -> Table:
+    path = SDCMICRO / "testdata.csv"
+    if not path.is_file():
+        pytest.skip(f"sdcMicro's testdata not found at {path}")
+    return Table.from_frame(pl.read_csv(path, infer_schema=False))
+
+
+def test_testdata_record_2879_keeps_urbrur_in_strict_mode(testdata):
+    # Record 2879 in R's 1-based row numbering (line 2880 of the file, after the header; row 2878
+    # here), found by its keys. Alone in the data; nulling relat alone leaves it alone, relat and
+    # water together give 13 in the original data, urbrur alone 7.
+    keys, importance = TESTDATA_KEYS, TESTDATA_IMPORTANCE
+    data = testdata.data.with_row_index("row")
+    record = {
+        "urbrur": "1",
+        "roof": "2",
+        "walls": "3",
+        "water": "3",
+        "electcon": "4",
+        "relat": "1",
+        "sex": "2",
+    }
+    found = data.filter(pl.all_horizontal(pl.col(name) == value for name, value in record.items()))
+    assert found.get_column("row").to_list() == [2878]
+    # Default: one suppression of urbrur (the most important key) reaches k = 3 and is taken first.
+    default = local_suppression(testdata, 3, quasi_identifiers=keys, importance=importance)
+    assert [keys[j] for j in np.flatnonzero(default.suppressed_cells[2878])] == ["urbrur"]
+    # Strict: relat alone cannot reach 3, relat and water can, so only they are allowed; neither
+    # alone suffices and both go (sdcMicro takes roof and relat: roof is more important than water).
+    strict = local_suppression(
+        testdata, 3, quasi_identifiers=keys, importance=importance, strict_importance=True
+    )
+    assert [keys[j] for j in np.flatnonzero(strict.suppressed_cells[2878])] == ["water", "relat"]
+    assert strict.table.data.select(keys).row(2878) == ("1", "2", "3", None, "4", None, "2")
+    assert not strict.suppressed_cells[:, keys.index("urbrur")].any()
+    assert frequencies(strict.table.data, keys, missing="wildcard").min() >= 3
+    # The invariant of test_strict_importance_invariant on every record, vectorized.
+    original = testdata.data.select(keys).to_numpy()
+    rank = np.array([importance.index(name) for name in keys])  # 0 = most important
+    for i in np.flatnonzero(strict.suppressed_cells.any(axis=1)):
+        most = rank[strict.suppressed_cells[i]].min()
+        kept = rank <= most
+        match = (original[:, kept] == original[i, kept]).all(axis=1)
+        assert match.sum() < 3
+
 
 ADULT_QUASI_IDENTIFIERS = [
     "sex",
@@ -525,6 +725,7 @@ def test_adult_category_pycanon(adult, k):
         ({"k": 2, "quasi_identifiers": ["id"]}, "'id' is an identifier"),
         ({"k": 2, "weights": np.ones(3)}, "weights must hold one number per record"),
         ({"k": 11, "weights": np.full(5, 2.0)}, "larger than the sum of the weights (10)"),
+        ({"k": 2, "strict_importance": "yes"}, "strict_importance must be true or false, got 'yes'"),
     ],
 )
 def test_bad_input(arguments, message):

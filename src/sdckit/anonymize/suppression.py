@@ -6,7 +6,8 @@ that the released table satisfies a privacy model while most of its values stay 
 :func:`local_suppression` reaches k-anonymity the way sdcMicro's ``localSuppression`` does
 (Templ, Kowarik & Meindl 2015; Templ 2017): greedily, suppressing values of the attributes the user
 ranks least important first, until every record matches at least ``k`` records when a null matches
-every value (sdcMicro's wildcard semantics, :mod:`sdckit.frequency`).
+every value (sdcMicro's wildcard semantics, :mod:`sdckit.frequency`); with ``strict_importance`` a
+record loses a more important value only when its less important ones alone cannot reach ``k``.
 
 :func:`targeted_suppression` is the algorithm of Figure 1 of Orooji & Knapp (2019): only the
 records whose combined risk D(r) (:mod:`sdckit.risk.combined`) exceeds a threshold are touched, and in
@@ -33,8 +34,8 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
-from numba import njit, types
-from numba.typed import Dict, List
+from numba import njit
+from numba.typed import List
 from pydantic import BeforeValidator, Field, model_validator
 
 from sdckit.anonymize.base import Context, ExtraOutput, achieved_report, cells_report, register_method
@@ -57,7 +58,7 @@ ProgressCallback = Callable[[int, int], None]
 
 # Violating patterns handed to one compiled call between two progress reports.
 _CHUNK = 512
-# First size of the hash tables of the candidate indexes (they double as needed).
+# First size of the trie's child table (it doubles as needed).
 _CAPACITY = 1 << 16
 
 
@@ -67,29 +68,47 @@ _CAPACITY = 1 << 16
 # property" is the smallest column index with it. Rows are edited in place; two rows may become equal,
 # which the counts below handle (every row is counted with its own weight).
 #
-# A visited row p needs the rows within one mismatch of it (mismatch: both non-null and different).
-# Scanning every row for each visit is O(violating x G); instead the rows are grouped by null mask M.
-# For a group and p's mask P the compared attributes are C = ~(P | M), and a row of the group is within
-# one mismatch of p iff it equals p on C minus some j in C. So each group keeps hash indexes keyed by
-# the values on an attribute set D, each built the first time a visit needs (M, D) and then kept up to
-# date (a row that gains a null is inserted into the indexes of its new group). Entries are never
-# removed (a row that left a group stays listed there), so every candidate is checked exactly against
-# the current patterns, and the weights are summed in row order as a full scan sums them: the result
-# is bit-identical to scanning every row. A visit that would gather many candidates (a pattern with
-# few values left, or very many null masks) scans every row instead.
+# A visited row p needs its frequency and, per attribute j, the weight of the rows that differ from it
+# only on j (what nulling j adds). Scanning every row for each visit is O(violating x G). Instead the
+# rows are kept in one trie: a level per attribute, the most important at the top, and a child per
+# value, null included, so the least important attributes (which the greedy nulls first, and asks
+# about first) are the levels next to the leaves. A leaf lists the rows of its pattern; every node
+# knows how many rows are below it and (for whole-number weights) their total weight. A search walks
+# down from the root: where p has a value it follows that value's child and the null child (a null
+# matches anything); where p is null, and on the attribute j asked about, it follows every child (on
+# j, a child other than p's value and null counts towards the gain of j). Below the deepest level
+# where p has a value everything matches, so a node there adds its weight without going further.
+#
+# The work of a search is the number of trie nodes that match p (with weights that are not whole
+# numbers, plus the matching rows, which are then summed one by one in row order, as a scan sums
+# them; whole-number weights are summed exactly in any order, so the subtree sums are bit-identical to
+# a scan). Nothing depends on the number of null masks. Before the trie (up to commit ef67442) the rows
+# were grouped by null mask with a hash index per (mask group, compared attribute set), built the first
+# time a visit needed it: their number grew with the pairs of null masks (up to 4^q) times q, each as
+# large as its group (200,000 example records with 10 quasi-identifiers built 24,498 of them, 133
+# million entries, 5.3 GB of memory).
+#
+# The greedy asks about single suppressions one at a time, least important first, and stops at the
+# first that reaches k (usually the first: at the bottom of the trie, cheap). A suppression moves one
+# row out of its old path (counts decremented; its leaf's list keeps a stale entry) into its new one.
+# A search whose work would exceed a budget scans every row instead (same result).
 
-# Multipliers of the index hash (odd 64-bit constants as signed integers). Collisions only add
-# candidates, which the exact check drops.
+# Multipliers of the child hash (odd 64-bit constants as signed integers).
 _HASH_A = -7046029254386353131  # 0x9E3779B97F4A7C15
 _HASH_B = -4658895280553007687  # 0xBF58476D1CE4E5B9
 
-# Positions in the typed list of int64 arrays that holds the index state (see _index_new).
-_ROW_MASK, _MASK_VALUE, _MASK_MEMBERS, _GROUP_HEAD, _GROUP_NEXT, _GROUP_ROW = 0, 1, 2, 3, 4, 5
-_BUILT_HEAD, _BUILT_NEXT, _BUILT_SET, _ENTRIES, _FILTER, _SIZES = 6, 7, 8, 9, 10, 11
-_SEEN, _FOUND, _BUCKETS, _BUILT_KEY_GROUP, _BUILT_KEY_SET = 12, 13, 14, 15, 16
-# Positions in the _SIZES array: counters of the state, then statistics.
-_N_MASKS, _N_GROUP_ENTRIES, _N_BUILT, _N_ENTRIES, _N_BUCKETS, _STAMP = 0, 1, 2, 3, 4, 5
-_N_INDEXED, _N_SCANNED, _N_NEAREST_SCANS, _N_FOUND = 6, 7, 8, 9
+# Positions in the typed list of int64 arrays that holds the trie (see _trie_new). _NODES: _NODE
+# numbers per node (one read brings them all): its value (code + 1, 0 = null), the live rows below it
+# and their weight (when every weight is a whole number), its first child (a leaf: the first entry of
+# its row list), next sibling and null child (-1: none). _CHILDREN: open-addressing table
+# (node * stride + value) -> child, slot i at 2i, 2i + 1. _ENTRIES: entry e holds a row at 2e and the
+# next entry of its leaf at 2e + 1 (a row that left the leaf stays listed: _ROW_LEAF says where each
+# row is now). _STACK: (node, depth, mismatches) triples.
+_ORDER, _NODES, _CHILDREN, _ENTRIES, _ROW_LEAF, _SIZES, _FOUND, _STACK = range(8)
+_VALUE, _LIVE, _WEIGHT, _FIRST, _NEXT, _NULL, _NODE = range(7)
+# Positions in the _SIZES array: counters and settings of the state, then statistics.
+_N_NODES, _N_ENTRIES, _N_KEYS, _STRIDE, _INTEGRAL = 0, 1, 2, 3, 4
+_N_INDEXED, _N_SCANNED, _N_NEAREST_SCANS, _N_FOUND, _N_WORK = 5, 6, 7, 8, 9
 
 
 @njit(cache=True, nogil=True)
@@ -126,10 +145,11 @@ def _profile_scan(patterns, counts, p, gain, near):  # pragma: no cover - compil
 
 
 @njit(cache=True, nogil=True)
-def _nearest_attribute(patterns, counts, p):  # pragma: no cover - compiled
+def _nearest_attribute(patterns, counts, p, allowed):  # pragma: no cover - compiled
     """sdcMicro's rule: the least important attribute on which row ``p`` differs from one of its
     nearest rows (distance = attributes where both are non-null and differ; nearest = smallest
-    positive distance). -1 if every row matches ``p``."""
+    positive distance). Only rows that match ``p`` outside the bit set ``allowed`` count. -1 if every
+    such row matches ``p``. Every row is scanned."""
     n_rows, q = patterns.shape
     best = q + 1
     differs = np.zeros(q, dtype=np.bool_)
@@ -141,6 +161,9 @@ def _nearest_attribute(patterns, counts, p):  # pragma: no cover - compiled
             a = patterns[p, j]
             b = patterns[r, j]
             if a >= 0 and b >= 0 and a != b:
+                if not (allowed >> j) & 1:
+                    distance = q + 2
+                    break
                 distance += 1
         if distance == 0 or distance > best:
             continue
@@ -159,6 +182,27 @@ def _nearest_attribute(patterns, counts, p):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _matching_total_scan(patterns, counts, p, wild):  # pragma: no cover - compiled
+    """The weight of the rows that match ``p`` on every attribute outside the bit set ``wild``
+    (summed in row order). Every row is scanned."""
+    n_rows, q = patterns.shape
+    total = 0.0
+    for r in range(n_rows):
+        if counts[r] == 0.0:
+            continue
+        match = True
+        for j in range(q):
+            a = patterns[p, j]
+            b = patterns[r, j]
+            if a >= 0 and b >= 0 and a != b and not (wild >> j) & 1:
+                match = False
+                break
+        if match:
+            total += counts[r]
+    return total
+
+
+@njit(cache=True, nogil=True)
 def _push(arrays, which, position, value):  # pragma: no cover - compiled
     """``arrays[which][position] = value``, doubling the array when it is full."""
     array = arrays[which]
@@ -171,356 +215,484 @@ def _push(arrays, which, position, value):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _index_key(patterns, r, group, attributes):  # pragma: no cover - compiled
-    """Hash of (group, attribute set, the values of row ``r`` on that set)."""
-    h = (group + 1) * _HASH_A + attributes * _HASH_B
-    for j in range(patterns.shape[1]):
-        if (attributes >> j) & 1:
-            h = (h ^ (patterns[r, j] + 1)) * _HASH_A
-            h ^= h >> 29
-    return h
-
-
-@njit(cache=True, nogil=True)
 def _slot(key, capacity):  # pragma: no cover - compiled
     key *= _HASH_B
     return (key ^ (key >> 32)) & (capacity - 1)
 
 
 @njit(cache=True, nogil=True)
-def _bucket_slot(buckets, key):  # pragma: no cover - compiled
-    """Slot of ``key`` in the open-addressing bucket table (or the empty slot where it would go).
-    Slot i holds its key at 2i and the first entry of its bucket at 2i + 1 (-1: empty slot)."""
-    capacity = len(buckets) // 2
+def _child_slot(children, key):  # pragma: no cover - compiled
+    """Slot of ``key`` in the child table (or the empty slot where it would go)."""
+    capacity = len(children) // 2
     last = capacity - 1
     i = _slot(key, capacity)
-    while buckets[2 * i + 1] >= 0 and buckets[2 * i] != key:
+    while children[2 * i + 1] >= 0 and children[2 * i] != key:
         i = (i + 1) & last
     return i
 
 
 @njit(cache=True, nogil=True)
-def _filter_bit(key, n_bits):  # pragma: no cover - compiled
-    """Bit of ``key`` in the filter of present keys (a bucket lookup that misses it is skipped)."""
-    key = (key ^ (key >> 17)) * _HASH_A
-    return (key >> 24) & (n_bits - 1)
-
-
-@njit(cache=True, nogil=True)
-def _rehash_buckets(arrays):  # pragma: no cover - compiled
-    """Double the bucket table and rebuild the filter (4 bits per slot)."""
-    buckets = arrays[_BUCKETS]
-    capacity = len(buckets)  # twice the old one
-    last = capacity - 1
-    bigger = np.zeros(2 * capacity, dtype=np.int64)
+def _rehash_children(arrays):  # pragma: no cover - compiled
+    """Double the child table."""
+    old = arrays[_CHILDREN]
+    bigger = np.zeros(2 * len(old), dtype=np.int64)
     bigger[1::2] = -1
-    present = np.zeros(max(1, capacity // 16), dtype=np.int64)
-    for i in range(len(buckets) // 2):
-        if buckets[2 * i + 1] >= 0:
-            key = buckets[2 * i]
-            j = _slot(key, capacity)
-            while bigger[2 * j + 1] >= 0:
-                j = (j + 1) & last
-            bigger[2 * j] = key
-            bigger[2 * j + 1] = buckets[2 * i + 1]
-            bit = _filter_bit(key, 64 * len(present))
-            present[bit >> 6] |= 1 << (bit & 63)
-    arrays[_BUCKETS] = bigger
-    arrays[_FILTER] = present
+    for i in range(len(old) // 2):
+        if old[2 * i + 1] >= 0:
+            j = _child_slot(bigger, old[2 * i])
+            bigger[2 * j] = old[2 * i]
+            bigger[2 * j + 1] = old[2 * i + 1]
+    arrays[_CHILDREN] = bigger
 
 
 @njit(cache=True, nogil=True)
-def _built_slot(groups, sets, group, attributes):  # pragma: no cover - compiled
-    """Slot of the index (group, attributes) in the table of built indexes (exact keys)."""
-    last = len(groups) - 1
-    i = _slot((group + 1) * _HASH_A + attributes, len(groups))
-    while groups[i] >= 0 and (groups[i] != group or sets[i] != attributes):
-        i = (i + 1) & last
-    return i
+def _child(arrays, node, value):  # pragma: no cover - compiled
+    """The child of ``node`` for ``value`` (code + 1, 0 = null), -1 if there is none."""
+    children = arrays[_CHILDREN]
+    return children[2 * _child_slot(children, node * arrays[_SIZES][_STRIDE] + value) + 1]
 
 
 @njit(cache=True, nogil=True)
-def _rehash_built(arrays):  # pragma: no cover - compiled
-    """Double the table of built indexes (exact keys: group, attribute set)."""
-    keys = arrays[_BUILT_KEY_SET]
-    values = arrays[_BUILT_KEY_GROUP]
-    capacity = 2 * len(keys)
-    last = capacity - 1
-    new_keys = np.zeros(capacity, dtype=np.int64)
-    new_values = np.full(capacity, -1, dtype=np.int64)
-    for i in range(len(keys)):
-        if values[i] >= 0:
-            j = _slot((values[i] + 1) * _HASH_A + keys[i], capacity)
-            while new_values[j] >= 0:
-                j = (j + 1) & last
-            new_keys[j] = keys[i]
-            new_values[j] = values[i]
-    arrays[_BUILT_KEY_SET] = new_keys
-    arrays[_BUILT_KEY_GROUP] = new_values
-
-
-@njit(cache=True, nogil=True)
-def _reserve(arrays, extra):  # pragma: no cover - compiled
-    """Room for ``extra`` more index entries (and as many new buckets) without growing."""
+def _child_or_new(arrays, node, value):  # pragma: no cover - compiled
+    """The child of ``node`` for ``value``, made (with no live row) if there is none."""
     sizes = arrays[_SIZES]
-    need = 2 * (sizes[_N_ENTRIES] + extra)
-    if need > len(arrays[_ENTRIES]):
-        bigger = np.empty(max(2 * len(arrays[_ENTRIES]), need), dtype=np.int64)
-        bigger[: 2 * sizes[_N_ENTRIES]] = arrays[_ENTRIES][: 2 * sizes[_N_ENTRIES]]
-        arrays[_ENTRIES] = bigger
-    while 4 * (sizes[_N_BUCKETS] + extra) > len(arrays[_BUCKETS]):
-        _rehash_buckets(arrays)
+    key = node * sizes[_STRIDE] + value
+    children = arrays[_CHILDREN]
+    i = _child_slot(children, key)
+    if children[2 * i + 1] >= 0:
+        return children[2 * i + 1]
+    child = sizes[_N_NODES]
+    sizes[_N_NODES] += 1
+    nodes = arrays[_NODES]
+    if _NODE * (child + 1) > len(nodes):
+        bigger = np.empty(2 * len(nodes), dtype=np.int64)
+        bigger[: len(nodes)] = nodes
+        arrays[_NODES] = bigger
+        nodes = bigger
+    at = _NODE * child
+    nodes[at + _VALUE] = value
+    nodes[at + _LIVE] = 0
+    nodes[at + _WEIGHT] = 0
+    nodes[at + _FIRST] = -1
+    nodes[at + _NEXT] = nodes[_NODE * node + _FIRST]
+    nodes[at + _NULL] = -1
+    nodes[_NODE * node + _FIRST] = child
+    if value == 0:
+        nodes[_NODE * node + _NULL] = child
+    children[2 * i] = key
+    children[2 * i + 1] = child
+    sizes[_N_KEYS] += 1
+    if 2 * sizes[_N_KEYS] > len(children) // 2:
+        _rehash_children(arrays)
+    return child
 
 
 @njit(cache=True, nogil=True)
-def _insert(buckets, present, entries, sizes, key, r):  # pragma: no cover - compiled
-    """Add row ``r`` to the bucket of ``key``; room was reserved (:func:`_reserve`). Entry e holds
-    its row at 2e and the next entry of its bucket at 2e + 1."""
-    i = _bucket_slot(buckets, key)
+def _trie_insert(patterns, counts, arrays, r):  # pragma: no cover - compiled
+    """Row ``r`` joins the path of its current pattern."""
+    order = arrays[_ORDER]
+    weight = np.int64(counts[r]) if arrays[_SIZES][_INTEGRAL] else 0
+    node = 0
+    arrays[_NODES][_LIVE] += 1
+    arrays[_NODES][_WEIGHT] += weight
+    for d in range(len(order)):
+        node = _child_or_new(arrays, node, patterns[r, order[d]] + 1)
+        arrays[_NODES][_NODE * node + _LIVE] += 1
+        arrays[_NODES][_NODE * node + _WEIGHT] += weight
+    sizes = arrays[_SIZES]
     entry = sizes[_N_ENTRIES]
     sizes[_N_ENTRIES] += 1
-    entries[2 * entry] = r
-    entries[2 * entry + 1] = buckets[2 * i + 1]
-    if buckets[2 * i + 1] < 0:
-        buckets[2 * i] = key
-        sizes[_N_BUCKETS] += 1
-        bit = _filter_bit(key, 64 * len(present))
-        present[bit >> 6] |= 1 << (bit & 63)
-    buckets[2 * i + 1] = entry
+    _push(arrays, _ENTRIES, 2 * entry + 1, arrays[_NODES][_NODE * node + _FIRST])
+    arrays[_ENTRIES][2 * entry] = r
+    arrays[_NODES][_NODE * node + _FIRST] = entry
+    arrays[_ROW_LEAF][r] = node
 
 
 @njit(cache=True, nogil=True)
-def _index_join(patterns, arrays, mask_ids, r, mask):  # pragma: no cover - compiled
-    """Row ``r`` (whose null mask is now ``mask``) joins that mask's group and its built indexes."""
-    sizes = arrays[_SIZES]
-    if mask in mask_ids:
-        group = mask_ids[mask]
-    else:
-        group = sizes[_N_MASKS]
-        sizes[_N_MASKS] += 1
-        mask_ids[mask] = group
-        _push(arrays, _MASK_VALUE, group, mask)
-        _push(arrays, _MASK_MEMBERS, group, 0)
-        _push(arrays, _GROUP_HEAD, group, -1)
-        _push(arrays, _BUILT_HEAD, group, -1)
-    entry = sizes[_N_GROUP_ENTRIES]
-    sizes[_N_GROUP_ENTRIES] += 1
-    _push(arrays, _GROUP_ROW, entry, r)
-    _push(arrays, _GROUP_NEXT, entry, arrays[_GROUP_HEAD][group])
-    arrays[_GROUP_HEAD][group] = entry
-    arrays[_MASK_MEMBERS][group] += 1
-    built_next = arrays[_BUILT_NEXT]
-    extra = 0
-    built = arrays[_BUILT_HEAD][group]
-    while built >= 0:
-        extra += 1
-        built = built_next[built]
-    if extra == 0:
-        return
-    _reserve(arrays, extra)
-    buckets, present, entries = arrays[_BUCKETS], arrays[_FILTER], arrays[_ENTRIES]
-    built_set = arrays[_BUILT_SET]
-    built = arrays[_BUILT_HEAD][group]
-    while built >= 0:
-        key = _index_key(patterns, r, group, built_set[built])
-        _insert(buckets, present, entries, sizes, key, r)
-        built = built_next[built]
+def _trie_remove(patterns, counts, arrays, r):  # pragma: no cover - compiled
+    """Row ``r`` leaves the path of its current pattern (its leaf entry stays, now stale)."""
+    order, nodes = arrays[_ORDER], arrays[_NODES]
+    weight = np.int64(counts[r]) if arrays[_SIZES][_INTEGRAL] else 0
+    node = 0
+    nodes[_LIVE] -= 1
+    nodes[_WEIGHT] -= weight
+    for d in range(len(order)):
+        node = _child(arrays, node, patterns[r, order[d]] + 1)
+        nodes[_NODE * node + _LIVE] -= 1
+        nodes[_NODE * node + _WEIGHT] -= weight
 
 
 @njit(cache=True, nogil=True)
-def _index_build(patterns, arrays, slot, group, attributes):  # pragma: no cover - compiled
-    """Index the rows of ``group`` by their values on ``attributes`` (a bit set); ``slot`` is its
-    empty slot in the table of built indexes."""
-    sizes = arrays[_SIZES]
-    built = sizes[_N_BUILT]
-    sizes[_N_BUILT] += 1
-    _push(arrays, _BUILT_SET, built, attributes)
-    _push(arrays, _BUILT_NEXT, built, arrays[_BUILT_HEAD][group])
-    arrays[_BUILT_HEAD][group] = built
-    arrays[_BUILT_KEY_GROUP][slot] = group
-    arrays[_BUILT_KEY_SET][slot] = attributes
-    if 2 * sizes[_N_BUILT] > len(arrays[_BUILT_KEY_GROUP]):
-        _rehash_built(arrays)
-    _reserve(arrays, arrays[_MASK_MEMBERS][group])
-    buckets, present, entries = arrays[_BUCKETS], arrays[_FILTER], arrays[_ENTRIES]
-    row_mask, group_row, group_next = arrays[_ROW_MASK], arrays[_GROUP_ROW], arrays[_GROUP_NEXT]
-    mask = arrays[_MASK_VALUE][group]
-    entry = arrays[_GROUP_HEAD][group]
-    while entry >= 0:
-        r = group_row[entry]
-        if row_mask[r] == mask:
-            _insert(buckets, present, entries, sizes, _index_key(patterns, r, group, attributes), r)
-        entry = group_next[entry]
-
-
-@njit(cache=True, nogil=True)
-def _index_new(patterns, capacity):  # pragma: no cover - compiled
-    """The index state: a typed list of int64 arrays (positions _ROW_MASK...) and the mask -> group
-    dictionary. ``capacity`` (a power of two) is the first size of the hash tables."""
+def _trie_new(patterns, counts, capacity):  # pragma: no cover - compiled
+    """The trie of the rows of ``patterns`` (weights ``counts``): a typed list of int64 arrays
+    (positions _ORDER...). ``capacity`` (a power of two) is the first size of the child table. The
+    levels go from the most important attribute (the root's children) to the least important (the
+    leaves' parents): the attributes the greedy nulls first, and asks about first, are near the
+    leaves, where a search that lets them take any value has few nodes left to visit."""
     n_rows, q = patterns.shape
-    arrays = List()
-    for _ in range(_BUILT_KEY_SET + 1):
-        arrays.append(np.empty(0, dtype=np.int64))
-    arrays[_ROW_MASK] = np.zeros(n_rows, dtype=np.int64)
-    arrays[_SIZES] = np.zeros(_N_FOUND + 1, dtype=np.int64)
-    arrays[_SEEN] = np.zeros(n_rows, dtype=np.int64)
-    arrays[_FOUND] = np.empty(n_rows, dtype=np.int64)
-    arrays[_BUCKETS] = np.zeros(2 * capacity, dtype=np.int64)
-    arrays[_BUCKETS][1::2] = -1
-    arrays[_FILTER] = np.zeros(max(1, capacity // 16), dtype=np.int64)
-    arrays[_BUILT_KEY_SET] = np.zeros(capacity, dtype=np.int64)
-    arrays[_BUILT_KEY_GROUP] = np.full(capacity, -1, dtype=np.int64)
-    mask_ids = Dict.empty(key_type=types.int64, value_type=types.int64)
+    top = 0
     for r in range(n_rows):
-        mask = 0
         for j in range(q):
-            if patterns[r, j] < 0:
-                mask |= 1 << j
-        arrays[_ROW_MASK][r] = mask
-        _index_join(patterns, arrays, mask_ids, r, mask)
-    return arrays, mask_ids
+            top = max(top, patterns[r, j] + 1)
+    arrays = List()
+    for _ in range(_STACK + 1):
+        arrays.append(np.empty(0, dtype=np.int64))
+    arrays[_ORDER] = np.arange(q - 1, -1, -1).astype(np.int64)
+    arrays[_SIZES] = np.zeros(_N_WORK + 1, dtype=np.int64)
+    arrays[_SIZES][_STRIDE] = top + 2
+    arrays[_SIZES][_N_NODES] = 1  # the root
+    # Whole-number weights (counts) are summed exactly in any order, so a subtree's weight can stand
+    # for its rows; other weights are summed row by row, in row order.
+    integral = counts.sum() < 2.0**53
+    for r in range(n_rows):
+        if counts[r] != np.floor(counts[r]):
+            integral = False
+    arrays[_SIZES][_INTEGRAL] = 1 if integral else 0
+    arrays[_NODES] = np.empty(_NODE * (2 * n_rows + 64), dtype=np.int64)
+    arrays[_NODES][:_NODE] = np.array([0, 0, 0, -1, -1, -1])  # the root
+    arrays[_CHILDREN] = np.zeros(2 * capacity, dtype=np.int64)
+    arrays[_CHILDREN][1::2] = -1
+    arrays[_ENTRIES] = np.empty(2 * n_rows + 64, dtype=np.int64)
+    arrays[_ROW_LEAF] = np.full(n_rows, -1, dtype=np.int64)
+    arrays[_FOUND] = np.empty(n_rows, dtype=np.int64)
+    arrays[_STACK] = np.empty(3 * 64, dtype=np.int64)
+    for r in range(n_rows):
+        _trie_insert(patterns, counts, arrays, r)
+    return arrays
 
 
 @njit(cache=True, nogil=True)
-def _profile(patterns, counts, p, gain, near, arrays, budget):  # pragma: no cover - compiled
-    """What :func:`_profile_scan` returns, from the candidates the indexes give (or by the scan
-    when they would be more than ``budget``)."""
-    n_rows, q = patterns.shape
-    sizes = arrays[_SIZES]
-    row_mask, mask_value, mask_members = arrays[_ROW_MASK], arrays[_MASK_VALUE], arrays[_MASK_MEMBERS]
-    group_head, group_row, group_next = arrays[_GROUP_HEAD], arrays[_GROUP_ROW], arrays[_GROUP_NEXT]
-    full = (1 << q) - 1
-    own = row_mask[p]
-    n_masks = sizes[_N_MASKS]
-    lookups = 0
-    for group in range(n_masks):
-        if mask_members[group] > 0:
-            compared = full & ~(own | mask_value[group])
-            lookups += 1
-            while compared:
-                lookups += 1
-                compared &= compared - 1
-    if lookups * q > budget:
-        sizes[_N_SCANNED] += 1
-        return _profile_scan(patterns, counts, p, gain, near)
-    sizes[_STAMP] += 1
-    stamp = sizes[_STAMP]
-    seen, found = arrays[_SEEN], arrays[_FOUND]
-    buckets, present, entries = arrays[_BUCKETS], arrays[_FILTER], arrays[_ENTRIES]
-    built_group, built_set = arrays[_BUILT_KEY_GROUP], arrays[_BUILT_KEY_SET]
+def _collect(patterns, arrays, p, wild, forbid, most, budget):  # pragma: no cover - compiled
+    """Put in ``arrays[_FOUND]`` the rows whose mismatches with row ``p`` number at most ``most``,
+    none of them on an attribute of the bit set ``forbid``; ``p`` counts as null on the attributes of
+    the bit set ``wild``. Returns how many (in no particular order), or -1 once the work (nodes
+    visited, children looked at, leaf entries read) exceeds ``budget``."""
+    q = patterns.shape[1]
+    order, nodes, entries = arrays[_ORDER], arrays[_NODES], arrays[_ENTRIES]
+    row_leaf, found = arrays[_ROW_LEAF], arrays[_FOUND]
+    children, stride = arrays[_CHILDREN], arrays[_SIZES][_STRIDE]
+    stack = arrays[_STACK]
+    work = 0
     n_found = 0
-    for group in range(n_masks):
-        if mask_members[group] == 0:
-            continue
-        mask = mask_value[group]
-        compared = full & ~(own | mask)
-        if compared == 0:  # every row of the group matches p
-            entry = group_head[group]
+    stack[0], stack[1], stack[2] = 0, 0, 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node, depth, spent = stack[3 * top], stack[3 * top + 1], stack[3 * top + 2]
+        work += 1
+        if depth == q:
+            entry = nodes[_NODE * node + _FIRST]
             while entry >= 0:
-                r = group_row[entry]
-                if row_mask[r] == mask and seen[r] != stamp:
-                    seen[r] = stamp
+                work += 1
+                r = entries[2 * entry]
+                if row_leaf[r] == node:
                     found[n_found] = r
                     n_found += 1
-                entry = group_next[entry]
+                entry = entries[2 * entry + 1]
         else:
+            j = order[depth]
+            a = 0 if (wild >> j) & 1 else patterns[p, j] + 1  # 0: p is null here
+            if a == 0 or (spent < most and not (forbid >> j) & 1):
+                child = nodes[_NODE * node + _FIRST]
+                while child >= 0:
+                    work += 1
+                    if nodes[_NODE * child + _LIVE] > 0:
+                        v = nodes[_NODE * child + _VALUE]
+                        if 3 * top + 3 > len(stack):
+                            bigger = np.empty(2 * len(stack), dtype=np.int64)
+                            bigger[: 3 * top] = stack[: 3 * top]
+                            stack = bigger
+                            arrays[_STACK] = stack
+                        stack[3 * top] = child
+                        stack[3 * top + 1] = depth + 1
+                        stack[3 * top + 2] = spent + (1 if a > 0 and v > 0 and v != a else 0)
+                        top += 1
+                    child = nodes[_NODE * child + _NEXT]
+            else:
+                for v in (a, 0):
+                    work += 1
+                    if v == 0:
+                        child = nodes[_NODE * node + _NULL]
+                    else:
+                        child = children[2 * _child_slot(children, node * stride + v) + 1]
+                    if child >= 0 and nodes[_NODE * child + _LIVE] > 0:
+                        if 3 * top + 3 > len(stack):
+                            bigger = np.empty(2 * len(stack), dtype=np.int64)
+                            bigger[: 3 * top] = stack[: 3 * top]
+                            stack = bigger
+                            arrays[_STACK] = stack
+                        stack[3 * top] = child
+                        stack[3 * top + 1] = depth + 1
+                        stack[3 * top + 2] = spent
+                        top += 1
+        if work > budget:
+            arrays[_SIZES][_N_WORK] += work
+            return -1
+    arrays[_SIZES][_N_WORK] += work
+    return n_found
+
+
+@njit(cache=True, nogil=True)
+def _nearest(patterns, counts, p, allowed, arrays, budget):  # pragma: no cover - compiled
+    """What :func:`_nearest_attribute` returns, from trie searches with 1, 2, ... mismatches (none
+    outside ``allowed``) until one finds a row at a positive distance (or by the scan when a search
+    would cost more than ``budget``)."""
+    q = patterns.shape[1]
+    forbid = ((1 << q) - 1) & ~allowed
+    differs = np.zeros(q, dtype=np.bool_)
+    for most in range(1, q + 1):
+        n_found = _collect(patterns, arrays, p, 0, forbid, most, budget)
+        if n_found < 0:
+            arrays[_SIZES][_N_NEAREST_SCANS] += 1
+            return _nearest_attribute(patterns, counts, p, allowed)
+        found = arrays[_FOUND]
+        best = q + 1
+        for i in range(n_found):
+            r = found[i]
+            if counts[r] == 0.0:
+                continue
+            distance = 0
             for j in range(q):
-                if not (compared >> j) & 1:
-                    continue
-                attributes = compared & ~(1 << j)
-                slot = _built_slot(built_group, built_set, group, attributes)
-                if built_group[slot] < 0:
-                    _index_build(patterns, arrays, slot, group, attributes)
-                    buckets, present, entries = arrays[_BUCKETS], arrays[_FILTER], arrays[_ENTRIES]
-                    built_group, built_set = arrays[_BUILT_KEY_GROUP], arrays[_BUILT_KEY_SET]
-                key = _index_key(patterns, p, group, attributes)
-                bit = _filter_bit(key, 64 * len(present))
-                if not (present[bit >> 6] >> (bit & 63)) & 1:
-                    continue
-                entry = buckets[2 * _bucket_slot(buckets, key) + 1]
-                while entry >= 0:
-                    r = entries[2 * entry]
-                    if seen[r] != stamp:
-                        seen[r] = stamp
-                        found[n_found] = r
-                        n_found += 1
-                    entry = entries[2 * entry + 1]
-        if n_found > budget:
-            sizes[_N_SCANNED] += 1
-            return _profile_scan(patterns, counts, p, gain, near)
-    sizes[_N_INDEXED] += 1
-    sizes[_N_FOUND] += n_found
-    # Keep the rows within one mismatch, then sum in row order (as the scan does).
-    kept = 0
-    for i in range(n_found):
-        r = found[i]
-        if counts[r] == 0.0:
-            continue
-        mismatches = 0
-        for j in range(q):
-            a = patterns[p, j]
-            b = patterns[r, j]
-            if a >= 0 and b >= 0 and a != b:
-                mismatches += 1
-                if mismatches == 2:
-                    break
-        if mismatches < 2:
-            found[kept] = r
-            kept += 1
-    rows = np.sort(found[:kept])
-    for j in range(q):
-        gain[j] = 0.0
-        near[j] = False
+                a = patterns[p, j]
+                b = patterns[r, j]
+                if a >= 0 and b >= 0 and a != b:
+                    distance += 1
+            if distance == 0 or distance > best:
+                continue
+            if distance < best:
+                best = distance
+                differs[:] = False
+            for j in range(q):
+                a = patterns[p, j]
+                b = patterns[r, j]
+                if a >= 0 and b >= 0 and a != b:
+                    differs[j] = True
+        if best <= q:
+            for j in range(q):
+                if differs[j]:
+                    return j
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _matching_total(patterns, counts, p, wild, arrays, budget):  # pragma: no cover - compiled
+    """What :func:`_matching_total_scan` returns, from the rows the trie gives."""
+    if arrays[_SIZES][_INTEGRAL]:
+        total = _weigh(patterns, arrays, p, wild, -1, budget)[0]
+        if total >= 0:
+            return total
+        arrays[_SIZES][_N_SCANNED] += 1
+        return _matching_total_scan(patterns, counts, p, wild)
+    n_found = _collect(patterns, arrays, p, wild, 0, 0, budget)
+    if n_found < 0:
+        arrays[_SIZES][_N_SCANNED] += 1
+        return _matching_total_scan(patterns, counts, p, wild)
     total = 0.0
-    for r in rows:
-        where = -1
-        for j in range(q):
-            a = patterns[p, j]
-            b = patterns[r, j]
-            if a >= 0 and b >= 0 and a != b:
-                where = j
-        if where < 0:
+    for r in np.sort(arrays[_FOUND][:n_found]):
+        if counts[r] != 0.0:
             total += counts[r]
-        else:
-            gain[where] += counts[r]
-            near[where] = True
     return total
 
 
 @njit(cache=True, nogil=True)
-def _wildcard_greedy(patterns, counts, order, k, suppressed, arrays, mask_ids, budget):  # pragma: no cover
-    """Visit the rows of ``order``; ``budget``: a visit that needs more index lookups (times q) or
-    gathers more candidates than this scans every row instead (same result)."""
+def _allowed_attributes(patterns, counts, p, k, arrays, budget):  # pragma: no cover - compiled
+    """The strict rule: the bit set of the t least important attributes for the smallest t such that
+    suppressing every value of ``p`` among them would bring its frequency to ``k``."""
+    q = patterns.shape[1]
+    wild = 0
+    for t in range(q):
+        wild |= 1 << t
+        if patterns[p, t] < 0:
+            continue  # already null: nulling it changes nothing
+        if _matching_total(patterns, counts, p, wild, arrays, budget) >= k:
+            return wild
+    return wild
+
+
+@njit(cache=True, nogil=True)
+def _weigh(patterns, arrays, p, wild, j, budget):  # pragma: no cover - compiled
+    """Whole-number weights only: the weight of the rows that match row ``p`` when the attributes of
+    the bit set ``wild`` take any value, split (when ``j`` >= 0, an attribute of ``wild`` on which
+    ``p`` has a value) into those equal to ``p`` or null on ``j`` (first) and the others. A node below
+    which ``p`` matches anything adds its subtree's weight without going further down. Returns
+    (-1, 0) once the work exceeds ``budget``."""
+    q = patterns.shape[1]
+    order, nodes = arrays[_ORDER], arrays[_NODES]
+    children, stride = arrays[_CHILDREN], arrays[_SIZES][_STRIDE]
+    stack = arrays[_STACK]
+    # Below depth `floor` p matches anything; `level`: the depth of j.
+    floor = q
+    while floor > 0 and ((wild >> order[floor - 1]) & 1 or patterns[p, order[floor - 1]] < 0):
+        floor -= 1
+    level = -1
+    for d in range(q):
+        if order[d] == j:
+            level = d
+    same = 0
+    other = 0
+    work = 0
+    stack[0], stack[1], stack[2] = 0, 0, 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node, depth, spent = stack[3 * top], stack[3 * top + 1], stack[3 * top + 2]
+        work += 1
+        if depth >= floor and depth > level:
+            if spent:
+                other += nodes[_NODE * node + _WEIGHT]
+            else:
+                same += nodes[_NODE * node + _WEIGHT]
+            continue
+        c = order[depth]
+        a = 0 if (wild >> c) & 1 else patterns[p, c] + 1  # 0: p matches anything here
+        if depth == level and depth + 1 >= floor:
+            # The split on j, with nothing below to look at: p's value and null against the rest.
+            a = patterns[p, c] + 1
+            here = 0
+            if nodes[_NODE * node + _NULL] >= 0:
+                here += nodes[_NODE * nodes[_NODE * node + _NULL] + _WEIGHT]
+            child = children[2 * _child_slot(children, node * stride + a) + 1]
+            if child >= 0:
+                here += nodes[_NODE * child + _WEIGHT]
+            same += here
+            other += nodes[_NODE * node + _WEIGHT] - here
+            work += 2
+        elif a == 0:
+            split = depth == level
+            a = patterns[p, c] + 1
+            child = nodes[_NODE * node + _FIRST]
+            while child >= 0:
+                work += 1
+                if nodes[_NODE * child + _WEIGHT] > 0:
+                    v = nodes[_NODE * child + _VALUE]
+                    if 3 * top + 3 > len(stack):
+                        bigger = np.empty(2 * len(stack), dtype=np.int64)
+                        bigger[: 3 * top] = stack[: 3 * top]
+                        stack = bigger
+                        arrays[_STACK] = stack
+                    stack[3 * top] = child
+                    stack[3 * top + 1] = depth + 1
+                    stack[3 * top + 2] = 1 if split and v > 0 and v != a else spent
+                    top += 1
+                child = nodes[_NODE * child + _NEXT]
+        else:
+            for v in (a, 0):
+                work += 1
+                if v == 0:
+                    child = nodes[_NODE * node + _NULL]
+                else:
+                    child = children[2 * _child_slot(children, node * stride + v) + 1]
+                if child >= 0 and nodes[_NODE * child + _WEIGHT] > 0:
+                    if 3 * top + 3 > len(stack):
+                        bigger = np.empty(2 * len(stack), dtype=np.int64)
+                        bigger[: 3 * top] = stack[: 3 * top]
+                        stack = bigger
+                        arrays[_STACK] = stack
+                    stack[3 * top] = child
+                    stack[3 * top + 1] = depth + 1
+                    stack[3 * top + 2] = spent
+                    top += 1
+        if work > budget:
+            arrays[_SIZES][_N_WORK] += work
+            return -1.0, 0.0
+    arrays[_SIZES][_N_WORK] += work
+    arrays[_SIZES][_N_INDEXED] += 1
+    return float(same), float(other)
+
+
+@njit(cache=True, nogil=True)
+def _single_gain(patterns, counts, p, j, arrays, budget):  # pragma: no cover - compiled
+    """Frequency of row ``p`` and the weight of the rows that differ from it only on ``j`` (a row of
+    positive weight does iff that weight is positive), each summed in row order as
+    :func:`_profile_scan` sums ``total`` and ``gain[j]``: both are read off the rows that match ``p``
+    when ``j`` takes any value. Returns (-1, 0) when the search would cost more than ``budget``."""
+    if arrays[_SIZES][_INTEGRAL]:
+        return _weigh(patterns, arrays, p, 1 << j, j, budget)
+    n_found = _collect(patterns, arrays, p, 1 << j, 0, 0, budget)
+    if n_found < 0:
+        return -1.0, 0.0
+    sizes = arrays[_SIZES]
+    sizes[_N_INDEXED] += 1
+    sizes[_N_FOUND] += n_found
+    a = patterns[p, j]
+    total = 0.0
+    gain = 0.0
+    for r in np.sort(arrays[_FOUND][:n_found]):
+        weight = counts[r]
+        if weight == 0.0:
+            continue
+        b = patterns[r, j]
+        if a >= 0 and b >= 0 and a != b:
+            gain += weight
+        else:
+            total += weight
+    return total, gain
+
+
+@njit(cache=True, nogil=True)
+def _choose(patterns, counts, p, k, allowed, gain, near, arrays, budget):  # pragma: no cover - compiled
+    """One step of the greedy for row ``p``: -2 if its frequency reaches ``k``, else the attribute
+    to null (only attributes of the bit set ``allowed``), -1 if none can help.
+
+    Step 1 asks about single suppressions in suppression order and stops at the first that reaches
+    ``k``, each answered by one trie search in which that attribute takes any value (the least
+    important ones sit at the bottom of the trie, so the usual first answer is cheap). When no single
+    suppression reaches ``k``, the gains of every allowed attribute are known, so ``near`` is too,
+    and sdcMicro's rule is applied. Every figure equals the scan's (:func:`_profile_scan`)."""
+    q = patterns.shape[1]
+    total = -1.0
+    for j in range(q):
+        gain[j] = 0.0
+        near[j] = False
+    for j in range(q):
+        if not (allowed >> j) & 1 or patterns[p, j] < 0:
+            continue
+        total, gain[j] = _single_gain(patterns, counts, p, j, arrays, budget)
+        if total < 0:  # the search would cost more than the scan
+            arrays[_SIZES][_N_SCANNED] += 1
+            total = _profile_scan(patterns, counts, p, gain, near)
+            break
+        near[j] = gain[j] > 0.0
+        if total >= k:
+            return -2
+        if total + gain[j] >= k:
+            return j
+    if total < 0:  # no allowed attribute with a value: p's frequency is all it can reach
+        total = _matching_total(patterns, counts, p, 0, arrays, budget)
+    if total >= k:
+        return -2
+    for j in range(q):
+        if (allowed >> j) & 1 and patterns[p, j] >= 0 and total + gain[j] >= k:
+            return j
+    for j in range(q):  # sdcMicro's rule; a row at distance 1 is a nearest row
+        if (allowed >> j) & 1 and near[j]:
+            return j
+    return _nearest(patterns, counts, p, allowed, arrays, budget)
+
+
+@njit(cache=True, nogil=True)
+def _wildcard_greedy(patterns, counts, order, k, suppressed, arrays, budget, strict):  # pragma: no cover
+    """Visit the rows of ``order``; ``budget``: a trie search that would cost more than this scans
+    every row instead (same result). ``strict``: only the attributes of the strict rule
+    (:func:`_allowed_attributes`, fixed at the first step of a visit) may be suppressed."""
     q = patterns.shape[1]
     gain = np.zeros(q)
     near = np.zeros(q, dtype=np.bool_)
-    sizes = arrays[_SIZES]
+    everything = (1 << q) - 1
     for p in order:
+        allowed = everything
+        if strict:
+            allowed = _allowed_attributes(patterns, counts, p, k, arrays, budget)
         while True:
-            total = _profile(patterns, counts, p, gain, near, arrays, budget)
-            if total >= k:
+            choice = _choose(patterns, counts, p, k, allowed, gain, near, arrays, budget)
+            if choice < 0:
+                # -2: p reaches k. -1: every row matches p, so its frequency is all the weight,
+                # which cannot be below k here.
                 break
-            choice = -1
-            for j in range(q):
-                if patterns[p, j] >= 0 and total + gain[j] >= k:
-                    choice = j
-                    break
-            if choice < 0:  # sdcMicro's rule; a row at distance 1 is a nearest row
-                for j in range(q):
-                    if near[j]:
-                        choice = j
-                        break
-            if choice < 0:
-                sizes[_N_NEAREST_SCANS] += 1
-                choice = _nearest_attribute(patterns, counts, p)
-            if choice < 0:
-                break  # every row matches p, so total is all the weight: cannot be below k here
+            _trie_remove(patterns, counts, arrays, p)
             patterns[p, choice] = -1
             suppressed[p, choice] = True
-            row_mask = arrays[_ROW_MASK]
-            arrays[_MASK_MEMBERS][mask_ids[row_mask[p]]] -= 1
-            row_mask[p] |= 1 << choice
-            _index_join(patterns, arrays, mask_ids, p, row_mask[p])
+            _trie_insert(patterns, counts, arrays, p)
 
 
 def _category_rounds(
@@ -705,6 +877,7 @@ def local_suppression(
     missing: str = "wildcard",
     weights: np.ndarray | None = None,
     progress: ProgressCallback | None = None,
+    strict_importance: bool = False,
 ) -> Release:
     """Suppress single quasi-identifier values until every record is in a class of at least ``k``.
 
@@ -722,11 +895,14 @@ def local_suppression(
     quasi_identifiers
         Default: the attributes with role quasi-identifier.
     importance
-        The quasi-identifiers from most important (suppressed last) to least important (suppressed
-        first), or a mapping name -> rank with 1 the most important (sdcMicro's ``importance``
-        vector; equal ranks allowed, ties suppressed in column order). Default (sdcMicro's):
-        attributes with more distinct non-missing values are less important; ties in column order,
-        the earlier attribute counted more important.
+        The quasi-identifiers from most important to least important, or a mapping name -> rank with
+        1 the most important (sdcMicro's ``importance`` vector; equal ranks allowed, ties suppressed
+        in column order). Default (sdcMicro's): attributes with more distinct non-missing values are
+        less important; ties in column order, the earlier attribute counted more important. By
+        default the order is a preference, not a guarantee: among the suppressions the greedy rule
+        below considers, the least important attribute is taken, but a single suppression of an
+        important attribute that reaches ``k`` is preferred to two of less important ones (see
+        ``strict_importance``).
     missing
         ``"wildcard"`` (default, sdcMicro): a null matches every value, so a record whose
         quasi-identifiers are all null matches every record. ``"category"``: a null is a value of its
@@ -734,6 +910,22 @@ def local_suppression(
     weights
         Sampling weights: the condition becomes "the weights of the matching records sum to at least
         ``k``" (an estimated population frequency). sdcMicro uses sample counts here.
+    progress
+        Called as ``progress(done, total)`` with the violating patterns visited so far (wildcard) or
+        the rounds done (category).
+    strict_importance
+        ``True``: a record never loses the value of an attribute while suppressing values of less
+        important attributes alone could still bring it to ``k``. The rule, for the visited pattern
+        ``p`` (attributes in suppression order a_1, the least important, ..., a_q): take the
+        smallest t such that nulling every value of ``p`` among a_1..a_t (the other patterns as they
+        are at that moment) would bring its frequency to ``k``; then apply the greedy rule below
+        with only a_1..a_t allowed (in step 2 only the patterns that match ``p`` on a_t+1..a_q count).
+        So the most important attribute a record loses is a_t, and nulling all of a_1..a_t-1 would not
+        have reached ``k`` when it was visited (nor, as frequencies only grow, in the original data).
+        The record need not lose all of a_1..a_t: the greedy may reach ``k`` with fewer cells, so a
+        less important value can survive a more important suppression. It may cost more cells than
+        the default. No effect with ``missing="category"``, whose rounds already suppress in
+        importance order (round t nulls a_t). ``False`` (default): the greedy rule as below.
 
     The greedy rule
     ---------------
@@ -750,6 +942,8 @@ def local_suppression(
     2. otherwise apply sdcMicro's rule: among the patterns at the smallest positive distance from
        ``p`` (distance = number of attributes on which both are non-null and differ), null the least
        important attribute on which ``p`` differs from one of them.
+
+    With ``strict_importance`` steps 1 and 2 consider only the allowed attributes (see above).
 
     Suppression only adds matches, so no frequency ever decreases: a pattern that reaches ``k`` keeps
     it, and the search ends after one visit per violating pattern. It terminates because each step
@@ -775,12 +969,22 @@ def local_suppression(
       suppressed only until it reaches ``k`` (sdcMicro suppresses one value in every record that was
       violating at the start of a round, then re-counts).
     * Step 1 (a single suppression reaching ``k`` is taken first) is ours; sdcMicro always applies
-      the nearest-pattern rule.
+      the nearest-pattern rule. So a record may lose one important value where sdcMicro takes two
+      less important ones (on sdcMicro's ``testdata`` with the usual keys and importance urbrur, sex,
+      walls, electcon, roof, water, relat, k = 3, record 2879 in R's 1-based numbering loses
+      ``urbrur``, the most important key, where sdcMicro suppresses ``roof`` and ``relat``).
+    * ``strict_importance`` is an addition (sdcMicro's rule, too, may null an important attribute:
+      the least important one on which ``p`` differs from a nearest pattern). On that record it
+      suppresses ``water`` and ``relat``: relat alone cannot reach 3, relat and water can, so roof
+      is not allowed.
     * Work is on distinct patterns, not records, so identical records get identical suppressions;
       sdcMicro's reduction of large groups to ``k`` records is unnecessary here.
     * No ``combs``, strata, or ``alpha`` (missing values count fully, sdcMicro's default alpha=1).
     * Sampling weights and the category treatment of nulls (with its own rounds, above) are
       additions.
+    * The greedy itself is exact but its data structure is not sdcMicro's: the patterns are kept in
+      a trie (see the comments of the compiled kernels), so the cost of a visit grows with the number
+      of trie nodes (pattern prefixes) that match it, not with the number of records or null masks.
 
     Returns
     -------
@@ -788,13 +992,18 @@ def local_suppression(
         ``method="local-suppression"``; ``suppressed_cells`` / ``cell_penalty`` mark the cells
         suppressed here (nulls already in the data are not counted); ``suppressed_records`` is all
         False; ``classes`` is -1 for the wildcard treatment (wildcard matches do not partition the
-        records) and each record's equivalence class for the category treatment.
+        records) and each record's equivalence class for the category treatment. ``parameters``:
+        ``k``, ``importance`` (most important first), ``missing``, ``weighted`` and
+        ``strict_importance``.
     """
     if isinstance(k, bool) or not isinstance(k, int | np.integer):
         raise ConfigError(f"k must be an integer, got {k!r}")
     k = int(k)
     if k < 1:
         raise ConfigError(f"k must be at least 1, got {k}")
+    if not isinstance(strict_importance, bool | np.bool_):
+        raise ConfigError(f"strict_importance must be true or false, got {strict_importance!r}")
+    strict_importance = bool(strict_importance)
     missing = check_missing(missing)
     n = table.n_records
     if n == 0:
@@ -826,11 +1035,18 @@ def local_suppression(
     visit = violating[np.argsort(frequency[violating], kind="stable")].astype(np.int64)
     pattern_suppressed = np.zeros(patterns.shape, dtype=np.bool_)
     if missing == "wildcard":
-        arrays, mask_ids = _index_new(patterns, _CAPACITY) if len(visit) else (None, None)
+        arrays = _trie_new(patterns, counts, _CAPACITY) if len(visit) else None
         for start in range(0, len(visit), _CHUNK):
             chunk = visit[start : start + _CHUNK]
             _wildcard_greedy(
-                patterns, counts, chunk, threshold, pattern_suppressed, arrays, mask_ids, n_patterns // 4
+                patterns,
+                counts,
+                chunk,
+                threshold,
+                pattern_suppressed,
+                arrays,
+                n_patterns // 4,
+                strict_importance,
             )
             if progress is not None:
                 progress(min(start + _CHUNK, len(visit)), len(visit))
@@ -891,6 +1107,7 @@ def local_suppression(
             "importance": list(reversed(order)),
             "missing": missing,
             "weighted": weights is not None,
+            "strict_importance": strict_importance,
         },
         quasi_identifiers=tuple(names),
         suppressed_records=np.zeros(n, dtype=bool),
@@ -1122,6 +1339,13 @@ class LocalSuppressionParams(MethodParams):
         Missing | None,
         Field(description="How a null matches: wildcard (sdcMicro) or category (default: the config's)."),
     ] = None
+    strict_importance: Annotated[
+        bool,
+        Field(
+            description="Never suppress a more important key of a record while its less important keys "
+            "can still make it safe."
+        ),
+    ] = False
 
 
 def _local_summary(release: Release) -> dict[str, Any]:
@@ -1132,6 +1356,7 @@ def _local_summary(release: Release) -> dict[str, Any]:
         "k": release.params.k,
         "missing": release.params.missing,
         "importance": release.parameters.get("importance"),
+        "strict_importance": release.params.strict_importance,
         **cell_figures(release),
         "metrics": {"ncp": release_ncp(release)},
     }
@@ -1159,6 +1384,7 @@ def _run_local_suppression(table: Table, params: LocalSuppressionParams, context
         quasi_identifiers=quasi_identifiers(table),
         importance=params.importance,
         missing=params.missing,
+        strict_importance=params.strict_importance,
         progress=context.progress,
     )
     return replace(release, params=params)
