@@ -33,3 +33,10 @@ def test_one_module_per_command_group():
     assert commands == {"check", "protect", "apply"}
     modules = {path.stem for path in CLI.glob("*.py")}
     assert {"risk", "anonymize", "experiment", "check", "protect"} <= modules
+
+
+def test_a_mistyped_command_is_suggested_once(capsys):
+    from sdckit.cli._root import run
+
+    assert run(["anonymize", "mondrain", "data.csv"]) == 2
+    assert capsys.readouterr().err.count("Did you mean 'mondrian'?") == 1

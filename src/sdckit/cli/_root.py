@@ -61,6 +61,8 @@ def run(arguments: list[str] | None = None) -> int:
     except click.exceptions.Exit as exit_:
         return exit_.exit_code
     except click.ClickException as error:
+        if isinstance(error, click.exceptions.NoSuchCommand) and " Did you mean " in error.message:
+            error.possibilities = []  # typer already put the suggestion in the message
         error.show(file=None)
         return error.exit_code
     except click.exceptions.Abort:
