@@ -74,6 +74,12 @@ def write_inputs(directory: Path, method: str) -> tuple[Path, Path, list[str]]:
     return directory / "data.csv", directory / "config.yaml", options
 
 
+def anonymize(method: str, data: Path, config: Path, output: Path, summary: Path, options: list[str]):
+    """``sdckit anonymize METHOD DATA -c CONFIG -o OUTPUT --summary SUMMARY OPTIONS``."""
+    arguments = [method, str(data), "-c", str(config), "-o", str(output), "--summary", str(summary)]
+    return runner.invoke(app, ["anonymize", *arguments, *options])
+
+
 def test_every_method_has_a_round_trip_case():
     assert set(RUNS) == set(METHODS.names())
 
@@ -83,21 +89,7 @@ def test_every_method_has_a_round_trip_case():
 def test_replaying_the_summary_reproduces_the_release(tmp_path, method, suffix):
     data, config, options = write_inputs(tmp_path, method)
     first, summary = tmp_path / f"first{suffix}", tmp_path / "first.json"
-    result = runner.invoke(
-        app,
-        [
-            "anonymize",
-            method,
-            str(data),
-            "-c",
-            str(config),
-            "-o",
-            str(first),
-            "--summary",
-            str(summary),
-            *options,
-        ],
-    )
+    result = anonymize(method, data, config, first, summary, options)
     assert result.exit_code == 0, result.output
     recipe = json.loads(summary.read_text())["recipe"]
     assert recipe["steps"][0]["method"] == method
@@ -187,21 +179,7 @@ def test_a_time_bounded_search_says_it_will_not_replay_exactly(tmp_path):
     data, config, options = write_inputs(tmp_path, "quasi-sensitive")
     options = [o for o in options if o not in ("--node-limit", "1000")]
     summary = tmp_path / "s.json"
-    result = runner.invoke(
-        app,
-        [
-            "anonymize",
-            "quasi-sensitive",
-            str(data),
-            "-c",
-            str(config),
-            "-o",
-            str(tmp_path / "r.csv"),
-            "--summary",
-            str(summary),
-            *options,
-        ],
-    )
+    result = anonymize("quasi-sensitive", data, config, tmp_path / "r.csv", summary, options)
     assert result.exit_code == 0, result.output
     recipe = json.loads(summary.read_text())["recipe"]
     assert recipe["replays_exactly"] is False
@@ -246,21 +224,7 @@ UNCOVERED = DATA.replace("47911,55,gastritis", "99999,55,gastritis")
 def test_apply_on_the_original_data_reproduces_the_release(tmp_path, method):
     data, config, options = write_inputs(tmp_path, method)
     first, summary = tmp_path / "first.parquet", tmp_path / "first.json"
-    result = runner.invoke(
-        app,
-        [
-            "anonymize",
-            method,
-            str(data),
-            "-c",
-            str(config),
-            "-o",
-            str(first),
-            "--summary",
-            str(summary),
-            *options,
-        ],
-    )
+    result = anonymize(method, data, config, first, summary, options)
     assert result.exit_code == 0, result.output
     assert json.loads(summary.read_text())["recipe"]["transformation"]["method"] == method
     again = tmp_path / "again.parquet"
@@ -272,21 +236,7 @@ def test_apply_on_the_original_data_reproduces_the_release(tmp_path, method):
 def test_apply_reports_the_models_on_new_data_and_refuses_uncovered_values(tmp_path):
     data, config, options = write_inputs(tmp_path, "generalize")
     summary = tmp_path / "s.json"
-    runner.invoke(
-        app,
-        [
-            "anonymize",
-            "generalize",
-            str(data),
-            "-c",
-            str(config),
-            "-o",
-            str(tmp_path / "r.csv"),
-            "--summary",
-            str(summary),
-            *options,
-        ],
-    )
+    anonymize("generalize", data, config, tmp_path / "r.csv", summary, options)
     new = tmp_path / "new.csv"
     new.write_text(NEW_DATA)
     figures = tmp_path / "applied.json"
@@ -329,21 +279,7 @@ def test_apply_reports_the_models_on_new_data_and_refuses_uncovered_values(tmp_p
 def test_export_mappings_writes_one_csv_per_attribute(tmp_path):
     data, config, options = write_inputs(tmp_path, "generalize")
     summary = tmp_path / "s.json"
-    runner.invoke(
-        app,
-        [
-            "anonymize",
-            "generalize",
-            str(data),
-            "-c",
-            str(config),
-            "-o",
-            str(tmp_path / "r.csv"),
-            "--summary",
-            str(summary),
-            *options,
-        ],
-    )
+    anonymize("generalize", data, config, tmp_path / "r.csv", summary, options)
     levels = json.loads(summary.read_text())["levels"]
     folder = tmp_path / "mappings"
     result = runner.invoke(app, ["apply", str(summary), "--export-mappings", str(folder)])
@@ -358,21 +294,7 @@ def test_export_mappings_writes_one_csv_per_attribute(tmp_path):
 def test_apply_refuses_a_recipe_without_a_transformation(tmp_path):
     data, config, options = write_inputs(tmp_path, "local-suppression")
     summary = tmp_path / "s.json"
-    runner.invoke(
-        app,
-        [
-            "anonymize",
-            "local-suppression",
-            str(data),
-            "-c",
-            str(config),
-            "-o",
-            str(tmp_path / "r.csv"),
-            "--summary",
-            str(summary),
-            *options,
-        ],
-    )
+    anonymize("local-suppression", data, config, tmp_path / "r.csv", summary, options)
     result = runner.invoke(app, ["apply", str(summary), str(data), "-o", str(tmp_path / "x.csv")])
     assert result.exit_code == 2
     assert "holds no learnt transformation" in result.output
@@ -400,21 +322,7 @@ def test_the_command_gives_the_python_api_release_and_figures(tmp_path, method):
 
     data, config, options = write_inputs(tmp_path, method)
     out, summary = tmp_path / "cli.csv", tmp_path / "cli.json"
-    result = runner.invoke(
-        app,
-        [
-            "anonymize",
-            method,
-            str(data),
-            "-c",
-            str(config),
-            "-o",
-            str(out),
-            "--summary",
-            str(summary),
-            *options,
-        ],
-    )
+    result = anonymize(method, data, config, out, summary, options)
     assert result.exit_code == 0, result.output
     spec = METHODS.get(method)
     flags = {flag: name for name, flag in zip(spec.params.model_fields, method_options(spec), strict=False)}
