@@ -765,6 +765,22 @@ def top_bottom_coding(
         raise ConfigError(f"bottom {bottom} is above top {top}")
     bottom_value = bottom if bottom_value is None else bottom_value
     top_value = top if top_value is None else top_value
+    return top_bottom_release(table, attribute, bottom, top, bottom_value, top_value)
+
+
+def top_bottom_release(
+    table: Table,
+    attribute: str,
+    bottom: float | None,
+    top: float | None,
+    bottom_value: float | None,
+    top_value: float | None,
+    **parameters: Any,
+) -> Release:
+    """The Release of top and bottom coding with the replacement values resolved (shared by
+    :func:`top_bottom_coding` and :func:`sdckit.anonymize.transform.apply_transformation`);
+    ``parameters`` are added to ``Release.parameters``."""
+    column = table.column(attribute)
     released = table.data.with_columns(
         top_bottom_expression(attribute, bottom, top, bottom_value, top_value, dtype=column.dtype)
     )
@@ -784,6 +800,7 @@ def top_bottom_coding(
             "bottom_value": bottom_value,
             "top_value": top_value,
             "changed_records": int(changed.sum()),
+            **parameters,
         },
         quasi_identifiers=(attribute,),
         suppressed_records=np.zeros(table.n_records, dtype=bool),

@@ -109,7 +109,7 @@ import numpy as np
 import polars as pl
 
 from sdckit.anonymize.mondrian import CutTree
-from sdckit.anonymize.recoding import SUPPRESSED, top_bottom_expression
+from sdckit.anonymize.recoding import SUPPRESSED, top_bottom_release
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError, location
 from sdckit.frequency import extend_keys, initial_keys
@@ -738,33 +738,7 @@ def _apply_top_bottom(table: Table, transformation: Mapping[str, Any], names: li
         )
     bottom, top = spec["bottom"], spec["top"]
     bottom_value, top_value = spec["bottom_value"], spec["top_value"]
-    released = table.data.with_columns(
-        top_bottom_expression(attribute, bottom, top, bottom_value, top_value, dtype=column.dtype)
-    )
-    changed = (
-        (released.get_column(attribute).cast(pl.Float64) != column.cast(pl.Float64))
-        .fill_null(False)
-        .to_numpy()
-    )
-    n = table.n_records
-    return Release(
-        table=Table(released, table.schema, source=table.source),
-        original=table,
-        method="top-bottom-coding",
-        parameters={
-            "attribute": attribute,
-            "bottom": bottom,
-            "top": top,
-            "bottom_value": bottom_value,
-            "top_value": top_value,
-            "changed_records": int(changed.sum()),
-            "applied": True,
-        },
-        quasi_identifiers=(attribute,),
-        suppressed_records=np.zeros(n, dtype=bool),
-        classes=np.full(n, -1, dtype=np.int64),
-        search={"unknown": {attribute: 0}},
-    )
+    return top_bottom_release(table, attribute, bottom, top, bottom_value, top_value, applied=True)
 
 
 def _category_values(column: pl.Series) -> pl.Series:
