@@ -191,6 +191,11 @@ def achieved_report(figures: dict[str, Any]) -> list[str]:
     return lines
 
 
+def models_unmet(release: Any, figures: dict[str, Any]) -> str | None:
+    """A method's ``violation`` when what was asked is its parameters' privacy models."""
+    return unmet(release, release.params.privacy_models(release.original))
+
+
 def unmet(release: Any, models: Sequence[Any]) -> str | None:
     """The models that some released class fails, re-checked on the released values (None if all
     pass)."""

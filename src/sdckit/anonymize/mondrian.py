@@ -788,11 +788,11 @@ def _mondrian_report(figures: dict[str, Any]) -> list[str]:
 
 
 def _mondrian_violation(release: Release, figures: dict[str, Any]) -> str | None:
-    from sdckit.anonymize.base import unmet
+    from sdckit.anonymize.base import models_unmet
 
     if release.params.centroids:  # centroids may coincide across classes: the partition is what counts
         return None
-    return unmet(release, release.params.privacy_models(release.original))
+    return models_unmet(release, figures)
 
 
 @register_method(

@@ -40,7 +40,7 @@ import polars as pl
 from pydantic import Field, model_validator
 
 from sdckit import _kernels
-from sdckit.anonymize.base import Context, register_method
+from sdckit.anonymize.base import Context, models_unmet, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode, extend_keys, initial_keys
@@ -862,19 +862,13 @@ def _generalize_released(release: Release) -> Table:
     return Table(release.table.data.filter(kept), release.table.schema, source=release.table.source)
 
 
-def _generalize_violation(release: Release, figures: dict[str, Any]) -> str | None:
-    from sdckit.anonymize.base import unmet
-
-    return unmet(release, release.params.privacy_models(release.original))
-
-
 @register_method(
     "generalize",
     GeneralizeParams,
     summary=_generalize_summary,
     help="Optimal full-domain generalization under k-anonymity, l-diversity and t-closeness (ARX's search).",
     report=_generalize_report,
-    violation=_generalize_violation,
+    violation=models_unmet,
     released=_generalize_released,
     reapplicable=True,
     progress_label="lattice",
