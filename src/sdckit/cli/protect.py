@@ -19,6 +19,7 @@ from sdckit.cli._common import (
     Report,
     SummaryOption,
     finish,
+    in_range,
     progress_bar,
     read_input,
     stage_json,
@@ -58,7 +59,10 @@ def protect(
         outputs.file(summary, "--summary", (".json",))
         steps, settings = load_plan(recipe)
         threshold = risk_threshold if risk_threshold is not None else settings.get("risk_threshold")
-        _check_threshold(threshold)
+        if threshold is not None:
+            if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+                raise ConfigError(f"risk_threshold must be a number, got {threshold!r}")
+            in_range(threshold, "risk_threshold", 0, None)
         started = time.perf_counter()
         config_settings, table = read_input(data, config)
         with progress_bar(not quiet, "step") as progress:
@@ -91,18 +95,6 @@ def protect(
         stage_table(outputs, output, result.table)
         stage_json(outputs, summary, document)
         finish(outputs, report, violation, allow_violations)
-
-
-def _check_threshold(threshold: Any) -> None:
-    import math
-
-    if threshold is not None and (
-        isinstance(threshold, bool)
-        or not isinstance(threshold, int | float)
-        or not math.isfinite(threshold)
-        or threshold < 0
-    ):
-        raise ConfigError(f"risk_threshold must be a finite number >= 0, got {threshold!r}")
 
 
 def _step_line(label: str, figures: dict[str, Any]) -> str:

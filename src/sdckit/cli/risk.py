@@ -16,6 +16,7 @@ from sdckit.cli._common import (
     Report,
     SummaryOption,
     finish,
+    in_range,
     progress_bar,
     read_input,
     stage_json,
@@ -62,7 +63,7 @@ def combined(
     from sdckit.risk.combined import combined_risk
 
     with user_errors():
-        _check_number(threshold, "--threshold", minimum=0)
+        in_range(threshold, "--threshold", 0, None)
         if top < 0:
             raise ConfigError(f"--top must be >= 0, got {top}")
         outputs = Outputs([data, config])
@@ -99,13 +100,6 @@ def combined(
 
 def _given(**values: Any) -> dict[str, Any]:
     return {name: value for name, value in values.items() if value is not None}
-
-
-def _check_number(value: float, option: str, minimum: float) -> None:
-    import math
-
-    if not math.isfinite(value) or value < minimum:
-        raise ConfigError(f"{option} must be a finite number >= {minimum:g}, got {value}")
 
 
 def _report(report: Report, figures: dict[str, Any], riskiest: Any, data: Path, elapsed: float) -> None:
