@@ -39,6 +39,7 @@ class Role(str, Enum):  # noqa: UP042 (kept: str() and format() behaviour)
     SENSITIVE = "sensitive"
     QUASI_SENSITIVE = "quasi-sensitive"
     INSENSITIVE = "insensitive"
+    HOUSEHOLD = "household"  # the id of the household (cluster) a record belongs to: household risk
 
 
 class Kind(str, Enum):  # noqa: UP042 (kept: str() and format() behaviour)

@@ -15,42 +15,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from sdckit.context import Context, ExtraOutput
 from sdckit.errors import ConfigError
 from sdckit.params import MethodParams
 from sdckit.registry import Registry
 from sdckit.table import Role, Table
-
-ProgressCallback = Callable[[int, int], None]
-StageCallback = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a method may read besides the table and its parameters.
-
-    ``config``: the :class:`~sdckit.config.Config` the table was read with (its ``risk`` section
-    gives defaults of the risk-driven methods, its ``data.weights`` the sampling weights), or None;
-    ``progress``: ``progress(done, total)`` for a progress bar; ``stage``: ``stage(message)`` for
-    methods that proceed in rounds.
-    """
-
-    config: Any = None
-    progress: ProgressCallback | None = None
-    stage: StageCallback | None = None
-
-
-@dataclass(frozen=True)
-class ExtraOutput:
-    """A file a method can write besides the release (for example a histogram): the command-line
-    option, its help, the accepted suffixes and ``write(release, path, title)``."""
-
-    option: str
-    help: str
-    suffixes: tuple[str, ...]
-    write: Callable[[Any, Path, str], None]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Annotated
 import click
 import typer
 
-from sdckit.cli import anonymize, check, experiment, protect, risk
+from sdckit.cli import anonymize, check, experiment, protect, risk, utility
 from sdckit.cli._common import console, errors
 
 app = typer.Typer(
@@ -41,6 +41,7 @@ def _main(
 
 
 app.add_typer(risk.app, name="risk", short_help="Disclosure-risk measures of a file (combined, ...).")
+app.add_typer(utility.app, name="utility", short_help="Information loss of a release against its original.")
 app.command("check", short_help="The k, l and t a table or release achieves.")(check.check)
 app.add_typer(
     anonymize.app, name="anonymize", short_help="Anonymize with one method; one command per method."

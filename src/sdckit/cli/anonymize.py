@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import inspect
 import time
-import typing
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import click
 import typer
@@ -32,6 +31,7 @@ from sdckit.cli._common import (
     stage_table,
     user_errors,
 )
+from sdckit.cli._options import field_parameter
 from sdckit.cli._outputs import Outputs
 from sdckit.params import option_name
 
@@ -67,38 +67,6 @@ class MethodCommand(TyperCommand):
             raise
 
 
-def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
-    """The base type of a field's annotation (Optional and Annotated removed) and Literal choices."""
-    while typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    arguments = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) in (typing.Union, __import__("types").UnionType):
-        return _unwrap(arguments[0])
-    if typing.get_origin(annotation) is Literal:
-        return str, list(arguments)
-    return annotation, []
-
-
-def _parameter(name: str, field: Any) -> inspect.Parameter:
-    base, choices = _unwrap(field.annotation)
-    option = option_name(name, field)
-    help_text = field.description or ""
-    if choices:
-        help_text += f" One of: {', '.join(map(str, choices))}."
-    default = "required" if field.is_required() else field.default
-    shown = "required" if default == "required" else ("none" if default is None else str(default))
-    if base is bool:
-        declaration = [f"{option}/--no-{option.removeprefix('--')}"]
-        kind: Any = bool | None
-    else:
-        declaration = [option]
-        kind = {int: int, float: float, Path: Path}.get(base, str) | None
-    info = typer.Option(*declaration, help=help_text, show_default=shown, rich_help_panel=PANEL)
-    return inspect.Parameter(
-        name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[kind, info]
-    )
-
-
 def _shared_parameters(spec: MethodSpec) -> list[inspect.Parameter]:
     keyword = inspect.Parameter.KEYWORD_ONLY
     shared = [
@@ -129,7 +97,7 @@ def make_command(spec: MethodSpec) -> None:
         anonymize(spec, given, extras, **shared)
 
     command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        _shared_parameters(spec) + [_parameter(name, field) for name, field in fields.items()]
+        _shared_parameters(spec) + [field_parameter(name, field, PANEL) for name, field in fields.items()]
     )
     command.__doc__ = f"{spec.help}\n\n{(spec.params.__doc__ or '').strip()}"
     app.command(spec.name, cls=MethodCommand, help=command.__doc__, short_help=spec.help)(command)

@@ -1,4 +1,5 @@
-"""``sdckit risk MEASURE``: disclosure-risk measures of a file. Today: ``combined``."""
+"""``sdckit risk MEASURE``: disclosure-risk measures of a file. ``combined`` is written out here;
+every other command is made from :data:`sdckit.measures.RISK_MEASURES` (:mod:`sdckit.cli._measures`)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ from sdckit.cli._common import (
     stage_table,
     user_errors,
 )
+from sdckit.cli._measures import add_measure_commands
 from sdckit.cli._outputs import Outputs
 from sdckit.errors import ConfigError
+from sdckit.measures import RISK_MEASURES
 
 app = typer.Typer(
     help="Disclosure-risk measures of a microdata file: sdckit risk MEASURE --help.", no_args_is_help=True
@@ -132,3 +135,12 @@ def _report(report: Report, figures: dict[str, Any], riskiest: Any, data: Path, 
                 f"{row['top_contribution']:.4g}",
             )
         report.add(table)
+
+
+def _register() -> None:
+    import sdckit.risk  # noqa: F401  (registers the measures)
+
+    add_measure_commands(app, RISK_MEASURES)
+
+
+_register()

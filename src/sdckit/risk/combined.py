@@ -206,7 +206,7 @@ def _inverse(counts: np.ndarray) -> np.ndarray:
 def _measured_attributes(table: Table, epsilon: float, weights_column: str | None) -> list[str]:
     names = []
     for attribute in table.schema:
-        if attribute.role is Role.IDENTIFIER or attribute.name == weights_column:
+        if attribute.role in (Role.IDENTIFIER, Role.HOUSEHOLD) or attribute.name == weights_column:
             continue
         if attribute.public_probability > epsilon or attribute.sensitivity > 0:
             names.append(attribute.name)

@@ -1,0 +1,192 @@
+"""Commands made from a registry of measures (``sdckit risk <measure>``, ``sdckit utility
+<measure>``): the options come from the measure's parameters object, as for ``sdckit anonymize``.
+A measure of one file takes ``DATA``; one that compares takes ``ORIGINAL RELEASE`` (the release read
+as ``sdckit check`` reads one). Parse, run, report, write; no computation here."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+from typer.core import TyperCommand
+
+from sdckit.cli._common import (
+    ConfigOption,
+    QuietOption,
+    Report,
+    SummaryOption,
+    finish,
+    progress_bar,
+    stage_json,
+    stage_messages,
+    stage_table,
+    user_errors,
+)
+from sdckit.cli._options import field_parameter
+from sdckit.cli._outputs import Outputs
+from sdckit.measures import MeasureSpec
+from sdckit.params import option_name
+from sdckit.registry import Registry
+
+PANEL = "measure options"
+RECORD_SUFFIXES = (".parquet", ".pq", ".csv")
+SHARED = ("config", "output", "summary", "quiet", "release")
+
+DataArgument = Annotated[Path, typer.Argument(help="Microdata file: CSV (delimiter sniffed) or Parquet.")]
+OriginalArgument = Annotated[Path, typer.Argument(help="The original microdata (CSV or Parquet).")]
+ReleasedArgument = Annotated[
+    Path, typer.Argument(help="A release of it (any file sdckit writes, or a masked file with its columns).")
+]
+RecordsOption = Annotated[
+    Path | None, typer.Option("--output", "-o", help="One row per record, in input order: .parquet or .csv.")
+]
+AsReleaseOption = Annotated[
+    bool, typer.Option("--release", help="DATA is a release sdckit wrote: read it as check does.")
+]
+
+
+def measure_options(spec: MeasureSpec) -> list[str]:
+    """The command-line options of a measure's own parameters and extra outputs."""
+    return [option_name(name, field) for name, field in spec.params.model_fields.items()] + [
+        extra.option for extra in spec.outputs
+    ]
+
+
+def command_class(registry: Registry[MeasureSpec]) -> type[TyperCommand]:
+    class MeasureCommand(TyperCommand):
+        """Says which measures take an option this one does not."""
+
+        def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+            try:
+                return super().parse_args(ctx, args)
+            except click.NoSuchOption as error:
+                owners = [spec.name for spec in registry if error.option_name in measure_options(spec)]
+                if owners:
+                    error.message = (
+                        f"{error.option_name} is not an option of {ctx.info_name}; it is an option of "
+                        f"{', '.join(owners)}"
+                    )
+                    error.possibilities = None
+                raise
+
+    return MeasureCommand
+
+
+def _shared_parameters(spec: MeasureSpec) -> list[inspect.Parameter]:
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    if spec.compares:
+        shared = [
+            inspect.Parameter("original", positional, annotation=OriginalArgument),
+            inspect.Parameter("released", positional, annotation=ReleasedArgument),
+        ]
+    else:
+        shared = [inspect.Parameter("data", positional, annotation=DataArgument)]
+    shared.append(inspect.Parameter("config", keyword, annotation=ConfigOption))
+    if spec.records is not None:
+        shared.append(inspect.Parameter("output", keyword, default=None, annotation=RecordsOption))
+    shared.append(inspect.Parameter("summary", keyword, default=None, annotation=SummaryOption))
+    if not spec.compares:
+        shared.append(inspect.Parameter("release", keyword, default=False, annotation=AsReleaseOption))
+    shared.append(inspect.Parameter("quiet", keyword, default=False, annotation=QuietOption))
+    for number, extra in enumerate(spec.outputs):
+        option = typer.Option(extra.option, help=extra.help, rich_help_panel=PANEL)
+        shared.append(
+            inspect.Parameter(
+                f"extra_output_{number}", keyword, default=None, annotation=Annotated[Path | None, option]
+            )
+        )
+    return shared
+
+
+def add_measure_commands(app: typer.Typer, registry: Registry[MeasureSpec]) -> None:
+    """One command per registered measure on ``app``."""
+    cls = command_class(registry)
+    for spec in registry:
+        _add_command(app, spec, cls)
+
+
+def _add_command(app: typer.Typer, spec: MeasureSpec, cls: type[TyperCommand]) -> None:
+    fields = spec.params.model_fields
+
+    def command(**values: Any) -> None:
+        inputs = [values.pop("original"), values.pop("released")] if spec.compares else [values.pop("data")]
+        shared = {name: values.pop(name, None) for name in SHARED}
+        extras = [values.pop(f"extra_output_{number}") for number in range(len(spec.outputs))]
+        given = {name: value for name, value in values.items() if value is not None}
+        measure(spec, inputs, given, extras, **shared)
+
+    command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        _shared_parameters(spec) + [field_parameter(name, field, PANEL) for name, field in fields.items()]
+    )
+    command.__doc__ = f"{spec.help}\n\n{(spec.params.__doc__ or '').strip()}"
+    app.command(spec.name, cls=cls, help=command.__doc__, short_help=spec.help)(command)
+
+
+def measure(
+    spec: MeasureSpec,
+    inputs: list[Path],
+    given: dict[str, Any],
+    extras: list[Path | None],
+    *,
+    config: Path,
+    output: Path | None,
+    summary: Path | None,
+    quiet: bool,
+    release: bool | None,
+) -> None:
+    """Parse, read, measure, report, write: the body every measure's command shares."""
+    from sdckit.config import load_config
+    from sdckit.context import Context
+    from sdckit.measures import run_measure
+
+    with user_errors():
+        fields = spec.params.model_fields
+        params = spec.params.parse(
+            given, spell=lambda name: option_name(name, fields.get(name)), method=spec.name
+        )
+        outputs = Outputs([*inputs, config, *(v for v in given.values() if isinstance(v, Path))])
+        outputs.file(output, "--output", RECORD_SUFFIXES)
+        outputs.file(summary, "--summary", (".json",))
+        for extra, path in zip(spec.outputs, extras, strict=True):
+            outputs.file(path, extra.option, extra.suffixes)
+        started = time.perf_counter()
+        settings = load_config(config)
+        if spec.compares:
+            tables = [settings.read(inputs[0]), settings.read_release(inputs[1])]
+        else:
+            tables = [settings.read_release(inputs[0]) if release else settings.read(inputs[0])]
+        with progress_bar(not quiet, spec.progress_label) as progress:
+            context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
+            result = run_measure(spec, *tables, params=params, context=context)
+        figures = spec.summary(result)
+        elapsed = time.perf_counter() - started
+        document = {
+            **(
+                {"original": str(inputs[0]), "release": str(inputs[1])}
+                if spec.compares
+                else {"data": str(inputs[0])}
+            ),
+            "measure": spec.name,
+            "parameters": params.to_recipe(),
+            **figures,
+            "elapsed_seconds": round(elapsed, 3),
+        }
+        report = Report()
+        what = f"{inputs[0].name} → {inputs[1].name}" if spec.compares else inputs[0].name
+        records = tables[0].n_records
+        report.line(f"[bold]{what}[/]: {records:,} records, {spec.group} {spec.name} — {elapsed:.2f} s")
+        for item in spec.report(figures):
+            report.line(item) if isinstance(item, str) else report.add(item)
+        if spec.records is not None:
+            stage_table(outputs, output, spec.records(result))
+        stage_json(outputs, summary, document)
+        title = f"{spec.name} — {what}"
+        for extra, path in zip(spec.outputs, extras, strict=True):
+            if path is not None:
+                outputs.stage(path, lambda temporary, extra=extra: extra.write(result, temporary, title))
+        finish(outputs, report)

@@ -1,0 +1,47 @@
+"""Command-line options made from a parameters object (:class:`~sdckit.params.MethodParams`):
+one option per field, with its type, choices, default and description."""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from sdckit.params import option_name
+
+
+def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
+    """The base type of a field's annotation (Optional and Annotated removed) and Literal choices."""
+    while typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    arguments = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return _unwrap(arguments[0])
+    if typing.get_origin(annotation) is Literal:
+        return str, list(arguments)
+    return annotation, []
+
+
+def field_parameter(name: str, field: Any, panel: str) -> inspect.Parameter:
+    """The typer option of one field of a parameters object (``max_rounds`` -> ``--max-rounds``)."""
+    base, choices = _unwrap(field.annotation)
+    option = option_name(name, field)
+    help_text = field.description or ""
+    if choices:
+        help_text += f" One of: {', '.join(map(str, choices))}."
+    default = "required" if field.is_required() else field.default
+    shown = "required" if default == "required" else ("none" if default is None else str(default))
+    if base is bool:
+        declaration = [f"{option}/--no-{option.removeprefix('--')}"]
+        kind: Any = bool | None
+    else:
+        declaration = [option]
+        kind = {int: int, float: float, Path: Path}.get(base, str) | None
+    info = typer.Option(*declaration, help=help_text, show_default=shown, rich_help_panel=panel)
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[kind, info]
+    )

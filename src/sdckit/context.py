@@ -1,0 +1,42 @@
+"""What a method or a measure may read besides its table and parameters, and the extra files it
+may write. Kept apart from :mod:`sdckit.anonymize` so that measures import it without loading every
+anonymization method."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ProgressCallback = Callable[[int, int], None]
+StageCallback = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a method may read besides the table and its parameters.
+
+    ``config``: the :class:`~sdckit.config.Config` the table was read with (its ``risk`` section
+    gives defaults of the risk-driven methods, its ``data.weights`` the sampling weights), or None;
+    ``progress``: ``progress(done, total)`` for a progress bar; ``stage``: ``stage(message)`` for
+    methods that proceed in rounds.
+    """
+
+    config: Any = None
+    progress: ProgressCallback | None = None
+    stage: StageCallback | None = None
+
+
+@dataclass(frozen=True)
+class ExtraOutput:
+    """A file a method can write besides the release (for example a histogram): the command-line
+    option, its help, the accepted suffixes and ``write(release, path, title)``."""
+
+    option: str
+    help: str
+    suffixes: tuple[str, ...]
+    write: Callable[[Any, Path, str], None]
+
+
+__all__ = ["Context", "ExtraOutput", "ProgressCallback", "StageCallback"]

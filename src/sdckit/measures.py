@@ -1,0 +1,120 @@
+"""The shape of a measure (disclosure risk or information loss), and the registries of them.
+
+A measure is one module, as a method is (:mod:`sdckit.anonymize.base`): a parameters object (a
+:class:`~sdckit.params.MethodParams`), a function that computes a result object and a function
+``summary(result) -> dict`` of the figures it reports, registered with :func:`register_measure` in
+:data:`RISK_MEASURES` (``sdckit risk <name>``) or :data:`UTILITY_MEASURES` (``sdckit utility
+<name>``). The command line makes one command per entry; :mod:`sdckit.evaluate` and the common tests
+loop over the registries.
+
+A measure of one file is ``run(table, params, context)``; a measure that compares an original with a
+release (``compares=True``: record linkage, information loss) is ``run(original, release, params,
+context)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sdckit.context import Context, ExtraOutput
+from sdckit.errors import ConfigError
+from sdckit.params import MethodParams
+from sdckit.registry import Registry
+
+__all__ = [
+    "RISK_MEASURES",
+    "UTILITY_MEASURES",
+    "Context",
+    "ExtraOutput",
+    "MeasureSpec",
+    "register_measure",
+    "run_measure",
+]
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """A registered measure.
+
+    ``summary(result)`` returns the file-level figures (JSON-ready); ``report(figures)`` the lines a
+    person reads (text with rich markup, or rich renderables such as tables); ``records(result)`` a
+    polars frame with one row per record in input order (written by ``--output``), or None when the
+    measure has no per-record figures; ``compares``: the measure takes an original and a release;
+    ``outputs``: further files it can write (``write(result, path, title)``).
+    """
+
+    name: str
+    group: str
+    params: type[MethodParams]
+    run: Callable[..., Any]
+    summary: Callable[[Any], dict[str, Any]]
+    help: str
+    report: Callable[[dict[str, Any]], list[Any]] = lambda figures: []
+    records: Callable[[Any], Any] | None = None
+    compares: bool = False
+    progress_label: str = "progress"
+    outputs: tuple[ExtraOutput, ...] = ()
+
+
+RISK_MEASURES: Registry[MeasureSpec] = Registry("risk measure")
+UTILITY_MEASURES: Registry[MeasureSpec] = Registry("utility measure")
+_GROUPS = {"risk": RISK_MEASURES, "utility": UTILITY_MEASURES}
+
+
+def register_measure(
+    name: str,
+    group: str,
+    params: type[MethodParams],
+    *,
+    summary: Callable[[Any], dict[str, Any]],
+    help: str,
+    **options: Any,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated ``run`` as measure ``name`` of ``group`` ("risk" or "utility")."""
+
+    def decorate(run: Callable[..., Any]) -> Callable[..., Any]:
+        spec = MeasureSpec(
+            name=name, group=group, params=params, run=run, summary=summary, help=help, **options
+        )
+        _GROUPS[group].add(spec)
+        return run
+
+    return decorate
+
+
+def measure_spec(name: str, group: str = "risk") -> MeasureSpec:
+    _load(group)
+    return _GROUPS[group].get(name)
+
+
+def run_measure(
+    measure: str | MeasureSpec,
+    *tables: Any,
+    params: MethodParams | dict[str, Any] | None = None,
+    context: Context | None = None,
+    group: str = "risk",
+) -> Any:
+    """Run a registered measure on one table (or an original and a release when it compares);
+    ``params`` may be its parameters object or a mapping of them (defaults when None)."""
+    spec = measure_spec(measure, group) if isinstance(measure, str) else measure
+    wanted = 2 if spec.compares else 1
+    if len(tables) != wanted:
+        takes = "an original and a release" if spec.compares else "one table"
+        raise ConfigError(f"{spec.group} measure {spec.name} takes {takes}, got {len(tables)} tables")
+    if not isinstance(params, spec.params):
+        if isinstance(params, MethodParams):
+            raise ConfigError(f"{spec.name} takes {spec.params.__name__}, got {type(params).__name__}")
+        params = spec.params.parse(params or {}, method=spec.name)
+    return spec.run(*tables, params, context or Context())
+
+
+def _load(group: str) -> None:
+    """Import the modules that register the measures of ``group``."""
+    if group not in _GROUPS:
+        raise ConfigError(f"unknown measure group {group!r}: choose one of {', '.join(_GROUPS)}")
+    if group == "risk":
+        import sdckit.risk  # noqa: F401
+    else:
+        import sdckit.utility  # noqa: F401
