@@ -42,7 +42,9 @@ class MeasureSpec:
     person reads (text with rich markup, or rich renderables such as tables); ``records(result)`` a
     polars frame with one row per record in input order (written by ``--output``), or None when the
     measure has no per-record figures; ``compares``: the measure takes an original and a release;
-    ``outputs``: further files it can write (``write(result, path, title)``).
+    ``outputs``: further files it can write (``write(result, path, title)``); ``headline``: the dotted
+    path in the figures of the one number an R-U map plots for this measure (a share in [0, 1] or a
+    risk; for a utility measure, a loss: lower is better), None if it has none.
     """
 
     name: str
@@ -56,6 +58,7 @@ class MeasureSpec:
     compares: bool = False
     progress_label: str = "progress"
     outputs: tuple[ExtraOutput, ...] = ()
+    headline: str | None = None
 
 
 RISK_MEASURES: Registry[MeasureSpec] = Registry("risk measure")

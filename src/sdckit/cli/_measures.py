@@ -151,9 +151,9 @@ def measure(
         )
         outputs = Outputs([*inputs, config, *(v for v in given.values() if isinstance(v, Path))])
         outputs.file(output, "--output", RECORD_SUFFIXES)
-        outputs.file(summary, "--summary", (".json",))
         for extra, path in zip(spec.outputs, extras, strict=True):
             outputs.file(path, extra.option, extra.suffixes)
+        outputs.file(summary, "--summary", (".json",))
         started = time.perf_counter()
         settings = load_config(config)
         if spec.compares:
@@ -184,9 +184,8 @@ def measure(
             report.line(item) if isinstance(item, str) else report.add(item)
         if spec.records is not None:
             stage_table(outputs, output, spec.records(result))
-        stage_json(outputs, summary, document)
-        title = f"{spec.name} — {what}"
         for extra, path in zip(spec.outputs, extras, strict=True):
             if path is not None:
-                outputs.stage(path, lambda temporary, extra=extra: extra.write(result, temporary, title))
+                outputs.stage(path, lambda temporary, extra=extra: extra.write(result, temporary, what))
+        stage_json(outputs, summary, document)
         finish(outputs, report)

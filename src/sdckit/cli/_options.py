@@ -35,11 +35,12 @@ def field_parameter(name: str, field: Any, panel: str) -> inspect.Parameter:
         help_text += f" One of: {', '.join(map(str, choices))}."
     default = "required" if field.is_required() else field.default
     shown = "required" if default == "required" else ("none" if default is None else str(default))
+    aliases = list((getattr(field, "json_schema_extra", None) or {}).get("aliases", ()))
     if base is bool:
         declaration = [f"{option}/--no-{option.removeprefix('--')}"]
         kind: Any = bool | None
     else:
-        declaration = [option]
+        declaration = [option, *aliases]
         kind = {int: int, float: float, Path: Path}.get(base, str) | None
     info = typer.Option(*declaration, help=help_text, show_default=shown, rich_help_panel=panel)
     return inspect.Parameter(

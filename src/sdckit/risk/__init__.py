@@ -1,1 +1,7 @@
-"""Risk measures: how exposed a record or a file is."""
+"""Risk measures: how exposed a record or a file is.
+
+Importing this package registers every risk measure in :data:`sdckit.measures.RISK_MEASURES`, in
+the order the command line lists them.
+"""
+
+import sdckit.risk.combined  # noqa: F401

@@ -38,13 +38,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
+from pydantic import Field
 
 from sdckit import _kernels
+from sdckit.context import Context, ExtraOutput
 from sdckit.errors import ConfigError
 from sdckit.frequency import (
     Encoding,
@@ -54,6 +57,8 @@ from sdckit.frequency import (
     initial_keys,
     wildcard_group_sizes,
 )
+from sdckit.measures import register_measure
+from sdckit.params import Finite, MethodParams, Whole
 from sdckit.table import Role, Table
 
 ProgressCallback = Callable[[int, int], None]
@@ -456,3 +461,99 @@ def combined_risk(
         weighted=weights_array is not None,
         parameters={"alpha": alpha, "epsilon": epsilon, "missing": missing},
     )
+
+
+# The measure: parameters, run, figures, registration ------------------------------------------
+
+
+class CombinedParams(MethodParams):
+    """Defaults of alpha, epsilon and missing come from the configuration's ``risk:`` section."""
+
+    threshold: Finite = Field(
+        0.01,
+        ge=0,
+        description="Risk threshold DELTA: records above it are counted.",
+        json_schema_extra={"aliases": ["-t"]},
+    )
+    alpha: Finite | None = Field(None, gt=1, description="Override the config's consequence coefficient.")
+    epsilon: Finite | None = Field(None, ge=0, description="Override the config's pruning threshold.")
+    missing: Literal["wildcard", "category"] | None = Field(
+        None, description="Override the config's treatment of nulls."
+    )
+    top: Whole = Field(10, ge=0, description="How many of the riskiest records to list.")
+
+
+def _combined_risk(result: RecordRisk, path: Path, title: str) -> None:
+    from sdckit.evaluate.plots import risk_histogram
+
+    threshold = result.parameters["threshold"]
+    risk_histogram(result.risk, path, threshold=threshold, title=f"Record disclosure risk — {title}")
+
+
+@register_measure(
+    "combined",
+    "risk",
+    CombinedParams,
+    summary=lambda result: combined_figures(result),
+    help="Combined identity + attribute disclosure risk D(r) of every record (Orooji & Knapp, 2019).",
+    report=lambda figures: combined_report(figures),
+    records=lambda result: result.scores(),
+    progress_label="known sets",
+    outputs=(
+        ExtraOutput(
+            "--histogram", "Histogram of D(r), .png/.pdf/.svg.", (".png", ".pdf", ".svg"), _combined_risk
+        ),
+    ),
+    headline="mean_risk",
+)
+def run(table: Table, params: CombinedParams, context: Context) -> RecordRisk:
+    settings = context.config.risk if context.config is not None else None
+    chosen = {
+        name: getattr(params, name) if getattr(params, name) is not None else getattr(settings, name, default)
+        for name, default in (("alpha", 100.0), ("epsilon", 0.01), ("missing", "wildcard"))
+    }
+    weights = context.config.data.weights if context.config is not None else None
+    result = combined_risk(table, weights=weights, progress=context.progress, **chosen)
+    return replace(result, parameters={**result.parameters, "threshold": params.threshold, "top": params.top})
+
+
+def combined_figures(result: RecordRisk) -> dict[str, Any]:
+    figures = result.summary(result.parameters.get("threshold"))
+    figures["riskiest"] = result.riskiest(result.parameters.get("top", 10)).to_dicts()
+    figures["known_set_list"] = result.known_sets.drop("attributes").to_dicts()
+    return figures
+
+
+def combined_report(figures: dict[str, Any]) -> list[Any]:
+    from rich.table import Table as RichTable
+
+    weighted = ", sampling weights" if figures["weighted"] else ""
+    lines: list[Any] = [
+        f"{len(figures['attributes'])} attributes measured, {figures['known_sets']:,} known sets kept "
+        f"(epsilon {figures['epsilon']:g}), alpha {figures['alpha']:g}, missing values as "
+        f"{figures['missing']}{weighted}"
+    ]
+    quantiles = RichTable(title="Disclosure risk D(r)", title_justify="left")
+    for label in ("mean", *figures["quantiles"]):
+        quantiles.add_column(label, justify="right")
+    values = [figures["mean_risk"], *figures["quantiles"].values()]
+    quantiles.add_row(*(f"{v:.4g}" if v is not None else "-" for v in values))
+    lines.append(quantiles)
+    lines.append(
+        f"records above {figures['threshold']:g}: [bold]{figures['above_threshold']:,}[/] "
+        f"({figures['above_threshold_percent']:.2f}%)"
+    )
+    if figures["riskiest"]:
+        table = RichTable(title=f"The {len(figures['riskiest'])} riskiest records", title_justify="left")
+        for column, justify in (("record", "right"), ("risk", "right"), ("dominant known set", "left")):
+            table.add_column(column, justify=justify)
+        table.add_column("its contribution", justify="right")
+        for row in figures["riskiest"]:
+            table.add_row(
+                str(row["record"]),
+                f"{row['risk']:.4g}",
+                row["top_known_set"] or "(empty set)",
+                f"{row['top_contribution']:.4g}",
+            )
+        lines.append(table)
+    return lines
