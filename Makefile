@@ -4,7 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: demo test bench lint clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +20,13 @@ demo: $(STAMP)
 	$(BIN)/sdckit risk combined out/example.parquet --config examples/example.yaml \
 		--output out/scores.parquet --threshold 0.01 --histogram out/risk.png --summary out/summary.json
 
-test: $(STAMP)
+# The HTML report is checked in a real headless browser: Debian's chromium and its driver.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		( $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver || \
+		  ( $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver ) )
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -30,7 +30,7 @@ def test_one_module_per_command_group():
     groups = {group.name for group in app.registered_groups}
     commands = {command.name for command in app.registered_commands}
     assert groups == {"risk", "utility", "anonymize", "experiment"}
-    assert commands == {"check", "protect", "apply"}
+    assert commands == {"check", "protect", "apply", "evaluate"}
     modules = {path.stem for path in CLI.glob("*.py")}
     assert {"risk", "utility", "anonymize", "experiment", "check", "protect"} <= modules
 

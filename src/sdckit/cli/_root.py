@@ -7,7 +7,7 @@ from typing import Annotated
 import click
 import typer
 
-from sdckit.cli import anonymize, check, experiment, protect, risk, utility
+from sdckit.cli import anonymize, check, evaluate, experiment, protect, risk, utility
 from sdckit.cli._common import console, errors
 
 app = typer.Typer(
@@ -52,6 +52,9 @@ app.command("protect", short_help="Run a recipe: a chain of methods, replayable 
 app.command("apply", short_help="Re-apply a learnt transformation to new data; export its mappings.")(
     protect.apply
 )
+app.command(
+    "evaluate", short_help="Risk and utility of releases against their original: R-U map, HTML report."
+)(evaluate.evaluate)
 app.add_typer(experiment.app, name="experiment", short_help="Reproduce the experiments of the papers.")
 
 

@@ -1,0 +1,137 @@
+"""``sdckit evaluate ORIGINAL RELEASE... --config C``: every release measured against the original
+with the registered risk and utility measures, on one R-U map, in one HTML report and one JSON
+summary."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table as RichTable
+
+from sdckit.cli._common import (
+    ConfigOption,
+    QuietOption,
+    Report,
+    SummaryOption,
+    finish,
+    stage_json,
+    stage_messages,
+    user_errors,
+)
+from sdckit.cli._outputs import Outputs
+
+
+def _names(text: str | None) -> list[str] | None:
+    return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
+
+
+def evaluate(
+    original: Annotated[Path, typer.Argument(help="The original microdata (CSV or Parquet).")],
+    releases: Annotated[list[Path], typer.Argument(help="One or more releases of it (files sdckit wrote).")],
+    config: ConfigOption,
+    report_path: Annotated[
+        Path | None, typer.Option("--report", help="Self-contained HTML report (.html).")
+    ] = None,
+    summary: SummaryOption = None,
+    ru_map: Annotated[
+        Path | None, typer.Option("--ru-map", help="The R-U map alone: .png, .pdf or .svg.")
+    ] = None,
+    risk: Annotated[
+        str | None,
+        typer.Option(help="Risk measures to run, comma-separated [default: reidentification,linkage]."),
+    ] = None,
+    utility: Annotated[
+        str | None,
+        typer.Option(
+            help="Utility measures to run, comma-separated [default: numeric,tables,propensity,classifier]."
+        ),
+    ] = None,
+    risk_axis: Annotated[str, typer.Option(help="The risk measure on the R-U map's x axis.")] = "linkage",
+    loss_axis: Annotated[
+        str, typer.Option(help="The utility measure on the R-U map's y axis.")
+    ] = "propensity",
+    weight: Annotated[float, typer.Option(help="λ of the score λ·IL + (1−λ)·DR.")] = 0.5,
+    recipe: Annotated[
+        list[Path] | None,
+        typer.Option(help="A release's summary or recipe JSON (one per release, in order; repeat)."),
+    ] = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Measure the releases of ORIGINAL for disclosure risk and information loss; R-U map and report."""
+    from sdckit.config import load_config, read_document
+    from sdckit.evaluate import evaluate as run_evaluation
+    from sdckit.evaluate.report import write_report
+    from sdckit.evaluate.rumap import ru_map_plot
+
+    with user_errors():
+        recipes = [_recipe(read_document(path, "recipe"), path) for path in recipe or []]
+        outputs = Outputs([original, *releases, config, *(recipe or [])])
+        outputs.file(report_path, "--report", (".html", ".htm"))
+        outputs.file(ru_map, "--ru-map", (".png", ".pdf", ".svg"))
+        outputs.file(summary, "--summary", (".json",))
+        started = time.perf_counter()
+        settings = load_config(config)
+        table = settings.read(original)
+        released = [(_name(path, releases), settings.read_release(path)) for path in releases]
+        result = run_evaluation(
+            table,
+            released,
+            config=settings,
+            risk=_names(risk),
+            utility=_names(utility),
+            risk_axis=risk_axis,
+            loss_axis=loss_axis,
+            weight=weight,
+            recipes=recipes or None,
+            original_name=original.name,
+            stage=stage_messages(quiet, started),
+        )
+        elapsed = time.perf_counter() - started
+        document = {**result.summary(), "elapsed_seconds": round(elapsed, 3)}
+        outputs.stage(
+            report_path, lambda path: write_report(result, path, title=f"Evaluation of {original.name}")
+        )
+        outputs.stage(ru_map, lambda path: ru_map_plot(result.points, path))
+        stage_json(outputs, summary, document)
+        report = Report()
+        count = f"{table.n_records:,} records, {len(releases)} release(s)"
+        report.line(f"[bold]{original.name}[/]: {count} — {elapsed:.2f} s")
+        report.add(_overview(result))
+        finish(outputs, report)
+
+
+def _name(path: Path, releases: list[Path]) -> str:
+    """A release's name in the report: its file name, or its path when two releases share a name."""
+    return path.name if sum(p.name == path.name for p in releases) == 1 else str(path)
+
+
+def _recipe(document: object, path: Path) -> dict:
+    """The recipe of a release: a summary that ``anonymize``/``protect`` wrote holds it under
+    ``recipe``; a recipe file is one."""
+    from sdckit.errors import ConfigError
+
+    if isinstance(document, dict) and isinstance(document.get("recipe"), dict):
+        return document["recipe"]
+    if isinstance(document, dict) and "steps" in document:
+        return document
+    raise ConfigError(
+        f"{path}: --recipe: not a recipe nor a summary holding one (no 'steps' or 'recipe' key)"
+    )
+
+
+def _overview(result) -> RichTable:
+    table = RichTable(title="R-U map", title_justify="left")
+    for column in ("release", f"risk ({result.risk_axis})", f"loss ({result.loss_axis})", "score", "front"):
+        table.add_column(column, justify="left" if column == "release" else "right")
+    for i, (point, score) in enumerate(zip(result.points, result.scores, strict=True)):
+        table.add_row(
+            point.name,
+            f"{point.risk:.4g}",
+            f"{point.loss:.4g}",
+            f"{score:.4g}",
+            "yes" if i in result.front else "",
+        )
+    return table

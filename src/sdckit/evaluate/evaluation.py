@@ -1,0 +1,277 @@
+"""Measure an original and its releases with the registered risk and utility measures, and place the
+releases on an R-U map.
+
+The statistician's loop of sdcMicro and of the tutorial's "Evaluation of SDC methods": measure the
+file, protect it, measure again what each release still discloses and what it lost. Every measure
+comes from the registries of :mod:`sdckit.measures` (a new measure is one more name here, no code):
+risk measures of one file run on the original and on each release; comparing measures (record
+linkage, information loss) run on (original, release). The R-U map plots each release's headline
+risk figure against its headline loss figure (:attr:`MeasureSpec.headline`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sdckit.context import Context
+from sdckit.errors import ConfigError
+from sdckit.evaluate.rumap import RUPoint, pareto_front, ru_score
+from sdckit.measures import MeasureSpec, measure_spec, run_measure
+from sdckit.table import Kind, Role, Table
+
+#: What ``evaluate`` measures when not told otherwise.
+DEFAULT_RISK = ("reidentification", "linkage")
+DEFAULT_UTILITY = ("numeric", "tables", "propensity", "classifier")
+NUMERIC_KINDS = (Kind.NUMERIC,)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The figures of one file: ``risk`` and ``utility`` map a measure to its figures (its
+    ``summary``); ``skipped`` a measure to why it did not apply; ``individual_risk`` the per-record
+    risk of the re-identification measure (for histograms), when it ran."""
+
+    name: str
+    source: str
+    records: int
+    risk: dict[str, dict[str, Any]] = field(default_factory=dict)
+    utility: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    recipe: dict[str, Any] | None = None
+    individual_risk: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """An original, its releases and their R-U map.
+
+    ``points[i]`` is release i on the map (risk: the ``risk_axis`` measure's headline figure, loss:
+    the ``loss_axis`` measure's); ``front`` the indices of the releases on the Pareto front;
+    ``scores[i]`` the combined score ``weight·IL + (1 − weight)·DR`` (both in percent).
+    """
+
+    original: Measured
+    releases: list[Measured]
+    risk_axis: str
+    loss_axis: str
+    points: list[RUPoint]
+    front: list[int]
+    scores: list[float]
+    weight: float
+
+    def summary(self) -> dict[str, Any]:
+        def measured(item: Measured) -> dict[str, Any]:
+            figures: dict[str, Any] = {
+                "name": item.name,
+                "source": item.source,
+                "records": item.records,
+                "risk": item.risk,
+                "utility": item.utility,
+                "skipped": item.skipped,
+            }
+            if item.recipe is not None:
+                figures["recipe"] = item.recipe
+            return figures
+
+        return {
+            "original": measured(self.original),
+            "releases": [measured(item) for item in self.releases],
+            "ru_map": {
+                "risk": f"{self.risk_axis}.{headline(self.risk_axis, 'risk')}",
+                "loss": f"{self.loss_axis}.{headline(self.loss_axis, 'utility')}",
+                "weight": self.weight,
+                "points": [
+                    {
+                        "name": p.name,
+                        "risk": _number(p.risk),
+                        "loss": _number(p.loss),
+                        "score": _number(s),
+                        "on_front": i in self.front,
+                    }
+                    for i, (p, s) in enumerate(zip(self.points, self.scores, strict=True))
+                ],
+                "front": [self.points[i].name for i in self.front],
+            },
+        }
+
+
+def headline(name: str, group: str) -> str:
+    spec = measure_spec(name, group)
+    if spec.headline is None:
+        raise ConfigError(f"{group} measure {name} has no headline figure to place on an R-U map")
+    return spec.headline
+
+
+def figure_at(figures: Mapping[str, Any], path: str) -> float:
+    """The number at a dotted path of a measure's figures (NaN when absent or not a number)."""
+    value: Any = figures
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return float("nan")
+        value = value[part]
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else float("nan")
+
+
+def _number(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def _names(chosen: Sequence[str] | None, default: Sequence[str], group: str) -> tuple[list[str], bool]:
+    """The measures to run and whether the caller chose them (then each must apply)."""
+    names = list(default if chosen is None else chosen)
+    for name in names:
+        measure_spec(name, group)  # an unknown name is an error naming the valid ones
+    return names, chosen is not None
+
+
+def _not_applicable(spec: MeasureSpec, original: Table) -> str | None:
+    """Why a measure cannot run on this data (None if it can)."""
+    if spec.name == "numeric":
+        numeric = [
+            a.name
+            for a in original.schema.attributes
+            if a.kind in NUMERIC_KINDS and a.role is not Role.IDENTIFIER
+        ]
+        if not numeric:
+            return "no attribute of kind numeric"
+    if spec.name == "classifier" and not original.schema.with_role(Role.SENSITIVE):
+        return "no sensitive attribute to predict"
+    return None
+
+
+def evaluate(
+    original: Table,
+    releases: Sequence[tuple[str, Table]],
+    *,
+    config: Any = None,
+    risk: Sequence[str] | None = None,
+    utility: Sequence[str] | None = None,
+    risk_axis: str = "linkage",
+    loss_axis: str = "propensity",
+    weight: float = 0.5,
+    recipes: Sequence[dict[str, Any] | None] | None = None,
+    original_name: str = "original",
+    stage: Callable[[str], None] | None = None,
+) -> Evaluation:
+    """Measure ``original`` and every ``(name, release)`` with the registered measures.
+
+    ``risk`` and ``utility`` name the measures (default :data:`DEFAULT_RISK`,
+    :data:`DEFAULT_UTILITY`; a default one that cannot apply, such as numeric information loss
+    without numeric attributes, is skipped and the reason reported; a named one must apply).
+    ``risk_axis`` and ``loss_axis`` choose the measures whose headline figures make the R-U map;
+    ``weight`` is λ of the combined score. ``config``: the :class:`~sdckit.config.Config` the tables
+    were read with (weights, missing values). Measures run with their default parameters.
+    """
+    risk_names, risk_chosen = _names(risk, DEFAULT_RISK, "risk")
+    utility_names, utility_chosen = _names(utility, DEFAULT_UTILITY, "utility")
+    if risk_axis not in risk_names:
+        raise ConfigError(
+            f"--risk-axis {risk_axis} is not among the risk measures run ({', '.join(risk_names)})"
+        )
+    if loss_axis not in utility_names:
+        raise ConfigError(
+            f"--loss-axis {loss_axis} is not among the utility measures run ({', '.join(utility_names)})"
+        )
+    headline(risk_axis, "risk")  # each axis must have a headline figure
+    headline(loss_axis, "utility")
+    ru_score(0, 0, weight)  # refuses a weight outside [0, 1]
+    if not releases:
+        raise ConfigError("evaluate needs at least one release")
+    recipes = list(recipes) if recipes is not None else [None] * len(releases)
+    if len(recipes) != len(releases):
+        raise ConfigError(f"{len(recipes)} recipes given for {len(releases)} releases: give one per release")
+    context = Context(config=config)
+    say = stage or (lambda message: None)
+
+    plan: list[tuple[MeasureSpec, str]] = []
+    skipped: dict[str, str] = {}
+    for names, chosen, group in (
+        (risk_names, risk_chosen, "risk"),
+        (utility_names, utility_chosen, "utility"),
+    ):
+        for name in names:
+            spec = measure_spec(name, group)
+            why = _not_applicable(spec, original)
+            if why is not None:
+                if chosen:
+                    raise ConfigError(f"{group} measure {name} cannot run on this data: {why}")
+                skipped[name] = why
+            else:
+                plan.append((spec, group))
+    for axis, group in ((risk_axis, "risk"), (loss_axis, "utility")):
+        if axis in skipped:
+            raise ConfigError(
+                f"the R-U map's {group} measure {axis} cannot run on this data: {skipped[axis]}"
+            )
+
+    say(f"measuring {original_name}")
+    measured_original = _measure(original_name, original, None, original, plan, skipped, context, None)
+    measured = []
+    for (name, release), recipe in zip(releases, recipes, strict=True):
+        say(f"measuring {name}")
+        measured.append(_measure(name, release, original, release, plan, skipped, context, recipe))
+    points = [
+        RUPoint(
+            item.name,
+            figure_at(item.risk.get(risk_axis, {}), headline(risk_axis, "risk")),
+            figure_at(item.utility.get(loss_axis, {}), headline(loss_axis, "utility")),
+        )
+        for item in measured
+    ]
+    scores = [ru_score(p.loss, p.risk, weight) for p in points]
+    return Evaluation(
+        original=measured_original,
+        releases=measured,
+        risk_axis=risk_axis,
+        loss_axis=loss_axis,
+        points=points,
+        front=pareto_front(points),
+        scores=scores,
+        weight=weight,
+    )
+
+
+def _measure(
+    name: str,
+    table: Table,
+    original: Table | None,
+    release: Table,
+    plan: Sequence[tuple[MeasureSpec, str]],
+    skipped: Mapping[str, str],
+    context: Context,
+    recipe: dict[str, Any] | None,
+) -> Measured:
+    """One file's figures: its own risk, and (for a release) what compares it with the original."""
+    figures: dict[str, dict[str, dict[str, Any]]] = {"risk": {}, "utility": {}}
+    individual = None
+    for spec, group in plan:
+        if spec.compares:
+            if original is None:
+                if group == "utility":
+                    continue  # the original loses nothing against itself
+                # The original linked to itself: what an unprotected release would disclose.
+                result = run_measure(spec, table, table, context=context)
+            else:
+                result = run_measure(spec, original, release, context=context)
+        else:
+            result = run_measure(spec, table, context=context)
+            if spec.name == "reidentification" and spec.records is not None:
+                individual = spec.records(result).get_column("individual_risk").to_numpy()
+        figures[group][spec.name] = spec.summary(result)
+    return Measured(
+        name=name,
+        source=str(table.source or name),
+        records=table.n_records,
+        risk=figures["risk"],
+        utility=figures["utility"],
+        skipped=dict(skipped),
+        recipe=recipe,
+        individual_risk=individual,
+    )
+
+
+__all__ = ["DEFAULT_RISK", "DEFAULT_UTILITY", "Evaluation", "Measured", "evaluate", "figure_at", "headline"]

@@ -1,0 +1,230 @@
+"""One self-contained HTML report of an evaluation: inline CSS, images as data URIs, no script and
+no network access needed to view it (a data steward mails it or opens it offline).
+
+Sections: what was measured; the overview (each release's headline risk and loss, its combined score
+and whether it is on the Pareto front); the R-U map; the risk figures of the original and each
+release, with a histogram of the individual re-identification risk; the information-loss figures;
+the recipe of each release that has one; what was skipped and why.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sdckit.evaluate.evaluation import Evaluation, Measured, figure_at, headline
+from sdckit.table import atomic_write
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 72rem;
+       color: #222; line-height: 1.45; padding: 0 1rem; }
+h1 { font-size: 1.6rem; margin-bottom: .2rem; } h2 { font-size: 1.25rem; margin-top: 2.2rem;
+     border-bottom: 1px solid #ddd; padding-bottom: .2rem; } h3 { font-size: 1.05rem; margin-top: 1.4rem; }
+table { border-collapse: collapse; margin: .6rem 0 1rem; font-size: .9rem; }
+th, td { border: 1px solid #ddd; padding: .25rem .6rem; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+thead th { background: #f3f5f8; }
+tr.front td { font-weight: 600; }
+.note { color: #666; font-size: .9rem; }
+figure { margin: 1rem 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+pre { background: #f7f7f7; padding: .8rem; overflow-x: auto; font-size: .8rem; }
+"""
+
+
+def write_report(
+    evaluation: Evaluation, path: str | os.PathLike, *, title: str = "Disclosure risk and utility"
+) -> None:
+    """Write the report of ``evaluation`` to ``path`` (atomically)."""
+    text = render_report(evaluation, title=title)
+    with atomic_write(path) as temporary:
+        Path(temporary).write_text(text, encoding="utf-8")
+
+
+def render_report(evaluation: Evaluation, *, title: str = "Disclosure risk and utility") -> str:
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="note">Original <b>{_e(evaluation.original.source)}</b> '
+        f"({evaluation.original.records:,} records) and {len(evaluation.releases)} release(s). "
+        f"R-U map: risk = {_e(_axis(evaluation, 'risk'))}, loss = {_e(_axis(evaluation, 'utility'))}; "
+        f"score = {evaluation.weight:g}·IL + {1 - evaluation.weight:g}·DR (percent, lower is better).</p>",
+        *_overview(evaluation),
+        *_map(evaluation),
+        *_risk(evaluation),
+        *_utility(evaluation),
+        *_recipes(evaluation),
+        *_skipped(evaluation),
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _axis(evaluation: Evaluation, group: str) -> str:
+    name = evaluation.risk_axis if group == "risk" else evaluation.loss_axis
+    return f"{name}.{headline(name, group)}"
+
+
+def _format(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if np.isnan(value):
+            return "–"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _table(header: list[str], rows: list[list[Any]], classes: list[str] | None = None) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = []
+    for i, row in enumerate(rows):
+        css = f' class="{classes[i]}"' if classes and classes[i] else ""
+        body.append(f"<tr{css}>" + "".join(f"<td>{_e(_format(v))}</td>" for v in row) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _overview(evaluation: Evaluation) -> list[str]:
+    rows, classes = [], []
+    for i, (item, point, score) in enumerate(
+        zip(evaluation.releases, evaluation.points, evaluation.scores, strict=True)
+    ):
+        front = i in evaluation.front
+        rows.append([item.name, item.records, point.risk, point.loss, score, front])
+        classes.append("front" if front else "")
+    header = [
+        "release",
+        "records",
+        f"risk ({evaluation.risk_axis})",
+        f"loss ({evaluation.loss_axis})",
+        "score",
+        "Pareto front",
+    ]
+    return ["<h2>Overview</h2>", _table(header, rows, classes)]
+
+
+def _image(draw: Any) -> str:
+    """A PNG drawn by ``draw(path)`` as a data URI."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "figure.png"
+        draw(path)
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f"data:image/png;base64,{data}"
+
+
+def _map(evaluation: Evaluation) -> list[str]:
+    from sdckit.evaluate.rumap import RUPoint, ru_map_plot
+
+    reference = None
+    original = evaluation.original
+    risk_name = evaluation.risk_axis
+    if risk_name in original.risk:
+        reference = RUPoint("original", figure_at(original.risk[risk_name], headline(risk_name, "risk")), 0.0)
+    uri = _image(
+        lambda path: ru_map_plot(
+            evaluation.points,
+            path,
+            risk_label=_axis(evaluation, "risk"),
+            loss_label=_axis(evaluation, "utility"),
+            reference=reference,
+        )
+    )
+    return [
+        "<h2>R-U map</h2>",
+        f'<figure><img id="ru-map" alt="R-U map of the releases" src="{uri}">'
+        '<figcaption class="note">Each release at its risk (x) and information loss (y); the Pareto '
+        "front joins the releases no other beats on both.</figcaption></figure>",
+    ]
+
+
+def flatten(figures: Mapping[str, Any], prefix: str = "", depth: int = 2) -> Iterator[tuple[str, Any]]:
+    """The scalar figures of a summary as (dotted name, value), nested mappings down to ``depth``;
+    lists (per-record listings, per-table details) are left out."""
+    for key, value in figures.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            if depth > 1:
+                yield from flatten(value, f"{name}.", depth - 1)
+        elif (
+            value is None
+            or isinstance(value, bool | int | float)
+            or (isinstance(value, str) and len(value) <= 60)
+        ):
+            yield name, value
+
+
+def _figures_table(items: list[Measured], group: str, measure: str) -> str:
+    columns = [dict(flatten(getattr(item, group).get(measure, {}))) for item in items]
+    names = list(dict.fromkeys(name for column in columns for name in column))
+    rows = [[name, *(column.get(name) for column in columns)] for name in names]
+    return _table(["figure", *(item.name for item in items)], rows)
+
+
+def _risk(evaluation: Evaluation) -> list[str]:
+    items = [evaluation.original, *evaluation.releases]
+    measures = list(dict.fromkeys(name for item in items for name in item.risk))
+    parts = ["<h2>Disclosure risk</h2>"]
+    for measure in measures:
+        shown = [item for item in items if measure in item.risk]
+        parts += [f"<h3>{_e(measure)}</h3>", _figures_table(shown, "risk", measure)]
+    series = {item.name: item.individual_risk for item in items if item.individual_risk is not None}
+    if series:
+        from sdckit.evaluate.plots import risk_histogram
+
+        uri = _image(lambda path: risk_histogram(series, path, title="Individual re-identification risk"))
+        parts.append(
+            f'<figure><img id="risk-histogram" alt="Histogram of individual risk" src="{uri}">'
+            '<figcaption class="note">Individual risk of every record (Benedetti &amp; Franconi), original '
+            "and releases overlaid, on logarithmic axes.</figcaption></figure>"
+        )
+    return parts
+
+
+def _utility(evaluation: Evaluation) -> list[str]:
+    items = evaluation.releases
+    measures = list(dict.fromkeys(name for item in items for name in item.utility))
+    parts = ["<h2>Information loss</h2>"]
+    for measure in measures:
+        shown = [item for item in items if measure in item.utility]
+        parts += [f"<h3>{_e(measure)}</h3>", _figures_table(shown, "utility", measure)]
+    return parts
+
+
+def _recipes(evaluation: Evaluation) -> list[str]:
+    with_recipe = [item for item in evaluation.releases if item.recipe is not None]
+    if not with_recipe:
+        return []
+    parts = ["<h2>Recipes</h2>"]
+    for item in with_recipe:
+        text = json.dumps(item.recipe, indent=2, ensure_ascii=False, default=str)
+        parts.append(f"<h3>{_e(item.name)}</h3><pre>{_e(text)}</pre>")
+    return parts
+
+
+def _skipped(evaluation: Evaluation) -> list[str]:
+    skipped = evaluation.original.skipped
+    if not skipped:
+        return []
+    rows = [[name, why] for name, why in skipped.items()]
+    return ["<h2>Not measured</h2>", _table(["measure", "why"], rows)]
+
+
+__all__ = ["flatten", "render_report", "write_report"]
