@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_local.py
 	$(BIN)/python benchmarks/bench_slicing.py
 	$(BIN)/python benchmarks/bench_qs.py
+	$(BIN)/python benchmarks/bench_evaluation.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
