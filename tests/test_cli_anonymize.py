@@ -6,20 +6,15 @@ and parameters validated up front."""
 from __future__ import annotations
 
 import json
-import math
 import re
-import types
-import typing
 from pathlib import Path
-from typing import Annotated, Literal
 
-import annotated_types
 import polars as pl
 import pytest
 import typer.main
-from pydantic import Strict
 from typer.testing import CliRunner
 
+from param_values import bad_values
 from sdckit.anonymize import METHODS
 from sdckit.anonymize.recoding import full_domain_generalization
 from sdckit.cli import app
@@ -697,50 +692,6 @@ VALID_PARAMS = {
     "overlapping-slicing": {},
     "quasi-sensitive": {"knowledge": "knowledge.csv", "l": 2},
 }
-
-
-def _unwrap(annotation):
-    """The base type of an annotation without Optional and Annotated, and the metadata met on the way."""
-    metadata: list = []
-    while True:
-        if typing.get_origin(annotation) is Annotated:
-            annotation, *more = typing.get_args(annotation)
-            metadata += more
-        elif typing.get_origin(annotation) in (typing.Union, types.UnionType):
-            annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
-        else:
-            return annotation, metadata
-
-
-def bad_values(field) -> list:
-    """Values the field's type and bounds refuse: nonsense for choices and flags, NaN and infinity for
-    real numbers, fractions for whole numbers, values beyond every bound, and wrong types."""
-    base, inner = _unwrap(field.annotation)
-    metadata = [*field.metadata, *inner]
-    metadata += [m for item in list(metadata) for m in getattr(item, "metadata", [])]  # nested FieldInfo
-    if typing.get_origin(base) is Literal:
-        return ["nonsense", 1]
-    if base is bool:
-        return ["nonsense"]
-    if base in (int, float):
-        values: list = [math.nan, math.inf, "abc"] if base is float else [2.5, "abc"]
-        if base is int and any(isinstance(m, Strict) and m.strict for m in metadata):
-            values.append(True)  # a whole number: True is not read as 1
-        for m in metadata:
-            if isinstance(m, annotated_types.Ge):
-                values.append(m.ge - 1)
-            if isinstance(m, annotated_types.Gt):
-                values.append(m.gt)
-            if isinstance(m, annotated_types.Le):
-                values.append(m.le + 1)
-            if isinstance(m, annotated_types.Lt):
-                values.append(m.lt)
-        return values
-    if base is str:
-        return [5, *([""] if any(isinstance(m, annotated_types.MinLen) for m in metadata) else [])]
-    if base is Path or typing.get_origin(base) is list:
-        return [5]
-    raise AssertionError(f"no bad value known for {base!r}: add one to bad_values")
 
 
 BAD_PARAMS = [

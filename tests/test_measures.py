@@ -1,0 +1,114 @@
+"""What every registered measure (``sdckit risk <measure>``, ``sdckit utility <measure>``) shares:
+a command with exactly its own options, parameters that refuse bad values naming the option, an
+option of another measure named as such, and a summary that is plain JSON."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from param_values import bad_values
+from sdckit.cli import app
+from sdckit.cli._measures import measure_options
+from sdckit.errors import ConfigError
+from sdckit.measures import RISK_MEASURES, UTILITY_MEASURES, measure_spec, run_measure
+from sdckit.params import option_name
+
+runner = CliRunner()
+SPECS = [*RISK_MEASURES, *UTILITY_MEASURES]
+IDS = [f"{spec.group}-{spec.name}" for spec in SPECS]
+
+#: Parameters that make each measure's object valid when its defaults alone are not.
+VALID_PARAMS: dict[str, dict] = {}
+
+
+def valid(spec) -> dict:
+    return VALID_PARAMS.get(spec.name, {})
+
+
+def test_both_groups_have_measures():
+    assert "combined" in RISK_MEASURES
+    assert len(SPECS) >= 2
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_defaults_are_valid_and_each_field_refuses_bad_values(spec):
+    spec.params.parse(valid(spec), method=spec.name)
+    fields = spec.params.model_fields
+    for name, field in fields.items():
+        for value in bad_values(field):
+            with pytest.raises(ConfigError) as raised:
+                spec.params.parse(
+                    {**valid(spec), name: value},
+                    spell=lambda field_name: option_name(field_name, fields.get(field_name)),
+                    method=spec.name,
+                )
+            option = option_name(name, field)
+            assert any(p.startswith(option) for p in str(raised.value).split("; ")), (
+                name,
+                value,
+                raised.value,
+            )
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_the_command_takes_exactly_its_own_and_the_shared_options(spec):
+    command = typer.main.get_command(app).commands[spec.group].commands[spec.name]
+    declared = {o for parameter in command.params for o in parameter.opts if o.startswith("-")}
+    shared = {"--config", "-c", "--summary", "--quiet", "-q"}
+    if spec.records is not None:
+        shared |= {"--output", "-o"}
+    if not spec.compares:
+        shared.add("--release")
+    aliases = {
+        alias
+        for field in spec.params.model_fields.values()
+        for alias in (field.json_schema_extra or {}).get("aliases", [])
+        if isinstance(field.json_schema_extra, dict)
+    }
+    assert declared == set(measure_options(spec)) | shared | aliases
+    arguments = [p.name for p in command.params if not p.opts[0].startswith("-")]
+    assert arguments == (["original", "released"] if spec.compares else ["data"])
+
+
+@pytest.mark.parametrize("group", ["risk", "utility"])
+def test_an_option_of_another_measure_is_named_as_such(group, tmp_path):
+    registry = RISK_MEASURES if group == "risk" else UTILITY_MEASURES
+    specs = list(registry)
+    pairs = [
+        (spec, option, other)
+        for spec in specs
+        for other in specs
+        if other is not spec
+        for option in measure_options(other)
+        if option not in measure_options(spec)
+    ]
+    if not pairs:
+        pytest.skip(f"the {group} group has one measure: no foreign option to try")
+    spec, option, other = pairs[0]
+    files = ["a.csv", "b.csv"] if spec.compares else ["a.csv"]
+    result = runner.invoke(app, [group, spec.name, *files, "-c", "c.yaml", option, "1"])
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert re.search(
+        rf"{re.escape(option)} is not an option of {spec.name}; it is an option of .*{other.name}", text
+    )
+
+
+def test_run_measure_checks_what_it_is_given():
+    from sdckit.config import parse_config
+
+    table = parse_config({"attributes": {"a": {"role": "quasi-identifier", "public": 0.5}}}).read(
+        __import__("polars").DataFrame({"a": ["x", "y", "y"]})
+    )
+    with pytest.raises(ConfigError, match="takes one table, got 2 tables"):
+        run_measure("combined", table, table)
+    with pytest.raises(ConfigError, match="unknown risk measure 'combnied'.*did you mean combined"):
+        measure_spec("combnied")
+    with pytest.raises(ConfigError, match="thresholdx is not a parameter of combined"):
+        run_measure("combined", table, params={"thresholdx": 1})
+    result = run_measure("combined", table, params={"threshold": 0.5})
+    assert result.n_records == 3
