@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_slicing.py
 	$(BIN)/python benchmarks/bench_qs.py
 	$(BIN)/python benchmarks/bench_evaluation.py
+	$(BIN)/python benchmarks/bench_masking.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
