@@ -310,7 +310,7 @@ def test_the_readme_stays_an_overview():
 
 def options_table(spec) -> str:
     """The Markdown table of a method's options, from its parameters object."""
-    from sdckit.cli.anonymize import _unwrap
+    from sdckit.cli._options import _unwrap
     from sdckit.params import option_name
 
     rows = ["| option | value | default | meaning |", "| --- | --- | --- | --- |"]
