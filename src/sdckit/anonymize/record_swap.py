@@ -317,8 +317,10 @@ def record_swap(
     -------
     Release
         Identifiers dropped, rows in the original order; ``search`` holds the figures (per level: the
-        households at risk, swapped and left; the swap rate achieved) and ``search["partner"]`` the
-        partner household number of every household (-1 unswapped).
+        households at risk, those moved to another area of that level and those left; the swap rate
+        achieved) and, per household number (``search["household_codes"]`` of every record),
+        ``partner`` (-1 unswapped), ``swap_level`` and ``level`` (the level it is at risk at, or the
+        number of levels).
     """
     hierarchy = list(hierarchy)
     household = household_attribute(table, household)
@@ -420,13 +422,22 @@ def record_swap(
     released = released.drop(identifiers)
 
     swapped = partner >= 0
+    # An at-risk household is protected when it moved to another area of its level (a household that
+    # found no donor may still serve as a donor at a finer level, and move inside its area).
+    households = np.arange(n_households)
+    mate = np.where(swapped, partner, households)
+    crossed = np.zeros(n_households, dtype=bool)
+    risky_all = level < n_hier
+    crossed[risky_all] = (
+        geo[level[risky_all], households[risky_all]] != geo[level[risky_all], mate[risky_all]]
+    )
     per_level = {}
     for h, name in enumerate(hierarchy):
         risky = level == h
         per_level[name] = {
             "at_risk": int(risky.sum()),
-            "swapped": int((risky & swapped).sum()),
-            "left": int((risky & ~swapped).sum()),
+            "swapped": int((risky & crossed).sum()),
+            "left": int((risky & ~crossed).sum()),
             "pairs": int((initiator & (swap_level == h)).sum()),
         }
     figures = {
@@ -439,7 +450,7 @@ def record_swap(
         "records_swapped": int(swapped_records.sum()),
         "swap_rate_achieved": float(swapped.sum() / n_households) if n_households else 0.0,
         "risky_households": int((level < n_hier).sum()),
-        "risky_households_left": int(((level < n_hier) & ~swapped).sum()),
+        "risky_households_left": int((risky_all & ~crossed).sum()),
         "no_donor": int(failed.sum()),
         "topped_up_pairs": int(topped_up),
         "levels": per_level,
@@ -461,7 +472,13 @@ def record_swap(
         suppressed_records=np.zeros(n, dtype=bool),
         classes=np.full(n, -1, dtype=np.int64),
         seed=seed,
-        search={**figures, "partner": partner, "household_codes": codes, "level": level},
+        search={
+            **figures,
+            "partner": partner,
+            "swap_level": swap_level,
+            "household_codes": codes,
+            "level": level,
+        },
     )
 
 
