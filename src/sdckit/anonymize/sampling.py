@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
+import numba
 import numpy as np
 import polars as pl
 from pydantic import BeforeValidator, Field
@@ -48,6 +49,20 @@ def _without_identifiers(table: Table, frame: pl.DataFrame) -> Table:
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
     return Table(frame.drop(identifiers), schema, source=table.source, weights=table.weights)
+
+
+@numba.njit(cache=True)
+def _first_of_each_stratum(permutation: np.ndarray, keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Records visited in a uniformly random order: the first ``wanted[s]`` of every stratum ``s``
+    are kept, a uniform sample without replacement of each stratum in one pass."""
+    kept = np.zeros(len(keys), dtype=np.bool_)
+    taken = np.zeros(len(wanted), dtype=np.int64)
+    for i in permutation:
+        stratum = keys[i]
+        if taken[stratum] < wanted[stratum]:
+            kept[i] = True
+            taken[stratum] += 1
+    return kept
 
 
 def sample(table: Table, fraction: float, *, strata: list[str] | None = None, seed: int = 0) -> Release:
@@ -77,11 +92,11 @@ def sample(table: Table, fraction: float, *, strata: list[str] | None = None, se
     wanted = np.maximum(1, np.floor(fraction * sizes + 0.5).astype(np.int64))
     wanted = np.minimum(wanted, sizes)
     rng = np.random.default_rng(seed)
-    order = np.lexsort((rng.random(n), keys))
-    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n) - starts[keys[order]]
-    kept = rank < wanted[keys]
+    if len(sizes) == 1:
+        kept = np.zeros(n, dtype=bool)
+        kept[rng.permutation(n)[: wanted[0]]] = True
+    else:
+        kept = _first_of_each_stratum(rng.permutation(n), keys, wanted)
     frame = table.data
     realized = wanted / sizes
     if table.weights is not None:
