@@ -337,6 +337,8 @@ def record_swap(
     if k_anonymity < 0:
         raise ConfigError(f"k_anonymity must be at least 0, got {k_anonymity}")
     n = table.n_records
+    if n == 0:
+        raise InputError(f"{location(table.source)}the data has no records to swap")
     rng = np.random.default_rng(seed)
     codes, first, sizes = _households(table, household)
     n_households = len(sizes)
