@@ -377,3 +377,42 @@ def test_a_household_left_at_risk_is_a_violation_unless_allowed(tmp_path):
     assert not (tmp_path / "out.csv").exists()
     allowed = runner.invoke(app, [*base, "-o", str(tmp_path / "out.csv"), *options, "--allow-violations"])
     assert allowed.exit_code == 3 and (tmp_path / "out.csv").exists()
+
+
+def test_donors_are_drawn_with_probability_proportional_to_their_risk():
+    """Region A holds the only Y (at risk); region B's ten single-person households are donors:
+    two Q (count 2, risk 1/2) and eight X (count 8, risk 1/8). The donor order is a weighted sample
+    (Efraimidis and Spirakis): P(a Q donor) = 2 * 1/2 / (2 * 1/2 + 8 * 1/8) = 1/2, not 2/10."""
+    nationality = ["Y", "X", "X", "X", "X", "X"] + ["Q", "Q"] + ["X"] * 8
+    frame = pl.DataFrame(
+        {
+            "hid": list(range(16)),
+            "region": ["A"] * 6 + ["B"] * 10,
+            "nationality": nationality,
+        }
+    )
+    table = Table(frame, Schema.infer(frame, [Attribute("hid", role=Role.HOUSEHOLD, kind=Kind.NUMERIC)]))
+    picks = []
+    for seed in range(400):
+        release = record_swap(
+            table, ["region"], risk_variables=["nationality"], swap_rate=0, k_anonymity=2, seed=seed
+        )
+        assert release.search["pairs"] == 1 and release.search["risky_households_left"] == 0
+        donor = int(release.search["partner"][0])  # household codes follow the sorted ids
+        picks.append(nationality[donor] == "Q")
+    assert 0.42 < np.mean(picks) < 0.58  # sd 0.025 around 1/2; uniform would give 0.2
+
+
+def test_the_swaps_are_spread_over_the_finest_areas_in_proportion_to_their_households():
+    from sdckit.anonymize.record_swap import _distribute
+
+    rng = np.random.default_rng(0)
+    counts = np.array([10.0, 30.0, 60.0, 0.0])
+    assert _distribute(counts, 10, rng).tolist() == [1, 3, 6, 0]
+    totals = np.zeros(4)
+    for _ in range(2000):
+        draws = _distribute(counts, 7, rng)
+        assert draws.sum() == 7 and draws[3] == 0
+        assert np.all(draws >= np.floor(counts / 100 * 7)) and np.all(draws <= np.ceil(counts / 100 * 7))
+        totals += draws
+    assert totals / 2000 == pytest.approx(counts / 100 * 7, abs=0.05)
