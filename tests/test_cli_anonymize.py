@@ -691,6 +691,10 @@ VALID_PARAMS = {
     "slicing": {},
     "overlapping-slicing": {},
     "quasi-sensitive": {"knowledge": "knowledge.csv", "l": 2},
+    "record-swap": {"hierarchy": ["region", "district"]},
+    "sample": {"fraction": 0.5},
+    "recode": {"mapping": "mapping.csv"},
+    "pseudonymize": {"key_env": "SDCKIT_KEY"},
 }
 
 

@@ -47,6 +47,19 @@ QS_KNOWLEDGE = (
     "label,items\nFlu,Coughing;Headache;Sore Throat\nHepatitis B,Loss of appetite;Vomiting;Dark urine\n"
 )
 
+CENSUS_DATA = "pid,hid,region,district,hsize,nationality\n" + "".join(
+    f"p{h}-{m},{h},{'AB'[h // 2 % 2]},{'AB'[h // 2 % 2]}{h % 3},{1 + h % 2},{'XY'[h == 5 and m == 0]}\n"
+    for h in range(24)
+    for m in range(1 + h % 2)
+)
+CENSUS_CONFIG = """attributes:
+  pid:         {role: identifier}
+  hid:         {role: household}
+  nationality: {role: quasi-identifier}
+"""
+RECODE_MAPPING = "attribute,from,to\nDisease,flu,respiratory\nDisease,bronchitis,respiratory\n"
+PSEUDONYM_KEY = "a-key-for-the-recipe-test-0123456789"
+
 # method -> (data, config, options) of a run that satisfies what it asks
 RUNS = {
     "generalize": (DATA, CONFIG, ["-k", "3", "--suppression-limit", "0.1"]),
@@ -57,6 +70,14 @@ RUNS = {
     "slicing": (SLICING_DATA, SLICING_CONFIG, ["-l", "2", "--n-columns", "2", "--seed", "5"]),
     "overlapping-slicing": (SLICING_DATA, SLICING_CONFIG, ["-l", "2", "--seed", "7"]),
     "quasi-sensitive": (QS_DATA, QS_CONFIG, ["-k", "2", "-l", "2", "--node-limit", "1000"]),
+    "record-swap": (
+        CENSUS_DATA,
+        CENSUS_CONFIG,
+        ["--hierarchy", "region,district", "--similarity", "hsize", "--swap-rate", "0.2", "--seed", "3"],
+    ),
+    "sample": (SLICING_DATA, SLICING_CONFIG, ["--fraction", "0.3", "--strata", "Sex", "--seed", "2"]),
+    "recode": (DATA, CONFIG, []),
+    "pseudonymize": (CENSUS_DATA, CENSUS_CONFIG, ["--seed", "4"]),
 }
 
 
@@ -71,6 +92,12 @@ def write_inputs(directory: Path, method: str) -> tuple[Path, Path, list[str]]:
     if method == "quasi-sensitive":
         (directory / "knowledge.csv").write_text(QS_KNOWLEDGE)
         options = [*options, "--knowledge", str(directory / "knowledge.csv")]
+    if method == "recode":
+        (directory / "mapping.csv").write_text(RECODE_MAPPING)
+        options = [*options, "--mapping", str(directory / "mapping.csv")]
+    if method == "pseudonymize":
+        (directory / "key.txt").write_text(PSEUDONYM_KEY)
+        options = [*options, "--key-file", str(directory / "key.txt")]
     return directory / "data.csv", directory / "config.yaml", options
 
 

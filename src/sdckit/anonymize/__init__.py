@@ -10,9 +10,14 @@ import sdckit.anonymize.mondrian  # noqa: F401, I001
 import sdckit.anonymize.suppression  # noqa: F401, I001
 import sdckit.anonymize.slicing  # noqa: F401, I001
 import sdckit.anonymize.quasi_sensitive  # noqa: F401, I001
+import sdckit.anonymize.record_swap  # noqa: F401, I001
+import sdckit.anonymize.sampling  # noqa: F401, I001
+import sdckit.anonymize.pseudonyms  # noqa: F401, I001
 from sdckit.anonymize.base import METHODS, Context, MethodSpec, run_method
 from sdckit.anonymize.mondrian import MondrianParams, mondrian
+from sdckit.anonymize.pseudonyms import PseudonymizeParams, pseudonymize
 from sdckit.anonymize.quasi_sensitive import QuasiSensitiveParams, quasi_sensitive_anonymize
+from sdckit.anonymize.record_swap import RecordSwapParams, record_swap
 from sdckit.anonymize.recoding import (
     GeneralizeParams,
     TopBottomCodingParams,
@@ -20,6 +25,7 @@ from sdckit.anonymize.recoding import (
     top_bottom_coding,
 )
 from sdckit.anonymize.release import Release
+from sdckit.anonymize.sampling import RecodeParams, SampleParams, recode, sample
 from sdckit.anonymize.slicing import OverlappingSlicingParams, SlicingParams, slice_table
 from sdckit.anonymize.suppression import (
     LocalSuppressionParams,
@@ -30,6 +36,14 @@ from sdckit.anonymize.suppression import (
 from sdckit.anonymize.transform import apply_transformation, export_mappings, transformation_of
 
 __all__ = [
+    "sample",
+    "record_swap",
+    "recode",
+    "pseudonymize",
+    "SampleParams",
+    "RecordSwapParams",
+    "RecodeParams",
+    "PseudonymizeParams",
     "METHODS",
     "Context",
     "GeneralizeParams",

@@ -35,6 +35,10 @@ the original release) and ``attributes`` (one entry per quasi-identifier), plus,
 ``"top-bottom-coding"``
     ``attributes[name]``: ``bottom``, ``top`` (thresholds, null when not used), ``bottom_value`` and
     ``top_value`` (what replaces a value below ``bottom`` / above ``top``). Every number is covered.
+``"recode"``
+    ``attributes[name]``: ``mapping`` (original value as text → released value as text). Values the
+    mapping does not list pass through unchanged (as the method releases them), so every value is
+    covered.
 ``"mondrian"`` (strict mode only)
     ``boxes`` (their number) and ``tree``, the cut tree as a list of nodes (node 0 is the whole
     domain): ``{"box": b}`` for a leaf; ``{"attribute": a, "at": m, "children": [left, right]}`` for a
@@ -99,6 +103,7 @@ in a class it does not belong to.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -122,7 +127,7 @@ FORMAT = 2
 # format 1 transformations of generalized Mondrian releases lack it and are refused.
 READABLE_FORMATS = (1, 2)
 UNKNOWN = ("error", "suppress")
-METHODS = ("generalize", "top-bottom-coding", "mondrian")
+METHODS = ("generalize", "top-bottom-coding", "mondrian", "recode")
 _SHOWN = 5
 
 # Why the releases of the other methods cannot be re-applied record by record.
@@ -135,6 +140,12 @@ _NOT_REAPPLICABLE = {
     "slicing": "its buckets group and permute records together, so a record's release depends on others",
     "overlapping-slicing": (
         "its buckets group and permute records together, so a record's release depends on others"
+    ),
+    "record-swap": "which households it swaps depends on their risk and on donors in the whole data",
+    "sample": "which records it keeps is a random draw over the whole data, not a rule per record",
+    "pseudonymize": (
+        "its random ids and household numbers are drawn over the whole data (run it again with the "
+        "same key instead)"
     ),
     "quasi-sensitive": (
         "what it releases for a record depends on the other records of its group, not only on the "
@@ -184,10 +195,17 @@ def transformation_of(release: Release) -> dict[str, Any]:
         body = _top_bottom_transformation(release)
     elif method == "mondrian":
         body = _mondrian_transformation(release)
+    elif method == "recode":
+        body = {
+            "attributes": {
+                name: {"mapping": dict(mapping)} for name, mapping in release.parameters["mapping"].items()
+            }
+        }
     else:
         reason = _NOT_REAPPLICABLE.get(
             method,
-            "only full-domain generalization, top and bottom coding and strict Mondrian can be",
+            "only full-domain generalization, top and bottom coding, global recoding and strict Mondrian "
+            "can be",
         )
         raise ConfigError(f"a {method} release cannot be re-applied to other data: {reason}")
     kept = set(release.table.data.columns)
@@ -496,6 +514,8 @@ def apply_transformation(
             return _apply_generalize(table, transformation, names, unknown)
         if method == "top-bottom-coding":
             return _apply_top_bottom(table, transformation, names)
+        if method == "recode":
+            return _apply_recode(table, transformation, names)
         return _apply_mondrian(table, transformation, names, unknown)
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise ConfigError(f"malformed {method} transformation: {type(error).__name__}: {error}") from None
@@ -739,6 +759,24 @@ def _apply_top_bottom(table: Table, transformation: Mapping[str, Any], names: li
     bottom, top = spec["bottom"], spec["top"]
     bottom_value, top_value = spec["bottom_value"], spec["top_value"]
     return top_bottom_release(table, attribute, bottom, top, bottom_value, top_value, applied=True)
+
+
+def _apply_recode(table: Table, transformation: Mapping[str, Any], names: list[str]) -> Release:
+    from sdckit.anonymize.sampling import recode
+
+    mapping = {}
+    for name in names:
+        values = transformation["attributes"][name]["mapping"]
+        if not isinstance(values, Mapping):
+            raise ConfigError(f"malformed transformation: the mapping of '{name}' must be a mapping")
+        mapping[name] = {str(source): str(target) for source, target in values.items()}
+    release = recode(table, mapping)
+    dropped = [name for name in _dropped(table, transformation) if name in release.table.data.columns]
+    return dataclasses.replace(
+        release,
+        table=_released_table(release.table, [], dropped),
+        parameters={**release.parameters, "applied": True},
+    )
 
 
 def _category_values(column: pl.Series) -> pl.Series:
@@ -1083,6 +1121,8 @@ def export_mappings(transformation: Mapping[str, Any], directory: str | Path) ->
       generalized combination (records with it are released as ``*``).
     * top and bottom coding: ``ATTRIBUTE.csv`` with ``original,released``: ``<bottom`` →
       ``bottom_value``, ``>top`` → ``top_value``, and the range in between → ``unchanged``.
+    * global recoding: ``ATTRIBUTE.csv`` with ``original,released``, one row per listed value (other
+      values are released unchanged).
     * Mondrian: ``ATTRIBUTE.csv`` with ``box,original,released`` (a value is released differently in
       different boxes): per box, the original values its generalized label covers, so that every row
       is a true statement: the label's interval (numbers, as ``[low, high]``, or the single value),
@@ -1127,6 +1167,14 @@ def export_mappings(transformation: Mapping[str, Any], directory: str | Path) ->
     elif method == "top-bottom-coding":
         for name in names:
             frames.append((file_names[name], _top_bottom_rows(attributes[name])))
+    elif method == "recode":
+        for name in names:
+            mapping = attributes[name]["mapping"]
+            frame = pl.DataFrame(
+                {"original": [str(v) for v in mapping], "released": [str(v) for v in mapping.values()]},
+                schema={"original": pl.String, "released": pl.String},
+            )
+            frames.append((file_names[name], frame))
     else:
         regions = {}
         for name in names:
