@@ -171,10 +171,34 @@ def test_distance_linkage_matches_brute_force(seed: int, covering: bool) -> None
     assert d.nearest.tolist() == nearest.tolist()
     np.testing.assert_allclose(d.credit, credit)
     assert d.rank.tolist() == rank.tolist()
-    if not covering:
-        assert d.kd_tree_records == n  # points only: every record searched in the KD-tree
-    else:
-        assert 0 < d.kd_tree_records < n  # wildcard rows in the tree, ranges and sets scanned
+    assert d.kd_tree_records == 0  # categorical attributes: the cell search
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kd_tree_linkage_of_numeric_points_and_wildcards_matches_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 80
+    x = rng.integers(0, 6, n)  # few values: many ties
+    y = rng.integers(0, 4, n)
+    rx, ry = x + rng.integers(-1, 2, n), y.copy()
+    x_text = [str(v) for v in rx]
+    y_text = [str(v) for v in ry]
+    x_lo, x_hi, y_lo, y_hi = rx.astype(float), rx.astype(float), ry.astype(float), ry.astype(float)
+    for i in range(0, n, 7):  # a wildcard in one attribute, or in both
+        x_text[i], x_lo[i], x_hi[i] = "*", -np.inf, np.inf
+        if i % 2:
+            y_text[i], y_lo[i], y_hi[i] = "*", -np.inf, np.inf
+    config = {"attributes": {"x": MIXED["attributes"]["x"], "y": MIXED["attributes"]["y"]}}
+    o, r = tables(config, {"x": x, "y": y}, {"x": x_text, "y": y_text})
+    d = record_linkage(o, r, LinkageParams(method="distance")).distance
+    oracle_frame = pl.DataFrame({"x_lo": x_lo, "x_hi": x_hi, "y_lo": y_lo, "y_hi": y_hi})
+    nearest, tied, credit, rank, true = _oracle(pl.DataFrame({"x": x, "y": y}), oracle_frame, ["x", "y"], [])
+    assert d.kd_tree_records == n
+    np.testing.assert_allclose(d.distance, true, atol=1e-9)
+    assert d.tied.tolist() == tied.tolist()
+    assert d.nearest.tolist() == nearest.tolist()
+    np.testing.assert_allclose(d.credit, credit)
+    assert d.rank.tolist() == rank.tolist()
 
 
 # Covering values --------------------------------------------------------------------------------
