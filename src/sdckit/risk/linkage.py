@@ -160,17 +160,6 @@ class CategoricalAttribute:
             result[partial] = self.set_keys[found] == keys if len(self.set_keys) else False
         return result
 
-    def cover_matrix(self) -> np.ndarray:
-        """Dense ``(n_labels, n_categories)`` bool matrix of what each label covers."""
-        n_labels = len(self.kind)
-        matrix = np.zeros((n_labels, self.n_categories), dtype=np.bool_)
-        matrix[self.kind == ALL] = True
-        points = np.flatnonzero(self.kind == POINT)
-        matrix[points, self.point[points]] = True
-        if len(self.set_keys):
-            matrix[self.set_keys // self.n_categories, self.set_keys % self.n_categories] = True
-        return matrix
-
     @property
     def is_point(self) -> np.ndarray:
         return self.kind[self.labels] == POINT
@@ -181,6 +170,67 @@ class CategoricalAttribute:
 
 
 Encoded = NumericAttribute | CategoricalAttribute
+
+
+@dataclass(frozen=True)
+class Covers:
+    """What the released labels of several categorical attributes cover, flattened for compiled
+    code: label ``l`` of attribute ``a`` is entry ``label_offset[a] + l`` of ``kind`` and ``point``;
+    its set keys lie in ``set_keys[set_ptr[a]:set_ptr[a + 1]]`` (sorted, ``l * width[a] + code``).
+    Never a dense labels × categories matrix."""
+
+    label_offset: np.ndarray
+    kind: np.ndarray
+    point: np.ndarray
+    set_keys: np.ndarray
+    set_ptr: np.ndarray
+    width: np.ndarray
+
+    @classmethod
+    def of(cls, attributes: Sequence[CategoricalAttribute]) -> Covers:
+        sizes = [len(a.kind) for a in attributes]
+        keys = [a.set_keys for a in attributes]
+        return cls(
+            label_offset=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+            if attributes
+            else np.zeros(0, dtype=np.int64),
+            kind=np.concatenate([a.kind for a in attributes]) if attributes else np.zeros(1, dtype=np.int8),
+            point=np.concatenate([a.point for a in attributes])
+            if attributes
+            else np.zeros(1, dtype=np.int32),
+            set_keys=np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64),
+            set_ptr=np.concatenate([[0], np.cumsum([len(k) for k in keys])]).astype(np.int64),
+            width=np.array([a.n_categories for a in attributes], dtype=np.int64),
+        )
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return self.label_offset, self.kind, self.point, self.set_keys, self.set_ptr, self.width
+
+
+@njit(cache=True, inline="always")
+def _agree(a, label, code, label_offset, kind, point, set_keys, set_ptr, width):  # pragma: no cover
+    """Whether label ``label`` of categorical attribute ``a`` covers original code ``code``."""
+    entry = label_offset[a] + label
+    k = kind[entry]
+    if k == 0:
+        return point[entry] == code
+    if k == 1:
+        return True
+    if k == 2:
+        return _in_set(label * width[a] + code, set_keys, set_ptr[a], set_ptr[a + 1])
+    return False
+
+
+@njit(cache=True)
+def _in_set(key, keys, low, high):  # pragma: no cover - compiled
+    """Binary search of ``key`` in the sorted ``keys[low:high]``."""
+    while low < high:
+        middle = (low + high) // 2
+        if keys[middle] < key:
+            low = middle + 1
+        else:
+            high = middle
+    return low < len(keys) and keys[low] == key
 
 
 def compared_attributes(original: Table, release: Table, names: str | None) -> list[str]:
@@ -620,12 +670,7 @@ def _cell_search(
     Distinct released rows are searched once. Yields, per block of released categorical
     combinations, the nearest distance, tie count, first nearest original and count strictly
     closer than the true source of the released records it covers, and their positions in ``rows``."""
-    covers = [attribute.cover_matrix() for attribute in categorical]
-    widths = np.array([c.shape[1] for c in covers], dtype=np.int64)
-    offsets = np.zeros(len(covers), dtype=np.int64)
-    if covers:
-        offsets[1:] = np.cumsum([c.size for c in covers])[:-1]
-    flat = np.concatenate([c.ravel() for c in covers]) if covers else np.zeros(1, dtype=np.bool_)
+    covers = Covers.of(categorical).arrays()
     n = len(orig_num)
     # Cells of the originals, members in row order.
     cells = group_records(pl.DataFrame(orig_cat), [f"column_{a}" for a in range(orig_cat.shape[1])])
@@ -677,9 +722,7 @@ def _cell_search(
             combo_ptr[start : stop + 1] - first_row,
             row_lo[first_row:last_row],
             row_hi[first_row:last_row],
-            flat,
-            offsets,
-            widths,
+            *covers,
             record_ptr[first_row : last_row + 1] - first_record,
             thresholds[first_record:last_record],
             TIE_TOLERANCE,
@@ -703,9 +746,12 @@ def _cell_kernel(
     combo_ptr,
     row_lo,
     row_hi,
-    cover,
-    offsets,
-    widths,
+    label_offset,
+    kind,
+    point,
+    set_keys,
+    set_ptr,
+    width,
     record_ptr,
     thresholds,
     tol,
@@ -726,7 +772,9 @@ def _cell_kernel(
         for g in range(n_cells):
             h = 0
             for a in range(n_cat):
-                if not cover[offsets[a] + combo_cat[c, a] * widths[a] + cell_cat[g, a]]:
+                if not _agree(
+                    a, combo_cat[c, a], cell_cat[g, a], label_offset, kind, point, set_keys, set_ptr, width
+                ):
                     h += 1
             mismatches[g] = h
             starts[h + 1] += 1
@@ -984,19 +1032,17 @@ def candidate_pairs(
             original_rows = np.tile(np.arange(n, dtype=np.int64), stop - start)
             yield release_rows, original_rows
         return
-    original_keys = {}
-    release_keys = {}
+    originals = pl.DataFrame({"original": np.arange(n, dtype=np.int64)})
+    releases = pl.DataFrame({"release": np.arange(n, dtype=np.int64)})
     for name in blocking:
-        codes, covered = _block_codes(encoded[name])
-        original_keys[name] = codes
-        release_keys[name] = covered
-    originals = pl.DataFrame({"original": np.arange(n, dtype=np.int64), **original_keys})
-    releases = pl.DataFrame({"release": np.arange(n, dtype=np.int64)}).with_columns(
-        pl.Series(name, release_keys[name]) for name in blocking
-    )
-    for name in blocking:
-        releases = releases.explode(name)
-    releases = releases.drop_nulls()
+        codes, labels, table_labels, table_codes = _block_codes(encoded[name])
+        originals = originals.with_columns(pl.Series(name, codes))
+        table = pl.DataFrame({"label": table_labels, name: table_codes})
+        releases = (
+            releases.with_columns(pl.Series("label", labels))
+            .join(table, on="label", how="inner")
+            .drop("label")
+        )
     sizes = originals.group_by(list(blocking)).len()
     total = int(releases.join(sizes, on=list(blocking), how="inner").get_column("len").sum() or 0)
     if total > max_pairs:
@@ -1011,31 +1057,76 @@ def candidate_pairs(
         yield part.get_column("release").to_numpy(), part.get_column("original").to_numpy()
 
 
-def _block_codes(attribute: Encoded) -> tuple[np.ndarray, list[list[int]]]:
-    """Original codes of a blocking attribute and, per released record, the codes it covers."""
+def _block_codes(attribute: Encoded) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Original codes of a blocking attribute, each released record's label, and the table of
+    (label, covered original code) pairs."""
     if isinstance(attribute, CategoricalAttribute):
         width = attribute.n_categories
-        per_label: list[list[int]] = []
-        for label in range(len(attribute.kind)):
-            kind = attribute.kind[label]
-            if kind == ALL:
-                per_label.append(list(range(width)))
-            elif kind == POINT:
-                per_label.append([int(attribute.point[label])])
-            elif kind == SET:
-                keys = attribute.set_keys[attribute.set_keys // width == label]
-                per_label.append((keys % width).tolist())
-            else:
-                per_label.append([])
-        return attribute.original.astype(np.int64), [per_label[label] for label in attribute.labels.tolist()]
+        point = np.flatnonzero(attribute.kind == POINT)
+        every = np.flatnonzero(attribute.kind == ALL)
+        table_labels = np.concatenate([point, np.repeat(every, width), attribute.set_keys // width]).astype(
+            np.int64
+        )
+        table_codes = np.concatenate(
+            [attribute.point[point], np.tile(np.arange(width), len(every)), attribute.set_keys % width]
+        ).astype(np.int64)
+        return (
+            attribute.original.astype(np.int64),
+            attribute.labels.astype(np.int64),
+            table_labels,
+            table_codes,
+        )
     distinct, codes = np.unique(attribute.original, return_inverse=True)
     lo, hi = attribute.lo, attribute.hi
     first = np.where(attribute.lo_open, np.searchsorted(distinct, lo, "right"), np.searchsorted(distinct, lo))
     last = np.where(attribute.hi_open, np.searchsorted(distinct, hi), np.searchsorted(distinct, hi, "right"))
-    cache: dict[tuple[int, int], list[int]] = {}
-    spans = zip(first.tolist(), last.tolist(), strict=True)
-    covered = [cache.setdefault((a, b), list(range(a, b))) for a, b in spans]
-    return codes.astype(np.int64), covered
+    spans, labels = np.unique(np.stack([first, last], axis=1), axis=0, return_inverse=True)
+    lengths = np.maximum(spans[:, 1] - spans[:, 0], 0)
+    table_labels = np.repeat(np.arange(len(spans), dtype=np.int64), lengths)
+    starts = np.repeat(spans[:, 0] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    table_codes = (np.arange(int(lengths.sum()), dtype=np.int64) + starts).astype(np.int64)
+    return codes.astype(np.int64), labels.reshape(-1).astype(np.int64), table_labels, table_codes
+
+
+@njit(cache=True)
+def _pattern_counts(
+    release_rows,
+    original_rows,
+    cat_bit,
+    rel_labels,
+    orig_codes,
+    label_offset,
+    kind,
+    point,
+    set_keys,
+    set_ptr,
+    width,
+    num_bit,
+    values,
+    lows,
+    highs,
+    low_open,
+    high_open,
+    counts,
+):  # pragma: no cover - compiled
+    """Count the agreement pattern of every pair (bit ``cat_bit[t]`` / ``num_bit[t]`` set when the
+    pair agrees on that attribute)."""
+    for p in range(len(release_rows)):
+        i = release_rows[p]
+        j = original_rows[p]
+        code = 0
+        for t in range(len(cat_bit)):
+            if _agree(
+                t, rel_labels[t, i], orig_codes[t, j], label_offset, kind, point, set_keys, set_ptr, width
+            ):
+                code |= 1 << cat_bit[t]
+        for t in range(len(num_bit)):
+            x = values[t, j]
+            above = x > lows[t, i] if low_open[t, i] else x >= lows[t, i]
+            below = x < highs[t, i] if high_open[t, i] else x <= highs[t, i]
+            if above and below:
+                code |= 1 << num_bit[t]
+        counts[code] += 1
 
 
 def fellegi_sunter(
@@ -1063,11 +1154,34 @@ def fellegi_sunter(
         raise ConfigError(f"Fellegi–Sunter compares at most {MAX_COMPARED} attributes, got {k}")
     bits = (1 << np.arange(k, dtype=np.int64)).astype(np.int64)
     counts = np.zeros(2**k, dtype=np.int64)
+    categorical = [a for a in compared if isinstance(a, CategoricalAttribute)]
+    numeric = [a for a in compared if isinstance(a, NumericAttribute)]
+    cat_bit = np.array([compared.index(a) for a in categorical], dtype=np.int64)
+    num_bit = np.array([compared.index(a) for a in numeric], dtype=np.int64)
+    rel_labels = np.array([a.labels for a in categorical], dtype=np.int64).reshape(len(categorical), n)
+    orig_codes = np.array([a.original for a in categorical], dtype=np.int64).reshape(len(categorical), n)
+    values = np.array([a.original for a in numeric], dtype=np.float64).reshape(len(numeric), n)
+    lows = np.array([a.lo for a in numeric], dtype=np.float64).reshape(len(numeric), n)
+    highs = np.array([a.hi for a in numeric], dtype=np.float64).reshape(len(numeric), n)
+    low_open = np.array([a.lo_open for a in numeric], dtype=np.bool_).reshape(len(numeric), n)
+    high_open = np.array([a.hi_open for a in numeric], dtype=np.bool_).reshape(len(numeric), n)
+    covers = Covers.of(categorical).arrays()
     for release_rows, original_rows in candidate_pairs(by_name, blocking, n, max_pairs):
-        code = np.zeros(len(release_rows), dtype=np.int64)
-        for index, attribute in enumerate(compared):
-            code |= attribute.agrees(release_rows, original_rows).astype(np.int64) << index
-        counts += np.bincount(code, minlength=2**k)
+        _pattern_counts(
+            np.ascontiguousarray(release_rows, dtype=np.int64),
+            np.ascontiguousarray(original_rows, dtype=np.int64),
+            cat_bit,
+            rel_labels,
+            orig_codes,
+            *covers,
+            num_bit,
+            values,
+            lows,
+            highs,
+            low_open,
+            high_open,
+            counts,
+        )
     pairs = int(counts.sum())
     if pairs == 0:
         raise InputError(f"blocking on {', '.join(blocking)} leaves no candidate pair")
