@@ -586,3 +586,35 @@ def test_cli_distance_with_a_blocking_option_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "--blocking" in result.output
     assert not summary.exists()
+
+
+def test_blocking_on_ranges_and_wildcards_expands_to_every_covered_value() -> None:
+    original, release = _fs_data(seed=3, n=150)
+    ages = original["age"]
+    release["age"] = [
+        f"{a - 2}-{a + 2}" if i % 3 == 0 else (f"[{a}, {a + 5})" if i % 3 == 1 else str(a))
+        for i, a in enumerate(ages)
+    ]
+    release["region"] = ["*" if i % 4 == 0 else v for i, v in enumerate(original["region"])]
+    o, r = tables(FS, original, release)
+    fs = record_linkage(o, r, LinkageParams(method="probabilistic", blocking="age,region")).probabilistic
+
+    def age_covers(i: int, value: int) -> bool:
+        a = ages[i]
+        return a - 2 <= value <= a + 2 if i % 3 == 0 else (a <= value < a + 5 if i % 3 == 1 else value == a)
+
+    pairs = [
+        (i, j)
+        for i in range(150)
+        for j in range(150)
+        if age_covers(i, ages[j]) and (i % 4 == 0 or original["region"][j] == release["region"][i])
+    ]
+    assert fs.pairs == len(pairs)
+    names = ["sex", "job", "edu"]
+    codes: dict[tuple[int, ...], int] = {}
+    for i, j in pairs:
+        key = tuple(int(release[a][i] == original[a][j]) for a in names)
+        codes[key] = codes.get(key, 0) + 1
+    em = fellegi_sunter_em(np.array(list(codes)), np.array(list(codes.values())))
+    np.testing.assert_allclose(fs.m, em.m, rtol=1e-9)
+    assert fs.true_candidate.all()  # every record's own values are covered

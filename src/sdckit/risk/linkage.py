@@ -1039,7 +1039,7 @@ def candidate_pairs(
         originals = originals.with_columns(pl.Series(name, codes))
         table = pl.DataFrame({"label": table_labels, name: table_codes})
         releases = (
-            releases.with_columns(pl.Series("label", labels))
+            releases.with_columns(pl.Series("label", labels[releases.get_column("release").to_numpy()]))
             .join(table, on="label", how="inner")
             .drop("label")
         )
