@@ -338,8 +338,10 @@ def test_non_numeric_original_values_of_a_numeric_attribute_are_an_error() -> No
 
 
 def test_parameters_are_checked() -> None:
-    with pytest.raises(ConfigError, match="distance linkage takes no Fellegi–Sunter parameter: blocking"):
-        LinkageParams.parse({"method": "distance", "blocking": "a"})
+    with pytest.raises(
+        ConfigError, match="linkage takes no Fellegi–Sunter parameter with method distance: blocking"
+    ):
+        LinkageParams.parse({"method": "distance", "blocking": "a"}, method="linkage")
     original, release = tables(NUMERIC2, X, X)
     with pytest.raises(ConfigError, match="'c' is not a quasi-identifier"):
         record_linkage(original, release, LinkageParams(attributes="a,c"))
@@ -584,7 +586,7 @@ def test_cli_distance_with_a_blocking_option_exits_2(tmp_path: Path) -> None:
          "--blocking", "sex", "--summary", str(summary)],
     )  # fmt: skip
     assert result.exit_code == 2
-    assert "--blocking" in result.output
+    assert "takes no Fellegi–Sunter parameter with --method distance: --blocking" in result.output
     assert not summary.exists()
 
 

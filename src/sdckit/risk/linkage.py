@@ -1269,7 +1269,7 @@ class LinkageParams(MethodParams):
             ]
             if given:
                 raise ValueError(
-                    "distance linkage takes no Fellegi–Sunter parameter: "
+                    "takes no Fellegi–Sunter parameter with {method} distance: "
                     + ", ".join(f"{{{name}}}" for name in given)
                 )
         return self
