@@ -629,15 +629,39 @@ def _tree_search(
     missed = np.flatnonzero(distance[rows] > found + TIE_TOLERANCE)
     if missed.size:
         radius = np.nextafter(distance[rows[missed]] - TIE_TOLERANCE, 0)
-        inner[missed], _ = _ball_sums(tree, queries[missed], radius, weight, first_of)
+        inner[missed], _ = _ball_sums(tree, queries[missed], radius, weight, first_of, want_first=False)
     return found, counts, first, inner
 
 
 def _ball_sums(
-    tree: Any, queries: np.ndarray, radius: np.ndarray, weight: np.ndarray, first_of: np.ndarray
+    tree: Any,
+    queries: np.ndarray,
+    radius: np.ndarray,
+    weight: np.ndarray,
+    first_of: np.ndarray,
+    want_first: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per query: the records (weights) of the distinct points within ``radius`` and the first
     record among them (-1 if none)."""
+    if weight.max(initial=0) == 1:  # no repeated point: counts without the lists
+        totals = np.asarray(tree.query_ball_point(queries, radius, return_length=True), dtype=np.int64)
+        firsts = np.full(len(queries), -1, dtype=np.int64)
+        if not want_first:
+            return totals, firsts
+        one = np.flatnonzero(totals == 1)
+        if one.size:
+            _, nearest = tree.query(queries[one], k=1)
+            firsts[one] = first_of[nearest]
+        several = np.flatnonzero(totals > 1)
+        if several.size:
+            _, firsts[several] = _ball_sums_lists(tree, queries[several], radius[several], weight, first_of)
+        return totals, firsts
+    return _ball_sums_lists(tree, queries, radius, weight, first_of)
+
+
+def _ball_sums_lists(
+    tree: Any, queries: np.ndarray, radius: np.ndarray, weight: np.ndarray, first_of: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     lists = tree.query_ball_point(queries, radius)
     lengths = np.fromiter((len(members) for members in lists), dtype=np.int64, count=len(lists))
     members = np.fromiter((m for found in lists for m in found), dtype=np.int64, count=int(lengths.sum()))
