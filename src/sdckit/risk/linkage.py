@@ -21,7 +21,7 @@ Two linkage methods (``sdckit risk linkage ORIGINAL RELEASE --config C``):
   found (for the rank: the distance to the true source); inside a cell numeric distances (to a
   range: to its nearer bound) are computed member by member, in compiled code, once per distinct
   released row. No n × n matrix is ever held. (A KD-tree over categories one-hot coded and scaled
-  by 1/√2, which makes a mismatch add 1 to the squared distance, was measured 3-6 times slower than
+  by 1/√2, which makes a mismatch add 1 to the squared distance, was measured 3-7 times slower than
   brute force on Adult's 79 dimensions, so it is not used.)
 
 * **Fellegi–Sunter probabilistic linkage** (Fellegi & Sunter, 1969; EM estimation of m and u:
