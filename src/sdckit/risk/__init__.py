@@ -4,4 +4,5 @@ Importing this package registers every risk measure in :data:`sdckit.measures.RI
 the order the command line lists them.
 """
 
-import sdckit.risk.combined  # noqa: F401
+import sdckit.risk.combined  # noqa: F401, I001
+import sdckit.risk.linkage  # noqa: F401, I001
