@@ -27,6 +27,9 @@ from sdckit.table import Kind, Role, Table
 DEFAULT_RISK = ("reidentification", "linkage")
 DEFAULT_UTILITY = ("numeric", "tables", "propensity", "classifier")
 NUMERIC_KINDS = (Kind.NUMERIC,)
+#: Parameters ``evaluate`` gives a measure instead of its defaults: Fellegi–Sunter linkage needs a
+#: blocking chosen for the data (without one it compares every pair), so only distance linkage runs.
+EVALUATE_PARAMS: dict[str, dict[str, Any]] = {"linkage": {"method": "distance"}}
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,8 @@ def evaluate(
     without numeric attributes, is skipped and the reason reported; a named one must apply).
     ``risk_axis`` and ``loss_axis`` choose the measures whose headline figures make the R-U map;
     ``weight`` is λ of the combined score. ``config``: the :class:`~sdckit.config.Config` the tables
-    were read with (weights, missing values). Measures run with their default parameters.
+    were read with (weights, missing values). Measures run with their default parameters, but for
+    :data:`EVALUATE_PARAMS` (record linkage: distance-based only).
     """
     risk_names, risk_chosen = _names(risk, DEFAULT_RISK, "risk")
     utility_names, utility_chosen = _names(utility, DEFAULT_UTILITY, "utility")
@@ -235,6 +239,10 @@ def evaluate(
     )
 
 
+def _params(spec: MeasureSpec) -> dict[str, Any]:
+    return EVALUATE_PARAMS.get(spec.name, {})
+
+
 def _measure(
     name: str,
     table: Table,
@@ -254,11 +262,11 @@ def _measure(
                 if group == "utility":
                     continue  # the original loses nothing against itself
                 # The original linked to itself: what an unprotected release would disclose.
-                result = run_measure(spec, table, table, context=context)
+                result = run_measure(spec, table, table, params=_params(spec), context=context)
             else:
-                result = run_measure(spec, original, release, context=context)
+                result = run_measure(spec, original, release, params=_params(spec), context=context)
         else:
-            result = run_measure(spec, table, context=context)
+            result = run_measure(spec, table, params=_params(spec), context=context)
             if spec.name == "reidentification" and spec.records is not None:
                 individual = spec.records(result).get_column("individual_risk").to_numpy()
         figures[group][spec.name] = spec.summary(result)

@@ -1416,6 +1416,7 @@ def _report(figures: dict[str, Any]) -> list[Any]:
     records=lambda result: result.records(),
     compares=True,
     progress_label="records linked",
+    headline="distance.linked_share",
 )
 def _run_linkage(original: Table, release: Table, params: LinkageParams, context: Context) -> LinkageResult:
     return record_linkage(original, release, params, context.progress)
