@@ -57,7 +57,15 @@ RUNS = {
     "slicing": (SLICING_DATA, SLICING_CONFIG, ["-l", "2", "--n-columns", "2", "--seed", "5"]),
     "overlapping-slicing": (SLICING_DATA, SLICING_CONFIG, ["-l", "2", "--seed", "7"]),
     "quasi-sensitive": (QS_DATA, QS_CONFIG, ["-k", "2", "-l", "2", "--node-limit", "1000"]),
+    "noise": (DATA, CONFIG, ["--attributes", "Age", "--noise", "correlated", "--amount", "20", "--seed", "3"]),
+    "dp-noise": (DATA, CONFIG, ["--epsilon", "1", "--bounds", "Age:0:100", "--attributes", "Age"]),
+    "rank-swap": (DATA, CONFIG, ["--attributes", "Age", "-p", "20", "--seed", "4"]),
+    "swap": (DATA, CONFIG, ["--attributes", "Disease", "--rate", "0.5", "--seed", "2"]),
+    "pram": (DATA, CONFIG, ["--attributes", "Disease", "--seed", "5"]),
 }
+# Methods whose release cannot be reproduced (dp-noise: OpenDP's samplers cannot be seeded): their
+# recipe says so, and a replay is checked for its shape only.
+NOT_REPLAYABLE = {"dp-noise"}
 
 
 def digest(path: Path) -> str:
@@ -93,7 +101,7 @@ def test_replaying_the_summary_reproduces_the_release(tmp_path, method, suffix):
     assert result.exit_code == 0, result.output
     recipe = json.loads(summary.read_text())["recipe"]
     assert recipe["steps"][0]["method"] == method
-    assert recipe["replays_exactly"] is True
+    assert recipe["replays_exactly"] is (method not in NOT_REPLAYABLE)
     assert recipe["input"]["rows"] == len(RUNS[method][0].strip().splitlines()) - 1
     assert recipe["config"]["text"] == RUNS[method][1]
     # every parameter is recorded, defaults included
@@ -104,6 +112,9 @@ def test_replaying_the_summary_reproduces_the_release(tmp_path, method, suffix):
         app, ["protect", str(data), "-c", str(config), "--recipe", str(summary), "-o", str(again)]
     )
     assert replay.exit_code == 0, replay.output
+    if method in NOT_REPLAYABLE:
+        assert again.stat().st_size > 0
+        return
     assert digest(again) == digest(first)
 
 
@@ -337,7 +348,8 @@ def test_the_command_gives_the_python_api_release_and_figures(tmp_path, method):
     params = spec.params.parse({name: _typed(spec, name, value) for name, value in values.items()})
     release = run_method(spec, settings.read(data), params, Context(config=settings))
     write_table(spec.released(release), tmp_path / "api.csv")
-    assert digest(tmp_path / "api.csv") == digest(out)
+    if method not in NOT_REPLAYABLE:
+        assert digest(tmp_path / "api.csv") == digest(out)
     figures = json.loads(dumps(spec.summary(release)))
     written = json.loads(summary.read_text())
     assert _without_timings({key: written[key] for key in figures}) == _without_timings(figures)
