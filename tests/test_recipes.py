@@ -47,6 +47,8 @@ QS_KNOWLEDGE = (
     "label,items\nFlu,Coughing;Headache;Sore Throat\nHepatitis B,Loss of appetite;Vomiting;Dark urine\n"
 )
 
+NOISE_OPTIONS = ["--attributes", "Age", "--noise", "correlated", "--amount", "20", "--seed", "3"]
+
 # method -> (data, config, options) of a run that satisfies what it asks
 RUNS = {
     "generalize": (DATA, CONFIG, ["-k", "3", "--suppression-limit", "0.1"]),
@@ -57,7 +59,7 @@ RUNS = {
     "slicing": (SLICING_DATA, SLICING_CONFIG, ["-l", "2", "--n-columns", "2", "--seed", "5"]),
     "overlapping-slicing": (SLICING_DATA, SLICING_CONFIG, ["-l", "2", "--seed", "7"]),
     "quasi-sensitive": (QS_DATA, QS_CONFIG, ["-k", "2", "-l", "2", "--node-limit", "1000"]),
-    "noise": (DATA, CONFIG, ["--attributes", "Age", "--noise", "correlated", "--amount", "20", "--seed", "3"]),
+    "noise": (DATA, CONFIG, NOISE_OPTIONS),
     "dp-noise": (DATA, CONFIG, ["--epsilon", "1", "--bounds", "Age:0:100", "--attributes", "Age"]),
     "rank-swap": (DATA, CONFIG, ["--attributes", "Age", "-p", "20", "--seed", "4"]),
     "swap": (DATA, CONFIG, ["--attributes", "Disease", "--rate", "0.5", "--seed", "2"]),

@@ -302,7 +302,7 @@ def pram(
 
 def matrices_frame(release: Release) -> pl.DataFrame:
     """The matrices used, one row per transition: ``attribute``, ``stratum`` (empty without strata),
-    ``from``, ``to``, ``probability``."""
+    ``from``, ``to``, ``probability`` (the stratum is missing without strata)."""
     rows: dict[str, list[Any]] = {"attribute": [], "stratum": [], "from": [], "to": [], "probability": []}
     for name, blocks in release.parameters["matrices"].items():
         for block in blocks:
@@ -310,7 +310,7 @@ def matrices_frame(release: Release) -> pl.DataFrame:
             for k, source in enumerate(categories):
                 for m, target in enumerate(categories):
                     rows["attribute"].append(name)
-                    rows["stratum"].append(block["stratum"] or "")
+                    rows["stratum"].append(block["stratum"])
                     rows["from"].append(source)
                     rows["to"].append(target)
                     rows["probability"].append(float(block["matrix"][k][m]))
