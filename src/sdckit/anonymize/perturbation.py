@@ -142,17 +142,23 @@ def _float_column(table: Table, name: str) -> np.ndarray:
     return table.column(name).cast(pl.Float64).fill_null(np.nan).to_numpy().astype(np.float64, copy=True)
 
 
-def _moments(table: Table, released: pl.DataFrame, names: Sequence[str]) -> dict[str, Any]:
-    """Mean and standard deviation of every attribute before and after."""
+def _moments(before: np.ndarray, after: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
+    """Mean and standard deviation (n − 1) of every column before and after (NaN = missing)."""
+
+    def mean_sd(values: np.ndarray) -> tuple[float | None, float | None]:
+        present = values[~np.isnan(values)]
+        mean = float(present.mean()) if len(present) else None
+        sd = float(present.std(ddof=1)) if len(present) > 1 else None
+        return finite_or_none(mean), finite_or_none(sd)
+
     figures = {}
-    for name in names:
-        before = table.column(name).cast(pl.Float64)
-        after = released.get_column(name).cast(pl.Float64)
+    for j, name in enumerate(names):
+        (mean_before, sd_before), (mean_after, sd_after) = mean_sd(before[:, j]), mean_sd(after[:, j])
         figures[name] = {
-            "mean_original": finite_or_none(before.mean()),
-            "mean_released": finite_or_none(after.mean()),
-            "sd_original": finite_or_none(before.std()),
-            "sd_released": finite_or_none(after.std()),
+            "mean_original": mean_before,
+            "mean_released": mean_after,
+            "sd_original": sd_before,
+            "sd_released": sd_after,
         }
     return figures
 
@@ -263,7 +269,7 @@ def add_noise(
             "amount": amount,
             "seed": seed,
             "complete_records": int(complete.sum()),
-            "attributes": _moments(table, released, names),
+            "attributes": _moments(x, z, names),
         },
     )
 

@@ -175,8 +175,7 @@ def _stratum_labels(
 ) -> list[str | None]:
     if not strata:
         return [None]
-    first = np.full(groups, len(keys), dtype=np.int64)
-    np.minimum.at(first, keys, np.arange(len(keys)))
+    first = np.unique(keys, return_index=True)[1]  # the first record of every (dense) key
     rows = table.data.select(list(strata))[first]
     texts = [value_strings(rows.get_column(name)).fill_null("").to_list() for name in strata]
     return [", ".join(f"{name}={texts[j][g]}" for j, name in enumerate(strata)) for g in range(groups)]
@@ -255,8 +254,8 @@ def pram(
             stack = np.ones((groups, 1, 1))
         else:
             present = codes >= 0
-            counts = np.zeros((groups, size))
-            np.add.at(counts, (keys[present], codes[present]), 1)
+            cells = keys[present] * size + codes[present]
+            counts = np.bincount(cells, minlength=groups * size).reshape(groups, size).astype(np.float64)
             stack = np.empty((groups, size, size))
             for g in range(groups):
                 stack[g] = invariant_matrix(counts[g], base_matrix(rng.uniform(pd, 1, size)), alpha)
