@@ -769,3 +769,46 @@ def test_cli_rank_swap_and_swap_keep_the_columns_multisets(tmp_path):
     )
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["n_strata"] == 8 and summary["changed_values"]["health"] > 0
+
+
+# Real data (../shared/data/sdcmicro; skipped when absent) ----------------------------------------------
+
+SDCMICRO = Path(__file__).resolve().parents[2] / "shared" / "data" / "sdcmicro"
+
+
+@pytest.mark.skipif(not (SDCMICRO / "CASCrefmicrodata.csv").is_file(), reason="CASC data absent")
+def test_casc_correlated_exact_noise_and_rank_swap():
+    casc = pl.read_csv(SDCMICRO / "CASCrefmicrodata.csv")
+    table = Table.from_frame(casc)
+    names = casc.columns
+    release = add_noise(table, names, noise="correlated-exact", amount=15, seed=1)
+    x = casc.to_numpy().astype(float)
+    z = release.table.data.select(names).to_numpy()
+    assert z.mean(axis=0) == pytest.approx(x.mean(axis=0), rel=1e-12)
+    assert np.cov(z, rowvar=False) == pytest.approx(np.cov(x, rowvar=False), rel=1e-9, abs=1e-6)
+    swapped = rank_swap(table, names, p=10, seed=2)
+    for name in names:
+        assert sorted(swapped.table.column(name).to_list()) == sorted(casc[name].to_list())
+
+
+@pytest.mark.skipif(not (SDCMICRO / "testdata.csv").is_file(), reason="sdcMicro testdata absent")
+def test_testdata_stratified_pram_and_swap():
+    data = pl.read_csv(SDCMICRO / "testdata.csv")
+    categorical = ("roof", "walls", "water", "urbrur", "sex")
+    schema = Schema(
+        tuple(
+            Attribute(name, Role.QUASI_IDENTIFIER, Kind.CATEGORICAL if name in categorical else Kind.NUMERIC)
+            for name in data.columns
+        )
+    )
+    table = Table(data, schema)
+    release = pram(table, ["roof", "walls", "water"], strata=["urbrur"], seed=3)
+    for name in ("roof", "walls", "water"):
+        for block in release.parameters["matrices"][name]:
+            stratum = int(block["stratum"].removeprefix("urbrur="))
+            values = data.filter(pl.col("urbrur") == stratum)[name].cast(pl.String)
+            counts = np.array([(values == c).sum() for c in block["categories"]], dtype=float)
+            assert counts @ np.array(block["matrix"]) == pytest.approx(counts, rel=1e-9)
+    swapped = data_swap(table, ["roof", "walls"], strata=["urbrur", "sex"], rate=0.2, seed=1)
+    keys = ["urbrur", "sex", "roof", "walls"]
+    assert data.group_by(keys).len().sort(keys).equals(swapped.table.data.group_by(keys).len().sort(keys))
