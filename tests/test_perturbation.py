@@ -204,6 +204,27 @@ def test_dp_noise_scale_is_range_over_epsilon():
     assert release.parameters["epsilon_total"] == 2.0
 
 
+def test_dp_noise_draws_with_opendp_laplace(monkeypatch):
+    import opendp.prelude as dp
+
+    calls = []
+    real = dp.m.make_laplace
+
+    def spy(domain, metric, scale, *args, **kwargs):
+        calls.append((str(domain), str(metric), scale))
+        return real(domain, metric, scale, *args, **kwargs)
+
+    monkeypatch.setattr(dp.m, "make_laplace", spy)
+    table = Table.from_frame(pl.DataFrame({"a": [1.0, 2.0, 3.0], "b": [10.0, 20.0, 30.0]}))
+    first = dp_noise(table, 0.5, ["a:0:4", "b:0:40"], ["a", "b"])
+    assert [scale for *_, scale in calls] == [16.0, 160.0]  # range / (0.5 / 2)
+    assert all(
+        "VectorDomain(AtomDomain(T=f64" in domain and "L1Distance" in metric for domain, metric, _ in calls
+    )
+    again = dp_noise(table, 0.5, ["a:0:4", "b:0:40"], ["a", "b"])
+    assert not first.table.data.equals(again.table.data)  # not seeded: fresh noise every run
+
+
 def test_dp_noise_per_attribute_budget_and_clamping():
     frame = pl.DataFrame({"age": [500.0, -20.0, 50.0, None]})
     table = Table.from_frame(frame)
