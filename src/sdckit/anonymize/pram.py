@@ -23,6 +23,7 @@ Randomness (``numpy.random.default_rng(seed)``), per attribute in the given orde
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +44,8 @@ from sdckit.params import Finite, MethodParams, Whole
 from sdckit.table import Kind, Role, Table, value_strings
 
 ROW_TOLERANCE = 1e-9
+DEFAULT_PD = 0.8  # sdcMicro's pram defaults
+DEFAULT_ALPHA = 0.5
 MAX_MATRIX_BYTES = 64 << 20
 
 
@@ -187,8 +190,8 @@ def pram(
     *,
     matrix: str | Path | None = None,
     strata: Sequence[str] | None = None,
-    pd: float = 0.8,
-    alpha: float = 0.5,
+    pd: float = DEFAULT_PD,
+    alpha: float = DEFAULT_ALPHA,
     seed: int = 0,
 ) -> Release:
     """PRAM of categorical attributes (see the module docstring).
@@ -399,25 +402,23 @@ def _pram_report(figures: dict[str, Any]) -> list[str]:
     ),
 )
 def _run_pram(table: Table, params: PramParams, context: Context) -> Release:
-    if params.matrix is None:
+    if params.matrix is None:  # the recipe records the defaults the invariant matrix was built with
         params = params.model_copy(
             update={
-                "pd": 0.8 if params.pd is None else params.pd,
-                "alpha": 0.5 if params.alpha is None else params.alpha,
+                "pd": DEFAULT_PD if params.pd is None else params.pd,
+                "alpha": DEFAULT_ALPHA if params.alpha is None else params.alpha,
             }
         )
-    from dataclasses import replace
-
     release = pram(
         table,
         params.attributes,
         matrix=params.matrix,
         strata=params.strata,
-        pd=0.8 if params.pd is None else params.pd,
-        alpha=0.5 if params.alpha is None else params.alpha,
+        pd=DEFAULT_PD if params.pd is None else params.pd,
+        alpha=DEFAULT_ALPHA if params.alpha is None else params.alpha,
         seed=params.seed,
     )
-    return replace(release, params=params)
+    return dataclasses.replace(release, params=params)
 
 
 __all__ = [
