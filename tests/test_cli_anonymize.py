@@ -300,7 +300,7 @@ def test_bad_options_exit_2_without_output(tmp_path, method, options, words):
 USAGE_ERRORS = [
     # The old form, `sdckit anonymize DATA --method M`: the method is now the command.
     (["{data}", "--method", "generalize", "-k", "2"], ["No such command", "data.csv"]),
-    (["swap", "{data}", "-k", "2"], ["No such command", "swap"]),
+    (["shuffle", "{data}", "-k", "2"], ["No such command", "shuffle"]),
     (["mondrain", "{data}", "-k", "2"], ["No such command", "mondrain", "mondrian"]),
     (["generalize", "{data}", "-k", "2", "--method", "mondrian"], ["No such option", "--method"]),
     # --histogram was a configuration error ("only for targeted-suppression"); it is now an option of
@@ -695,6 +695,11 @@ VALID_PARAMS = {
     "sample": {"fraction": 0.5},
     "recode": {"mapping": "mapping.csv"},
     "pseudonymize": {"key_env": "SDCKIT_KEY"},
+    "noise": {},
+    "dp-noise": {"epsilon": 1.0},
+    "rank-swap": {},
+    "swap": {},
+    "pram": {},
 }
 
 

@@ -59,6 +59,7 @@ CENSUS_CONFIG = """attributes:
 """
 RECODE_MAPPING = "attribute,from,to\nDisease,flu,respiratory\nDisease,bronchitis,respiratory\n"
 PSEUDONYM_KEY = "a-key-for-the-recipe-test-0123456789"
+NOISE_OPTIONS = ["--attributes", "Age", "--noise", "correlated", "--amount", "20", "--seed", "3"]
 
 # method -> (data, config, options) of a run that satisfies what it asks
 RUNS = {
@@ -78,7 +79,15 @@ RUNS = {
     "sample": (SLICING_DATA, SLICING_CONFIG, ["--fraction", "0.3", "--strata", "Sex", "--seed", "2"]),
     "recode": (DATA, CONFIG, []),
     "pseudonymize": (CENSUS_DATA, CENSUS_CONFIG, ["--seed", "4"]),
+    "noise": (DATA, CONFIG, NOISE_OPTIONS),
+    "dp-noise": (DATA, CONFIG, ["--epsilon", "1", "--bounds", "Age:0:100", "--attributes", "Age"]),
+    "rank-swap": (DATA, CONFIG, ["--attributes", "Age", "-p", "20", "--seed", "4"]),
+    "swap": (DATA, CONFIG, ["--attributes", "Disease", "--rate", "0.5", "--seed", "2"]),
+    "pram": (DATA, CONFIG, ["--attributes", "Disease", "--seed", "5"]),
 }
+# Methods whose release cannot be reproduced (dp-noise: OpenDP's samplers cannot be seeded): their
+# recipe says so, and a replay is checked for its shape only.
+NOT_REPLAYABLE = {"dp-noise"}
 
 
 def digest(path: Path) -> str:
@@ -120,7 +129,7 @@ def test_replaying_the_summary_reproduces_the_release(tmp_path, method, suffix):
     assert result.exit_code == 0, result.output
     recipe = json.loads(summary.read_text())["recipe"]
     assert recipe["steps"][0]["method"] == method
-    assert recipe["replays_exactly"] is True
+    assert recipe["replays_exactly"] is (method not in NOT_REPLAYABLE)
     assert recipe["input"]["rows"] == len(RUNS[method][0].strip().splitlines()) - 1
     assert recipe["config"]["text"] == RUNS[method][1]
     # every parameter is recorded, defaults included
@@ -131,6 +140,9 @@ def test_replaying_the_summary_reproduces_the_release(tmp_path, method, suffix):
         app, ["protect", str(data), "-c", str(config), "--recipe", str(summary), "-o", str(again)]
     )
     assert replay.exit_code == 0, replay.output
+    if method in NOT_REPLAYABLE:
+        assert again.stat().st_size > 0
+        return
     assert digest(again) == digest(first)
 
 
@@ -364,7 +376,8 @@ def test_the_command_gives_the_python_api_release_and_figures(tmp_path, method):
     params = spec.params.parse({name: _typed(spec, name, value) for name, value in values.items()})
     release = run_method(spec, settings.read(data), params, Context(config=settings))
     write_table(spec.released(release), tmp_path / "api.csv")
-    assert digest(tmp_path / "api.csv") == digest(out)
+    if method not in NOT_REPLAYABLE:
+        assert digest(tmp_path / "api.csv") == digest(out)
     figures = json.loads(dumps(spec.summary(release)))
     written = json.loads(summary.read_text())
     assert _without_timings({key: written[key] for key in figures}) == _without_timings(figures)
