@@ -74,7 +74,7 @@ from numba import njit
 from pydantic import Field
 
 from sdckit.errors import ConfigError
-from sdckit.frequency import Encoding, encode
+from sdckit.frequency import Encoding, encode, extend_keys, initial_keys
 from sdckit.measures import Context, register_measure
 from sdckit.params import Finite, MethodParams, Whole
 from sdckit.table import Role, Table
@@ -98,39 +98,56 @@ def _grow(array, size):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _supported(codes, item_var, item_value, item_start, item_rows, prefix, depth, j, u):  # pragma: no cover
-    """Support-row property of the candidate {prefix[0..depth-1], j} of record u: for every
-    k < depth - 1 some record other than u contains all its items but prefix[k] (the subset without
-    prefix[depth-1] is known to occur twice). One pass over the records of the less frequent of
-    prefix[depth-1] and j, which every such support row contains."""
-    need = depth - 1
-    if need == 0:
-        return True
-    last = prefix[depth - 1]
-    scan, other = j, last
-    if item_start[last + 1] - item_start[last] < item_start[j + 1] - item_start[j]:
-        scan, other = last, j
-    other_var = item_var[other]
-    other_value = item_value[other]
-    full = (np.int64(1) << need) - 1
-    found = np.int64(0)
-    for q in range(item_start[scan], item_start[scan + 1]):
-        r = item_rows[q]
-        if r == u or codes[r, other_var] != other_value:
-            continue
-        missed = -1
-        for k in range(need):
-            item = prefix[k]
-            if codes[r, item_var[item]] != item_value[item]:
-                if missed >= 0:
-                    missed = -2
+def _supported(
+    codes,
+    item_var,
+    item_value,
+    item_start,
+    item_rows,
+    counts,
+    rank,
+    bucket_start,
+    bucket_rows,
+    prefix,
+    depth,
+    j,
+    u,
+):  # pragma: no cover - compiled
+    """Support-row property of the candidate {prefix[0..depth-1], j}, unique to record u: for every
+    k < depth - 1, some record other than u contains all its items but prefix[k] (the subset without
+    prefix[depth-1] is known to occur twice). Such a row lies in the table T_k of level k; it is
+    looked for among the records of T_k that hold the candidate's item least frequent in T_k (level
+    k's bucket of that item), deepest level first."""
+    for k in range(depth - 2, -1, -1):
+        scan = j
+        for t in range(k + 1, depth):
+            if counts[k, prefix[t]] < counts[k, scan]:
+                scan = prefix[t]
+        if k == 0:
+            lo = item_start[scan]
+            hi = item_start[scan + 1]
+            rows = item_rows
+        else:
+            lo = bucket_start[k, rank[k, scan]]
+            hi = bucket_start[k, rank[k, scan] + 1]
+            rows = bucket_rows[k]
+        found = False
+        for q in range(lo, hi):
+            r = rows[q]
+            if r == u or codes[r, item_var[j]] != item_value[j]:
+                continue
+            matched = True
+            for t in range(k + 1, depth):
+                item = prefix[t]
+                if codes[r, item_var[item]] != item_value[item]:
+                    matched = False
                     break
-                missed = k
-        if missed >= 0:
-            found |= np.int64(1) << missed
-            if found == full:
-                return True
-    return False
+            if matched:
+                found = True
+                break
+        if not found:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -234,7 +251,21 @@ def _suda2_search(
                 count = counts[c, j]
                 if count == 1:
                     u = first_row[c, j]
-                    if _supported(codes, item_var, item_value, item_start, item_rows, prefix, c, j, u):
+                    if _supported(
+                        codes,
+                        item_var,
+                        item_value,
+                        item_start,
+                        item_rows,
+                        counts,
+                        rank,
+                        bucket_start,
+                        bucket_rows,
+                        prefix,
+                        c,
+                        j,
+                        u,
+                    ):
                         if n_out == out_rows.shape[0]:
                             out_rows = _grow(out_rows, n_out + 1)
                             out_masks = _grow(out_masks, n_out + 1)
@@ -326,7 +357,7 @@ def find_msus(
     if n == 0 or m == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty.copy()
-    kept = _at_most_two_per_pattern(codes)
+    kept = _at_most_two_per_pattern(_pattern_keys(codes, cardinalities))
     reduced = np.ascontiguousarray(codes[kept])
     offsets, item_var, item_value, start, rows = _item_index(reduced, cardinalities)
     n_items = len(item_var)
@@ -351,17 +382,17 @@ def find_msus(
     return records[order], masks[order]
 
 
-def _pattern_keys(codes: np.ndarray) -> np.ndarray:
-    """Dense keys of the whole-key patterns of a code matrix (missing as a value of its own)."""
-    if codes.shape[1] == 0:
-        return np.zeros(codes.shape[0], dtype=np.int64)
-    _, inverse = np.unique(codes, axis=0, return_inverse=True)
-    return inverse.reshape(-1).astype(np.int64)
+def _pattern_keys(codes: np.ndarray, cardinalities: np.ndarray) -> np.ndarray:
+    """Dense keys of the records' value combinations on the columns of ``codes`` (missing as a
+    value of its own), by the counting kernel of :mod:`sdckit.frequency`."""
+    keys, sizes = initial_keys(codes.shape[0])
+    for j in range(codes.shape[1]):
+        keys, sizes = extend_keys(keys, sizes, codes[:, j], int(cardinalities[j]))
+    return keys.astype(np.int64)
 
 
-def _at_most_two_per_pattern(codes: np.ndarray) -> np.ndarray:
-    """Indices of the records kept when every whole-key pattern is cut down to two records."""
-    keys = _pattern_keys(codes)
+def _at_most_two_per_pattern(keys: np.ndarray) -> np.ndarray:
+    """Indices of the records kept when every whole-key pattern (``keys``) is cut down to two records."""
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
     starts = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
@@ -370,21 +401,26 @@ def _at_most_two_per_pattern(codes: np.ndarray) -> np.ndarray:
     return np.sort(order[occurrence < 2])
 
 
-def brute_force_msus(codes: np.ndarray, max_size: int) -> tuple[np.ndarray, np.ndarray]:
+def brute_force_msus(
+    codes: np.ndarray, max_size: int, cardinalities: np.ndarray | list[int] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """MSUs by the simple exact algorithm of SPEC §7.3 (the test oracle and benchmark baseline):
     for every variable subset S of size 1..max_size, group the records by their values on S, mark
     the unique ones (no missing value on S), and keep S for record r iff r is unique on S and on
     none of S's immediate subsets. Same output as :func:`find_msus`."""
-    codes = np.asarray(codes, dtype=np.int64)
+    codes = np.asarray(codes, dtype=np.int32)
     n, m = codes.shape
+    if cardinalities is None:
+        cardinalities = codes.max(axis=0, initial=-1) + 1 if n else np.zeros(m, dtype=np.int64)
+    cardinalities = np.asarray(cardinalities, dtype=np.int64)
     unique_on: dict[int, np.ndarray] = {}
     records, masks = [], []
     for size in range(1, max_size + 1):
         current: dict[int, np.ndarray] = {}
         for subset in itertools.combinations(range(m), size):
             columns = codes[:, subset]
-            _, inverse, counts = np.unique(columns, axis=0, return_inverse=True, return_counts=True)
-            unique = (counts[inverse.reshape(-1)] == 1) & (columns >= 0).all(axis=1)
+            keys = _pattern_keys(columns, cardinalities[list(subset)])
+            unique = (np.bincount(keys)[keys] == 1) & (columns >= 0).all(axis=1)
             mask = sum(1 << j for j in subset)
             minimal = unique.copy()
             if size > 1:
@@ -485,15 +521,17 @@ class SudaResult:
 
     def riskiest(self, count: int | None = None) -> list[dict[str, Any]]:
         """The ``count`` (default ``top``) records with the highest SUDA score (then DIS-SUDA score,
-        then record order) among those with an MSU, each with its MSUs as ``name=value`` lists."""
+        then record order) among those with a positive score, each with its MSUs (smallest first) as
+        ``name=value`` lists."""
         count = self.top if count is None else count
         order = np.lexsort((np.arange(self.n_records), -self.dis, -self.suda))
         order = order[self.suda[order] > 0][:count]
         rows = []
         for record in order:
             lo, hi = np.searchsorted(self.msu_records, [record, record + 1])
+            masks = self.msu_masks[lo:hi]
             msus = []
-            for mask in self.msu_masks[lo:hi]:
+            for mask in masks[np.lexsort((masks, _popcount(masks)))]:
                 items = []
                 for j, name in enumerate(self.keys):
                     if int(mask) >> j & 1:
@@ -551,7 +589,7 @@ def suda_scores(
     if search == "suda2":
         records, masks = find_msus(codes, cardinalities, max_size, progress=progress)
     elif search == "brute-force":
-        records, masks = brute_force_msus(codes, max_size)
+        records, masks = brute_force_msus(codes, max_size, cardinalities)
     else:
         raise ConfigError(f"search must be suda2 or brute-force, got {search!r}")
 
@@ -573,7 +611,8 @@ def suda_scores(
     total = float(suda.sum())
     global_contributions = 100.0 * weighted / total if total > 0 else np.zeros(m)
 
-    pattern_sizes = np.bincount(_pattern_keys(codes.astype(np.int64))) if n else np.zeros(0, dtype=np.int64)
+    cardinalities = np.asarray(cardinalities, dtype=np.int64)
+    pattern_sizes = np.bincount(_pattern_keys(codes, cardinalities)) if n else np.zeros(0, dtype=np.int64)
     uniques = int(np.count_nonzero(pattern_sizes == 1))
     pairs = 2 * int(np.count_nonzero(pattern_sizes == 2))
     dis = dis_suda_scores(suda, uniques, pairs, m, dis_fraction)
@@ -687,9 +726,7 @@ def summary(result: SudaResult) -> dict[str, Any]:
         "records_with_msu": int(np.count_nonzero(result.msu_count)),
         "msus": len(result.msu_records),
         "msu_counts_by_size": result.counts_by_size(),
-        "contributions": {
-            name: float(result.global_contributions[j]) for j, name in enumerate(result.keys)
-        },
+        "contributions": {name: float(result.global_contributions[j]) for j, name in enumerate(result.keys)},
         "suda": {
             "mean": float(result.suda.mean()) if n else 0.0,
             "max": float(result.suda.max()) if n else 0.0,
