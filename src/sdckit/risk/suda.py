@@ -163,7 +163,7 @@ def _rank_items(items, count, counts, n_items):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _suda2_search(
-    codes, item_offsets, item_var, item_value, item_start, item_rows, max_size, first, last
+    codes, unique_row, item_offsets, item_var, item_value, item_start, item_rows, max_size, first, last
 ):  # pragma: no cover - compiled
     """MSUs (record, variable mask) found under the top-level items of ranks first..last-1 (and the
     MSUs of size 1 when first == 0). See the module docstring for the search."""
@@ -176,6 +176,7 @@ def _suda2_search(
 
     counts = np.zeros((levels, n_items), dtype=np.int32)
     first_row = np.empty((levels, n_items), dtype=np.int32)
+    in_unique = np.zeros((levels, n_items), dtype=np.bool_)
     rank = np.full((levels, n_items), -1, dtype=np.int32)
     ranked = np.empty((levels, n_items), dtype=np.int32)
     n_ranked = np.zeros(levels, dtype=np.int64)
@@ -197,6 +198,12 @@ def _suda2_search(
             out_masks[n_out] = np.int64(1) << item_var[item]
             n_out += 1
         elif 2 <= count < n and max_size >= 2:
+            for q in range(item_start[item], item_start[item + 1]):
+                if unique_row[item_rows[q]]:
+                    in_unique[0, item] = True
+                    break
+            if not in_unique[0, item]:
+                continue
             ranked[0, n_ranked[0]] = item
             n_ranked[0] += 1
             largest = max(largest, count)
@@ -244,6 +251,8 @@ def _suda2_search(
                             nt += 1
                             first_row[c, item] = r
                         counts[c, item] += 1
+                        if unique_row[r]:
+                            in_unique[c, item] = True
             extend = c + 2 <= max_size
             ne = 0
             for t in range(nt):
@@ -275,7 +284,7 @@ def _suda2_search(
                         out_rows[n_out] = u
                         out_masks[n_out] = mask
                         n_out += 1
-                elif count == counts[d, j] or count == size:
+                elif count == counts[d, j] or count == size or not in_unique[c, j]:
                     continue
                 elif extend:
                     ranked[c, ne] = j
@@ -307,12 +316,14 @@ def _suda2_search(
             else:
                 for t in range(nt):
                     counts[c, touched[c, t]] = 0
+                    in_unique[c, touched[c, t]] = False
                 position[d] += 1
         else:
             if d == 0:
                 break
             for t in range(n_touched[d]):
                 counts[d, touched[d, t]] = 0
+                in_unique[d, touched[d, t]] = False
             for k in range(n_ranked[d]):
                 rank[d, ranked[d, k]] = -1
             d -= 1
@@ -357,12 +368,18 @@ def find_msus(
     if n == 0 or m == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty.copy()
-    kept = _at_most_two_per_pattern(_pattern_keys(codes, cardinalities))
+    keys = _pattern_keys(codes, cardinalities)
+    kept = _at_most_two_per_pattern(keys)
     reduced = np.ascontiguousarray(codes[kept])
+    unique_row = (np.bincount(keys) == 1)[keys[kept]]
     offsets, item_var, item_value, start, rows = _item_index(reduced, cardinalities)
     n_items = len(item_var)
     counts = np.diff(start)
-    top = int(np.count_nonzero((counts >= 2) & (counts < len(reduced)))) if max_size >= 2 else 0
+    # The top-level items the search recurses into: in two records or more, not in all, and in a
+    # sample unique (only sample uniques have MSUs). The chunks split them for the progress bar.
+    holds = np.zeros(n_items, dtype=bool)
+    holds[np.repeat(np.arange(n_items), counts)[unique_row[rows]]] = True
+    top = int(np.count_nonzero((counts >= 2) & (counts < len(reduced)) & holds)) if max_size >= 2 else 0
     chunks = max(1, min(50, top))
     bounds = np.linspace(0, top, chunks + 1).round().astype(np.int64)
     found_rows, found_masks = [], []
@@ -370,7 +387,7 @@ def find_msus(
         first = int(bounds[index])
         last = int(bounds[index + 1]) if index + 1 < chunks else n_items
         got_rows, got_masks = _suda2_search(
-            reduced, offsets, item_var, item_value, start, rows, int(max_size), first, last
+            reduced, unique_row, offsets, item_var, item_value, start, rows, int(max_size), first, last
         )
         found_rows.append(got_rows)
         found_masks.append(got_masks)
