@@ -33,8 +33,9 @@ of records that contain the node's prefix items p1..pd. In T:
   candidate except p_k. One pass over the records of the candidate's least frequent last item finds
   the support rows of every k at once;
 * an item contained in every record of T, or in the same records of T as in the parent table (so
-  that no record outside T can be a support row for a set that holds it together with p_d), cannot
-  be part of any MSU that extends the prefix and is dropped;
+  that no record outside T can be a support row for a set that holds it together with p_d), or in
+  no record that is unique on the whole key (every set it is in then occurs twice: only sample
+  uniques have MSUs), cannot be part of any MSU that extends the prefix and is dropped;
 * the other items are ranked by their count in T (ascending) and the search recurses into the
   subtable T_i of the records containing item i, over the items ranked after i only, so that every
   MSU is found once, from its items in rank order. The depth is bounded by the maximum MSU size.
