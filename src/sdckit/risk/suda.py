@@ -185,6 +185,10 @@ def _suda2_search(
     touched = np.empty((levels, n_items), dtype=np.int32)
     n_touched = np.zeros(levels, dtype=np.int64)
     prefix = np.empty(levels, dtype=np.int32)
+    # later_vars[d, k]: the variables of the items ranked k or later at level d (a bit mask), so that
+    # a subtable is read on the variables that can still extend its prefix only.
+    later_vars = np.zeros((levels, n_items + 1), dtype=np.int64)
+    variables = np.empty(m, dtype=np.int64)
 
     # Level 0: the whole table.
     largest = 0
@@ -211,6 +215,8 @@ def _suda2_search(
     _rank_items(ranked[0], n_ranked[0], counts[0], n_items)
     for k in range(n_ranked[0]):
         rank[0, ranked[0, k]] = k
+    for k in range(n_ranked[0] - 1, -1, -1):
+        later_vars[0, k] = later_vars[0, k + 1] | (np.int64(1) << item_var[ranked[0, k]])
     # Rows of a table's subtables, bucketed by item (level 0 uses the global lists).
     bucket_start = np.zeros((levels, n_items + 1), dtype=np.int64)
     bucket_rows = np.empty((levels, max(largest, 1) * m if max_size >= 3 else 1), dtype=np.int32)
@@ -238,10 +244,16 @@ def _suda2_search(
             prefix[d] = i
             size = hi - lo
             nt = 0
+            n_variables = 0
+            for v in range(m):
+                if later_vars[d, rank_i + 1] >> v & 1:
+                    variables[n_variables] = v
+                    n_variables += 1
             # Count the items ranked after i in the subtable of i.
             for q in range(lo, hi):
                 r = source[q]
-                for v in range(m):
+                for w in range(n_variables):
+                    v = variables[w]
                     code = codes[r, v]
                     if code < 0:
                         continue
@@ -294,6 +306,14 @@ def _suda2_search(
                 _rank_items(ranked[c], ne, counts[c], n_items)
                 for k in range(ne):
                     rank[c, ranked[c, k]] = k
+                later_vars[c, ne] = 0
+                for k in range(ne - 1, -1, -1):
+                    later_vars[c, k] = later_vars[c, k + 1] | (np.int64(1) << item_var[ranked[c, k]])
+                n_variables = 0
+                for v in range(m):
+                    if later_vars[c, 0] >> v & 1:
+                        variables[n_variables] = v
+                        n_variables += 1
                 # Bucket the subtable's rows by the items kept.
                 fill[0] = 0
                 for k in range(ne):
@@ -302,7 +322,8 @@ def _suda2_search(
                     bucket_start[c, k] = fill[k]
                 for q in range(lo, hi):
                     r = source[q]
-                    for v in range(m):
+                    for w in range(n_variables):
+                        v = variables[w]
                         code = codes[r, v]
                         if code < 0:
                             continue
