@@ -217,10 +217,23 @@ def _suda2_search(
         rank[0, ranked[0, k]] = k
     for k in range(n_ranked[0] - 1, -1, -1):
         later_vars[0, k] = later_vars[0, k + 1] | (np.int64(1) << item_var[ranked[0, k]])
-    # Rows of a table's subtables, bucketed by item (level 0 uses the global lists).
+    # Rows of a table's subtables, bucketed by item (level 0 uses the global lists). From level 1 on,
+    # the rows of a subtable that agree on every variable that can still extend its prefix are one
+    # row (the first of them) with their number as weight: every set searched below it either holds
+    # all of them or none.
+    deep = max_size >= 3
+    capacity = max(largest, 1) if deep else 1
     bucket_start = np.zeros((levels, n_items + 1), dtype=np.int64)
-    bucket_rows = np.empty((levels, max(largest, 1) * m if max_size >= 3 else 1), dtype=np.int32)
+    bucket_rows = np.empty((levels, capacity * m), dtype=np.int32)
+    bucket_weights = np.empty((levels, capacity * m), dtype=np.int32)
     fill = np.empty(n_items + 1, dtype=np.int64)
+    table_size = 1
+    while table_size < 2 * capacity:
+        table_size *= 2
+    slots = np.full(table_size, -1, dtype=np.int64)
+    group_row = np.empty(capacity, dtype=np.int32)
+    group_weight = np.empty(capacity, dtype=np.int32)
+    group_slot = np.empty(capacity, dtype=np.int64)
 
     if max_size < 2:
         return out_rows[:n_out], out_masks[:n_out]
@@ -235,14 +248,12 @@ def _suda2_search(
             if d == 0:
                 lo = item_start[i]
                 hi = item_start[i + 1]
-                source = item_rows
             else:
                 lo = bucket_start[d, rank_i]
                 hi = bucket_start[d, rank_i + 1]
-                source = bucket_rows[d]
             c = d + 1
             prefix[d] = i
-            size = hi - lo
+            size = 0
             nt = 0
             n_variables = 0
             for v in range(m):
@@ -251,7 +262,14 @@ def _suda2_search(
                     n_variables += 1
             # Count the items ranked after i in the subtable of i.
             for q in range(lo, hi):
-                r = source[q]
+                if d == 0:
+                    r = item_rows[q]
+                    weight = 1
+                else:
+                    r = bucket_rows[d, q]
+                    weight = bucket_weights[d, q]
+                size += weight
+                alone = weight == 1 and unique_row[r]
                 for w in range(n_variables):
                     v = variables[w]
                     code = codes[r, v]
@@ -263,8 +281,8 @@ def _suda2_search(
                             touched[c, nt] = item
                             nt += 1
                             first_row[c, item] = r
-                        counts[c, item] += 1
-                        if unique_row[r]:
+                        counts[c, item] += weight
+                        if alone:
                             in_unique[c, item] = True
             extend = c + 2 <= max_size
             ne = 0
@@ -314,23 +332,66 @@ def _suda2_search(
                     if later_vars[c, 0] >> v & 1:
                         variables[n_variables] = v
                         n_variables += 1
-                # Bucket the subtable's rows by the items kept.
-                fill[0] = 0
-                for k in range(ne):
-                    fill[k + 1] = fill[k] + counts[c, ranked[c, k]]
-                for k in range(ne + 1):
-                    bucket_start[c, k] = fill[k]
+                # Merge the subtable's rows that agree on the variables left, then bucket them.
+                n_groups = 0
                 for q in range(lo, hi):
-                    r = source[q]
+                    if d == 0:
+                        r = item_rows[q]
+                        weight = 1
+                    else:
+                        r = bucket_rows[d, q]
+                        weight = bucket_weights[d, q]
+                    h = np.int64(0)
+                    for w in range(n_variables):
+                        h = (h ^ (codes[r, variables[w]] + 1)) * np.int64(1099511628211)
+                    slot = (h ^ (h >> 29)) & (table_size - 1)
+                    while True:
+                        g = slots[slot]
+                        if g < 0:
+                            slots[slot] = n_groups
+                            group_row[n_groups] = r
+                            group_weight[n_groups] = weight
+                            group_slot[n_groups] = slot
+                            n_groups += 1
+                            break
+                        other = group_row[g]
+                        same = True
+                        for w in range(n_variables):
+                            if codes[other, variables[w]] != codes[r, variables[w]]:
+                                same = False
+                                break
+                        if same:
+                            group_weight[g] += weight
+                            break
+                        slot = (slot + 1) & (table_size - 1)
+                for g in range(n_groups):
+                    slots[group_slot[g]] = -1
+                for k in range(ne + 1):
+                    fill[k] = 0
+                for g in range(n_groups):
+                    r = group_row[g]
                     for w in range(n_variables):
                         v = variables[w]
                         code = codes[r, v]
-                        if code < 0:
-                            continue
-                        k = rank[c, item_offsets[v] + code]
-                        if k >= 0:
-                            bucket_rows[c, fill[k]] = r
-                            fill[k] += 1
+                        if code >= 0:
+                            k = rank[c, item_offsets[v] + code]
+                            if k >= 0:
+                                fill[k + 1] += 1
+                for k in range(ne):
+                    fill[k + 1] += fill[k]
+                for k in range(ne + 1):
+                    bucket_start[c, k] = fill[k]
+                for g in range(n_groups):
+                    r = group_row[g]
+                    for w in range(n_variables):
+                        v = variables[w]
+                        code = codes[r, v]
+                        if code >= 0:
+                            k = rank[c, item_offsets[v] + code]
+                            if k >= 0:
+                                bucket_rows[c, fill[k]] = r
+                                bucket_weights[c, fill[k]] = group_weight[g]
+                                fill[k] += 1
                 n_ranked[c] = ne
                 n_touched[c] = nt
                 position[c] = 0
