@@ -38,7 +38,10 @@ of records that contain the node's prefix items p1..pd. In T:
   uniques have MSUs), cannot be part of any MSU that extends the prefix and is dropped;
 * the other items are ranked by their count in T (ascending) and the search recurses into the
   subtable T_i of the records containing item i, over the items ranked after i only, so that every
-  MSU is found once, from its items in rank order. The depth is bounded by the maximum MSU size.
+  MSU is found once, from its items in rank order. The depth is bounded by the maximum MSU size;
+* the records of a subtable that agree on every variable of the items left are kept as one
+  weighted record (every set searched below holds all of them or none), so that a large subtable
+  with few variables left is read once per distinct combination, not once per record.
 
 Before the search, a pattern of the whole key that occurs three times or more is cut down to two
 records (as sdcMicro's ``Suda2.h`` does): uniqueness only asks whether a combination occurs once or
