@@ -157,6 +157,16 @@ def _supported(
 @njit(cache=True)
 def _rank_items(items, count, counts, n_items):  # pragma: no cover - compiled
     """Sort ``items[:count]`` in place by (count, item)."""
+    if count <= 32:  # insertion sort: no allocation for the many small subtables
+        for k in range(1, count):
+            item = items[k]
+            key = np.int64(counts[item]) * n_items + item
+            t = k - 1
+            while t >= 0 and np.int64(counts[items[t]]) * n_items + items[t] > key:
+                items[t + 1] = items[t]
+                t -= 1
+            items[t + 1] = item
+        return
     keys = np.empty(count, dtype=np.int64)
     for k in range(count):
         keys[k] = np.int64(counts[items[k]]) * n_items + items[k]
