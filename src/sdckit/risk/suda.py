@@ -901,6 +901,7 @@ def report(figures: dict[str, Any]) -> list[Any]:
     report=report,
     records=records,
     progress_label="SUDA2 search",
+    headline="dis_suda.mean",
 )
 def _run_suda(table: Table, params: SudaParams, context: Context) -> SudaResult:
     return suda(
