@@ -354,21 +354,58 @@ def wildcard_pattern_sizes(
     """For every distinct pattern, the total size of the patterns that match it under wildcard nulls.
 
     ``patterns`` is (G x k) codes with ``-1`` for missing, ``sizes`` the count (or weight sum) of each
-    pattern. Two patterns match iff they agree on every attribute that neither misses. The patterns
+    pattern, or a (G x m) array of m such columns (counts and weight sums at once: the result is then
+    G x m). Two patterns match iff they agree on every attribute that neither misses. The patterns
     are split by their null mask; for each pair of masks (a, b) the patterns of mask b are summed per
     value combination of the attributes both a and b observe, and looked up by the patterns of mask a.
-    Exact; the cost is O(M * G) for M distinct null masks.
+    Exact; the cost is O(M * G) for M distinct null masks. The pairs are looped over in one compiled
+    pass (:func:`sdckit._kernels.wildcard_pair_sums`) when the product of the cardinalities fits in
+    int64, else in Python with one key extension per observed attribute; both sum in the same order.
     """
+    sizes = np.asarray(sizes, dtype=np.float64)
+    matrix = sizes.reshape(len(sizes), -1) if sizes.ndim == 1 else sizes
     groups, k = patterns.shape
     if k > 62:
         raise ConfigError(f"wildcard counting supports at most 62 attributes at once, got {k}")
     bit = (np.int64(1) << np.arange(k, dtype=np.int64)) if k else np.zeros(0, dtype=np.int64)
     masks = (patterns < 0).astype(np.int64) @ bit if k else np.zeros(groups, dtype=np.int64)
     distinct_masks, mask_of = np.unique(masks, return_inverse=True)
-    members = [np.flatnonzero(mask_of == i) for i in range(len(distinct_masks))]
-    totals = np.array([sizes[m].sum() for m in members])
+    mask_of = mask_of.reshape(-1)
+    order = np.argsort(mask_of, kind="stable")
+    offsets = np.searchsorted(mask_of[order], np.arange(len(distinct_masks) + 1))
+    members = [order[offsets[i] : offsets[i + 1]] for i in range(len(distinct_masks))]
+    # Column sums of each mask's patterns, each column summed as a 1-D array (numpy's pairwise sum).
+    totals = np.array(
+        [[matrix[rows, c].sum() for c in range(matrix.shape[1])] for rows in members], dtype=np.float64
+    ).reshape(len(members), matrix.shape[1])
+    radices = np.array([max(int(c), 1) for c in cardinalities], dtype=np.int64)
+    if groups and sum(np.log2(radices.astype(np.float64))) < 62:
+        result = _kernels.wildcard_pair_sums(
+            np.ascontiguousarray(patterns, dtype=np.int32),
+            np.ascontiguousarray(matrix),
+            order.astype(np.int64),
+            offsets.astype(np.int64),
+            distinct_masks.astype(np.int64),
+            totals,
+            radices,
+        )
+    else:
+        result = _wildcard_pattern_sizes_loop(patterns, matrix, cardinalities, distinct_masks, members, totals)
+    return result.reshape(-1) if sizes.ndim == 1 else result
+
+
+def _wildcard_pattern_sizes_loop(
+    patterns: np.ndarray,
+    matrix: np.ndarray,
+    cardinalities: Sequence[int],
+    distinct_masks: np.ndarray,
+    members: list[np.ndarray],
+    totals: np.ndarray,
+) -> np.ndarray:
+    """:func:`wildcard_pattern_sizes` for key ranges beyond int64: one key extension per attribute."""
+    groups, k = patterns.shape
     full = (1 << k) - 1
-    result = np.zeros(groups, dtype=np.float64)
+    result = np.zeros(matrix.shape, dtype=np.float64)
     # One set of scratch tables for every mask pair (each pair covers at most 2 * groups patterns).
     extender = _kernels.KeyExtender(2 * groups)
     for ia, mask_a in enumerate(distinct_masks):
@@ -391,8 +428,9 @@ def wildcard_pattern_sizes(
                     )
             n_keys = len(key_sizes)
             keys_a, keys_b = keys[: len(rows_a)], keys[len(rows_a) :]
-            summed = np.bincount(keys_b, weights=sizes[rows_b], minlength=n_keys)
-            result[rows_a] += summed[keys_a]
+            for c in range(matrix.shape[1]):
+                summed = np.bincount(keys_b, weights=matrix[rows_b, c], minlength=n_keys)
+                result[rows_a, c] += summed[keys_a]
     return result
 
 
