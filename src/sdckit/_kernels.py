@@ -374,7 +374,9 @@ def combine_levels(stack, levels, cards, direct_upper):  # pragma: no cover - co
 
 
 @njit(cache=True, nogil=True)
-def wildcard_pair_sums(patterns, sizes, order, offsets, masks, totals, radices):  # pragma: no cover - compiled
+def wildcard_pair_sums(
+    patterns, sizes, order, offsets, masks, totals, radices
+):  # pragma: no cover - compiled
     """The loop of :func:`sdckit.frequency.wildcard_pattern_sizes` over pairs of null masks.
 
     ``patterns`` (G x k codes, -1 missing) are grouped by null mask: ``order[offsets[i]:offsets[i+1]]``

@@ -390,7 +390,9 @@ def wildcard_pattern_sizes(
             radices,
         )
     else:
-        result = _wildcard_pattern_sizes_loop(patterns, matrix, cardinalities, distinct_masks, members, totals)
+        result = _wildcard_pattern_sizes_loop(
+            patterns, matrix, cardinalities, distinct_masks, members, totals
+        )
     return result.reshape(-1) if sizes.ndim == 1 else result
 
 
