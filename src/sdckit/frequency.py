@@ -80,6 +80,24 @@ def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
     whole column is never sorted; the columns are processed in parallel by polars.
     """
     names = tuple(frame.columns if names is None else names)
+    fast = _encode_small_integers(frame, names)
+    if fast:
+        rest = encode(frame, [name for name in names if name not in fast]) if len(fast) < len(names) else None
+        parts = []
+        for name in names:
+            if name in fast:
+                parts.append(fast[name])
+            else:
+                j = rest.index(name)
+                parts.append((rest.codes[j], rest.cardinalities[j], rest.has_missing[j], rest.categories[j]))
+        return Encoding(
+            names=names,
+            codes=tuple(part[0] for part in parts),
+            cardinalities=tuple(part[1] for part in parts),
+            has_missing=tuple(part[2] for part in parts),
+            categories=tuple(part[3] for part in parts),
+            n_records=frame.height,
+        )
     prepared = []
     for name in names:
         expression = pl.col(name)
@@ -144,6 +162,48 @@ def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
         categories=tuple(categories),
         n_records=frame.height,
     )
+
+
+def _encode_small_integers(
+    frame: pl.DataFrame, names: Sequence[str]
+) -> dict[str, tuple[np.ndarray, int, bool, pl.Series]]:
+    """Codes of the integer columns whose values span at most 4 records per value, by a look-up
+    table of the values present (no sort, no hashing): the same codes and categories as the general
+    path of :func:`encode`, in a few linear numpy passes."""
+    integers = [name for name in names if frame.schema[name].is_integer() and frame.schema[name] != pl.UInt64]
+    if not integers or frame.height == 0:
+        return {}
+    bounds = frame.select(
+        *(pl.col(name).min().cast(pl.Int64).alias(f"min {name}") for name in integers),
+        *(pl.col(name).max().cast(pl.Int64).alias(f"max {name}") for name in integers),
+    ).row(0)
+    chosen = {}
+    for j, name in enumerate(integers):
+        low, high = bounds[j], bounds[len(integers) + j]
+        if low is not None and high - low <= 4 * frame.height:
+            chosen[name] = (low, high)
+    if not chosen:
+        return {}
+    # Values shifted so that the smallest is 1; a null becomes 0.
+    shifted = frame.select(
+        (pl.col(name).cast(pl.Int64) - (low - 1)).fill_null(0).alias(name)
+        for name, (low, _) in chosen.items()
+    )
+    result = {}
+    for name, (low, high) in chosen.items():
+        values = shifted.get_column(name).to_numpy()
+        counts = np.bincount(values, minlength=high - low + 2)
+        has_missing = bool(counts[0])
+        present = counts[1:] > 0
+        # Code of shifted value v: rank of v among the present values; 0 (a null) gets -1.
+        table = np.empty(len(counts), dtype=np.int32)
+        table[0] = -1
+        table[1:] = np.cumsum(present, dtype=np.int64) - 1
+        codes = np.ascontiguousarray(table[values])
+        distinct = np.flatnonzero(present) + low
+        categories = pl.Series("", distinct).cast(frame.schema[name])
+        result[name] = (codes, int(present.sum()), has_missing, categories)
+    return result
 
 
 def extend_keys(

@@ -82,7 +82,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Self
 
@@ -91,8 +91,10 @@ import polars as pl
 from pydantic import Field, model_validator
 from scipy import special, stats
 
+from sdckit import _kernels
 from sdckit.errors import ConfigError, InputError, SdcWarning
 from sdckit.frequency import (
+    Encoding,
     check_weights,
     encode,
     group_keys,
@@ -495,6 +497,19 @@ def _distinct_l(
     return per_pattern[pattern_of]
 
 
+def _group(encoding: Encoding) -> tuple[np.ndarray, int]:
+    """Dense keys of the records' value patterns (nulls as values): one mixed-radix int64 key per
+    record and one hashed densification when the key range fits, else key extension per attribute."""
+    radices = [c + 1 for c in encoding.cardinalities]
+    if encoding.n_records == 0 or math.fsum(math.log2(r) for r in radices) >= 62:
+        return group_keys(encoding, list(range(len(radices))))
+    combined = np.zeros(encoding.n_records, dtype=np.int64)
+    for codes, radix in zip(encoding.codes, radices, strict=True):
+        _kernels.mix_codes(combined, codes, radix)
+    keys, sizes = _kernels.densify_hashed(combined)
+    return keys, len(sizes)
+
+
 # The measure ------------------------------------------------------------------------------------------
 
 
@@ -526,6 +541,10 @@ class ReidentificationRisk:
     key_values: pl.DataFrame
     l_diversity: dict[str, np.ndarray]
     population: PopulationUniqueness | None
+    # Each record's key pattern (nulls as values), and each pattern's risk and number of records.
+    pattern_of: np.ndarray
+    pattern_risk: np.ndarray
+    pattern_records: np.ndarray
 
     @property
     def n_records(self) -> int:
@@ -550,7 +569,7 @@ class ReidentificationRisk:
     def riskiest(self, count: int | None = None) -> pl.DataFrame:
         """The ``count`` records of highest individual risk (ties in record order) with their keys."""
         count = min(self.top if count is None else count, self.n_records)
-        order = np.argsort(-self.risk, kind="stable")[:count]
+        order = _top_records(self.risk, self.pattern_risk, self.pattern_records, count)
         index = pl.Series(order)
         frame = pl.DataFrame({"record": order.astype(np.int64)})
         frame = frame.hstack(self.key_values[index].select(pl.all().cast(pl.String)))
@@ -587,8 +606,8 @@ class ReidentificationRisk:
             },
             "sample_uniques": int(np.count_nonzero(fk == 1)),
             "sample_uniques_percent": float(np.count_nonzero(fk == 1) * percent),
-            "individual_risk": _quantiles(risk),
-            "higher_risk_records": _higher_risk(risk),
+            "individual_risk": _quantiles(self.pattern_risk, self.pattern_records),
+            "higher_risk_records": _higher_risk(risk, self.pattern_risk, self.pattern_records),
             "clipped_records": self.clipped,
             **self.attacker_models(),
         }
@@ -603,7 +622,10 @@ class ReidentificationRisk:
             }
         if self.l_diversity:
             result["l_diversity"] = {
-                name: {**_quantiles(values), "records_with_l_1": int(np.count_nonzero(values <= 1))}
+                name: {
+                    **_quantiles(np.arange(values.max() + 1), np.bincount(values)),
+                    "records_with_l_1": int(np.count_nonzero(values <= 1)),
+                }
                 for name, values in self.l_diversity.items()
             }
         if self.population is not None:
@@ -644,28 +666,64 @@ class ReidentificationRisk:
         return {"prosecutor": prosecutor, "journalist": journalist, "marketer": {"average": success}}
 
 
-def _quantiles(values: np.ndarray) -> dict[str, float | None]:
-    if len(values) == 0:
+def grouped_quantiles(values: np.ndarray, counts: np.ndarray, quantiles: Sequence[float]) -> np.ndarray:
+    """``np.quantile`` (linear interpolation) of the array that repeats ``values[i]`` ``counts[i]``
+    times, without building it: the order statistics are looked up in the cumulative counts."""
+    keep = counts > 0
+    values, counts = values[keep], counts[keep]
+    order = np.argsort(values, kind="stable")
+    sorted_values, cumulative = values[order], np.cumsum(counts[order])
+    total = int(cumulative[-1])
+    position = (total - 1) * np.asarray(quantiles, dtype=np.float64)
+    low = np.floor(position).astype(np.int64)
+    high = np.minimum(low + 1, total - 1)
+    below = sorted_values[np.searchsorted(cumulative, low, side="right")].astype(np.float64)
+    above = sorted_values[np.searchsorted(cumulative, high, side="right")].astype(np.float64)
+    fraction = position - low
+    return np.where(
+        fraction >= 0.5, above - (above - below) * (1 - fraction), below + (above - below) * fraction
+    )
+
+
+def _quantiles(values: np.ndarray, counts: np.ndarray) -> dict[str, float | None]:
+    """Min, quartiles, mean and max of ``values[i]`` repeated ``counts[i]`` times."""
+    if counts.sum() == 0:
         return {"min": None, "p25": None, "median": None, "mean": None, "p75": None, "max": None}
-    q = np.quantile(values, QUANTILES)
+    q = grouped_quantiles(values, counts, QUANTILES)
     return {
         "min": float(q[0]),
         "p25": float(q[1]),
         "median": float(q[2]),
-        "mean": float(values.mean()),
+        "mean": float(np.dot(values, counts) / counts.sum()),
         "p75": float(q[3]),
         "max": float(q[4]),
     }
 
 
-def _higher_risk(risk: np.ndarray) -> int:
+def _higher_risk(risk: np.ndarray, pattern_risk: np.ndarray, pattern_records: np.ndarray) -> int:
     """sdcMicro's "obs. with higher risk as the main part": risk > median + 3 MAD and > 0.1 (R's mad,
     scaled by 1.4826)."""
     if len(risk) == 0:
         return 0
-    median = np.median(risk)
-    mad = 1.4826 * np.median(np.abs(risk - median))
+    median = grouped_quantiles(pattern_risk, pattern_records, [0.5])[0]
+    mad = 1.4826 * grouped_quantiles(np.abs(pattern_risk - median), pattern_records, [0.5])[0]
     return int(np.count_nonzero((risk > median + 3 * mad) & (risk > 0.1)))
+
+
+def _top_records(
+    risk: np.ndarray, pattern_risk: np.ndarray, pattern_records: np.ndarray, count: int
+) -> np.ndarray:
+    """The ``count`` records of highest risk, ties in record order, without sorting every record:
+    the cut-off risk is found on the patterns, then only records at or above it are ordered."""
+    if count <= 0:
+        return np.zeros(0, dtype=np.int64)
+    by_risk = np.argsort(-pattern_risk, kind="stable")
+    reached = np.searchsorted(np.cumsum(pattern_records[by_risk]), count)
+    cut = pattern_risk[by_risk[min(reached, len(by_risk) - 1)]]
+    above = np.flatnonzero(risk > cut)
+    at = np.flatnonzero(risk == cut)[: count - len(above)]
+    chosen = np.concatenate([above, at])
+    return chosen[np.lexsort((chosen, -risk[chosen]))][:count]
 
 
 def reidentification_risk(
@@ -716,7 +774,7 @@ def reidentification_risk(
 
     encoding = encode(table.data, keys)
     indices = list(range(len(keys)))
-    pattern_of, n_patterns = group_keys(encoding, indices)
+    pattern_of, n_patterns = _group(encoding)
     counts = group_sizes(pattern_of, n_patterns).astype(np.float64)
     sums = group_sizes(pattern_of, n_patterns, weight_values) if weight_values is not None else counts
     patterns = pattern_codes(encoding, indices, pattern_of, n_patterns)
@@ -788,6 +846,9 @@ def reidentification_risk(
         key_values=table.data.select(keys),
         l_diversity=l_diversity,
         population=population,
+        pattern_of=pattern_of,
+        pattern_risk=risk_pattern,
+        pattern_records=counts.astype(np.int64),
     )
 
 
