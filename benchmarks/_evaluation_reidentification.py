@@ -59,7 +59,10 @@ def make_data(name: str, records: int, null_share: float) -> pl.DataFrame:
     if name == "resampled":
         rng = np.random.default_rng(0)
         frame = pl.DataFrame(
-            {column: frame[column].to_numpy()[rng.integers(0, frame.height, records)] for column in frame.columns}
+            {
+                column: frame[column].to_numpy()[rng.integers(0, frame.height, records)]
+                for column in frame.columns
+            }
         )
     rng = np.random.default_rng(1 if name == "resampled" else 0)
     return frame.with_columns(
@@ -149,7 +152,7 @@ def run_child(run: str, dataset: str, records: int, null_share: float, workdir: 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records", type=int, default=1_000_000, help="resampled records (default 1,000,000)")
+    parser.add_argument("--records", type=int, default=1_000_000, help="resampled records (1,000,000)")
     parser.add_argument("--quick", action="store_true", help="100,000 resampled records")
     parser.add_argument("--null-share", type=float, default=0.01, help="share of key values set missing")
     parser.add_argument("--child", choices=RUNS, help=argparse.SUPPRESS)
@@ -172,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(directory)
         for dataset in ("testdata", "testdata+nulls", "resampled"):
             frame = make_data(dataset, records, arguments.null_share)
-            cells = frame.select(pl.col(KEYS).null_count()).sum_horizontal().item() / (frame.height * len(KEYS))
+            nulls = frame.select(pl.col(KEYS).null_count()).sum_horizontal().item()
+            cells = nulls / (frame.height * len(KEYS))
             with_null = frame.select(pl.any_horizontal(pl.col(KEYS).is_null()).sum()).item() / frame.height
             print(
                 f"\n{dataset}: {frame.height:,} records, {100 * cells:.2f}% of key values missing, "
@@ -193,11 +197,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  ratio pandas / ours-category: {base['seconds'] / ours['seconds']:.1f}x")
                 if results["ours-wildcard"]:
                     wild, _ = results["ours-wildcard"]
-                    print(f"  ratio pandas (category) / ours-wildcard: {base['seconds'] / wild['seconds']:.1f}x")
+                    ratio = base["seconds"] / wild["seconds"]
+                    print(f"  ratio pandas (category) / ours-wildcard: {ratio:.1f}x")
                 a, b = results["ours-category"][1], results["pandas"][1]
                 same = np.array_equal(a["f"], b["f"]) and np.allclose(a["F"], b["F"], rtol=1e-12)
                 difference = float(np.max(np.abs(a["risk"] - b["risk"]))) if len(a["risk"]) else 0.0
-                print(f"  ours-category = pandas: fk/Fk {'equal' if same else 'DIFFER'}, risk max |diff| {difference:.1e}")
+                verdict = "equal" if same else "DIFFER"
+                print(f"  ours-category = pandas: fk/Fk {verdict}, risk max |diff| {difference:.1e}")
             if dataset == "testdata+nulls" and results["ours-wildcard"]:
                 f, F = brute_wildcard(frame)  # noqa: N806
                 wild = results["ours-wildcard"][1]

@@ -24,7 +24,9 @@ from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError, SdcWarning
 from sdckit.measures import RISK_MEASURES, run_measure
 from sdckit.risk.reidentification import (
+    _top_records,
     exact_risk_closed_form,
+    grouped_quantiles,
     household_risk,
     individual_risk,
     pitman_equations,
@@ -593,3 +595,24 @@ def test_cli_bad_input_exits_2_without_output(tmp_path, options, config, data, w
     assert result.exit_code == 2, result.output
     assert words in result.output
     assert not out.exists() and not summary.exists()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 5)), min_size=1, max_size=12), st.integers(0, 20))
+def test_grouped_quantiles_and_top_records_equal_the_per_record_versions(groups, count):
+    values = np.array([v for v, _ in groups])
+    counts = np.array([c for _, c in groups])
+    if counts.sum() == 0:
+        counts[0] = 1
+    repeated = np.repeat(values, counts)
+    np.testing.assert_allclose(
+        grouped_quantiles(values, counts, [0, 0.25, 0.5, 0.75, 1]),
+        np.quantile(repeated, [0, 0.25, 0.5, 0.75, 1]),
+    )
+    # Records in a shuffled order, each pattern's risk on its records.
+    rng = np.random.default_rng(len(groups))
+    pattern_of = rng.permutation(np.repeat(np.arange(len(values)), counts))
+    risk = values[pattern_of]
+    count = min(count, len(risk))
+    expected = np.argsort(-risk, kind="stable")[:count]
+    np.testing.assert_array_equal(_top_records(risk, values, counts, count), expected)
