@@ -258,6 +258,18 @@ def zayatz_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
     return float(c1 * conditional / (n / population))
 
 
+def _trigamma(x: Any) -> Any:
+    """psi_1(x): the Hurwitz zeta(2, x) for x > 0, the reflection formula below (scipy's polygamma
+    recurses for a long time on large negative arguments)."""
+    x = np.asarray(x, dtype=np.float64)
+    positive = x > 0
+    # Each branch only sees arguments > 0: zeta(2, q) is slow for large negative q.
+    with np.errstate(all="ignore"):
+        direct = special.zeta(2, np.where(positive, x, 1.0))
+        reflected = np.pi**2 / np.sin(np.pi * x) ** 2 - special.zeta(2, np.where(positive, 1.0, 1 - x))
+    return np.where(positive, direct, np.where(np.isnan(x), np.nan, reflected))
+
+
 def pitman_equations(
     class_sizes: np.ndarray, n: int
 ) -> tuple[Callable[[float, float], tuple[float, float]], Callable[[float, float], np.ndarray]]:
@@ -266,12 +278,12 @@ def pitman_equations(
     sizes, counts = _histogram(class_sizes)
     u = counts.sum()
     larger, their_counts = sizes[sizes > 1].astype(np.float64), counts[sizes > 1]
-    psi, tri = special.digamma, special.polygamma
+    psi = special.digamma
 
     def sums(t: float, a: float) -> tuple[float, float]:
         # sum_{i=1}^{u-1} 1/(t+ia) and sum 1/(t+ia)^2
         s1 = (psi(t / a + u) - psi(t / a + 1)) / a
-        s2 = (tri(1, t / a + 1) - tri(1, t / a + u)) / a**2
+        s2 = (_trigamma(t / a + 1) - _trigamma(t / a + u)) / a**2
         return s1, s2
 
     def function(t: float, a: float) -> tuple[float, float]:
@@ -285,8 +297,8 @@ def pitman_equations(
         s1, s2 = sums(t, a)
         i1 = (s1 - t * s2) / a  # sum i/(t+ia)^2
         i2 = ((u - 1) - 2 * t * s1 + t * t * s2) / a**2  # sum i^2/(t+ia)^2
-        d2 = tri(1, t + 1) - tri(1, n + t)
-        d4 = np.sum(their_counts * (tri(1, 1 - a) - tri(1, larger - a)))
+        d2 = _trigamma(t + 1) - _trigamma(n + t)
+        d4 = np.sum(their_counts * (_trigamma(1 - a) - _trigamma(larger - a)))
         return np.array([[d2 - s2, -i1], [-i1, -i2 - d4]])
 
     return function, jacobian
@@ -310,10 +322,9 @@ def pitman_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
     candidates = []
     with np.errstate(all="ignore"):
         if theta + 1 > 0 and theta + alpha > 0:
-            candidates.append(
-                math.exp(math.lgamma(theta + 1) - math.lgamma(theta + alpha)) * population**alpha
-            )
-        candidates.append(float(special.gamma(theta + 1) / special.gamma(theta + alpha)) * population**alpha)
+            log_ratio = special.gammaln(theta + 1) - special.gammaln(theta + alpha)
+            candidates.append(float(np.exp(log_ratio + alpha * np.log(population))))
+        candidates.append(float(special.gamma(theta + 1) / special.gamma(theta + alpha) * population**alpha))
     valid = [value for value in candidates if math.isfinite(value) and 0 <= value <= population]
     return max(valid) if valid else math.nan
 
@@ -931,12 +942,20 @@ def _report(figures: dict[str, Any]) -> list[Any]:
         )
     models.add_row("marketer", f"{figures['marketer']['average']:.4f}", "", "")
     lines.append(models)
-    for name, values in (figures.get("l_diversity") or {}).items():
-        lines.append(
-            f"distinct l-diversity of {name}: min {values['min']:g}, median {values['median']:g}, "
-            f"mean {values['mean']:.2f}, max {values['max']:g}; "
-            f"{values['records_with_l_1']:,} records with l = 1"
-        )
+    if figures.get("l_diversity"):
+        diversity = RichTable(title="distinct l-diversity of the sensitive attributes (per record)")
+        for column in ("attribute", "min", "median", "mean", "max", "records with l = 1"):
+            diversity.add_column(column, justify="left" if column == "attribute" else "right")
+        for name, values in figures["l_diversity"].items():
+            diversity.add_row(
+                name,
+                f"{values['min']:g}",
+                f"{values['median']:g}",
+                f"{values['mean']:.2f}",
+                f"{values['max']:g}",
+                f"{values['records_with_l_1']:,}",
+            )
+        lines.append(diversity)
     population = figures.get("population_uniqueness")
     if population:
         table = RichTable(
@@ -954,13 +973,15 @@ def _report(figures: dict[str, Any]) -> list[Any]:
         lines.append(table)
     if figures["riskiest"]:
         riskiest = RichTable(title="records of highest individual risk")
-        columns = list(figures["riskiest"][0])
-        for column in columns:
-            riskiest.add_column(column)
+        shown = ["record", "fk", "Fk", "individual_risk"] + (
+            ["household_risk"] if figures.get("household") else []
+        )
+        for column in [*shown, "key"]:
+            riskiest.add_column(column.replace("_", " "), justify="left" if column == "key" else "right")
         for row in figures["riskiest"]:
-            riskiest.add_row(
-                *(f"{row[c]:.4g}" if isinstance(row[c], float) else str(row[c]) for c in columns)
-            )
+            values = [f"{row[c]:.4g}" if isinstance(row[c], float) else str(row[c]) for c in shown]
+            key = ", ".join(f"{name}={row[name]}" for name in figures["keys"])
+            riskiest.add_row(*values, key)
         lines.append(riskiest)
     return lines
 
