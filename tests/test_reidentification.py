@@ -22,6 +22,7 @@ from sdckit.cli import app
 from sdckit.config import parse_config
 from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError, SdcWarning
+from sdckit.frequency import encode, wildcard_pattern_sizes
 from sdckit.measures import RISK_MEASURES, run_measure
 from sdckit.risk.reidentification import (
     _top_records,
@@ -616,3 +617,37 @@ def test_grouped_quantiles_and_top_records_equal_the_per_record_versions(groups,
     count = min(count, len(risk))
     expected = np.argsort(-risk, kind="stable")[:count]
     np.testing.assert_array_equal(_top_records(risk, values, counts, count), expected)
+
+
+# The counting kernel's fast paths (used here at scale) ------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.one_of(st.none(), st.integers(-3, 6)), min_size=3, max_size=3), min_size=1, max_size=40
+    )
+)
+def test_small_integer_encoding_equals_the_general_path(rows):
+    frame = pl.DataFrame(rows, schema={"a": pl.Int64, "b": pl.Int8, "c": pl.Int32}, orient="row")
+    fast = encode(frame)
+    general = encode(frame.with_columns(pl.all().cast(pl.Float64)))  # floats take the binary-search path
+    assert fast.cardinalities == general.cardinalities and fast.has_missing == general.has_missing
+    for mine, theirs in zip(fast.codes, general.codes, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    for mine, theirs, name in zip(fast.categories, general.categories, frame.columns, strict=True):
+        assert mine.dtype == frame.schema[name]
+        np.testing.assert_array_equal(mine.to_numpy().astype(float), theirs.to_numpy())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 200), st.integers(1, 6), st.integers(0, 10**6))
+def test_compiled_wildcard_pairs_equal_the_python_loop(groups, k, seed):
+    rng = np.random.default_rng(seed)
+    patterns = rng.integers(-1, 4, (groups, k)).astype(np.int32)
+    sizes = np.stack([rng.integers(1, 5, groups).astype(float), rng.random(groups) * 100], axis=1)
+    compiled = wildcard_pattern_sizes(patterns, sizes, [4] * k)
+    looped = wildcard_pattern_sizes(patterns, sizes, [2**40] * k)  # key range beyond int64: the loop
+    if k > 1:
+        np.testing.assert_array_equal(compiled, looped)
+    np.testing.assert_array_equal(compiled[:, 1], wildcard_pattern_sizes(patterns, sizes[:, 1], [4] * k))
