@@ -91,15 +91,12 @@ import polars as pl
 from pydantic import Field, model_validator
 from scipy import special, stats
 
-from sdckit import _kernels
 from sdckit.errors import ConfigError, InputError, SdcWarning
 from sdckit.frequency import (
-    Encoding,
     check_weights,
     encode,
-    group_keys,
+    group_records,
     group_sizes,
-    pattern_codes,
     wildcard_pattern_sizes,
 )
 from sdckit.measures import Context, register_measure
@@ -508,19 +505,6 @@ def _distinct_l(
     return per_pattern[pattern_of]
 
 
-def _group(encoding: Encoding) -> tuple[np.ndarray, int]:
-    """Dense keys of the records' value patterns (nulls as values): one mixed-radix int64 key per
-    record and one hashed densification when the key range fits, else key extension per attribute."""
-    radices = [c + 1 for c in encoding.cardinalities]
-    if encoding.n_records == 0 or math.fsum(math.log2(r) for r in radices) >= 62:
-        return group_keys(encoding, list(range(len(radices))))
-    combined = np.zeros(encoding.n_records, dtype=np.int64)
-    for codes, radix in zip(encoding.codes, radices, strict=True):
-        _kernels.mix_codes(combined, codes, radix)
-    keys, sizes = _kernels.densify_hashed(combined)
-    return keys, len(sizes)
-
-
 # The measure ------------------------------------------------------------------------------------------
 
 
@@ -783,12 +767,14 @@ def reidentification_risk(
         column = table.column(weights).cast(pl.Float64, strict=False).to_numpy()
         weight_values = check_weights(column, n, f"{where}weights column '{weights}'")
 
-    encoding = encode(table.data, keys)
-    indices = list(range(len(keys)))
-    pattern_of, n_patterns = _group(encoding)
-    counts = group_sizes(pattern_of, n_patterns).astype(np.float64)
+    # The records' value patterns (nulls as values), then the integer codes of one record per
+    # pattern: the records are grouped once and only the patterns are encoded.
+    grouping = group_records(table.data, keys)
+    pattern_of, n_patterns = grouping.keys, grouping.n_groups
+    encoding = encode(table.data.select(keys)[grouping.first], keys)
+    patterns = np.stack(encoding.codes, axis=1) if n_patterns else np.zeros((0, len(keys)), dtype=np.int32)
+    counts = grouping.sizes.astype(np.float64)
     sums = group_sizes(pattern_of, n_patterns, weight_values) if weight_values is not None else counts
-    patterns = pattern_codes(encoding, indices, pattern_of, n_patterns)
     cardinalities = list(encoding.cardinalities)
     wildcard = missing == "wildcard" and any(encoding.has_missing)
     if wildcard:
