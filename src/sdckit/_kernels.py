@@ -371,3 +371,71 @@ def combine_levels(stack, levels, cards, direct_upper):  # pragma: no cover - co
     if direct_upper > 0:
         return densify_direct(combined, direct_upper)
     return densify_hashed(combined)
+
+
+@njit(cache=True, nogil=True)
+def wildcard_pair_sums(
+    patterns, sizes, order, offsets, masks, totals, radices
+):  # pragma: no cover - compiled
+    """The loop of :func:`sdckit.frequency.wildcard_pattern_sizes` over pairs of null masks.
+
+    ``patterns`` (G x k codes, -1 missing) are grouped by null mask: ``order[offsets[i]:offsets[i+1]]``
+    are the patterns of ``masks[i]`` in ascending order; ``sizes`` is G x m, ``totals[i]`` the column
+    sums of the patterns of mask i, ``radices`` the cardinalities (their product fits in int64). For
+    every pair (a, b) the patterns of b are summed in one open-addressing table keyed by their
+    mixed-radix values on the attributes that neither mask misses, and looked up by the patterns of
+    a. Sums are taken in the same order as the numpy version (patterns of b ascending, masks b
+    ascending), so the results are identical.
+    """
+    groups, k = patterns.shape
+    columns = sizes.shape[1]
+    n_masks = masks.shape[0]
+    full = (np.int64(1) << k) - 1
+    result = np.zeros((groups, columns), dtype=np.float64)
+    bits = 4
+    while (1 << bits) < 2 * groups + 2:
+        bits += 1
+    slots = 1 << bits
+    mask = slots - 1
+    shift = np.uint64(64 - bits)
+    stored = np.full(slots, -1, dtype=np.int64)
+    sums = np.zeros((slots, columns), dtype=np.float64)
+    used = np.empty(groups + 1, dtype=np.int64)
+    for ia in range(n_masks):
+        for ib in range(n_masks):
+            observed = full & ~(masks[ia] | masks[ib])
+            if observed == 0:
+                for t in range(offsets[ia], offsets[ia + 1]):
+                    r = order[t]
+                    for c in range(columns):
+                        result[r, c] += totals[ib, c]
+                continue
+            n_used = 0
+            for t in range(offsets[ib], offsets[ib + 1]):
+                r = order[t]
+                key = np.int64(0)
+                for j in range(k):
+                    if (observed >> j) & 1:
+                        key = key * radices[j] + patterns[r, j]
+                slot = _probe(stored, key, shift, mask)
+                if stored[slot] != key:
+                    stored[slot] = key
+                    used[n_used] = slot
+                    n_used += 1
+                    for c in range(columns):
+                        sums[slot, c] = 0.0
+                for c in range(columns):
+                    sums[slot, c] += sizes[r, c]
+            for t in range(offsets[ia], offsets[ia + 1]):
+                r = order[t]
+                key = np.int64(0)
+                for j in range(k):
+                    if (observed >> j) & 1:
+                        key = key * radices[j] + patterns[r, j]
+                slot = _probe(stored, key, shift, mask)
+                if stored[slot] == key:
+                    for c in range(columns):
+                        result[r, c] += sums[slot, c]
+            for u in range(n_used):
+                stored[used[u]] = -1
+    return result

@@ -80,6 +80,24 @@ def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
     whole column is never sorted; the columns are processed in parallel by polars.
     """
     names = tuple(frame.columns if names is None else names)
+    fast = _encode_small_integers(frame, names)
+    if fast:
+        rest = encode(frame, [name for name in names if name not in fast]) if len(fast) < len(names) else None
+        parts = []
+        for name in names:
+            if name in fast:
+                parts.append(fast[name])
+            else:
+                j = rest.index(name)
+                parts.append((rest.codes[j], rest.cardinalities[j], rest.has_missing[j], rest.categories[j]))
+        return Encoding(
+            names=names,
+            codes=tuple(part[0] for part in parts),
+            cardinalities=tuple(part[1] for part in parts),
+            has_missing=tuple(part[2] for part in parts),
+            categories=tuple(part[3] for part in parts),
+            n_records=frame.height,
+        )
     prepared = []
     for name in names:
         expression = pl.col(name)
@@ -144,6 +162,48 @@ def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
         categories=tuple(categories),
         n_records=frame.height,
     )
+
+
+def _encode_small_integers(
+    frame: pl.DataFrame, names: Sequence[str]
+) -> dict[str, tuple[np.ndarray, int, bool, pl.Series]]:
+    """Codes of the integer columns whose values span at most 4 records per value, by a look-up
+    table of the values present (no sort, no hashing): the same codes and categories as the general
+    path of :func:`encode`, in a few linear numpy passes."""
+    integers = [name for name in names if frame.schema[name].is_integer() and frame.schema[name] != pl.UInt64]
+    if not integers or frame.height == 0:
+        return {}
+    bounds = frame.select(
+        *(pl.col(name).min().cast(pl.Int64).alias(f"min {name}") for name in integers),
+        *(pl.col(name).max().cast(pl.Int64).alias(f"max {name}") for name in integers),
+    ).row(0)
+    chosen = {}
+    for j, name in enumerate(integers):
+        low, high = bounds[j], bounds[len(integers) + j]
+        if low is not None and high - low <= 4 * frame.height:
+            chosen[name] = (low, high)
+    if not chosen:
+        return {}
+    # Values shifted so that the smallest is 1; a null becomes 0.
+    shifted = frame.select(
+        (pl.col(name).cast(pl.Int64) - (low - 1)).fill_null(0).alias(name)
+        for name, (low, _) in chosen.items()
+    )
+    result = {}
+    for name, (low, high) in chosen.items():
+        values = shifted.get_column(name).to_numpy()
+        counts = np.bincount(values, minlength=high - low + 2)
+        has_missing = bool(counts[0])
+        present = counts[1:] > 0
+        # Code of shifted value v: rank of v among the present values; 0 (a null) gets -1.
+        table = np.empty(len(counts), dtype=np.int32)
+        table[0] = -1
+        table[1:] = np.cumsum(present, dtype=np.int64) - 1
+        codes = np.ascontiguousarray(table[values])
+        distinct = np.flatnonzero(present) + low
+        categories = pl.Series("", distinct).cast(frame.schema[name])
+        result[name] = (codes, int(present.sum()), has_missing, categories)
+    return result
 
 
 def extend_keys(
@@ -354,21 +414,60 @@ def wildcard_pattern_sizes(
     """For every distinct pattern, the total size of the patterns that match it under wildcard nulls.
 
     ``patterns`` is (G x k) codes with ``-1`` for missing, ``sizes`` the count (or weight sum) of each
-    pattern. Two patterns match iff they agree on every attribute that neither misses. The patterns
+    pattern, or a (G x m) array of m such columns (counts and weight sums at once: the result is then
+    G x m). Two patterns match iff they agree on every attribute that neither misses. The patterns
     are split by their null mask; for each pair of masks (a, b) the patterns of mask b are summed per
     value combination of the attributes both a and b observe, and looked up by the patterns of mask a.
-    Exact; the cost is O(M * G) for M distinct null masks.
+    Exact; the cost is O(M * G) for M distinct null masks. The pairs are looped over in one compiled
+    pass (:func:`sdckit._kernels.wildcard_pair_sums`) when the product of the cardinalities fits in
+    int64, else in Python with one key extension per observed attribute; both sum in the same order.
     """
+    sizes = np.asarray(sizes, dtype=np.float64)
+    matrix = sizes.reshape(len(sizes), -1) if sizes.ndim == 1 else sizes
     groups, k = patterns.shape
     if k > 62:
         raise ConfigError(f"wildcard counting supports at most 62 attributes at once, got {k}")
     bit = (np.int64(1) << np.arange(k, dtype=np.int64)) if k else np.zeros(0, dtype=np.int64)
     masks = (patterns < 0).astype(np.int64) @ bit if k else np.zeros(groups, dtype=np.int64)
     distinct_masks, mask_of = np.unique(masks, return_inverse=True)
-    members = [np.flatnonzero(mask_of == i) for i in range(len(distinct_masks))]
-    totals = np.array([sizes[m].sum() for m in members])
+    mask_of = mask_of.reshape(-1)
+    order = np.argsort(mask_of, kind="stable")
+    offsets = np.searchsorted(mask_of[order], np.arange(len(distinct_masks) + 1))
+    members = [order[offsets[i] : offsets[i + 1]] for i in range(len(distinct_masks))]
+    # Column sums of each mask's patterns, each column summed as a 1-D array (numpy's pairwise sum).
+    totals = np.array(
+        [[matrix[rows, c].sum() for c in range(matrix.shape[1])] for rows in members], dtype=np.float64
+    ).reshape(len(members), matrix.shape[1])
+    radices = np.array([max(int(c), 1) for c in cardinalities], dtype=np.int64)
+    if groups and sum(np.log2(radices.astype(np.float64))) < 62:
+        result = _kernels.wildcard_pair_sums(
+            np.ascontiguousarray(patterns, dtype=np.int32),
+            np.ascontiguousarray(matrix),
+            order.astype(np.int64),
+            offsets.astype(np.int64),
+            distinct_masks.astype(np.int64),
+            totals,
+            radices,
+        )
+    else:
+        result = _wildcard_pattern_sizes_loop(
+            patterns, matrix, cardinalities, distinct_masks, members, totals
+        )
+    return result.reshape(-1) if sizes.ndim == 1 else result
+
+
+def _wildcard_pattern_sizes_loop(
+    patterns: np.ndarray,
+    matrix: np.ndarray,
+    cardinalities: Sequence[int],
+    distinct_masks: np.ndarray,
+    members: list[np.ndarray],
+    totals: np.ndarray,
+) -> np.ndarray:
+    """:func:`wildcard_pattern_sizes` for key ranges beyond int64: one key extension per attribute."""
+    groups, k = patterns.shape
     full = (1 << k) - 1
-    result = np.zeros(groups, dtype=np.float64)
+    result = np.zeros(matrix.shape, dtype=np.float64)
     # One set of scratch tables for every mask pair (each pair covers at most 2 * groups patterns).
     extender = _kernels.KeyExtender(2 * groups)
     for ia, mask_a in enumerate(distinct_masks):
@@ -391,8 +490,9 @@ def wildcard_pattern_sizes(
                     )
             n_keys = len(key_sizes)
             keys_a, keys_b = keys[: len(rows_a)], keys[len(rows_a) :]
-            summed = np.bincount(keys_b, weights=sizes[rows_b], minlength=n_keys)
-            result[rows_a] += summed[keys_a]
+            for c in range(matrix.shape[1]):
+                summed = np.bincount(keys_b, weights=matrix[rows_b, c], minlength=n_keys)
+                result[rows_a, c] += summed[keys_a]
     return result
 
 

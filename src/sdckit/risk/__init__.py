@@ -5,5 +5,6 @@ the order the command line lists them.
 """
 
 import sdckit.risk.combined  # noqa: F401, I001
+import sdckit.risk.reidentification  # noqa: F401, I001
 import sdckit.risk.suda  # noqa: F401, I001
 import sdckit.risk.linkage  # noqa: F401, I001
