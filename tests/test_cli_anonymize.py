@@ -696,6 +696,10 @@ VALID_PARAMS = {
     "slicing": {},
     "overlapping-slicing": {},
     "quasi-sensitive": {"knowledge": "knowledge.csv", "l": 2},
+    "mdav": {},
+    "vmdav": {},
+    "univariate-microaggregation": {},
+    "categorical-microaggregation": {},
 }
 
 

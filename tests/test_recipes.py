@@ -57,6 +57,10 @@ RUNS = {
     "slicing": (SLICING_DATA, SLICING_CONFIG, ["-l", "2", "--n-columns", "2", "--seed", "5"]),
     "overlapping-slicing": (SLICING_DATA, SLICING_CONFIG, ["-l", "2", "--seed", "7"]),
     "quasi-sensitive": (QS_DATA, QS_CONFIG, ["-k", "2", "-l", "2", "--node-limit", "1000"]),
+    "mdav": (DATA, CONFIG, ["-k", "3"]),
+    "vmdav": (DATA, CONFIG, ["-k", "2", "--gamma", "1.1"]),
+    "univariate-microaggregation": (DATA, CONFIG, ["--variant", "individual-ranking", "--attributes", "Age"]),
+    "categorical-microaggregation": (DATA, CONFIG, ["-k", "4"]),
 }
 
 

@@ -10,6 +10,7 @@ import sdckit.anonymize.mondrian  # noqa: F401, I001
 import sdckit.anonymize.suppression  # noqa: F401, I001
 import sdckit.anonymize.slicing  # noqa: F401, I001
 import sdckit.anonymize.quasi_sensitive  # noqa: F401, I001
+import sdckit.anonymize.microaggregation  # noqa: F401, I001
 from sdckit.anonymize.base import METHODS, Context, MethodSpec, run_method
 from sdckit.anonymize.mondrian import MondrianParams, mondrian
 from sdckit.anonymize.quasi_sensitive import QuasiSensitiveParams, quasi_sensitive_anonymize
