@@ -160,7 +160,6 @@ def mdav_generic(
     members = np.zeros(k, dtype=np.int64)
     marked = np.zeros(n, dtype=np.bool_)
     group = 0
-    xs_id = -1
     while m > 0:
         if m < 2 * k:  # the last group: everything left (k..2k-1 records)
             for p in range(m):
@@ -206,30 +205,42 @@ def mdav_generic(
             # distances to the seed; its k-1 nearest (ties: smaller id)
             _sweep(W, C, m, row, row_codes, w, wc, dist)
             filled = 0
+            far = -1.0
+            far_id = n
+            far_pos = -1
             for p in range(m):
-                if p != pr:
-                    dd = dist[p]
-                    if filled < k - 1 or dd < bd[k - 2] or (dd == bd[k - 2] and ids[p] < bi[k - 2]):
-                        filled = _insert_near(dd, ids[p], p, bd, bi, bp, filled)
+                dd = dist[p]
+                if dd > far or (dd == far and ids[p] < far_id):
+                    far = dd
+                    far_id = ids[p]
+                    far_pos = p
+                if p != pr and (filled < k - 1 or dd < bd[k - 2] or (dd == bd[k - 2] and ids[p] < bi[k - 2])):
+                    filled = _insert_near(dd, ids[p], p, bd, bi, bp, filled)
             members[0] = pr
             for q in range(k - 1):
                 members[q + 1] = bp[q]
+            xs_pos = -1
             if step == 0 and n_groups_now == 2:
-                # xs: farthest from xr among the records not in xr's group (SPEC §4.1)
+                # xs: farthest from xr among the records not in xr's group (SPEC §4.1); the farthest
+                # of all unless ties put it in the group
+                in_group = False
                 for q in range(k):
-                    marked[members[q]] = True
-                best = -1.0
-                best_id = n
-                next_pr = -1
-                for p in range(m):
-                    dd = dist[p]
-                    if not marked[p] and (dd > best or (dd == best and ids[p] < best_id)):
-                        best = dd
-                        best_id = ids[p]
-                        next_pr = p
-                for q in range(k):
-                    marked[members[q]] = False
-                xs_id = ids[next_pr]
+                    if members[q] == far_pos:
+                        in_group = True
+                xs_pos = far_pos
+                if in_group:
+                    for q in range(k):
+                        marked[members[q]] = True
+                    best = -1.0
+                    best_id = n
+                    for p in range(m):
+                        dd = dist[p]
+                        if not marked[p] and (dd > best or (dd == best and ids[p] < best_id)):
+                            best = dd
+                            best_id = ids[p]
+                            xs_pos = p
+                    for q in range(k):
+                        marked[members[q]] = False
             # label and remove the group (highest positions first, so swaps do not move members)
             members_sorted = np.sort(members)
             for q in range(k - 1, -1, -1):
@@ -250,14 +261,11 @@ def mdav_generic(
                     for j in range(c):
                         C[j, p] = C[j, last]
                     ids[p] = ids[last]
+                    if xs_pos == last:  # xs is never a member: follow it when it moves
+                        xs_pos = p
                 m -= 1
             group += 1
-            if step == 0 and n_groups_now == 2:
-                # find xs again after the compaction moved rows
-                for p in range(m):
-                    if ids[p] == xs_id:
-                        pr = p
-                        break
+            pr = xs_pos
     return labels
 
 
