@@ -528,3 +528,74 @@ def test_cli_missing_values_exit_2(tmp_path):
     assert result.exit_code == 2, result.output
     assert f"attribute 'age' has {count} missing values" in " ".join(result.output.split())
     assert not (tmp_path / "out.csv").exists()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4)), min_size=1, max_size=40),
+)
+def test_group_representatives_equal_per_group_brute_force(pairs):
+    from sdckit.anonymize.microaggregation import _representatives
+
+    labels = np.array([g for g, _ in pairs])
+    _, labels = np.unique(labels, return_inverse=True)
+    codes = np.array([c for _, c in pairs], dtype=np.int64)
+    n_groups = int(labels.max()) + 1
+    modes = _representatives("nominal", codes, labels, n_groups)
+    medians = _representatives("ordinal", codes, labels, n_groups)
+    for g in range(n_groups):
+        members = sorted(codes[labels == g].tolist())
+        counts = {c: members.count(c) for c in members}
+        assert modes[g] == min(c for c in counts if counts[c] == max(counts.values()))
+        assert medians[g] == members[(len(members) - 1) // 2]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(2, 4).flatmap(
+        lambda k: st.tuples(
+            st.just(k),
+            st.lists(
+                st.tuples(
+                    st.integers(0, 3), st.sampled_from("abc"), st.sampled_from(["1-lo", "2-mid", "3-hi"])
+                ),
+                min_size=k,
+                max_size=40,
+            ),
+        )
+    )
+)
+def test_categorical_microaggregation_is_always_k_anonymous(case):
+    k, rows = case
+    frame = pl.DataFrame(rows, schema=["number", "nominal", "ordinal"], orient="row")
+    schema = Schema(
+        (
+            Attribute("number", role=Role.QUASI_IDENTIFIER, kind=Kind.NUMERIC),
+            Attribute("nominal", role=Role.QUASI_IDENTIFIER, kind=Kind.CATEGORICAL),
+            Attribute("ordinal", role=Role.QUASI_IDENTIFIER, kind=Kind.ORDINAL),
+        )
+    )
+    release = categorical_microaggregation(Table(frame, schema), k=k)
+    sizes = np.bincount(release.classes)
+    assert (sizes[:-1] == k).all() and k <= sizes[-1] <= 2 * k - 1
+    report = check_table(release.table, ["number", "nominal", "ordinal"], [KAnonymity(k)])
+    assert report.results[0].worst() >= k
+
+
+def test_categorical_microaggregation_of_numeric_attributes_is_mdav():
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 30, size=(200, 3)).astype(float)
+    table = numeric_table(X)
+    numeric = mdav(table, k=4)
+    mixed = categorical_microaggregation(table, k=4)
+    np.testing.assert_array_equal(numeric.classes, mixed.classes)
+    assert numeric.table.data.equals(mixed.table.data)
+    assert mixed.parameters["sse"] == pytest.approx(numeric.parameters["sse"], abs=1e-6)
+    assert mixed.parameters["sst"] == pytest.approx(numeric.parameters["sst"], abs=1e-6)
+
+
+def test_cell_penalty_is_the_group_range_over_the_file_range():
+    X = np.arange(1, 12, dtype=float)[:, None]
+    release = mdav(numeric_table(X))
+    # groups {1,2,3}, {4..8}, {9,10,11}; file range 10
+    np.testing.assert_allclose(release.cell_penalty[:, 0], [0.2] * 3 + [0.4] * 5 + [0.2] * 3)
