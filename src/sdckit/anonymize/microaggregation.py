@@ -236,7 +236,8 @@ def _chosen(table: Table, attributes: list[str] | None, *, numeric: bool, method
         if not names:
             which = "quasi-identifier of kind numeric" if numeric else "quasi-identifier"
             raise ConfigError(
-                f"{method}: no attribute is a {which} in the configuration; name them with attributes"
+                f"{method}: no attribute is a {which} in the configuration; "
+                "name them with attributes (--attributes)"
             )
     for name in names:
         if name in table.schema and table.schema[name].role is Role.IDENTIFIER:
