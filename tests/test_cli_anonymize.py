@@ -700,6 +700,10 @@ VALID_PARAMS = {
     "rank-swap": {},
     "swap": {},
     "pram": {},
+    "mdav": {},
+    "vmdav": {},
+    "univariate-microaggregation": {},
+    "categorical-microaggregation": {},
 }
 
 

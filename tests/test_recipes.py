@@ -84,6 +84,10 @@ RUNS = {
     "rank-swap": (DATA, CONFIG, ["--attributes", "Age", "-p", "20", "--seed", "4"]),
     "swap": (DATA, CONFIG, ["--attributes", "Disease", "--rate", "0.5", "--seed", "2"]),
     "pram": (DATA, CONFIG, ["--attributes", "Disease", "--seed", "5"]),
+    "mdav": (DATA, CONFIG, ["-k", "3"]),
+    "vmdav": (DATA, CONFIG, ["-k", "2", "--gamma", "1.1"]),
+    "univariate-microaggregation": (DATA, CONFIG, ["--variant", "individual-ranking", "--attributes", "Age"]),
+    "categorical-microaggregation": (DATA, CONFIG, ["-k", "4"]),
 }
 # Methods whose release cannot be reproduced (dp-noise: OpenDP's samplers cannot be seeded): their
 # recipe says so, and a replay is checked for its shape only.

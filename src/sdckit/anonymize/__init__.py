@@ -10,6 +10,7 @@ import sdckit.anonymize.mondrian  # noqa: F401, I001
 import sdckit.anonymize.suppression  # noqa: F401, I001
 import sdckit.anonymize.slicing  # noqa: F401, I001
 import sdckit.anonymize.quasi_sensitive  # noqa: F401, I001
+import sdckit.anonymize.microaggregation  # noqa: F401, I001
 import sdckit.anonymize.perturbation  # noqa: F401, I001
 import sdckit.anonymize.pram  # noqa: F401, I001
 import sdckit.anonymize.record_swap  # noqa: F401, I001
