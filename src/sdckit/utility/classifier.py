@@ -68,7 +68,9 @@ class ClassifierUtility:
         return self.accuracy_original - self.accuracy_release
 
 
-def _feature_matrices(original: Table, release: Table, features: list[str], train: np.ndarray) -> tuple[Any, Any]:
+def _feature_matrices(
+    original: Table, release: Table, features: list[str], train: np.ndarray
+) -> tuple[Any, Any]:
     from scipy import sparse
 
     blocks_original, blocks_release = [], []

@@ -95,7 +95,12 @@ def _summary(result: FrequencyTables) -> dict[str, Any]:
     for index, key in enumerate(("total_variation", "hellinger")):
         one_mean, one_max = _figures([value[index] for value in result.one_way.values()])
         two_mean, two_max = _figures([value[index] for value in result.two_way.values()])
-        figures[key] = {"one_way_mean": one_mean, "one_way_max": one_max, "two_way_mean": two_mean, "two_way_max": two_max}
+        figures[key] = {
+            "one_way_mean": one_mean,
+            "one_way_max": one_max,
+            "two_way_mean": two_mean,
+            "two_way_max": two_max,
+        }
     figures["one_way"] = [
         {"attribute": name, "total_variation": finite_or_none(tv), "hellinger": finite_or_none(h)}
         for name, (tv, h) in result.one_way.items()
@@ -118,8 +123,9 @@ def _report(figures: dict[str, Any]) -> list[Any]:
         f"one-way tables of {len(figures['one_way'])} attributes: total variation mean "
         f"{shown(tv['one_way_mean'])}, max {shown(tv['one_way_max'])} ({worst['attribute']}); Hellinger mean "
         f"{shown(h['one_way_mean'])}, max {shown(h['one_way_max'])}",
-        f"two-way tables ({len(figures['two_way'])}): total variation mean {shown(tv['two_way_mean'])}, max "
-        f"{shown(tv['two_way_max'])}; Hellinger mean {shown(h['two_way_mean'])}, max {shown(h['two_way_max'])}",
+        f"two-way tables ({len(figures['two_way'])}): total variation mean {shown(tv['two_way_mean'])}, "
+        f"max {shown(tv['two_way_max'])}; Hellinger mean {shown(h['two_way_mean'])}, "
+        f"max {shown(h['two_way_max'])}",
     ]
 
 
@@ -133,6 +139,8 @@ def _report(figures: dict[str, Any]) -> list[Any]:
     compares=True,
 )
 def _run(original: Table, release: Table, params: TablesParams, context: Context) -> FrequencyTables:
-    names = choose_attributes(original, params.attributes, default_roles=(Role.QUASI_IDENTIFIER, Role.SENSITIVE))
+    names = choose_attributes(
+        original, params.attributes, default_roles=(Role.QUASI_IDENTIFIER, Role.SENSITIVE)
+    )
     require_columns(release, names)
     return frequency_tables(original, release, names)

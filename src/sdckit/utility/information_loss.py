@@ -138,7 +138,9 @@ def structure(x: np.ndarray, factors: int, reference: np.ndarray | None = None) 
     kept = eigenvalues > _ZERO_EIGENVALUE * p
     scores = np.zeros_like(eigenvectors)
     scores[:, kept] = eigenvectors[:, kept] / np.sqrt(eigenvalues[kept])
-    return Structure(x.mean(axis=0), covariance, correlation, eigenvalues, eigenvectors, loadings, communalities, scores)
+    return Structure(
+        x.mean(axis=0), covariance, correlation, eigenvalues, eigenvectors, loadings, communalities, scores
+    )
 
 
 def _errors(a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None) -> dict[str, float | None]:
@@ -277,11 +279,14 @@ class NumericLossParams(MethodParams):
     ] = None
     suppressed: Annotated[
         Literal["mean", "omit"],
-        Field(description="A suppressed released value: the original's mean (mean) or its record left out (omit)."),
+        Field(description="A suppressed released value: the original's mean, or its record left out (omit)."),
     ] = "mean"
     factors: Annotated[
         Whole | None,
-        Field(ge=1, description="Factors of the communalities (default: Kaiser's rule, eigenvalues of R above 1)."),
+        Field(
+            ge=1,
+            description="Factors of the communalities (default: Kaiser's rule, eigenvalues of R above 1).",
+        ),
     ] = None
 
 
@@ -340,7 +345,9 @@ def _summary(result: NumericLoss) -> dict[str, Any]:
 def _report(figures: dict[str, Any]) -> list[Any]:
     from rich.table import Table as RichTable
 
-    table = RichTable("", "mean squared error", "mean absolute error", "mean variation", title="information loss")
+    table = RichTable(
+        "", "mean squared error", "mean absolute error", "mean variation", title="information loss"
+    )
 
     def shown(value: float | None) -> str:
         return "—" if value is None else f"{value:.6g}"

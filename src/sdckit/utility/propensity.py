@@ -142,7 +142,7 @@ def design_matrix(
                 indicators = _indicators(codes, levels, rows)
                 blocks.append(sparse.csr_matrix(indicators.multiply(a.reshape(-1, 1))))
                 labels.extend(f"{name_a}*{name_b}={level}" for level in range(1, levels))
-        for (name_a, a, levels_a), (name_b, b, levels_b) in combinations(categorical, 2):
+        for (name_a, a, _), (name_b, b, levels_b) in combinations(categorical, 2):
             # combinations of values that occur, coded 0..k-1; dropping the combinations in which
             # either value is level 0 leaves exactly the span of the products a_i·b_j (i, j ≥ 1)
             both = (a > 0) & (b > 0)

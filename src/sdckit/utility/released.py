@@ -202,8 +202,9 @@ def require_columns(release: Table, names: Sequence[str], *, aligned_with: Table
             f"(columns: {', '.join(release.data.columns)})"
         )
     if aligned_with is not None and aligned_with.n_records != release.n_records:
+        named = f" {aligned_with.source}" if aligned_with.source else ""
         raise InputError(
-            f"{where}: {release.n_records:,} records, the original{' ' + aligned_with.source if aligned_with.source else ''} has "
+            f"{where}: {release.n_records:,} records, the original{named} has "
             f"{aligned_with.n_records:,}: this measure compares record i of "
             "the release with record i of the original, so both must have the same records in the same "
             "order"
