@@ -39,7 +39,8 @@ sdcMicro (``R/dUtility.R``):
   (sdcMicro 4.x multiplied by √2 instead of dividing, contradicting its documentation; we divide.)
 * ``il1s`` — today's ``IL1s``: the same sum, not divided by n·p.
 * ``eigen`` — Σ_j |e_j − e′_j| / e_j, e and e′ the eigenvalues of the correlation matrices
-  (``var(scale(x))``) of original and release, in decreasing order (terms with e_j = 0 left out).
+  (``var(scale(x))``) of original and release, in decreasing order (terms with e_j ≤ 1e-12·p, zero up
+  to rounding, left out: collinear attributes would make sdcMicro's figure explode).
 
 ``il_score`` is the information loss of the tutorial's R-U score example: 100 × the mean of the mean
 variations of X, the means, V and the variances and the mean absolute error of R (the figures that
@@ -173,8 +174,8 @@ def il1(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 def eigen_loss(original: np.ndarray, release: np.ndarray) -> float | None:
     """sdcMicro's ``dUtility(method = "eigen")``: Σ |e − e′| / e over the eigenvalues of the two
-    correlation matrices in decreasing order (e = 0 left out)."""
-    kept = original > 0
+    correlation matrices in decreasing order (e ≤ 1e-12·p, a zero of rounding, left out)."""
+    kept = original > _ZERO_EIGENVALUE * original.size
     if not kept.any():
         return None
     return float((np.abs(original[kept] - release[kept]) / original[kept]).sum())

@@ -19,10 +19,13 @@ The model (``model``):
   without the all-zero columns), of a numeric and a categorical attribute the numeric value times
   each indicator, of two numeric attributes their product. The design matrix is sparse.
 
-The fit: scikit-learn's ``LogisticRegression`` (L-BFGS) with an L2 penalty of C = 10⁶, i.e. the
+The fit: scikit-learn's ``LogisticRegression`` with an L2 penalty of C = 10⁶, i.e. the
 objective Σ log-loss + ‖β‖² / (2·10⁶): effectively unpenalized (a stronger penalty shrinks p̂ towards
 c and U_p with it, SPEC §9.4), but finite when cells separate perfectly, which an interaction model on
-sparse cells often does. The intercept is not penalized.
+sparse cells often does. The intercept is not penalized. The solver is Newton's method
+(``newton-cholesky``, tolerance 1e-8) up to 4,000 features, L-BFGS beyond (its Hessian would not fit);
+``converged`` says whether it stopped at its tolerance. The fit runs on one thread (threadpoolctl): BLAS
+threads fighting other processes on a busy machine made it 10-20 times slower.
 
 Values: a categorical attribute's values are categories; so are a release's labels (``[1984, 1988)``,
 ``*``) and a missing value is a category of its own. An attribute numeric in both files (numbers in
@@ -54,6 +57,9 @@ from sdckit.utility.released import category_codes, choose_attributes, require_c
 __all__ = ["Propensity", "PropensityParams", "design_matrix", "propensity_utility"]
 
 PENALTY_C = 1e6
+#: Up to this many features the fit is Newton's method (a features² Hessian: 4,000 -> 128 MB), beyond
+#: it L-BFGS.
+NEWTON_FEATURES = 4000
 
 
 @dataclass(frozen=True)
@@ -168,6 +174,7 @@ def propensity_utility(
 
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
 
     matrix, _ = design_matrix(original, release, names, model)
     target = np.concatenate([np.zeros(original.height), np.ones(release.height)])
@@ -175,8 +182,12 @@ def propensity_utility(
     if matrix.shape[1] == 0:
         scores = np.full(target.size, target.mean())
     else:
-        fit = LogisticRegression(C=PENALTY_C, solver="lbfgs", max_iter=2000, tol=1e-8)
-        with warnings.catch_warnings(record=True) as caught:
+        solver = "newton-cholesky" if matrix.shape[1] <= NEWTON_FEATURES else "lbfgs"
+        fit = LogisticRegression(
+            C=PENALTY_C, solver=solver, max_iter=200 if solver != "lbfgs" else 2000, tol=1e-8
+        )
+        # BLAS and OpenMP threads spin against each other on a busy machine (20 times slower measured)
+        with warnings.catch_warnings(record=True) as caught, threadpool_limits(limits=1):
             warnings.simplefilter("always", ConvergenceWarning)
             fit.fit(matrix, target)
         converged = not any(issubclass(item.category, ConvergenceWarning) for item in caught)
