@@ -24,7 +24,9 @@ objective Σ log-loss + ‖β‖² / (2·10⁶): effectively unpenalized (a stro
 c and U_p with it, SPEC §9.4), but finite when cells separate perfectly, which an interaction model on
 sparse cells often does. The intercept is not penalized. The solver is Newton's method
 (``newton-cholesky``, tolerance 1e-8) up to 4,000 features, L-BFGS beyond (its Hessian would not fit);
-``converged`` says whether it stopped at its tolerance. The fit runs on one thread (threadpoolctl): BLAS
+``converged`` says whether it stopped at its tolerance. Stacked records with the same values and the
+same T have the same design row, so the fit runs on one row per such group weighted by its size: the
+same likelihood and penalty, on fewer rows. The fit runs on one thread (threadpoolctl): BLAS
 threads fighting other processes on a busy machine made it 10-20 times slower.
 
 Values: a categorical attribute's values are categories; so are a release's labels (``[1984, 1988)``,
@@ -49,9 +51,10 @@ import polars as pl
 from pydantic import Field
 
 from sdckit.context import Context
+from sdckit.frequency import group_records
 from sdckit.measures import register_measure
 from sdckit.params import MethodParams, Whole, finite_or_none
-from sdckit.table import Role, Table
+from sdckit.table import Role, Table, value_strings
 from sdckit.utility.released import category_codes, choose_attributes, require_columns
 
 __all__ = ["Propensity", "PropensityParams", "design_matrix", "propensity_utility"]
@@ -182,6 +185,10 @@ def propensity_utility(
     if matrix.shape[1] == 0:
         scores = np.full(target.size, target.mean())
     else:
+        # records with the same values and the same T have the same design row: fit on one row per
+        # group weighted by its size (the same likelihood, the same penalty), fewer rows to iterate on
+        groups = group_records(_stacked_values(original, release, names), [*names, "__T__"])
+        rows = matrix[groups.first]
         solver = "newton-cholesky" if matrix.shape[1] <= NEWTON_FEATURES else "lbfgs"
         fit = LogisticRegression(
             C=PENALTY_C, solver=solver, max_iter=200 if solver != "lbfgs" else 2000, tol=1e-8
@@ -189,9 +196,9 @@ def propensity_utility(
         # BLAS and OpenMP threads spin against each other on a busy machine (20 times slower measured)
         with warnings.catch_warnings(record=True) as caught, threadpool_limits(limits=1):
             warnings.simplefilter("always", ConvergenceWarning)
-            fit.fit(matrix, target)
+            fit.fit(rows, target[groups.first], sample_weight=groups.sizes.astype(np.float64))
         converged = not any(issubclass(item.category, ConvergenceWarning) for item in caught)
-        scores = fit.predict_proba(matrix)[:, 1]
+        scores = fit.predict_proba(rows)[:, 1][groups.keys]
     return Propensity(
         attributes=tuple(names),
         model=model,
@@ -201,6 +208,18 @@ def propensity_utility(
         scores=scores,
         converged=converged,
     )
+
+
+def _stacked_values(original: pl.DataFrame, release: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """The stacked file's values as text (as the design matrix codes them) and its T column."""
+    columns = [
+        pl.concat([value_strings(original.get_column(name)), value_strings(release.get_column(name))]).rename(
+            name
+        )
+        for name in names
+    ]
+    marker = np.concatenate([np.zeros(original.height, np.int8), np.ones(release.height, np.int8)])
+    return pl.DataFrame([*columns, pl.Series("__T__", marker)])
 
 
 class PropensityParams(MethodParams):
