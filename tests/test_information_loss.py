@@ -14,12 +14,15 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from sdckit.cli import app
 from sdckit.config import parse_config
 from sdckit.errors import ConfigError, InputError
 from sdckit.measures import UTILITY_MEASURES, run_measure
+from sdckit.utility.frequencies import distances
 from sdckit.utility.information_loss import numeric_information_loss
 from sdckit.utility.released import numeric_view, parse_label
 
@@ -492,3 +495,41 @@ def test_commands_refuse_unknown_attributes_and_options(tmp_path):
     result = runner.invoke(app, [*base, "--model", "main"])
     assert result.exit_code == 2 and "propensity" in result.output
     assert not summary.exists()
+
+
+# Properties ----------------------------------------------------------------------------------------
+
+counts = st.lists(st.integers(0, 20), min_size=1, max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(counts, counts)
+def test_total_variation_and_hellinger_bound_each_other(first, second):
+    """H² ≤ TV ≤ √2·H (Le Cam), both in [0, 1], symmetric, 0 exactly on equal distributions."""
+    size = max(len(first), len(second))
+    p = np.array(first + [0] * (size - len(first)), dtype=float)
+    q = np.array(second + [0] * (size - len(second)), dtype=float)
+    if p.sum() == 0 or q.sum() == 0:
+        return
+    tv, h = distances(p, q)
+    assert 0 <= tv <= 1 + 1e-12 and 0 <= h <= 1 + 1e-12
+    assert h**2 <= tv + 1e-12 and tv <= math.sqrt(2) * h + 1e-12
+    assert (tv, h) == pytest.approx(distances(q, p))
+    assert (tv == 0) == np.allclose(p / p.sum(), q / q.sum(), rtol=0, atol=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.01, 100), st.floats(-1000, 1000))
+def test_correlation_measures_ignore_units(seed, scale, shift):
+    """R, RF, C, F and eigen depend on correlations only: the same affine change of units of both
+    files leaves them unchanged; X's squared error scales with the square of the unit."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(30, 3)) @ rng.normal(size=(3, 3))
+    y = x + rng.normal(0, 0.3, size=x.shape)
+    base = numeric_information_loss(x, y, factors=1)
+    moved = numeric_information_loss(x * scale + shift, y * scale + shift, factors=1)
+    for pair in ("R", "RF", "C", "F"):
+        assert moved.figures[pair]["mse"] == pytest.approx(base.figures[pair]["mse"], rel=1e-6, abs=1e-12)
+    assert moved.eigen == pytest.approx(base.eigen, rel=1e-6)
+    assert moved.il1 == pytest.approx(base.il1, rel=1e-9)
+    assert moved.figures["X"]["mse"] == pytest.approx(base.figures["X"]["mse"] * scale**2, rel=1e-9)
