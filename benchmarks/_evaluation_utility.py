@@ -145,7 +145,7 @@ def run_propensity(repeats: int, quick: bool) -> None:
     )
     print(
         f"{'model':<14}{'ours s':>9}{'U_p':>11}{'features':>10}{'sk C=1 s':>10}{'U_p C=1':>11}"
-        f"{'ratio':>7}{'sk C=1e6 U_p':>14}"
+        f"{'ratio':>7}{'sk C=1e6 s':>11}{'U_p':>10}"
     )
     for model in ("main", "interactions"):
         ours_time, ours = best(
