@@ -68,6 +68,7 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
+from numba import njit
 from pydantic import Field
 
 from sdckit.context import Context
@@ -86,6 +87,24 @@ __all__ = [
     "numeric_information_loss",
     "structure",
 ]
+
+
+@njit(cache=True)
+def _cell_sums(x: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover (compiled)
+    """Per column of the n×p matrices: Σ (x − y)², Σ |x − y|, Σ |x − y|/|x| over x ≠ 0 and the number
+    of x ≠ 0, in one pass (rows 0..3 of the result)."""
+    n, p = x.shape
+    sums = np.zeros((4, p))
+    for i in range(n):
+        for j in range(p):
+            difference = abs(x[i, j] - y[i, j])
+            sums[0, j] += difference * difference
+            sums[1, j] += difference
+            if x[i, j] != 0:
+                sums[2, j] += difference / abs(x[i, j])
+                sums[3, j] += 1.0
+    return sums
+
 
 PAIRS = ("X", "means", "V", "variances", "R", "RF", "C", "F")
 _ZERO_EIGENVALUE = 1e-12
@@ -118,11 +137,18 @@ def _correlation(covariance: np.ndarray) -> np.ndarray:
     return np.clip(correlation, -1.0, 1.0)
 
 
-def structure(x: np.ndarray, factors: int, reference: np.ndarray | None = None) -> Structure:
+def structure(
+    x: np.ndarray,
+    factors: int,
+    reference: np.ndarray | None = None,
+    covariance: np.ndarray | None = None,
+) -> Structure:
     """The matrices of ``x`` (n×p, n ≥ 2); eigenvectors turned towards ``reference``'s columns when
-    given (the original's, so that the release's PCA is read the same way)."""
+    given (the original's, so that the release's PCA is read the same way). ``covariance`` may pass
+    x's covariance matrix if the caller has it."""
     p = x.shape[1]
-    covariance = np.atleast_2d(np.cov(x, rowvar=False, ddof=1))
+    if covariance is None:
+        covariance = np.atleast_2d(np.cov(x, rowvar=False, ddof=1))
     correlation = _correlation(covariance)
     eigenvalues, eigenvectors = np.linalg.eigh(correlation)
     order = np.argsort(eigenvalues)[::-1]
@@ -162,13 +188,16 @@ def _errors(a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None) -> 
     }
 
 
-def il1(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+def il1(x: np.ndarray, y: np.ndarray, absolute: np.ndarray | None = None) -> tuple[float, float]:
     """sdcMicro's IL1 (old form, per cell) and IL1s (the sum): Σ |x − y| / (√2·sd_j), sd of ``x``
-    (ddof 1); columns of sd 0 left out. Returns (sum / (n·p), sum)."""
+    (ddof 1); columns of sd 0 left out. ``absolute`` may pass Σ_i |x_ij − y_ij| per column. Returns
+    (sum / (n·p), sum)."""
     n, p = x.shape
     sd = x.std(axis=0, ddof=1) if n > 1 else np.zeros(p)
+    if absolute is None:
+        absolute = np.abs(x - y).sum(axis=0)
     usable = sd > 0
-    total = float((np.abs(x[:, usable] - y[:, usable]) / (np.sqrt(2.0) * sd[usable])).sum())
+    total = float((absolute[usable] / (np.sqrt(2.0) * sd[usable])).sum())
     return total / (n * p), total
 
 
@@ -233,15 +262,21 @@ def numeric_information_loss(
         raise InputError(f"numeric information loss needs at least 2 complete records, got {n}")
     if factors is not None and factors > p:
         raise InputError(f"factors must be at most the number of attributes ({p}), got {factors}")
-    first = structure(x, p)
-    m = factors if factors is not None else kaiser_factors(first.eigenvalues)
-    original = structure(x, m)
+    covariance = np.atleast_2d(np.cov(x, rowvar=False, ddof=1))
+    m = factors if factors is not None else kaiser_factors(np.linalg.eigvalsh(_correlation(covariance)))
+    original = structure(x, m, covariance=covariance)
     release = structure(y, m, reference=original.eigenvectors)
     upper = np.triu_indices(p)
     strict = np.triu_indices(p, 1)
     weights = np.broadcast_to(original.eigenvalues / original.eigenvalues.sum(), (p, p))
+    sums = _cell_sums(np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64))
+    kept = sums[3].sum()
     figures = {
-        "X": _errors(x.ravel(), y.ravel()),
+        "X": {
+            "mse": float(sums[0].sum() / (n * p)),
+            "mae": float(sums[1].sum() / (n * p)),
+            "mean_variation": float(sums[2].sum() / kept) if kept else None,
+        },
         "means": _errors(original.means, release.means),
         "V": _errors(original.covariance[upper], release.covariance[upper]),
         "variances": _errors(np.diag(original.covariance), np.diag(release.covariance)),
@@ -250,7 +285,7 @@ def numeric_information_loss(
         "C": _errors(original.communalities, release.communalities),
         "F": _errors(original.scores.ravel(), release.scores.ravel(), weights.ravel()),
     }
-    per_cell, total = il1(x, y)
+    per_cell, total = il1(x, y, sums[1])
     return NumericLoss(
         attributes=attributes,
         records=n,
