@@ -36,7 +36,7 @@ sdcMicro (``R/dUtility.R``):
 
 * ``il1`` — IL1 of sdcMicro ≤ 5.5 (``IL1old`` today): (1/(n·p)) Σ_ij |x_ij − x′_ij| / (√2·sd_j), sd of
   the original (ddof 1); a column of sd 0 is left out of the sum (sdcMicro would divide by 0).
-  (sdcMicro 4.x multiplied by √2 instead of dividing, contradicting its documentation; we divide.)
+  (an older sdcMicro multiplied by √2 instead of dividing, against its own documentation; we divide.)
 * ``il1s`` — today's ``IL1s``: the same sum, not divided by n·p.
 * ``eigen`` — Σ_j |e_j − e′_j| / e_j, e and e′ the eigenvalues of the correlation matrices
   (``var(scale(x))``) of original and release, in decreasing order (terms with e_j ≤ 1e-12·p, zero up
