@@ -40,3 +40,6 @@ __all__ = [
     "precision",
     "release_ncp",
 ]
+
+# The registered utility measures (``sdckit utility <name>``); scikit-learn is imported only when one runs.
+from sdckit.utility import classifier, frequencies, information_loss, propensity  # noqa: E402, F401

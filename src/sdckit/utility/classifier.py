@@ -1,0 +1,242 @@
+"""Utility for a prediction task: a classifier trained on the release and tested on original records,
+against the same classifier trained on the original.
+
+The original's records are split at random (``seed``) into a test part (``test_fraction``) and a
+training part. One classifier is trained on the original's training records, one on the release —
+on the release's records at the training positions when the release has the original's records in
+the original's order (same number of records), else on every released record — and both predict the
+``target`` of the original's test records from the ``features``:
+
+    accuracy_original = share of test records the original-trained classifier gets right
+    accuracy_release  = share the release-trained classifier gets right
+    accuracy_loss     = accuracy_original − accuracy_release
+
+With the same seed, split and classifier, an identical release gives an identical classifier:
+accuracy_loss is exactly 0. ``majority_rate`` is the share of the test records in the most frequent
+class of the original's training records: what a classifier that learnt nothing scores.
+
+Features: an attribute of kind numeric with numbers in the original is a number, a release's value
+read by :func:`sdckit.utility.released.numeric_view` (a range label as its midpoint); a missing or
+suppressed number is the original training records' mean. Every other attribute is one-hot coded on
+the values of both files together: a release's label is a value of its own, so an original value
+that generalization removed from the release is a column the release-trained classifier never saw
+set (it predicts from the other features). The target's values are classes as they are; records with
+a missing target are left out of training and testing.
+
+Models (scikit-learn, seeded): ``tree`` (``DecisionTreeClassifier``, grown fully), ``forest``
+(``RandomForestClassifier``, 100 trees, the default) and ``logistic`` (multinomial
+``LogisticRegression``, scikit-learn's default L2 penalty C = 1, numbers standardized).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import numpy as np
+import polars as pl
+from pydantic import Field
+
+from sdckit.context import Context
+from sdckit.errors import ConfigError, InputError, location
+from sdckit.measures import register_measure
+from sdckit.params import Finite, MethodParams, Whole, finite_or_none
+from sdckit.table import Kind, Role, Table, value_strings
+from sdckit.utility.released import category_codes, choose_attributes, numeric_view, require_columns
+
+__all__ = ["ClassifierParams", "ClassifierUtility", "classifier_utility"]
+
+
+@dataclass(frozen=True)
+class ClassifierUtility:
+    """Accuracy on original test records of a classifier trained on the release and of one trained on
+    the original (the "train on release, test on original" utility of e.g. Snoke et al. 2018)."""
+
+    target: str
+    features: tuple[str, ...]
+    model: str
+    accuracy_release: float
+    accuracy_original: float
+    majority_rate: float
+    test_records: int
+    training_original: int
+    training_release: int
+    aligned: bool
+
+    @property
+    def accuracy_loss(self) -> float:
+        return self.accuracy_original - self.accuracy_release
+
+
+def _feature_matrices(
+    original: Table, release: Table, features: list[str], train: np.ndarray
+) -> tuple[Any, Any]:
+    from scipy import sparse
+
+    blocks_original, blocks_release = [], []
+    for name in features:
+        column = original.column(name)
+        if original.schema[name].kind is Kind.NUMERIC and column.dtype.is_numeric():
+            x = column.cast(pl.Float64).to_numpy().astype(np.float64, copy=True)
+            y = numeric_view(release.column(name), source=release.source).values.copy()
+            usable = x[train][~np.isnan(x[train])]
+            mean = float(usable.mean()) if usable.size else 0.0
+            sd = float(usable.std()) if usable.size > 1 else 0.0
+            x[np.isnan(x)] = mean
+            y[np.isnan(y)] = mean
+            scale = sd if sd > 0 else 1.0
+            blocks_original.append(sparse.csr_matrix(((x - mean) / scale).reshape(-1, 1)))
+            blocks_release.append(sparse.csr_matrix(((y - mean) / scale).reshape(-1, 1)))
+        else:
+            a, b, levels = category_codes(column, release.column(name))
+            for codes, blocks in ((a, blocks_original), (b, blocks_release)):
+                rows = np.arange(codes.size)
+                blocks.append(
+                    sparse.csr_matrix((np.ones(codes.size), (rows, codes)), shape=(codes.size, levels))
+                )
+    return sparse.hstack(blocks_original, format="csr"), sparse.hstack(blocks_release, format="csr")
+
+
+def _model(name: str, seed: int) -> Any:
+    if name == "tree":
+        from sklearn.tree import DecisionTreeClassifier
+
+        return DecisionTreeClassifier(random_state=seed)
+    if name == "forest":
+        from sklearn.ensemble import RandomForestClassifier
+
+        return RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=1)
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(max_iter=2000, random_state=seed)
+
+
+def classifier_utility(
+    original: Table,
+    release: Table,
+    target: str,
+    features: list[str],
+    *,
+    model: str = "forest",
+    test_fraction: float = 0.3,
+    seed: int = 0,
+) -> ClassifierUtility:
+    n = original.n_records
+    aligned = release.n_records == n
+    labels_original = value_strings(original.column(target)).to_numpy()
+    labels_release = value_strings(release.column(target)).to_numpy()
+    order = np.random.default_rng(seed).permutation(n)
+    tests = int(round(test_fraction * n))
+    test, train = np.sort(order[:tests]), np.sort(order[tests:])
+    known_original = original.column(target).is_not_null().to_numpy()
+    known_release = release.column(target).is_not_null().to_numpy()
+    test = test[known_original[test]]
+    train_original = train[known_original[train]]
+    train_release = train[known_release[train]] if aligned else np.flatnonzero(known_release)
+    if test.size == 0 or train_original.size == 0 or train_release.size == 0:
+        raise InputError(
+            f"{location(original.source, attribute=target)}too few records with a target value to train "
+            f"and test ({n:,} records, test fraction {test_fraction:g})"
+        )
+    x_original, x_release = _feature_matrices(original, release, features, train_original)
+    by_original = _model(model, seed).fit(x_original[train_original], labels_original[train_original])
+    by_release = _model(model, seed).fit(x_release[train_release], labels_release[train_release])
+    truth = labels_original[test]
+    classes, counts = np.unique(labels_original[train_original], return_counts=True)
+    majority = classes[counts.argmax()]
+    return ClassifierUtility(
+        target=target,
+        features=tuple(features),
+        model=model,
+        accuracy_release=float((by_release.predict(x_original[test]) == truth).mean()),
+        accuracy_original=float((by_original.predict(x_original[test]) == truth).mean()),
+        majority_rate=float((truth == majority).mean()),
+        test_records=int(test.size),
+        training_original=int(train_original.size),
+        training_release=int(train_release.size),
+        aligned=aligned,
+    )
+
+
+class ClassifierParams(MethodParams):
+    """Parameters of the classifier utility (``sdckit utility classifier``)."""
+
+    target: Annotated[
+        str | None,
+        Field(min_length=1, description="The attribute to predict (default: the first sensitive attribute)."),
+    ] = None
+    features: Annotated[
+        str | None,
+        Field(min_length=1, description="Comma-separated predictors (default: the quasi-identifiers)."),
+    ] = None
+    model: Annotated[
+        Literal["tree", "forest", "logistic"],
+        Field(description="Decision tree, random forest (100 trees) or logistic regression."),
+    ] = "forest"
+    test_fraction: Annotated[
+        Finite, Field(gt=0, lt=1, description="Share of the original's records held out for testing.")
+    ] = 0.3
+    seed: Annotated[Whole, Field(ge=0, description="Seed of the split and of the classifiers.")] = 0
+
+
+def _summary(result: ClassifierUtility) -> dict[str, Any]:
+    return {
+        "target": result.target,
+        "features": list(result.features),
+        "model": result.model,
+        "accuracy_release": finite_or_none(result.accuracy_release),
+        "accuracy_original": finite_or_none(result.accuracy_original),
+        "accuracy_loss": finite_or_none(result.accuracy_loss),
+        "majority_rate": finite_or_none(result.majority_rate),
+        "test_records": result.test_records,
+        "training_records_original": result.training_original,
+        "training_records_release": result.training_release,
+        "aligned": result.aligned,
+    }
+
+
+def _report(figures: dict[str, Any]) -> list[Any]:
+    return [
+        f"{figures['model']} predicting {figures['target']} from {len(figures['features'])} attributes, "
+        f"tested on {figures['test_records']:,} original records",
+        f"accuracy: trained on the release {figures['accuracy_release']:.4f}, on the original "
+        f"{figures['accuracy_original']:.4f} (loss {figures['accuracy_loss']:.4f}; majority class "
+        f"{figures['majority_rate']:.4f})",
+    ]
+
+
+@register_measure(
+    "classifier",
+    "utility",
+    ClassifierParams,
+    summary=_summary,
+    help="Accuracy on original records of a classifier trained on the release, against one trained on "
+    "the original.",
+    report=_report,
+    compares=True,
+    progress_label="training",
+)
+def _run(original: Table, release: Table, params: ClassifierParams, context: Context) -> ClassifierUtility:
+    if params.target is None:
+        sensitive = original.schema.with_role(Role.SENSITIVE)
+        if not sensitive:
+            raise ConfigError("the configuration has no sensitive attribute: name the target with --target")
+        target = sensitive[0].name
+    else:
+        target = choose_attributes(original, params.target, option="target")[0]
+    features = choose_attributes(
+        original, params.features, default_roles=(Role.QUASI_IDENTIFIER,), option="features"
+    )
+    features = [name for name in features if name != target]
+    if not features:
+        raise ConfigError(f"no features left to predict {target} from: name them with --features")
+    require_columns(release, [target, *features])
+    return classifier_utility(
+        original,
+        release,
+        target,
+        features,
+        model=params.model,
+        test_fraction=params.test_fraction,
+        seed=params.seed,
+    )
