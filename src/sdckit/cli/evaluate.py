@@ -54,6 +54,10 @@ def evaluate(
         str, typer.Option(help="The utility measure on the R-U map's y axis.")
     ] = "propensity",
     weight: Annotated[float, typer.Option(help="λ of the score λ·IL + (1−λ)·DR.")] = 0.5,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="A measure's parameter, MEASURE.PARAMETER=VALUE (repeat)."),
+    ] = None,
     recipe: Annotated[
         list[Path] | None,
         typer.Option(help="A release's summary or recipe JSON (one per release, in order; repeat)."),
@@ -63,10 +67,12 @@ def evaluate(
     """Measure the releases of ORIGINAL for disclosure risk and information loss; R-U map and report."""
     from sdckit.config import load_config, read_document
     from sdckit.evaluate import evaluate as run_evaluation
+    from sdckit.evaluate.evaluation import parse_settings
     from sdckit.evaluate.report import write_report
     from sdckit.evaluate.rumap import ru_map_plot
 
     with user_errors():
+        settings_given = parse_settings(set_ or [])
         recipes = [_recipe(read_document(path, "recipe"), path) for path in recipe or []]
         outputs = Outputs([original, *releases, config, *(recipe or [])])
         outputs.file(report_path, "--report", (".html", ".htm"))
@@ -86,6 +92,7 @@ def evaluate(
             loss_axis=loss_axis,
             weight=weight,
             recipes=recipes or None,
+            settings=settings_given,
             original_name=original.name,
             stage=stage_messages(quiet, started),
         )

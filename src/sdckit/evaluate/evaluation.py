@@ -157,6 +157,7 @@ def evaluate(
     loss_axis: str = "propensity",
     weight: float = 0.5,
     recipes: Sequence[dict[str, Any] | None] | None = None,
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
     original_name: str = "original",
     stage: Callable[[str], None] | None = None,
 ) -> Evaluation:
@@ -166,7 +167,8 @@ def evaluate(
     :data:`DEFAULT_UTILITY`; a default one that cannot apply, such as numeric information loss
     without numeric attributes, is skipped and the reason reported; a named one must apply).
     ``risk_axis`` and ``loss_axis`` choose the measures whose headline figures make the R-U map;
-    ``weight`` is λ of the combined score. ``config``: the :class:`~sdckit.config.Config` the tables
+    ``weight`` is λ of the combined score; ``settings`` gives measures parameters
+    (``{"propensity": {"model": "main"}}``). ``config``: the :class:`~sdckit.config.Config` the tables
     were read with (weights, missing values). Measures run with their default parameters, but for
     :data:`EVALUATE_PARAMS` (record linkage: distance-based only).
     """
@@ -212,12 +214,24 @@ def evaluate(
                 f"the R-U map's {group} measure {axis} cannot run on this data: {skipped[axis]}"
             )
 
+    settings = dict(settings or {})
+    planned = {spec.name for spec, _ in plan} | set(skipped)
+    unknown = [name for name in settings if name not in planned]
+    if unknown:
+        raise ConfigError(
+            f"--set {unknown[0]}.…: {unknown[0]} is not among the measures run ({', '.join(sorted(planned))})"
+        )
+    parameters = {spec.name: _params(spec, settings) for spec, _ in plan}
     say(f"measuring {original_name}")
-    measured_original = _measure(original_name, original, None, original, plan, skipped, context, None)
+    measured_original = _measure(
+        original_name, original, None, original, plan, parameters, skipped, context, None
+    )
     measured = []
     for (name, release), recipe in zip(releases, recipes, strict=True):
         say(f"measuring {name}")
-        measured.append(_measure(name, release, original, release, plan, skipped, context, recipe))
+        measured.append(
+            _measure(name, release, original, release, plan, parameters, skipped, context, recipe)
+        )
     points = [
         RUPoint(
             item.name,
@@ -239,8 +253,32 @@ def evaluate(
     )
 
 
-def _params(spec: MeasureSpec) -> dict[str, Any]:
-    return EVALUATE_PARAMS.get(spec.name, {})
+def _params(spec: MeasureSpec, given: Mapping[str, Mapping[str, Any]]) -> Any:
+    """The measure's parameters object: :data:`EVALUATE_PARAMS` and what the caller set
+    (``settings[measure][parameter]``), validated, a problem named as ``--set measure.parameter``."""
+    values = {**EVALUATE_PARAMS.get(spec.name, {}), **given.get(spec.name, {})}
+    return spec.params.parse(values, spell=lambda name: f"--set {spec.name}.{name}", method=spec.name)
+
+
+def parse_settings(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``["propensity.model=main", "linkage.method=both"]`` -> ``{"propensity": {"model": "main"},
+    ...}``; values are read as YAML scalars (``3`` a whole number, ``0.5`` a real, ``true`` a flag)."""
+    import yaml
+
+    settings: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, equals, text = item.partition("=")
+        measure, dot, name = key.strip().partition(".")
+        if not equals or not dot or not measure or not name:
+            raise ConfigError(f"--set {item!r}: write MEASURE.PARAMETER=VALUE, e.g. propensity.model=main")
+        try:
+            value = yaml.safe_load(text) if text.strip() else text
+        except yaml.YAMLError:
+            value = text
+        if isinstance(value, dict | list):
+            value = text
+        settings.setdefault(measure, {})[name.replace("-", "_")] = value
+    return settings
 
 
 def _measure(
@@ -249,6 +287,7 @@ def _measure(
     original: Table | None,
     release: Table,
     plan: Sequence[tuple[MeasureSpec, str]],
+    parameters: Mapping[str, Any],
     skipped: Mapping[str, str],
     context: Context,
     recipe: dict[str, Any] | None,
@@ -262,11 +301,11 @@ def _measure(
                 if group == "utility":
                     continue  # the original loses nothing against itself
                 # The original linked to itself: what an unprotected release would disclose.
-                result = run_measure(spec, table, table, params=_params(spec), context=context)
+                result = run_measure(spec, table, table, params=parameters[spec.name], context=context)
             else:
-                result = run_measure(spec, original, release, params=_params(spec), context=context)
+                result = run_measure(spec, original, release, params=parameters[spec.name], context=context)
         else:
-            result = run_measure(spec, table, params=_params(spec), context=context)
+            result = run_measure(spec, table, params=parameters[spec.name], context=context)
             if spec.name == "reidentification" and spec.records is not None:
                 individual = spec.records(result).get_column("individual_risk").to_numpy()
         figures[group][spec.name] = spec.summary(result)

@@ -30,7 +30,7 @@ Models (scikit-learn, seeded): ``tree`` (``DecisionTreeClassifier``, grown fully
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -42,6 +42,7 @@ from sdckit.errors import ConfigError, InputError, location
 from sdckit.measures import register_measure
 from sdckit.params import Finite, MethodParams, Whole, finite_or_none
 from sdckit.table import Kind, Role, Table, value_strings
+from sdckit.utility.disaggregate import GeneralizedField, prepared
 from sdckit.utility.released import category_codes, choose_attributes, numeric_view, require_columns
 
 __all__ = ["ClassifierParams", "ClassifierUtility", "classifier_utility"]
@@ -62,6 +63,7 @@ class ClassifierUtility:
     training_original: int
     training_release: int
     aligned: bool
+    drawn_cells: dict[str, int] | None = None
 
     @property
     def accuracy_loss(self) -> float:
@@ -177,6 +179,7 @@ class ClassifierParams(MethodParams):
         Finite, Field(gt=0, lt=1, description="Share of the original's records held out for testing.")
     ] = 0.3
     seed: Annotated[Whole, Field(ge=0, description="Seed of the split and of the classifiers.")] = 0
+    generalized: GeneralizedField = "draw"
 
 
 def _summary(result: ClassifierUtility) -> dict[str, Any]:
@@ -192,6 +195,7 @@ def _summary(result: ClassifierUtility) -> dict[str, Any]:
         "training_records_original": result.training_original,
         "training_records_release": result.training_release,
         "aligned": result.aligned,
+        "drawn_cells": result.drawn_cells,
     }
 
 
@@ -215,6 +219,7 @@ def _report(figures: dict[str, Any]) -> list[Any]:
     report=_report,
     compares=True,
     progress_label="training",
+    headline="accuracy_loss",
 )
 def _run(original: Table, release: Table, params: ClassifierParams, context: Context) -> ClassifierUtility:
     if params.target is None:
@@ -231,7 +236,9 @@ def _run(original: Table, release: Table, params: ClassifierParams, context: Con
     if not features:
         raise ConfigError(f"no features left to predict {target} from: name them with --features")
     require_columns(release, [target, *features])
-    return classifier_utility(
+    drawn = prepared(original, release, [target, *features], params.generalized, params.seed)
+    release = drawn.table
+    result = classifier_utility(
         original,
         release,
         target,
@@ -240,3 +247,4 @@ def _run(original: Table, release: Table, params: ClassifierParams, context: Con
         test_fraction=params.test_fraction,
         seed=params.seed,
     )
+    return replace(result, drawn_cells=drawn.cells)

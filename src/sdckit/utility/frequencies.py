@@ -18,7 +18,7 @@ table over integer codes: O(n) per table, O(n·a²) in all for a attributes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Annotated, Any
 
@@ -29,6 +29,7 @@ from sdckit.context import Context
 from sdckit.measures import register_measure
 from sdckit.params import MethodParams, finite_or_none
 from sdckit.table import Role, Table
+from sdckit.utility.disaggregate import DrawSeedField, GeneralizedField, prepared
 from sdckit.utility.released import category_codes, choose_attributes, require_columns
 
 __all__ = ["FrequencyTables", "TablesParams", "distances", "frequency_tables"]
@@ -51,6 +52,7 @@ class FrequencyTables:
     attributes: tuple[str, ...]
     one_way: dict[str, tuple[float, float]]
     two_way: dict[tuple[str, str], tuple[float, float]]
+    drawn_cells: dict[str, int] | None = None
 
 
 def frequency_tables(original: Table, release: Table, names: list[str]) -> FrequencyTables:
@@ -84,6 +86,8 @@ class TablesParams(MethodParams):
             description="Comma-separated attributes (default: quasi-identifiers and sensitive attributes).",
         ),
     ] = None
+    generalized: GeneralizedField = "draw"
+    seed: DrawSeedField = 0
 
 
 def _figures(values: list[float]) -> tuple[float | None, float | None]:
@@ -91,7 +95,7 @@ def _figures(values: list[float]) -> tuple[float | None, float | None]:
 
 
 def _summary(result: FrequencyTables) -> dict[str, Any]:
-    figures: dict[str, Any] = {"attributes": list(result.attributes)}
+    figures: dict[str, Any] = {"attributes": list(result.attributes), "drawn_cells": result.drawn_cells}
     for index, key in enumerate(("total_variation", "hellinger")):
         one_mean, one_max = _figures([value[index] for value in result.one_way.values()])
         two_mean, two_max = _figures([value[index] for value in result.two_way.values()])
@@ -137,10 +141,12 @@ def _report(figures: dict[str, Any]) -> list[Any]:
     help="Differences of one-way and two-way frequency tables: total variation and Hellinger distances.",
     report=_report,
     compares=True,
+    headline="total_variation.two_way_mean",
 )
 def _run(original: Table, release: Table, params: TablesParams, context: Context) -> FrequencyTables:
     names = choose_attributes(
         original, params.attributes, default_roles=(Role.QUASI_IDENTIFIER, Role.SENSITIVE)
     )
     require_columns(release, names)
-    return frequency_tables(original, release, names)
+    drawn = prepared(original, release, names, params.generalized, params.seed)
+    return replace(frequency_tables(original, drawn.table, names), drawn_cells=drawn.cells)

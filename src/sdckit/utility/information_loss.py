@@ -409,6 +409,7 @@ def _report(figures: dict[str, Any]) -> list[Any]:
     "sdcMicro's IL1 and eigen.",
     report=_report,
     compares=True,
+    headline="il1",
 )
 def _run(original: Table, release: Table, params: NumericLossParams, context: Context) -> NumericLoss:
     names, x, y, left_out, suppressed, ranges = numeric_matrices(original, release, params)

@@ -42,7 +42,7 @@ utility for microdata masked for disclosure limitation. Journal of Privacy and C
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Annotated, Any, Literal
 
@@ -55,6 +55,7 @@ from sdckit.frequency import group_records
 from sdckit.measures import register_measure
 from sdckit.params import MethodParams, Whole, finite_or_none
 from sdckit.table import Role, Table, value_strings
+from sdckit.utility.disaggregate import DrawSeedField, GeneralizedField, prepared
 from sdckit.utility.released import category_codes, choose_attributes, require_columns
 
 __all__ = ["Propensity", "PropensityParams", "design_matrix", "propensity_utility"]
@@ -77,6 +78,7 @@ class Propensity:
     features: int
     scores: np.ndarray
     converged: bool
+    drawn_cells: dict[str, int] | None = None
 
     @property
     def c(self) -> float:
@@ -241,6 +243,8 @@ class PropensityParams(MethodParams):
         Whole,
         Field(ge=1, description="Refuse a design matrix with more columns than this (memory and time)."),
     ] = 200_000
+    generalized: GeneralizedField = "draw"
+    seed: DrawSeedField = 0
 
 
 def _summary(result: Propensity) -> dict[str, Any]:
@@ -254,6 +258,7 @@ def _summary(result: Propensity) -> dict[str, Any]:
         "propensity_utility": finite_or_none(result.utility),
         "propensity_loss": finite_or_none(result.loss),
         "converged": result.converged,
+        "drawn_cells": result.drawn_cells,
     }
 
 
@@ -287,6 +292,7 @@ def _report(figures: dict[str, Any]) -> list[Any]:
     records=_records,
     compares=True,
     progress_label="fitting",
+    headline="propensity_loss",
 )
 def _run(original: Table, release: Table, params: PropensityParams, context: Context) -> Propensity:
     from sdckit.errors import ConfigError
@@ -294,6 +300,8 @@ def _run(original: Table, release: Table, params: PropensityParams, context: Con
     roles = (Role.QUASI_IDENTIFIER, Role.SENSITIVE)
     names = choose_attributes(original, params.attributes, default_roles=roles)
     require_columns(release, names)
+    drawn = prepared(original, release, names, params.generalized, params.seed)
+    release = drawn.table
     features = _count_features(original.data, release.data, names, params.model)
     if features > params.max_features:
         raise ConfigError(
@@ -301,7 +309,8 @@ def _run(original: Table, release: Table, params: PropensityParams, context: Con
             f"--max-features {params.max_features:,}: choose fewer attributes (--attributes), the main "
             "model, or raise --max-features"
         )
-    return propensity_utility(original.data, release.data, names, model=params.model)
+    result = propensity_utility(original.data, release.data, names, model=params.model)
+    return replace(result, drawn_cells=drawn.cells)
 
 
 def _count_features(original: pl.DataFrame, release: pl.DataFrame, names: list[str], model: str) -> int:
