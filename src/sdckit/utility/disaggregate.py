@@ -132,9 +132,9 @@ def _numeric(
         drawn = values[np.clip(pick, 0, len(values) - 1)]
         # An interval holding no original value: its midpoint (or its finite bound).
         low, high = lo[wide], hi[wide]
-        fallback = np.where(
-            np.isfinite(low) & np.isfinite(high), (low + high) / 2, np.where(np.isfinite(low), low, high)
-        )
+        both = np.isfinite(low) & np.isfinite(high)
+        middle = (np.where(both, low, 0.0) + np.where(both, high, 0.0)) / 2
+        fallback = np.where(both, middle, np.where(np.isfinite(low), low, high))
         result[wide] = np.where(span > 0, drawn, fallback)
     count = int(wide.sum()) + int((~np.isfinite(lo) & (lo == hi)).sum())
     column = pl.Series(result)
