@@ -52,3 +52,29 @@ def print_header(
     print(f"machine          {cpus} CPUs available, load average {load} (1, 5, 15 min) at start")
     listed = ", ".join(f"{name} {version(name)}" for name in ("sdckit", *packages))
     print(f"versions         python {platform.python_version()}, {listed}")
+
+
+def run_parts(prefix: str, parts: Sequence[str], argv: Sequence[str] | None) -> int:
+    """Run the benchmark modules ``<prefix><part>.py`` named in ``argv`` (all of ``parts`` when none),
+    each in its own subprocess so that each peak resident memory is its own; 1 if one fails."""
+    import subprocess
+    import time
+
+    here = Path(__file__).resolve().parent
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    chosen = [part for part in arguments if not part.startswith("-")] or list(parts)
+    unknown = [part for part in chosen if part not in parts]
+    if unknown:
+        print(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(parts)}", file=sys.stderr)
+        return 2
+    failed = []
+    for part in chosen:
+        print(f"\n=== {part} ===", flush=True)
+        started = time.perf_counter()
+        status = subprocess.call([sys.executable, str(here / f"{prefix}{part}.py")], cwd=here.parent)
+        print(f"--- {part}: exit {status}, {time.perf_counter() - started:.1f} s wall", flush=True)
+        if status != 0:
+            failed.append(part)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0

@@ -21,33 +21,15 @@ skipped. Usage::
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from _common import run_parts
+
 PARTS = ("reidentification", "suda", "linkage", "utility")
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = sys.argv[1:] if argv is None else argv
-    chosen = [part for part in arguments if not part.startswith("-")] or list(PARTS)
-    unknown = [part for part in chosen if part not in PARTS]
-    if unknown:
-        print(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}", file=sys.stderr)
-        return 2
-    failed = []
-    for part in chosen:
-        print(f"\n=== {part} ===", flush=True)
-        started = time.perf_counter()
-        status = subprocess.call([sys.executable, str(HERE / f"_evaluation_{part}.py")], cwd=HERE.parent)
-        print(f"--- {part}: exit {status}, {time.perf_counter() - started:.1f} s wall", flush=True)
-        if status != 0:
-            failed.append(part)
-    if failed:
-        print(f"failed: {', '.join(failed)}", file=sys.stderr)
-    return 1 if failed else 0
+    return run_parts("_evaluation_", PARTS, argv)
 
 
 if __name__ == "__main__":

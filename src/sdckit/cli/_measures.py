@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperCommand
 
@@ -26,7 +25,7 @@ from sdckit.cli._common import (
     stage_table,
     user_errors,
 )
-from sdckit.cli._options import field_parameter
+from sdckit.cli._options import field_parameter, owner_naming_command, spec_options
 from sdckit.cli._outputs import Outputs
 from sdckit.measures import MeasureSpec
 from sdckit.params import option_name
@@ -49,31 +48,8 @@ AsReleaseOption = Annotated[
 ]
 
 
-def measure_options(spec: MeasureSpec) -> list[str]:
-    """The command-line options of a measure's own parameters and extra outputs."""
-    return [option_name(name, field) for name, field in spec.params.model_fields.items()] + [
-        extra.option for extra in spec.outputs
-    ]
-
-
-def command_class(registry: Registry[MeasureSpec]) -> type[TyperCommand]:
-    class MeasureCommand(TyperCommand):
-        """Says which measures take an option this one does not."""
-
-        def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-            try:
-                return super().parse_args(ctx, args)
-            except click.NoSuchOption as error:
-                owners = [spec.name for spec in registry if error.option_name in measure_options(spec)]
-                if owners:
-                    error.message = (
-                        f"{error.option_name} is not an option of {ctx.info_name}; it is an option of "
-                        f"{', '.join(owners)}"
-                    )
-                    error.possibilities = None
-                raise
-
-    return MeasureCommand
+#: The command-line options of a measure's own parameters and extra outputs.
+measure_options = spec_options
 
 
 def _shared_parameters(spec: MeasureSpec) -> list[inspect.Parameter]:
@@ -105,7 +81,7 @@ def _shared_parameters(spec: MeasureSpec) -> list[inspect.Parameter]:
 
 def add_measure_commands(app: typer.Typer, registry: Registry[MeasureSpec]) -> None:
     """One command per registered measure on ``app``."""
-    cls = command_class(registry)
+    cls = owner_naming_command(registry)
     for spec in registry:
         _add_command(app, spec, cls)
 

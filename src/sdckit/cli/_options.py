@@ -6,12 +6,44 @@ from __future__ import annotations
 import inspect
 import types
 import typing
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import click
 import typer
+from typer.core import TyperCommand
 
 from sdckit.params import option_name
+
+
+def spec_options(spec: Any) -> list[str]:
+    """The command-line options of a registered method's or measure's own parameters and extra
+    outputs."""
+    return [option_name(name, field) for name, field in spec.params.model_fields.items()] + [
+        extra.option for extra in spec.outputs
+    ]
+
+
+def owner_naming_command(specs: Iterable[Any]) -> type[TyperCommand]:
+    """A command class that, for an option it does not take, names the methods or measures of
+    ``specs`` that take it (exit 2, as every usage error)."""
+
+    class OwnerNamingCommand(TyperCommand):
+        def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+            try:
+                return super().parse_args(ctx, args)
+            except click.NoSuchOption as error:
+                owners = [spec.name for spec in specs if error.option_name in spec_options(spec)]
+                if owners:
+                    error.message = (
+                        f"{error.option_name} is not an option of {ctx.info_name}; it is an option of "
+                        f"{', '.join(owners)}"
+                    )
+                    error.possibilities = None
+                raise
+
+    return OwnerNamingCommand
 
 
 def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:

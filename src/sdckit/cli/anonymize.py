@@ -9,9 +9,7 @@ import time
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
-from typer.core import TyperCommand
 
 from sdckit.anonymize.base import METHODS, Context, MethodSpec, run_method
 from sdckit.cli._common import (
@@ -31,7 +29,7 @@ from sdckit.cli._common import (
     stage_table,
     user_errors,
 )
-from sdckit.cli._options import field_parameter
+from sdckit.cli._options import field_parameter, owner_naming_command, spec_options
 from sdckit.cli._outputs import Outputs
 from sdckit.params import option_name
 
@@ -43,28 +41,10 @@ SHARED = ("data", "config", "output", "summary", "quiet", "allow_violations")
 PANEL = "method options"
 
 
-def method_options(spec: MethodSpec) -> list[str]:
-    """The command-line options of a method's own parameters and extra outputs."""
-    return [option_name(name, field) for name, field in spec.params.model_fields.items()] + [
-        extra.option for extra in spec.outputs
-    ]
-
-
-class MethodCommand(TyperCommand):
-    """Says which methods take an option this one does not."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.NoSuchOption as error:
-            owners = [spec.name for spec in METHODS if error.option_name in method_options(spec)]
-            if owners:
-                error.message = (
-                    f"{error.option_name} is not an option of {ctx.info_name}; it is an option of "
-                    f"{', '.join(owners)}"
-                )
-                error.possibilities = None
-            raise
+#: The command-line options of a method's own parameters and extra outputs.
+method_options = spec_options
+#: Says which methods take an option this one does not.
+MethodCommand = owner_naming_command(METHODS)
 
 
 def _shared_parameters(spec: MethodSpec) -> list[inspect.Parameter]:
