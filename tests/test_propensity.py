@@ -142,7 +142,10 @@ def test_the_command_writes_scores_and_summary(tmp_path):
     config.write_text(CONFIG)
     scores, summary = tmp_path / "scores.csv", tmp_path / "u.json"
     arguments = ["utility", "propensity", str(original), str(release), "-c", str(config)]
-    result = runner.invoke(app, [*arguments, "--model", "main", "-o", str(scores), "--summary", str(summary)])
+    labels = ["--generalized", "labels"]  # "*" compared as a label, not drawn
+    result = runner.invoke(
+        app, [*arguments, "--model", "main", *labels, "-o", str(scores), "--summary", str(summary)]
+    )
     assert result.exit_code == 0, result.output
     figures = json.loads(summary.read_text())
     frame = pl.read_csv(scores)

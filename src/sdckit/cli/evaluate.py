@@ -28,40 +28,48 @@ def _names(text: str | None) -> list[str] | None:
     return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
 
 
+OriginalArgument = Annotated[Path, typer.Argument(help="The original microdata (CSV or Parquet).")]
+ReleasesArgument = Annotated[
+    list[Path], typer.Argument(help="One or more releases of it (files sdckit wrote).")
+]
+ReportOption = Annotated[Path | None, typer.Option("--report", help="Self-contained HTML report (.html).")]
+MapOption = Annotated[Path | None, typer.Option("--ru-map", help="The R-U map alone: .png, .pdf or .svg.")]
+RiskOption = Annotated[
+    str | None,
+    typer.Option(help="Risk measures to run, comma-separated [default: reidentification,linkage]."),
+]
+UtilityOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Utility measures to run, comma-separated [default: numeric,tables,propensity,classifier]."
+    ),
+]
+RiskAxisOption = Annotated[str, typer.Option(help="The risk measure on the R-U map's x axis.")]
+LossAxisOption = Annotated[str, typer.Option(help="The utility measure on the R-U map's y axis.")]
+WeightOption = Annotated[float, typer.Option(help="λ of the score λ·IL + (1−λ)·DR.")]
+SetOption = Annotated[
+    list[str] | None, typer.Option("--set", help="A measure's parameter, MEASURE.PARAMETER=VALUE (repeat).")
+]
+RecipeOption = Annotated[
+    list[Path] | None,
+    typer.Option(help="A release's summary or recipe JSON (one per release, in order; repeat)."),
+]
+
+
 def evaluate(
-    original: Annotated[Path, typer.Argument(help="The original microdata (CSV or Parquet).")],
-    releases: Annotated[list[Path], typer.Argument(help="One or more releases of it (files sdckit wrote).")],
+    original: OriginalArgument,
+    releases: ReleasesArgument,
     config: ConfigOption,
-    report_path: Annotated[
-        Path | None, typer.Option("--report", help="Self-contained HTML report (.html).")
-    ] = None,
+    report_path: ReportOption = None,
     summary: SummaryOption = None,
-    ru_map: Annotated[
-        Path | None, typer.Option("--ru-map", help="The R-U map alone: .png, .pdf or .svg.")
-    ] = None,
-    risk: Annotated[
-        str | None,
-        typer.Option(help="Risk measures to run, comma-separated [default: reidentification,linkage]."),
-    ] = None,
-    utility: Annotated[
-        str | None,
-        typer.Option(
-            help="Utility measures to run, comma-separated [default: numeric,tables,propensity,classifier]."
-        ),
-    ] = None,
-    risk_axis: Annotated[str, typer.Option(help="The risk measure on the R-U map's x axis.")] = "linkage",
-    loss_axis: Annotated[
-        str, typer.Option(help="The utility measure on the R-U map's y axis.")
-    ] = "propensity",
-    weight: Annotated[float, typer.Option(help="λ of the score λ·IL + (1−λ)·DR.")] = 0.5,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="A measure's parameter, MEASURE.PARAMETER=VALUE (repeat)."),
-    ] = None,
-    recipe: Annotated[
-        list[Path] | None,
-        typer.Option(help="A release's summary or recipe JSON (one per release, in order; repeat)."),
-    ] = None,
+    ru_map: MapOption = None,
+    risk: RiskOption = None,
+    utility: UtilityOption = None,
+    risk_axis: RiskAxisOption = "linkage",
+    loss_axis: LossAxisOption = "propensity",
+    weight: WeightOption = 0.5,
+    set_: SetOption = None,
+    recipe: RecipeOption = None,
     quiet: QuietOption = False,
 ) -> None:
     """Measure the releases of ORIGINAL for disclosure risk and information loss; R-U map and report."""
