@@ -42,4 +42,8 @@ __all__ = [
 ]
 
 # The registered utility measures (``sdckit utility <name>``); scikit-learn is imported only when one runs.
-from sdckit.utility import classifier, frequencies, information_loss, propensity  # noqa: E402, F401
+# Imported in the order the command line lists them.
+import sdckit.utility.information_loss  # noqa: E402, F401, I001
+import sdckit.utility.frequencies  # noqa: E402, F401, I001
+import sdckit.utility.propensity  # noqa: E402, F401, I001
+import sdckit.utility.classifier  # noqa: E402, F401, I001
