@@ -190,8 +190,7 @@ def evaluate(
     recipes = list(recipes) if recipes is not None else [None] * len(releases)
     if len(recipes) != len(releases):
         raise ConfigError(f"{len(recipes)} recipes given for {len(releases)} releases: give one per release")
-    context = Context(config=config)
-    say = stage or (lambda message: None)
+    context = Context(config=config, stage=stage)
 
     plan: list[tuple[MeasureSpec, str]] = []
     skipped: dict[str, str] = {}
@@ -222,13 +221,11 @@ def evaluate(
             f"--set {unknown[0]}.…: {unknown[0]} is not among the measures run ({', '.join(sorted(planned))})"
         )
     parameters = {spec.name: _params(spec, settings) for spec, _ in plan}
-    say(f"measuring {original_name}")
     measured_original = _measure(
         original_name, original, None, original, plan, parameters, skipped, context, None
     )
     measured = []
     for (name, release), recipe in zip(releases, recipes, strict=True):
-        say(f"measuring {name}")
         measured.append(
             _measure(name, release, original, release, plan, parameters, skipped, context, recipe)
         )
@@ -296,6 +293,8 @@ def _measure(
     figures: dict[str, dict[str, dict[str, Any]]] = {"risk": {}, "utility": {}}
     individual = None
     for spec, group in plan:
+        if context.stage is not None and not (spec.compares and original is None and group == "utility"):
+            context.stage(f"{name}: {group} {spec.name}")
         if spec.compares:
             if original is None:
                 if group == "utility":
