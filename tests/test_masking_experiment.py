@@ -280,3 +280,21 @@ def test_cli_without_the_data(tmp_path):
     assert text.startswith("error:")
     assert str(nowhere / "Tarragona.csv") in text and "--data-dir" in text
     assert not output.exists()
+
+
+def test_a_release_that_cannot_be_made_is_a_row_saying_why(tarragona, monkeypatch):
+    class FakeParams(MethodParams):
+        m: Whole = Field(1, ge=1)
+        model: Literal["cart", "regression"] = "cart"
+        seed: Whole = Field(0, ge=0)
+
+    def run(table, params, context):
+        raise InputError("attribute 'SALES': the model cannot be fitted")
+
+    spec = MethodSpec(name="synthesize", params=FakeParams, run=run, summary=lambda r: {}, help="fake")
+    monkeypatch.setitem(METHODS._specs, "synthesize", spec)
+    result = masking_experiment({"t": tarragona}, ks=(3,), alphas=(0.5,), ps=(10,))
+    failed = result.rows.filter(pl.col("method") == "synthesize")
+    assert failed["note"].to_list() == ["failed: attribute 'SALES': the model cannot be fitted"] * 2
+    assert failed["il1"].null_count() == 2 and failed["on_front"].null_count() == 2
+    assert result.rows.filter(pl.col("method") == "mdav")["on_front"].to_list() == [True]

@@ -10,7 +10,11 @@ Every data set (Tarragona, CASCrefmicrodata: every column a numeric quasi-identi
 * PRAM: not applicable, the CASC data have no categorical attribute (a row says so);
 * synthetic data (``synthesize``, M implicates by sequential regression, one row per model), when the
   method is registered; implicate 1 is measured (linkage pairs synthetic record i with original
-  record i). Otherwise a row says it was skipped.
+  record i; for fully synthetic data the pairing is arbitrary, so DBRL is chance and IL1 compares
+  unrelated records). Otherwise a row says it was skipped.
+
+A release that cannot be made (an sdckit error: data a method refuses) is a row whose note says why,
+with no figures; the other releases are still compared.
 
 Each release is measured against its original with the ``numeric`` utility measure (sdcMicro's IL1,
 the tutorial's IL score, eigen) and the ``linkage`` risk measure, distance-based (DBRL: the percentage
@@ -33,7 +37,7 @@ from typing import Any
 
 import polars as pl
 
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, SdcError
 from sdckit.experiments import Say
 from sdckit.experiments.charts import markdown_table
 from sdckit.table import Table, atomic_write
@@ -215,9 +219,14 @@ def masking_experiment(
                 continue
             say(f"  {run.label} ...")
             started = time.perf_counter()
-            release = run_method(run.method, table, run.params)
-            released = _released_table(table, release)
-            figures = measure(table, released)
+            try:
+                release = run_method(run.method, table, run.params)
+                released = _released_table(table, release)
+                figures = measure(table, released)
+            except SdcError as error:  # a release that cannot be made is a row saying why
+                rows.append(_row(name, run.method, run.parameter, run.label, note=f"failed: {error}"))
+                say(f"    failed: {error}")
+                continue
             share = figures["dbrl_percent"] / 100
             rows.append(
                 _row(
