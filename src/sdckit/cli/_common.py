@@ -134,6 +134,11 @@ def stage_messages(quiet: bool, started: float) -> Callable[[str], None] | None:
     return say
 
 
+@dataclass(frozen=True)
+class _Verbatim:
+    text: str
+
+
 @dataclass
 class Report:
     """What a command prints once its outputs are written: lines and rich renderables."""
@@ -146,9 +151,18 @@ class Report:
     def add(self, renderable: Any) -> None:
         self.items.append(renderable)
 
+    def verbatim(self, text: str) -> None:
+        """Text printed as it is: no markup, lines never broken (a markdown table stays copyable)."""
+        self.items.append(_Verbatim(text))
+
     def show(self, written: Sequence[Path] = ()) -> None:
         for item in self.items:
-            console.print(item, highlight=False) if isinstance(item, str) else console.print(item)
+            if isinstance(item, _Verbatim):
+                console.print(item.text, markup=False, highlight=False, soft_wrap=True)
+            elif isinstance(item, str):
+                console.print(item, highlight=False)
+            else:
+                console.print(item)
         for path in written:
             console.print(f"written [bold]{path}[/]", highlight=False)
 

@@ -245,6 +245,92 @@ def experiment_quasi_sensitive(
         _finish(outputs, output, None, write, figures)
 
 
+@app.command("masking")
+def experiment_masking(
+    output: Folder,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Folder of Tarragona.csv and CASCrefmicrodata.csv (sdcMicro's)."),
+    ] = None,
+    datasets: Annotated[
+        str, typer.Option("--datasets", help="Data sets, comma-separated: tarragona, casc.")
+    ] = "tarragona,casc",
+    ks: Annotated[str, typer.Option("--ks", help="MDAV k values, comma-separated.")] = "3,5,10",
+    alphas: Annotated[
+        str, typer.Option("--alphas", help="Correlated noise α values (ε ~ N(0, α·Σ)), comma-separated.")
+    ] = "0.1,0.5,1",
+    ps: Annotated[str, typer.Option("--ps", help="Rank swapping p values (%), comma-separated.")] = "5,10,15",
+    synthesis_models: Annotated[
+        str, typer.Option(help="Synthetic data models, comma-separated: cart, regression.")
+    ] = "cart,regression",
+    implicates: Annotated[
+        int, typer.Option("--implicates", help="Synthetic data sets M (implicate 1 is measured).")
+    ] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of noise, rank swapping and synthesis.")] = 0,
+    quiet: Quiet = False,
+) -> None:
+    """The R-U comparison of the masking methods on the CASC data (Tarragona, CASCrefmicrodata): MDAV,
+    correlated noise, rank swapping, PRAM where there are categories, synthetic data; information
+    loss (IL1, IL score, eigen) against distance-based record linkage, with the Pareto front.
+
+    Every column is a numeric quasi-identifier. Writes results.csv, results.md, ru_map_<data set>.png
+    and summary.json.
+    """
+    from sdckit.experiments.data import CASC_DATASETS, casc_table
+    from sdckit.experiments.masking import masking_experiment, plan, summary, write_masking_experiment
+
+    with user_errors():
+        names = _names(datasets, "--datasets", tuple(CASC_DATASETS))
+        k_values = whole_numbers(ks, "--ks", minimum=2, ranges=False)
+        alpha_values = _decimals(alphas, "--alphas")
+        p_values = _decimals(ps, "--ps")
+        models = _names(synthesis_models, "--synthesis-models", ("cart", "regression"))
+        in_range(seed, "--seed", 0, None)
+        plan(k_values, alpha_values, p_values, models, implicates, seed)  # refuses bad values up front
+        outputs = Outputs([])
+        outputs.directory(output, "--output")
+        started = time.perf_counter()
+        tables = {name: casc_table(name, data_dir) for name in names}
+        result = masking_experiment(
+            tables,
+            titles={name: CASC_DATASETS[name][1] for name in names},
+            ks=k_values,
+            alphas=alpha_values,
+            ps=p_values,
+            synthesis_models=models,
+            implicates=implicates,
+            seed=seed,
+            say=stage_messages(quiet, started),
+        )
+        figures = summary(result, elapsed_seconds=time.perf_counter() - started)
+        write = lambda folder: write_masking_experiment(result, folder)  # noqa: E731
+        _finish(outputs, output, _masking_table(result), write, figures)
+
+
+def _names(text: str, option: str, choices: tuple[str, ...]) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(name.strip().lower() for name in text.split(",") if name.strip()))
+    unknown = [name for name in chosen if name not in choices]
+    if not chosen or unknown:
+        raise ConfigError(f"{option} must name some of {', '.join(choices)}, got {text!r}")
+    return chosen
+
+
+def _decimals(text: str, option: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ConfigError(f"{option} must be numbers separated by commas, got {text!r}") from None
+    if not values:
+        raise ConfigError(f"{option} must name at least one number, got {text!r}")
+    return values
+
+
+def _masking_table(result: Any) -> str:
+    from sdckit.experiments.masking import markdown
+
+    return markdown(result)
+
+
 def _finish(outputs: Outputs, folder: Path, shown: Any, write: Any, figures: dict[str, Any]) -> None:
     """Write the experiment's files and its summary.json into a new folder, then move them in."""
 
@@ -254,6 +340,8 @@ def _finish(outputs: Outputs, folder: Path, shown: Any, write: Any, figures: dic
 
     outputs.stage(folder, write_all)
     report = Report()
-    if shown is not None:
+    if isinstance(shown, str):
+        report.verbatim(shown)  # a markdown table
+    elif shown is not None:
         report.add(shown)
     finish(outputs, report)

@@ -10,6 +10,9 @@
 * :mod:`sdckit.experiments.quasi_sensitive`: Section 3 of Shi, Xiong & Fung (2010), "Anonymizing data
   with quasi-sensitive attribute values": Figures 5 and 6 on Adult's quasi-identifiers with
   synthesized terms and knowledge.
+* :mod:`sdckit.experiments.masking`: the R-U comparison of the masking methods (MDAV, correlated
+  noise, rank swapping, PRAM, synthetic data) on the CASC data by information loss and distance-based
+  record linkage, the SDC tutorial's central picture (Domingo-Ferrer & Torra, 2001).
 
 Shared by them: :mod:`sdckit.experiments.data` (where the data is found and how it is loaded: the
 only place in sdckit that looks for a data directory) and :mod:`sdckit.experiments.charts` (the

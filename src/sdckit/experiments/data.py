@@ -1,5 +1,9 @@
 """Finding and loading the data of the experiments.
 
+The CASC benchmark files of sdcMicro (``Tarragona.csv``, ``CASCrefmicrodata.csv``: comma-separated,
+numeric) are looked for in the folder given to :func:`casc_table`, by default
+:func:`sdcmicro_directory` (``../shared/data/sdcmicro`` beside the project folder).
+
 The Adult data (``adult.csv``, ';'-separated, with ARX's hierarchies ``adult_hierarchy_<column>.csv``)
 is never copied into the repository: :func:`adult_directory` looks for it, when called, in the folder
 named by the environment variable ``SDCKIT_ADULT_DIR``, else in ``../shared/data/adult`` beside the
@@ -46,6 +50,45 @@ def adult_directory() -> Path:
         return Path(configured)
     project = Path(__file__).resolve().parents[3]  # src/sdckit/experiments/data.py -> the project folder
     return project.parent / "shared" / "data" / "adult"
+
+
+#: The CASC data sets of the masking experiment: short name -> (file in the sdcMicro folder, title).
+CASC_DATASETS = {
+    "tarragona": ("Tarragona.csv", "Tarragona"),
+    "casc": ("CASCrefmicrodata.csv", "CASCrefmicrodata"),
+}
+
+
+def sdcmicro_directory() -> Path:
+    """``../shared/data/sdcmicro`` beside the project folder: where the CASC files are looked for
+    when no folder is given."""
+    project = Path(__file__).resolve().parents[3]
+    return project.parent / "shared" / "data" / "sdcmicro"
+
+
+def casc_table(name: str, directory: str | os.PathLike | None = None) -> Table:
+    """The CASC data set ``name`` (a key of :data:`CASC_DATASETS`) from ``directory`` (default
+    :func:`sdcmicro_directory`), every column a numeric quasi-identifier. :class:`ConfigError` for
+    an unknown name, :class:`InputError` when the file is absent or a column is not numeric or has
+    missing values."""
+    from sdckit.table import Attribute, Kind, Role, Schema
+
+    if name not in CASC_DATASETS:
+        raise ConfigError(f"--datasets: unknown data set {name!r}: choose among {', '.join(CASC_DATASETS)}")
+    directory = Path(directory) if directory is not None else sdcmicro_directory()
+    path = directory / CASC_DATASETS[name][0]
+    if not path.is_file():
+        raise InputError(
+            f"{path}: the CASC data set {name} is not available; give its folder with --data-dir"
+        )
+    frame = pl.read_csv(path)
+    for column in frame.columns:
+        if not frame.schema[column].is_numeric():
+            raise InputError(f"{path}: column '{column}' is not numeric ({frame.schema[column]})")
+        if frame.get_column(column).null_count():
+            raise InputError(f"{path}: column '{column}' has missing values")
+    schema = Schema(tuple(Attribute(c, Role.QUASI_IDENTIFIER, Kind.NUMERIC) for c in frame.columns))
+    return Table(frame, schema, source=str(path))
 
 
 def adult_quasi_identifiers(
