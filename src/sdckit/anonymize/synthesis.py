@@ -71,6 +71,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 import polars as pl
 from pydantic import Field
+from scipy import sparse
 
 from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.perturbation import Names
@@ -223,16 +224,18 @@ class _Features:
             self.scale = sd if sd > 0 else 1.0
         self.standardize = standardize
 
-    def build(self, data: np.ndarray) -> np.ndarray:
+    def build(self, data: np.ndarray) -> sparse.csr_matrix:
+        """The columns of ``data`` (codes or values of this attribute) as a sparse matrix."""
+        rows = len(data)
         if self.column.categorical:
             size = self.column.size
             width = size + (1 if self.has_missing else 0)
-            onehot = np.zeros((len(data), width), dtype=np.float64)
             slot = np.where(data < 0, size, data)
-            if width:
-                keep = slot < width
-                onehot[np.flatnonzero(keep), slot[keep]] = 1.0
-            return onehot[:, 1:] if self.reference and width > 1 else onehot
+            first = 1 if self.reference and width > 1 else 0
+            keep = np.flatnonzero(slot >= first)
+            return sparse.csr_matrix(
+                (np.ones(len(keep)), (keep, slot[keep] - first)), shape=(rows, width - first)
+            )
         missing = np.isnan(data)
         value = np.where(missing, self.mean, data)
         if self.standardize:
@@ -240,13 +243,15 @@ class _Features:
         parts = [value[:, None]]
         if self.has_missing:
             parts.append(missing[:, None].astype(np.float64))
-        return np.hstack(parts)
+        return sparse.csr_matrix(np.hstack(parts))
 
 
-def _design(features: Sequence[_Features], data: Sequence[np.ndarray], rows: int) -> np.ndarray:
-    if not features:
-        return np.zeros((rows, 0))
-    return np.hstack([f.build(d) for f, d in zip(features, data, strict=True)])
+def _design(blocks: Sequence[sparse.csr_matrix], rows: int) -> sparse.csr_matrix:
+    """The predictors side by side (one-hot categories are sparse: a tree on a CSC matrix skips the
+    zeros, tens of times faster than on the dense matrix)."""
+    if not blocks:
+        return sparse.csr_matrix((rows, 0))
+    return sparse.hstack(list(blocks), format="csr")
 
 
 # Draws --------------------------------------------------------------------------------------------
@@ -291,15 +296,18 @@ def _cart_draw(
     """Indices into ``y_fit`` drawn for every generated record (see :func:`_leaf_draw`)."""
     state = int(rng.integers(2**31 - 1))
     if x_fit.shape[1] == 0:
-        return _leaf_draw(np.zeros(len(y_fit), np.int64), np.zeros(len(x_gen), np.int64), m, n_gen, rng)
+        return _leaf_draw(np.zeros(len(y_fit), np.int64), np.zeros(x_gen.shape[0], np.int64), m, n_gen, rng)
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     model = (DecisionTreeClassifier if categorical else DecisionTreeRegressor)(
         min_samples_leaf=min_samples_leaf, random_state=state
     )
-    model.fit(x_fit.astype(np.float32), y_fit)
-    leaves_fit = model.apply(x_fit.astype(np.float32)).astype(np.int64)
-    leaves_gen = model.apply(x_gen.astype(np.float32)).astype(np.int64)
+    x_fit = sparse.csc_matrix(x_fit, dtype=np.float32)
+    with warnings.catch_warnings():  # a categorical target with many classes is still a classification
+        warnings.simplefilter("ignore", UserWarning)
+        model.fit(x_fit, y_fit)
+    leaves_fit = model.apply(x_fit.tocsr()).astype(np.int64)
+    leaves_gen = model.apply(sparse.csr_matrix(x_gen, dtype=np.float32)).astype(np.int64)
     return _leaf_draw(leaves_fit, leaves_gen, m, n_gen, rng)
 
 
@@ -308,8 +316,8 @@ def _linear_draw(
 ) -> np.ndarray:
     """Values drawn from the posterior predictive distribution of a normal linear model (see the
     module docstring); ``x_*`` without the intercept, which is added here."""
-    x_fit = np.hstack([np.ones((len(x_fit), 1)), x_fit])
-    x_gen = np.hstack([np.ones((len(x_gen), 1)), x_gen])
+    x_fit = np.hstack([np.ones((x_fit.shape[0], 1)), x_fit.toarray()])
+    x_gen = np.hstack([np.ones((x_gen.shape[0], 1)), x_gen.toarray()])
     beta, _, rank, _ = np.linalg.lstsq(x_fit, y_fit, rcond=None)
     df = len(y_fit) - rank
     if df < 1:
@@ -345,7 +353,7 @@ def _logistic_draw(
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
-    out = np.empty(len(x_gen), dtype=np.int64)
+    out = np.empty(x_gen.shape[0], dtype=np.int64)
     offset = 0
     for block in range(m):
         count = int(n_gen[block])
@@ -436,13 +444,17 @@ def synthesize(
     # Predictors available to every target: the attributes not synthesized (original values).
     kept = [name for name in names if name not in targets]
     generated: dict[str, np.ndarray] = {name: np.tile(_data(columns[name]), m) for name in kept}
+    features = {
+        name: _Features(columns[name], reference=regression, standardize=regression) for name in names
+    }
+    blocks_fit = {name: features[name].build(_data(columns[name])) for name in names}
+    blocks_gen = {name: features[name].build(generated[name]) for name in kept}
     available = list(kept)
     implicate_sizes = np.full(m, n, dtype=np.int64)
     for step, name in enumerate(targets):
         column = columns[name]
-        features = [_Features(columns[p], reference=regression, standardize=regression) for p in available]
-        x_fit = _design(features, [_data(columns[p]) for p in available], n)
-        x_gen = _design(features, [generated[p] for p in available], n * m)
+        x_fit = _design([blocks_fit[p] for p in available], n)
+        x_gen = _design([blocks_gen[p] for p in available], n * m)
         missing = column.missing
         if missing.all():
             synthetic_missing = np.ones(n * m, dtype=bool)
@@ -486,19 +498,21 @@ def synthesize(
                 values = _linear_draw(fit_x, y_fit, gen_x, m, gen_sizes, name, rng)
                 out[wanted] = np.round(values) if column.whole else values
         generated[name] = out
+        blocks_gen[name] = features[name].build(out)
         available.append(name)
         if progress is not None:
             progress(step + 1, len(targets))
+    in_file_order = [name for name in table.data.columns if name in columns]
     frame = pl.DataFrame(
         [
             pl.Series(IMPLICATE, np.repeat(np.arange(1, m + 1, dtype=np.int64), n)),
-            *(_released(columns[name], generated[name], m) for name in names),
+            *(_released(columns[name], generated[name], m) for name in in_file_order),
         ]
     )
     schema = Schema(
         (
             Attribute(IMPLICATE, role=Role.INSENSITIVE, kind=Kind.NUMERIC),
-            *(table.schema[name] for name in names),
+            *(table.schema[name] for name in in_file_order),
         )
     )
     released = Table(frame, schema, source=table.source, weights=table.weights)
