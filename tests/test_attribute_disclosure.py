@@ -99,7 +99,9 @@ def test_the_original_itself_discloses_every_unique_record():
     frame = pl.DataFrame(
         {"a": rng.choice(list("uvw"), 300), "b": rng.integers(0, 40, 300), "s": rng.choice(list("PQR"), 300)}
     )
-    figures = attribute_disclosure(table(frame), table(frame.sample(fraction=1.0, shuffle=True, seed=1))).summary()
+    figures = attribute_disclosure(
+        table(frame), table(frame.sample(fraction=1.0, shuffle=True, seed=1))
+    ).summary()
     keys = frame.group_by("a", "b").agg(pl.len().alias("size"), pl.col("s").n_unique().alias("values"))
     # Brute force: a record whose class has one value of s is inferred right and unanimously.
     joined = frame.join(keys, on=["a", "b"])
@@ -147,7 +149,12 @@ def test_cli_writes_the_figures_and_refuses_bad_input(tmp_path):
     ORIGINAL.write_csv(tmp_path / "original.csv")
     RELEASE.write_csv(tmp_path / "release.csv")
     (tmp_path / "config.yaml").write_text(CONFIG)
-    arguments = ["risk", "attribute-disclosure", str(tmp_path / "original.csv"), str(tmp_path / "release.csv")]
+    arguments = [
+        "risk",
+        "attribute-disclosure",
+        str(tmp_path / "original.csv"),
+        str(tmp_path / "release.csv"),
+    ]
     result = runner.invoke(
         app,
         [*arguments, "-c", str(tmp_path / "config.yaml"), "--summary", str(tmp_path / "s.json"),

@@ -83,7 +83,7 @@ def linear_table(n: int = 2000, seed: int = 11) -> Table:
 
 def implicates(release, m: int) -> list[pl.DataFrame]:
     data = release.table.data
-    return [data.filter(pl.col("implicate") == l).drop("implicate") for l in range(1, m + 1)]
+    return [data.filter(pl.col("implicate") == k).drop("implicate") for k in range(1, m + 1)]
 
 
 def slope(frame: pl.DataFrame) -> tuple[float, float]:
@@ -199,7 +199,9 @@ def test_a_constant_column_is_copied_and_integers_and_dates_keep_their_type():
         {
             "k": [7] * n,
             "age": rng.integers(18, 90, n),
-            "born": [datetime.date(2000, 1, 1) + datetime.timedelta(days=int(d)) for d in rng.integers(0, 900, n)],
+            "born": [
+                datetime.date(2000, 1, 1) + datetime.timedelta(days=int(d)) for d in rng.integers(0, 900, n)
+            ],
         }
     )
     table = Table(
