@@ -173,3 +173,44 @@ def test_cli_writes_the_figures_and_refuses_bad_input(tmp_path):
     assert "'nope'" in bad.output
     assert "Traceback" not in bad.output
     assert not (tmp_path / "bad.json").exists()
+
+
+def brute_force(original: pl.DataFrame, release: pl.DataFrame) -> dict:
+    """Record by record, as the definition reads."""
+    overall = [v for v in release["s"].to_list() if v is not None]
+    top = max(overall.count(v) for v in set(overall))
+    modes = {v for v in overall if overall.count(v) == top}
+    counted = correct = baseline = unanimous = 0.0
+    for a, b, s in original.iter_rows():
+        votes = [v for a2, b2, v in release.iter_rows() if (a2, b2) == (a, b)]
+        if not votes or s is None:
+            continue
+        counted += 1
+        present = [v for v in votes if v is not None]
+        if present:
+            best = max(present.count(v) for v in set(present))
+            tied = {v for v in present if present.count(v) == best}
+            correct += (s in tied) / len(tied)
+            unanimous += len(set(present)) == 1
+        baseline += (s in modes) / len(modes)
+    return {"records": counted, "correct": correct, "baseline": baseline, "unanimous": unanimous}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_against_a_brute_force_oracle(seed):
+    rng = np.random.default_rng(seed)
+
+    def draw(n):
+        s = rng.choice(["p", "q", "r", None], n, p=[0.4, 0.3, 0.2, 0.1]).tolist()
+        return pl.DataFrame(
+            {"a": rng.choice(["x", "y", None], n).tolist(), "b": rng.integers(0, 4, n), "s": s},
+            schema={"a": pl.String, "b": pl.Int64, "s": pl.String},
+        )
+
+    original, release = draw(60), draw(45)
+    expected = brute_force(original, release)
+    figures = attribute_disclosure(table(original), table(release)).summary()["per_attribute"]["s"]
+    assert figures["records"] == expected["records"]
+    assert figures["correct"] == pytest.approx(expected["correct"])
+    assert figures["baseline_share"] * figures["records"] == pytest.approx(expected["baseline"])
+    assert figures["unanimous_share"] * figures["records"] == pytest.approx(expected["unanimous"])

@@ -317,7 +317,7 @@ def _linear_draw(
     """Values drawn from the posterior predictive distribution of a normal linear model (see the
     module docstring); ``x_*`` without the intercept, which is added here."""
     x_fit = np.hstack([np.ones((x_fit.shape[0], 1)), x_fit.toarray()])
-    x_gen = np.hstack([np.ones((x_gen.shape[0], 1)), x_gen.toarray()])
+    x_gen = sparse.hstack([np.ones((x_gen.shape[0], 1)), x_gen], format="csr")  # M·n rows stay sparse
     beta, _, rank, _ = np.linalg.lstsq(x_fit, y_fit, rcond=None)
     df = len(y_fit) - rank
     if df < 1:
@@ -332,7 +332,7 @@ def _linear_draw(
     floor = eigenvalues.max() * 1e-10 if eigenvalues.size else 0.0
     inverse_root = np.where(eigenvalues > floor, 1 / np.sqrt(np.maximum(eigenvalues, floor)), 0.0)
     root = vectors * inverse_root
-    out = np.empty(len(x_gen))
+    out = np.empty(x_gen.shape[0])
     offset = 0
     for block in range(m):
         size = int(n_gen[block])
