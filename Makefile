@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_qs.py
 	$(BIN)/python benchmarks/bench_evaluation.py
 	$(BIN)/python benchmarks/bench_masking.py
+	$(BIN)/python benchmarks/bench_synthesis.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples

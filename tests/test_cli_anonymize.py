@@ -704,6 +704,7 @@ VALID_PARAMS = {
     "vmdav": {},
     "univariate-microaggregation": {},
     "categorical-microaggregation": {},
+    "synthesize": {},
 }
 
 

@@ -88,6 +88,7 @@ RUNS = {
     "vmdav": (DATA, CONFIG, ["-k", "2", "--gamma", "1.1"]),
     "univariate-microaggregation": (DATA, CONFIG, ["--variant", "individual-ranking", "--attributes", "Age"]),
     "categorical-microaggregation": (DATA, CONFIG, ["-k", "4"]),
+    "synthesize": (DATA, CONFIG, ["-m", "3", "--model", "cart", "--min-samples-leaf", "2", "--seed", "6"]),
 }
 # Methods whose release cannot be reproduced (dp-noise: OpenDP's samplers cannot be seeded): their
 # recipe says so, and a replay is checked for its shape only.

@@ -16,6 +16,7 @@ import sdckit.anonymize.pram  # noqa: F401, I001
 import sdckit.anonymize.record_swap  # noqa: F401, I001
 import sdckit.anonymize.sampling  # noqa: F401, I001
 import sdckit.anonymize.pseudonyms  # noqa: F401, I001
+import sdckit.anonymize.synthesis  # noqa: F401, I001
 from sdckit.anonymize.base import METHODS, Context, MethodSpec, run_method
 from sdckit.anonymize.mondrian import MondrianParams, mondrian
 from sdckit.anonymize.pseudonyms import PseudonymizeParams, pseudonymize

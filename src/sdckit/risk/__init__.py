@@ -8,3 +8,4 @@ import sdckit.risk.combined  # noqa: F401, I001
 import sdckit.risk.reidentification  # noqa: F401, I001
 import sdckit.risk.suda  # noqa: F401, I001
 import sdckit.risk.linkage  # noqa: F401, I001
+import sdckit.risk.attribute_disclosure  # noqa: F401, I001

@@ -1,0 +1,654 @@
+"""Synthetic microdata by sequential regression multiple imputation (Rubin 1993; Raghunathan, Reiter &
+Rubin 2003; Reiter 2005), and the combining rules analysts apply to the ``M`` synthetic data sets.
+
+``synthesize`` releases ``M`` implicates, each a synthetic data set of ``n`` records (``n`` = the
+original's), stacked in ONE file whose first column ``implicate`` numbers them ``1..M``. An analyst
+computes an estimate ``q_l`` and its variance ``u_l`` on every implicate (as if it were real data) and
+combines them with :func:`combine`.
+
+**Fully synthetic** (default). The attributes (identifiers dropped, as from every release) are
+synthesized one after the other in ``order`` (default: the configuration's order, then the other
+columns in file order):
+
+* the first one from its marginal: a Bayesian bootstrap (Rubin 1981) of the original values — Dirichlet
+  (1, ..., 1) weights over the ``n`` originals, then ``n`` values drawn with those probabilities, so
+  that an implicate is a draw from the posterior predictive distribution and not a mere resample;
+* every later one from a model fitted on the ORIGINAL values of the earlier attributes and applied to
+  the already SYNTHESIZED values of those attributes of the same implicate:
+
+  - ``cart`` (Reiter 2005): a scikit-learn ``DecisionTreeRegressor`` (numeric) or
+    ``DecisionTreeClassifier`` (categorical) grown to leaves of at least ``min_samples_leaf`` records
+    (no pruning); a synthetic record falls into a leaf through its synthetic predictors, and its value
+    is drawn from the original values of that leaf by a Bayesian bootstrap of the leaf (fresh weights
+    per implicate). Every released value is thus an original value. The tree is fitted once per
+    attribute (the fit sees original data only, the same for every implicate).
+  - ``regression``: a numeric attribute by linear regression (intercept, one-hot predictors with the
+    first category as reference); per implicate the parameters are drawn from their posterior under
+    the non-informative prior, ``σ²* = RSS / χ²_{n−p}`` and ``β* ~ N(β̂, σ²* (XᵀX)⁻¹)``, and the value is
+    ``x β* + N(0, σ²*)`` (rounded when the column holds whole numbers or dates). A categorical
+    attribute by multinomial logistic regression (scikit-learn ``LogisticRegression``, lbfgs, default
+    L2 penalty, numeric predictors standardized), refitted per implicate on a bootstrap sample of the
+    records (the parameter draw of mice's ``logreg.boot``), the value drawn from the predicted
+    probabilities. A category of the modelled attribute held by ONE record cannot be estimated by a
+    multinomial logit: it is refused (ConfigError naming the attribute and the category; recode it or
+    use ``cart``), never silently merged.
+
+  Predictors: a categorical attribute as one-hot columns (plus one for its missing value when it has
+  any); a numeric one as its value (missing values set to the original mean) plus a missing indicator
+  when it has missing values.
+
+**Missing values** are kept as such: an attribute with missing values is synthesized in two steps, first
+its missing indicator (modelled as a two-category attribute with the same model and predictors), then
+its value, modelled on the records where it is present and drawn for the synthetic records whose
+indicator says present. An attribute missing everywhere stays missing; a constant attribute (one value
+among the present ones) is copied (its missing indicator still modelled).
+
+**Partially synthetic** (``synthesize``: the attributes to replace; Reiter 2003). Only the listed
+attributes are replaced, each predicted from the original values of all the attributes not listed
+plus the listed ones before it (fitted on their original values, applied to their synthetic ones);
+the other columns are copied unchanged into every implicate.
+
+Randomness: ``numpy.random.default_rng(seed)``: per attribute in order, the missing-indicator step then
+the value step; per step the ``random_state`` of the tree or of the fits, then per implicate its
+draws. The same seed gives the same file.
+
+Deviations: Reiter's CART synthesizer prunes the tree by a complexity criterion; here the tree is
+grown to ``min_samples_leaf`` without pruning. Sampling weights, if any, are synthesized as an ordinary
+numeric attribute and not used by the models. The tutorial's population-imputation scheme (impute the
+N − n non-sampled units, then sample n') is realized as drawing n synthetic records from the
+posterior predictive distribution, as Raghunathan et al. (2003) do when the design variables are not
+available.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import numpy as np
+import polars as pl
+from pydantic import Field
+from scipy import sparse
+
+from sdckit.anonymize.base import Context, register_method
+from sdckit.anonymize.perturbation import Names
+from sdckit.anonymize.release import Release
+from sdckit.errors import ConfigError
+from sdckit.frequency import encode_column
+from sdckit.params import MethodParams, Whole
+from sdckit.table import Attribute, Kind, Role, Schema, Table, value_strings
+
+IMPLICATE = "implicate"
+MODELS = ("cart", "regression")
+
+
+# Combining rules ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Combined:
+    """An estimate combined over ``m`` implicates: ``estimate`` q̄ (the mean of the estimates),
+    ``variance`` T, ``df`` the degrees of freedom of its t reference distribution, ``between`` b (the
+    variance of the estimates across implicates, ddof 1), ``within`` ū (the mean of the variances),
+    ``kind`` full or partial, ``adjusted``: the fully synthetic T came out ≤ 0 and was replaced by ū."""
+
+    estimate: float
+    variance: float
+    df: float
+    between: float
+    within: float
+    m: int
+    kind: str
+    adjusted: bool = False
+
+    @property
+    def standard_error(self) -> float:
+        return math.sqrt(self.variance)
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """The ``level`` confidence interval ``q̄ ± t_{df, (1+level)/2} √T``."""
+        from scipy.stats import t
+
+        if not 0 < level < 1:
+            raise ConfigError(f"level must be in (0, 1), got {level!r}")
+        quantile = t.ppf((1 + level) / 2, self.df) if math.isfinite(self.df) else _normal_quantile(level)
+        half = float(quantile) * self.standard_error
+        return self.estimate - half, self.estimate + half
+
+
+def _normal_quantile(level: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf((1 + level) / 2))
+
+
+def combine(
+    estimates: Sequence[float], variances: Sequence[float], kind: Literal["full", "partial"] = "full"
+) -> Combined:
+    """Combine an estimate ``q_l`` and its estimated variance ``u_l`` computed on each of the ``M``
+    implicates.
+
+    ``q̄ = Σ q_l / M``, ``b = Σ (q_l − q̄)² / (M − 1)``, ``ū = Σ u_l / M``, and
+
+    * ``kind="full"`` (fully synthetic; Raghunathan, Reiter & Rubin 2003):
+      ``T_f = (1 + 1/M) b − ū`` with ``ν_f = (M − 1) (1 − M ū / ((M + 1) b))²``. When ``T_f ≤ 0``
+      (possible with few implicates) ``T_f`` is replaced by ``ū`` (Reiter 2002's ``(n_syn/n) ū`` with
+      ``n_syn = n``) and ``ν = M − 1``; ``adjusted`` says so.
+    * ``kind="partial"`` (partially synthetic; Reiter 2003): ``T_p = b/M + ū`` with
+      ``ν_p = (M − 1) (1 + M ū / b)²`` (infinite when ``b = 0``).
+
+    Needs at least two implicates (``b`` is a variance across them)."""
+    q = np.asarray(estimates, dtype=np.float64).ravel()
+    u = np.asarray(variances, dtype=np.float64).ravel()
+    if kind not in ("full", "partial"):
+        raise ConfigError(f"kind must be full or partial, got {kind!r}")
+    if len(q) != len(u):
+        raise ConfigError(
+            f"combine needs one variance per estimate, got {len(q)} estimates, {len(u)} variances"
+        )
+    if len(q) < 2:
+        raise ConfigError(f"the combining rules need at least 2 implicates, got {len(q)}")
+    if not (np.isfinite(q).all() and np.isfinite(u).all()) or (u < 0).any():
+        raise ConfigError("combine needs finite estimates and finite variances at least 0")
+    m = len(q)
+    mean = float(q.mean())
+    between = float(q.var(ddof=1))
+    within = float(u.mean())
+    adjusted = False
+    if kind == "full":
+        variance = (1 + 1 / m) * between - within
+        if variance <= 0:
+            variance, df, adjusted = within, float(m - 1), True
+        else:
+            df = (m - 1) * (1 - m * within / ((m + 1) * between)) ** 2
+    else:
+        variance = between / m + within
+        df = math.inf if between == 0 else (m - 1) * (1 + m * within / between) ** 2
+    return Combined(mean, float(variance), float(df), between, within, m, kind, adjusted)
+
+
+# Encoded attributes -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Column:
+    """An attribute as the models see it: ``codes`` (int, -1 missing) of ``categories`` for a
+    categorical one, ``values`` (float64, NaN missing) for a numeric one."""
+
+    name: str
+    categorical: bool
+    series: pl.Series
+    codes: np.ndarray | None = None
+    categories: pl.Series | None = None
+    values: np.ndarray | None = None
+    whole: bool = False
+
+    @property
+    def missing(self) -> np.ndarray:
+        return self.codes < 0 if self.categorical else np.isnan(self.values)
+
+    @property
+    def size(self) -> int:
+        return len(self.categories) if self.categorical else 0
+
+
+def _encode(table: Table, name: str) -> _Column:
+    series = table.column(name)
+    kind = table.schema[name].kind if name in table.schema else Kind.CATEGORICAL
+    numeric = kind in (Kind.NUMERIC, Kind.DATE) and (series.dtype.is_numeric() or series.dtype.is_temporal())
+    if not numeric:
+        codes, _, _, categories = encode_column(series)
+        return _Column(name, True, series, codes=codes.astype(np.int64), categories=categories)
+    physical = series.to_physical() if series.dtype.is_temporal() else series
+    values = physical.cast(pl.Float64).fill_null(np.nan).to_numpy().astype(np.float64, copy=True)
+    whole = series.dtype.is_temporal() or series.dtype.is_integer()
+    return _Column(name, False, series, values=values, whole=whole)
+
+
+class _Features:
+    """The predictor columns an attribute contributes, built with the ORIGINAL data's statistics so
+    that original and synthetic values are coded alike."""
+
+    def __init__(self, column: _Column, reference: bool, standardize: bool) -> None:
+        self.column = column
+        self.reference = reference  # drop the first category (linear models with an intercept)
+        missing = column.missing
+        self.has_missing = bool(missing.any())
+        if not column.categorical:
+            present = column.values[~missing]
+            self.mean = float(present.mean()) if len(present) else 0.0
+            sd = float(present.std()) if len(present) > 1 else 0.0
+            self.scale = sd if sd > 0 else 1.0
+        self.standardize = standardize
+
+    def build(self, data: np.ndarray) -> sparse.csr_matrix:
+        """The columns of ``data`` (codes or values of this attribute) as a sparse matrix."""
+        rows = len(data)
+        if self.column.categorical:
+            size = self.column.size
+            width = size + (1 if self.has_missing else 0)
+            slot = np.where(data < 0, size, data)
+            first = 1 if self.reference and width > 1 else 0
+            keep = np.flatnonzero(slot >= first)
+            return sparse.csr_matrix(
+                (np.ones(len(keep)), (keep, slot[keep] - first)), shape=(rows, width - first)
+            )
+        missing = np.isnan(data)
+        value = np.where(missing, self.mean, data)
+        if self.standardize:
+            value = (value - self.mean) / self.scale
+        parts = [value[:, None]]
+        if self.has_missing:
+            parts.append(missing[:, None].astype(np.float64))
+        return sparse.csr_matrix(np.hstack(parts))
+
+
+def _design(blocks: Sequence[sparse.csr_matrix], rows: int) -> sparse.csr_matrix:
+    """The predictors side by side (one-hot categories are sparse: a tree on a CSC matrix skips the
+    zeros, tens of times faster than on the dense matrix)."""
+    if not blocks:
+        return sparse.csr_matrix((rows, 0))
+    return sparse.hstack(list(blocks), format="csr")
+
+
+# Draws --------------------------------------------------------------------------------------------
+
+
+def _leaf_draw(
+    leaves_fit: np.ndarray, leaves_gen: np.ndarray, m: int, n_gen: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """For every generated record (implicate ``l`` has the block ``n_gen[l]`` of ``leaves_gen``), the
+    index of the fitted record drawn from its leaf by a Bayesian bootstrap of the leaf: Exp(1) weights
+    over the leaf's records (normalized: Dirichlet(1, ..., 1)), fresh per implicate, then one draw
+    with those probabilities."""
+    order = np.argsort(leaves_fit, kind="stable")
+    sorted_leaves = leaves_fit[order]
+    start = np.searchsorted(sorted_leaves, leaves_gen, side="left")
+    end = np.searchsorted(sorted_leaves, leaves_gen, side="right")
+    chosen = np.empty(len(leaves_gen), dtype=np.int64)
+    offset = 0
+    for block in range(m):
+        size = int(n_gen[block])
+        s, e = start[offset : offset + size], end[offset : offset + size]
+        cumulative = np.cumsum(rng.exponential(1.0, len(order)))
+        base = np.where(s > 0, cumulative[np.maximum(s - 1, 0)], 0.0)
+        total = cumulative[e - 1] - base
+        target = base + rng.random(size) * total
+        position = np.minimum(np.searchsorted(cumulative, target, side="right"), e - 1)
+        chosen[offset : offset + size] = order[np.maximum(position, s)]
+        offset += size
+    return chosen
+
+
+def _cart_draw(
+    x_fit: np.ndarray,
+    y_fit: np.ndarray,
+    x_gen: np.ndarray,
+    m: int,
+    n_gen: np.ndarray,
+    categorical: bool,
+    min_samples_leaf: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Indices into ``y_fit`` drawn for every generated record (see :func:`_leaf_draw`)."""
+    state = int(rng.integers(2**31 - 1))
+    if x_fit.shape[1] == 0:
+        return _leaf_draw(np.zeros(len(y_fit), np.int64), np.zeros(x_gen.shape[0], np.int64), m, n_gen, rng)
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    model = (DecisionTreeClassifier if categorical else DecisionTreeRegressor)(
+        min_samples_leaf=min_samples_leaf, random_state=state
+    )
+    x_fit = sparse.csc_matrix(x_fit, dtype=np.float32)
+    with warnings.catch_warnings():  # a categorical target with many classes is still a classification
+        warnings.simplefilter("ignore", UserWarning)
+        model.fit(x_fit, y_fit)
+    leaves_fit = model.apply(x_fit.tocsr()).astype(np.int64)
+    leaves_gen = model.apply(sparse.csr_matrix(x_gen, dtype=np.float32)).astype(np.int64)
+    return _leaf_draw(leaves_fit, leaves_gen, m, n_gen, rng)
+
+
+def _linear_draw(
+    x_fit: np.ndarray, y_fit: np.ndarray, x_gen: np.ndarray, m: int, n_gen: np.ndarray, name: str, rng
+) -> np.ndarray:
+    """Values drawn from the posterior predictive distribution of a normal linear model (see the
+    module docstring); ``x_*`` without the intercept, which is added here."""
+    x_fit = np.hstack([np.ones((x_fit.shape[0], 1)), x_fit.toarray()])
+    x_gen = sparse.hstack([np.ones((x_gen.shape[0], 1)), x_gen], format="csr")  # M·n rows stay sparse
+    beta, _, rank, _ = np.linalg.lstsq(x_fit, y_fit, rcond=None)
+    df = len(y_fit) - rank
+    if df < 1:
+        raise ConfigError(
+            f"{name}: linear regression needs more records than parameters ({len(y_fit)} records, "
+            f"{rank} independent predictors); use --model cart"
+        )
+    residuals = y_fit - x_fit @ beta
+    rss = float(residuals @ residuals)
+    # (XᵀX)⁺ and its symmetric square root: a rank-deficient design draws in the identified directions.
+    eigenvalues, vectors = np.linalg.eigh(x_fit.T @ x_fit)
+    floor = eigenvalues.max() * 1e-10 if eigenvalues.size else 0.0
+    inverse_root = np.where(eigenvalues > floor, 1 / np.sqrt(np.maximum(eigenvalues, floor)), 0.0)
+    root = vectors * inverse_root
+    out = np.empty(x_gen.shape[0])
+    offset = 0
+    for block in range(m):
+        size = int(n_gen[block])
+        sigma2 = rss / rng.chisquare(df) if rss > 0 else 0.0
+        draw = beta + math.sqrt(sigma2) * (root @ rng.standard_normal(len(beta)))
+        out[offset : offset + size] = x_gen[offset : offset + size] @ draw + math.sqrt(sigma2) * (
+            rng.standard_normal(size)
+        )
+        offset += size
+    return out
+
+
+def _logistic_draw(
+    x_fit: np.ndarray, y_fit: np.ndarray, x_gen: np.ndarray, m: int, n_gen: np.ndarray, size: int, rng
+) -> np.ndarray:
+    """Codes drawn from a multinomial logistic regression refitted per implicate on a bootstrap
+    sample of the records."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    out = np.empty(x_gen.shape[0], dtype=np.int64)
+    offset = 0
+    for block in range(m):
+        count = int(n_gen[block])
+        sample = rng.integers(0, len(y_fit), len(y_fit))
+        uniforms = rng.random(count)
+        y_boot = y_fit[sample]
+        classes = np.unique(y_boot)
+        if len(classes) == 1 or x_fit.shape[1] == 0:
+            frequencies = np.bincount(y_boot, minlength=size).astype(np.float64)
+            probabilities = np.repeat((frequencies / frequencies.sum())[None, :], count, axis=0)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                model = LogisticRegression(max_iter=1000).fit(x_fit[sample], y_boot)
+            probabilities = np.zeros((count, size))
+            probabilities[:, model.classes_] = model.predict_proba(x_gen[offset : offset + count])
+        cumulative = np.cumsum(probabilities, axis=1)
+        cumulative /= cumulative[:, -1:]
+        out[offset : offset + count] = np.minimum((uniforms[:, None] >= cumulative).sum(axis=1), size - 1)
+        offset += count
+    return out
+
+
+# Synthesis ---------------------------------------------------------------------------------------
+
+
+def _ordered(table: Table, order: Sequence[str] | None) -> list[str]:
+    names = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
+    if order is None:
+        return names
+    for name in order:
+        if name not in table.data.columns:
+            raise ConfigError(f"order: '{name}' is not a column of the data (columns: {', '.join(names)})")
+        if name not in names:
+            raise ConfigError(f"order: '{name}' is an identifier, which is dropped from every release")
+    if len(set(order)) != len(order):
+        raise ConfigError(f"order: an attribute is named twice ({', '.join(order)})")
+    return [*order, *(name for name in names if name not in order)]
+
+
+def synthesize(
+    table: Table,
+    *,
+    m: int = 5,
+    model: str = "cart",
+    attributes: Sequence[str] | None = None,
+    order: Sequence[str] | None = None,
+    min_samples_leaf: int = 5,
+    seed: int = 0,
+    progress: Any = None,
+) -> Release:
+    """``m`` synthetic implicates of ``table`` stacked with an ``implicate`` column (see the module
+    docstring). ``attributes``: the attributes to synthesize (partially synthetic data); None for
+    fully synthetic data. ``order``: the attributes to synthesize first, in this order (the others
+    follow in schema order)."""
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        raise ConfigError(f"m (the number of implicates) must be a whole number at least 1, got {m!r}")
+    if model not in MODELS:
+        raise ConfigError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
+    if isinstance(min_samples_leaf, bool) or not isinstance(min_samples_leaf, int) or min_samples_leaf < 1:
+        raise ConfigError(f"min_samples_leaf must be a whole number at least 1, got {min_samples_leaf!r}")
+    if IMPLICATE in table.data.columns:
+        raise ConfigError(
+            f"the data already has a column '{IMPLICATE}' (is it synthetic already?); the release adds "
+            "one: rename or drop it"
+        )
+    names = _ordered(table, order)
+    if not names:
+        raise ConfigError("synthesize needs attributes: every column is an identifier")
+    if attributes is not None:
+        if not attributes:
+            raise ConfigError("synthesize lists no attribute")
+        for name in attributes:
+            if name not in names:
+                known = ", ".join(names)
+                what = "an identifier" if name in table.data.columns else "not a column of the data"
+                raise ConfigError(f"synthesize: '{name}' is {what} (attributes: {known})")
+        if len(set(attributes)) != len(attributes):
+            raise ConfigError(f"synthesize: an attribute is named twice ({', '.join(attributes)})")
+        targets = [name for name in names if name in attributes]
+        kind = "partial" if len(targets) < len(names) else "full"
+    else:
+        targets, kind = list(names), "full"
+    n = table.n_records
+    rng = np.random.default_rng(seed)
+    columns = {name: _encode(table, name) for name in names}
+    regression = model == "regression"
+    # Predictors available to every target: the attributes not synthesized (original values).
+    kept = [name for name in names if name not in targets]
+    generated: dict[str, np.ndarray] = {name: np.tile(_data(columns[name]), m) for name in kept}
+    features = {
+        name: _Features(columns[name], reference=regression, standardize=regression) for name in names
+    }
+    blocks_fit = {name: features[name].build(_data(columns[name])) for name in names}
+    blocks_gen = {name: features[name].build(generated[name]) for name in kept}
+    available = list(kept)
+    implicate_sizes = np.full(m, n, dtype=np.int64)
+    for step, name in enumerate(targets):
+        column = columns[name]
+        x_fit = _design([blocks_fit[p] for p in available], n)
+        x_gen = _design([blocks_gen[p] for p in available], n * m)
+        missing = column.missing
+        if missing.all():
+            synthetic_missing = np.ones(n * m, dtype=bool)
+        elif missing.any():
+            flag = missing.astype(np.int64)
+            if model == "cart":
+                drawn = flag[_cart_draw(x_fit, flag, x_gen, m, implicate_sizes, True, min_samples_leaf, rng)]
+            else:
+                drawn = _logistic_draw(x_fit, flag, x_gen, m, implicate_sizes, 2, rng)
+            synthetic_missing = drawn.astype(bool)
+        else:
+            synthetic_missing = np.zeros(n * m, dtype=bool)
+        present, wanted = ~missing, ~synthetic_missing
+        gen_sizes = np.array(
+            [np.count_nonzero(wanted[b * n : (b + 1) * n]) for b in range(m)], dtype=np.int64
+        )
+        y_fit = column.codes[present] if column.categorical else column.values[present]
+        out = np.full(n * m, -1, dtype=np.int64) if column.categorical else np.full(n * m, np.nan)
+        if wanted.any():
+            constant = len(np.unique(y_fit)) == 1
+            fit_x, gen_x = x_fit[present], x_gen[wanted]
+            if constant:
+                out[wanted] = y_fit[0]
+            elif model == "cart" or not available:
+                drawn = _cart_draw(
+                    fit_x, y_fit, gen_x, m, gen_sizes, column.categorical, min_samples_leaf, rng
+                )
+                out[wanted] = y_fit[drawn]
+            elif column.categorical:
+                counts = np.bincount(y_fit, minlength=column.size)
+                single = np.flatnonzero(counts == 1)
+                if len(single):
+                    label = value_strings(column.categories.gather([int(single[0])])).to_list()[0]
+                    raise ConfigError(
+                        f"{name}: category '{label}' has one record; multinomial logistic regression "
+                        f"cannot estimate it ({len(single)} such categor{'y' if len(single) == 1 else 'ies'})"
+                        "; recode it into a larger category or use --model cart"
+                    )
+                out[wanted] = _logistic_draw(fit_x, y_fit, gen_x, m, gen_sizes, column.size, rng)
+            else:
+                values = _linear_draw(fit_x, y_fit, gen_x, m, gen_sizes, name, rng)
+                out[wanted] = np.round(values) if column.whole else values
+        generated[name] = out
+        blocks_gen[name] = features[name].build(out)
+        available.append(name)
+        if progress is not None:
+            progress(step + 1, len(targets))
+    in_file_order = [name for name in table.data.columns if name in columns]
+    frame = pl.DataFrame(
+        [
+            pl.Series(IMPLICATE, np.repeat(np.arange(1, m + 1, dtype=np.int64), n)),
+            *(_released(columns[name], generated[name], m) for name in in_file_order),
+        ]
+    )
+    schema = Schema(
+        (
+            Attribute(IMPLICATE, role=Role.INSENSITIVE, kind=Kind.NUMERIC),
+            *(table.schema[name] for name in in_file_order),
+        )
+    )
+    released = Table(frame, schema, source=table.source, weights=table.weights)
+    rows = n * m
+    parameters = {
+        "m": m,
+        "model": model,
+        "kind": kind,
+        "synthesized": targets,
+        "kept": kept,
+        "order": names,
+        "min_samples_leaf": min_samples_leaf,
+        "seed": seed,
+        "records_per_implicate": n,
+        "missing_kept": {
+            name: {
+                "original": int(columns[name].missing.sum()),
+                "synthetic_mean": _missing_mean(generated[name], columns[name], m),
+            }
+            for name in targets
+        },
+    }
+    return Release(
+        table=released,
+        original=table,
+        method="synthesize",
+        parameters=parameters,
+        quasi_identifiers=tuple(targets),
+        suppressed_records=np.zeros(rows, dtype=bool),
+        classes=np.full(rows, -1, dtype=np.int64),
+        seed=seed,
+    )
+
+
+def _data(column: _Column) -> np.ndarray:
+    return column.codes if column.categorical else column.values
+
+
+def _missing_mean(data: np.ndarray, column: _Column, m: int) -> float:
+    missing = data < 0 if column.categorical else np.isnan(data)
+    return float(missing.sum() / m)
+
+
+def _released(column: _Column, data: np.ndarray, m: int) -> pl.Series:
+    """The synthetic values as a column of the original's type (missing as null)."""
+    dtype = column.series.dtype
+    if column.categorical:
+        if column.size == 0:
+            return pl.Series(column.name, [None] * len(data), dtype=dtype)
+        values = column.categories.gather(np.maximum(data, 0))
+        if (data < 0).any():
+            values = values.scatter(np.flatnonzero(data < 0), None)
+        return values.cast(dtype).alias(column.name)
+    values = pl.Series(column.name, data).fill_nan(None)
+    if dtype.is_temporal():
+        return values.cast(column.series.to_physical().dtype).cast(dtype)
+    return values.cast(dtype)
+
+
+# The method ---------------------------------------------------------------------------------------
+
+
+class SynthesizeParams(MethodParams):
+    """Parameters of synthetic data (``sdckit anonymize synthesize``)."""
+
+    m: Annotated[Whole, Field(ge=1, description="Number of implicates (synthetic data sets) M.")] = 5
+    model: Annotated[
+        Literal["cart", "regression"],
+        Field(description="cart (trees, leaf Bayesian bootstrap) or regression (linear / logistic)."),
+    ] = "cart"
+    synthesize: Annotated[
+        Names,
+        Field(description="Partially synthetic: only these attributes, comma-separated (default: all)."),
+    ] = None
+    order: Annotated[
+        Names, Field(description="Synthesize these attributes first, in this order, comma-separated.")
+    ] = None
+    min_samples_leaf: Annotated[
+        Whole, Field(ge=1, description="cart: fewest records in a leaf of the tree.")
+    ] = 5
+    seed: Annotated[Whole, Field(ge=0, description="Seed of the models and the draws.")] = 0
+
+
+def _summary(release: Release) -> dict[str, Any]:
+    p = release.parameters
+    keys = ("m", "model", "kind", "synthesized", "kept", "order", "min_samples_leaf", "seed")
+    return {
+        **{key: p[key] for key in keys},
+        "records_per_implicate": p["records_per_implicate"],
+        "released_records": p["records_per_implicate"] * p["m"],
+        "missing_kept": p["missing_kept"],
+    }
+
+
+def _report(figures: dict[str, Any]) -> list[str]:
+    what = "fully" if figures["kind"] == "full" else "partially"
+    lines = [
+        f"{what} synthetic data: M = {figures['m']} implicates of {figures['records_per_implicate']:,} "
+        f"records (column '{IMPLICATE}'), model {figures['model']}, seed {figures['seed']}",
+        f"synthesized: {', '.join(figures['synthesized'])}",
+    ]
+    if figures["kept"]:
+        lines.append(f"kept as they are: {', '.join(figures['kept'])}")
+    return lines
+
+
+def _default_order(table: Table, context: Context) -> list[str] | None:
+    """The configuration's order of the attributes (then the others in file order)."""
+    if context.config is None:
+        return None
+    names = [
+        a.name for a in context.config.attributes if a.name in table.schema and a.role is not Role.IDENTIFIER
+    ]
+    return names or None
+
+
+@register_method(
+    "synthesize",
+    SynthesizeParams,
+    summary=_summary,
+    help="Fully or partially synthetic data, M implicates by sequential CART or regression (Reiter).",
+    report=_report,
+    progress_label="attributes synthesized",
+)
+def _run_synthesize(table: Table, params: SynthesizeParams, context: Context) -> Release:
+    order = params.order if params.order is not None else _default_order(table, context)
+    return synthesize(
+        table,
+        m=params.m,
+        model=params.model,
+        attributes=params.synthesize,
+        order=order,
+        min_samples_leaf=params.min_samples_leaf,
+        seed=params.seed,
+        progress=context.progress,
+    )
+
+
+__all__ = ["Combined", "SynthesizeParams", "combine", "synthesize"]
