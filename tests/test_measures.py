@@ -112,3 +112,31 @@ def test_run_measure_checks_what_it_is_given():
         run_measure("combined", table, params={"thresholdx": 1})
     result = run_measure("combined", table, params={"threshold": 0.5})
     assert result.n_records == 3
+
+
+def test_a_stacked_synthetic_release_is_compared_on_its_first_implicate():
+    import polars as pl
+
+    from sdckit.config import parse_config
+
+    config = parse_config(
+        {
+            "attributes": {
+                "x": {"role": "quasi-identifier", "kind": "numeric"},
+                "g": {"role": "quasi-identifier"},
+            }
+        }
+    )
+    original = config.read(pl.DataFrame({"x": [1, 2, 3, 4], "g": ["a", "b", "a", "b"]}))
+    first = pl.DataFrame({"x": [1, 2, 3, 9], "g": ["a", "b", "a", "a"]})
+    second = pl.DataFrame({"x": [4, 3, 2, 1], "g": ["b", "a", "b", "a"]})
+    stacked = pl.concat(
+        [first.with_columns(implicate=pl.lit(1)), second.with_columns(implicate=pl.lit(2))]
+    ).select("implicate", "x", "g")
+    release = config.read_release(stacked)
+    alone = config.read_release(first)
+    params = {"method": "distance"}
+    on_stack = run_measure("linkage", original, release, params=params)
+    on_first = run_measure("linkage", original, alone, params=params)
+    assert on_stack.summary()["distance"] == on_first.summary()["distance"]
+    assert on_stack.summary()["distance"]["linked_records"] == 4

@@ -9,7 +9,8 @@ loop over the registries.
 
 A measure of one file is ``run(table, params, context)``; a measure that compares an original with a
 release (``compares=True``: record linkage, information loss) is ``run(original, release, params,
-context)``.
+context)``. A comparing measure given a stacked synthetic release (an ``implicate`` column) reads its
+first implicate, unless its parameters choose one (``implicate``).
 """
 
 from __future__ import annotations
@@ -110,7 +111,27 @@ def run_measure(
         if isinstance(params, MethodParams):
             raise ConfigError(f"{spec.name} takes {spec.params.__name__}, got {type(params).__name__}")
         params = spec.params.parse(params or {}, method=spec.name)
+    if spec.compares and "implicate" not in spec.params.model_fields:
+        tables = (tables[0], first_implicate(tables[0], tables[1]))
     return spec.run(*tables, params, context or Context())
+
+
+def first_implicate(original: Any, release: Any) -> Any:
+    """A stacked synthetic release (``sdckit anonymize synthesize``: an ``implicate`` column, M
+    implicates one after another) as a comparing measure reads it: its first implicate, without the
+    column. Any other release is returned as it is."""
+    import dataclasses
+
+    import polars as pl
+
+    data = release.data
+    if "implicate" not in data.columns or "implicate" in original.data.columns:
+        return release
+    first = data.filter(pl.col("implicate") == pl.col("implicate").min()).drop("implicate")
+    schema = release.schema
+    if "implicate" in schema.names:
+        schema = type(schema)(tuple(a for a in schema.attributes if a.name != "implicate"))
+    return dataclasses.replace(release, data=first, schema=schema)
 
 
 def _load(group: str) -> None:

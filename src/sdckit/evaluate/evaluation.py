@@ -20,7 +20,7 @@ import numpy as np
 from sdckit.context import Context
 from sdckit.errors import ConfigError
 from sdckit.evaluate.rumap import RUPoint, pareto_front, ru_score
-from sdckit.measures import MeasureSpec, measure_spec, run_measure
+from sdckit.measures import MeasureSpec, first_implicate, measure_spec, run_measure
 from sdckit.table import Kind, Role, Table
 
 #: What ``evaluate`` measures when not told otherwise.
@@ -304,7 +304,9 @@ def _measure(
             else:
                 result = run_measure(spec, original, release, params=parameters[spec.name], context=context)
         else:
-            result = run_measure(spec, table, params=parameters[spec.name], context=context)
+            # A stacked synthetic release is measured on its first implicate, as comparing measures read it.
+            own = first_implicate(original, table) if original is not None else table
+            result = run_measure(spec, own, params=parameters[spec.name], context=context)
             if spec.name == "reidentification" and spec.records is not None:
                 individual = spec.records(result).get_column("individual_risk").to_numpy()
         figures[group][spec.name] = spec.summary(result)
