@@ -762,7 +762,8 @@ def test_cli_slicing_bad_input(tmp_path, method, options, words):
         ("slicing", ["-k", "2"], ["-k is not an option of slicing", "generalize", "mondrian"]),
         # the old options --column (explicit columns) and --method
         ("slicing", ["--column", "Age,Sex;Zip,Disease"], ["No such option", "--column"]),
-        ("slicing", ["-m", "slicing"], ["No such option", "-m"]),
+        # -m, the old method option, is now synthesize's number of implicates.
+        ("slicing", ["-m", "slicing"], ["-m is not an option of slicing", "synthesize"]),
         (
             "overlapping-slicing",
             ["--medoid-start", "build"],
