@@ -651,3 +651,117 @@ def test_compiled_wildcard_pairs_equal_the_python_loop(groups, k, seed):
     if k > 1:
         np.testing.assert_array_equal(compiled, looped)
     np.testing.assert_array_equal(compiled[:, 1], wildcard_pattern_sizes(patterns, sizes[:, 1], [4] * k))
+
+
+# sdcMicro's own expectations (tests/testthat/test_indivRisk.R of sdcTools/sdcMicro): three keys,
+# eight records with sampling weights, without and with missing values (sdcMicro's freqCalc counts a
+# missing value as matching every category: the wildcard treatment), both methods, qual 1 and 2.
+SDCMICRO_KEYS = [2, 3, 2, 2, 3, 3, 1, 2, 3, 3, 3, 3, 3, 3, 4, 3, 1, 3, 1, 2, 1, 1, 1, 1]
+SDCMICRO_KEYS_NA = [2, 3, 2, 2, 3, 3, 1, None, 3, 3, 3, 3, 3, 3, 4, 3, 1, 3, None, 2, 1, 1, None, 1]
+SDCMICRO_WEIGHTS = [18.0, 45.5, 39.0, 17.0, 92.0, 8.0, 123.5, 51]
+SDCMICRO_RISK = {  # (missing values, method, qual): sdcMicro's expected rk, as its test prints them
+    (False, "approx", 1): [
+        0.01369863,
+        0.08579129,
+        0.01369863,
+        0.17707583,
+        0.01877883,
+        0.01877883,
+        0.03931625,
+        0.01369863,
+    ],
+    (False, "approx", 2): [
+        0.02739726,
+        0.17158258,
+        0.02739726,
+        0.35415167,
+        0.03755767,
+        0.03755767,
+        0.07863251,
+        0.02739726,
+    ],
+    (False, "exact", 1): [
+        0.01355297,
+        0.08579129,
+        0.01355297,
+        0.17707583,
+        0.01877883,
+        0.01877883,
+        0.03931625,
+        0.01355297,
+    ],
+    (False, "exact", 2): [
+        0.02710594,
+        0.17158258,
+        0.02710594,
+        0.35415167,
+        0.03755767,
+        0.03755767,
+        0.07863251,
+        0.02710594,
+    ],
+    (True, "approx", 1): [
+        0.013698630,
+        0.085791288,
+        0.010554090,
+        0.032466112,
+        0.009836066,
+        0.009836066,
+        0.039316254,
+        0.005973716,
+    ],
+    (True, "approx", 2): [
+        0.02739726,
+        0.17158258,
+        0.02110818,
+        0.06493222,
+        0.01967213,
+        0.01967213,
+        0.07863251,
+        0.01194743,
+    ],
+    (True, "exact", 1): [
+        0.013552968,
+        0.085791288,
+        0.010504889,
+        0.032466112,
+        0.009756889,
+        0.009756889,
+        0.039316254,
+        0.005962551,
+    ],
+    (True, "exact", 2): [
+        0.02710594,
+        0.17158258,
+        0.02100978,
+        0.06493222,
+        0.01951378,
+        0.01951378,
+        0.07863251,
+        0.01192510,
+    ],
+}
+
+
+@pytest.mark.parametrize(("missing", "method", "qual"), list(SDCMICRO_RISK))
+def test_individual_risk_equals_sdcmicros_own_test_values(missing, method, qual):
+    from sdckit.config import parse_config
+    from sdckit.context import Context
+    from sdckit.measures import measure_spec, run_measure
+
+    keys = SDCMICRO_KEYS_NA if missing else SDCMICRO_KEYS
+    config = parse_config(
+        {
+            "data": {"weights": "weight"},
+            "risk": {"missing": "wildcard"},
+            "attributes": {name: {"role": "quasi-identifier"} for name in "ABC"},
+        }
+    )
+    table = config.read(
+        pl.DataFrame({"A": keys[0:8], "B": keys[8:16], "C": keys[16:24], "weight": SDCMICRO_WEIGHTS})
+    )
+    result = run_measure(
+        "reidentification", table, params={"method": method, "qual": qual}, context=Context(config=config)
+    )
+    risk = measure_spec("reidentification").records(result).get_column("individual_risk").to_numpy()
+    assert risk == pytest.approx(SDCMICRO_RISK[(missing, method, qual)], abs=5e-9)

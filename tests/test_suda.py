@@ -402,3 +402,34 @@ def test_cli_bad_input_exit_2_nothing_written(tmp_path, arguments, config, messa
     assert message in result.output
     assert "Traceback" not in result.output
     assert not any(path.exists() for path in outputs)
+
+
+# Expectations written in sdcMicro's own tests (tests/testthat/test_suda2.R of sdcTools/sdcMicro).
+SDCMICRO_TESTDATA2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "sdcmicro" / "testdata2.csv"
+
+
+@pytest.mark.parametrize(("original_scores", "first_score"), [(True, 180.0), (False, 2.73)])
+def test_suda_score_of_sdcmicros_testdata2(original_scores, first_score):
+    if not SDCMICRO_TESTDATA2.is_file():
+        pytest.skip(f"{SDCMICRO_TESTDATA2} is absent")
+    from sdckit.measures import measure_spec, run_measure
+
+    keys = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+    config = parse_config({"attributes": {name: {"role": "quasi-identifier"} for name in keys}})
+    result = run_measure("suda", config.read(SDCMICRO_TESTDATA2), params={"original_scores": original_scores})
+    score = measure_spec("suda").records(result).get_column("suda_score")[0]
+    assert round(score, 2) == first_score
+
+
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [("abc", (50, 37.5, 37.5)), ("acb", (50, 37.5, 37.5)), ("cab", (37.5, 50, 37.5))],
+)
+def test_variable_contributions_of_sdcmicros_small_example(order, expected):
+    from sdckit.measures import measure_spec, run_measure
+
+    columns = {"a": [2, 1, 1], "b": [0, 3, 0], "c": [0, 6, 0]}
+    config = parse_config({"attributes": {name: {"role": "quasi-identifier"} for name in order}})
+    table = config.read(pl.DataFrame({name: columns[name] for name in order}))
+    contributions = measure_spec("suda").summary(run_measure("suda", table))["contributions"]
+    assert tuple(contributions[name] for name in order) == pytest.approx(expected)
