@@ -765,3 +765,25 @@ def test_individual_risk_equals_sdcmicros_own_test_values(missing, method, qual)
     )
     risk = measure_spec("reidentification").records(result).get_column("individual_risk").to_numpy()
     assert risk == pytest.approx(SDCMICRO_RISK[(missing, method, qual)], abs=5e-9)
+
+
+@pytest.mark.parametrize("missing", ["category", "wildcard"])
+def test_l_diversity_equals_sdcmicros_own_test_values(missing):
+    """tests/testthat/test_ldiversity.R of sdcTools/sdcMicro: missing occupations group together."""
+    from sdckit.config import parse_config
+    from sdckit.measures import run_measure
+
+    roles = {name: {"role": "quasi-identifier"} for name in ("sex", "occupation", "ethnicity")}
+    config = parse_config({"attributes": {**roles, "sensitive": {"role": "sensitive"}}})
+    table = config.read(
+        pl.DataFrame(
+            {
+                "sex": ["female", "female", "female", "male", "male", "female", "female"],
+                "occupation": [None, None, None, "teacher", "teacher", "nurse", "nurse"],
+                "ethnicity": ["other", "other", "other", "other", "other", "majority", "majority"],
+                "sensitive": [1, 0, 2, 1, 0, 0, 1],
+            }
+        )
+    )
+    result = run_measure("reidentification", table, params={"missing": missing})
+    assert result.l_diversity["sensitive"].tolist() == [3, 3, 3, 2, 2, 2, 2]
