@@ -620,3 +620,50 @@ def test_blocking_on_ranges_and_wildcards_expands_to_every_covered_value() -> No
     em = fellegi_sunter_em(np.array(list(codes)), np.array(list(codes.values())))
     np.testing.assert_allclose(fs.m, em.m, rtol=1e-9)
     assert fs.true_candidate.all()  # every record's own values are covered
+
+
+# One-to-one assignment (sdcMicro's recordLinkage(); its tests/testthat/test_recordLinkage.R) ------
+
+
+def test_one_to_one_assignment_on_sdcmicros_examples() -> None:
+    config = {"attributes": {"v1": {"role": "quasi-identifier", "kind": "numeric"}}}
+    both = {"attributes": {**config["attributes"], "v2": {"role": "quasi-identifier", "kind": "numeric"}}}
+    # Harrenz et al. (2015), example 1: the first released record is as far from every original.
+    original, release = tables(
+        both,
+        {"v1": [1.0, 0.0, -1.0, 0.0], "v2": [0.0, 1.0, 0.0, -1.0]},
+        {"v1": [0.0, 0.0, -2.1, 0.0], "v2": [0.0, 2.1, 0.0, -2.1]},
+    )
+    one = record_linkage(original, release, LinkageParams(method="distance", assignment="one-to-one"))
+    assert one.summary()["distance"]["linked_share"] == 1.0
+    assert one.summary()["distance"]["assignment"] == "one-to-one"
+    nearest = record_linkage(original, release, LinkageParams(method="distance"))
+    assert nearest.summary()["distance"]["linked_share"] == pytest.approx(0.8125)  # 1/4 + 1 + 1 + 1
+    # Example 2: every released value is nearest to another original; none is assigned its own.
+    original, release = tables(config, {"v1": [1.0, 2.0, 3.0, 4.0]}, {"v1": [2.0, 3.0, 4.0, -0.1]})
+    one = record_linkage(original, release, LinkageParams(method="distance", assignment="one-to-one"))
+    assert one.summary()["distance"]["linked_share"] == 0.0
+
+
+def test_one_to_one_assignment_on_the_spec_example_and_its_limits() -> None:
+    original, release = tables(NUMERIC2, X, {"a": [12, 14, 33, 39], "b": [105, 100, 290, 320]})
+    result = record_linkage(original, release, LinkageParams(method="distance", assignment="one-to-one"))
+    d = result.distance
+    assert d.nearest.tolist() == [0, 1, 2, 3]  # x1 is taken by y1: y2 goes to x2, its source
+    assert result.summary()["distance"]["linked_share"] == 1.0
+    assert d.rank.tolist() == [1, 2, 1, 1]  # ranks are those of the distances, as without assignment
+    with pytest.raises(ConfigError, match="assignment"):
+        LinkageParams.parse({"method": "probabilistic", "assignment": "one-to-one"})
+
+
+def test_one_to_one_assignment_does_not_credit_ties_to_the_truth() -> None:
+    """A k-anonymous release: every record of a class is at distance 0 from every original of it, so
+    any matching inside the classes is optimal; the identity must not be the one chosen."""
+    config = {"attributes": {"g": {"role": "quasi-identifier"}}}
+    groups = [f"c{i // 5}" for i in range(500)]  # 100 classes of 5 identical records
+    original, release = tables(config, {"g": groups}, {"g": groups})
+    result = record_linkage(original, release, LinkageParams(method="distance", assignment="one-to-one"))
+    share = result.summary()["distance"]["linked_share"]
+    assert 0.05 < share < 0.4  # about 1/5, as the nearest-neighbour rule's shared credit gives exactly
+    nearest = record_linkage(original, release, LinkageParams(method="distance"))
+    assert nearest.summary()["distance"]["linked_share"] == pytest.approx(0.2)

@@ -511,6 +511,7 @@ class DistanceLinkage:
     distance: np.ndarray
     nearest_distance: np.ndarray
     kd_tree_records: int
+    assignment: str = "nearest"
 
     @property
     def linked(self) -> float:
@@ -521,6 +522,7 @@ class DistanceLinkage:
         share = self.linked / n if n else 0.0
         return {
             "attributes": list(self.attributes),
+            "assignment": self.assignment,
             "linked": finite_or_none(self.linked),
             "linked_records": int(self.true_match.sum()),
             "linked_share": finite_or_none(share),
@@ -594,6 +596,64 @@ def distance_linkage(
         distance=distance,
         nearest_distance=dmin,
         kd_tree_records=int(tree_rows.size),
+    )
+
+
+MAX_ONE_TO_ONE = 5_000  # the assignment needs the n x n matrix of distances
+
+
+def one_to_one_linkage(
+    encoded: Sequence[Encoded], n_original: int, names: Sequence[str] | None = None
+) -> DistanceLinkage:
+    """Distance-based linkage by a one-to-one assignment (SPEC §6.2's option; what sdcMicro's
+    ``recordLinkage()`` does): the released records are matched with distinct original records so
+    that the total distance is smallest (Hungarian algorithm, ``scipy.optimize.linear_sum_assignment``),
+    on the same distances as the nearest-neighbour linkage (standardized Euclidean, 0/1 per
+    categorical attribute, a covering value at distance 0). ``nearest[i]`` is the original assigned
+    to released record i, ``credit[i]`` 1 when it is its source; ranks are those of the distances.
+    Among assignments of equal total distance one is chosen at random (a fixed seed), not the one in
+    file order, which would credit every tie.
+    Needs the whole n x n matrix: at most :data:`MAX_ONE_TO_ONE` records."""
+    from scipy.optimize import linear_sum_assignment
+
+    n = n_original
+    if n > MAX_ONE_TO_ONE:
+        raise ConfigError(
+            f"--assignment one-to-one needs an n x n matrix of distances: at most {MAX_ONE_TO_ONE:,} "
+            f"records, the data has {n:,} (use --assignment nearest)"
+        )
+    numeric = [a for a in encoded if isinstance(a, NumericAttribute)]
+    categorical = [a for a in encoded if isinstance(a, CategoricalAttribute)]
+    squared = np.zeros((n, n))
+    for attribute in numeric:
+        x, lo, hi = attribute.standardized()
+        gap = np.maximum(np.maximum(lo[:, None] - x[None, :], x[None, :] - hi[:, None]), 0.0)
+        squared += gap * gap
+    released_rows = np.repeat(np.arange(n), n)
+    original_rows = np.tile(np.arange(n), n)
+    for attribute in categorical:
+        squared += ~attribute.agrees(released_rows, original_rows).reshape(n, n)
+    cost = np.sqrt(squared)
+    # Among assignments of equal total distance the solver returns the first it meets: in the file's
+    # order that would be the identity, crediting every tie (a k-anonymous release would link 100 %).
+    # The originals are therefore offered in a random (seeded) order, so ties fall where chance puts them.
+    order = np.random.default_rng(0).permutation(n)
+    _, chosen = linear_sum_assignment(cost[:, order])
+    assigned = order[chosen]
+    own = np.diagonal(cost).copy()
+    true_match = assigned == np.arange(n)
+    closer = (cost < own[:, None] - TIE_TOLERANCE).sum(axis=1)
+    return DistanceLinkage(
+        attributes=tuple(names if names is not None else [a.name for a in encoded]),
+        nearest=assigned.astype(np.int64),
+        tied=np.ones(n, dtype=np.int64),
+        true_match=true_match,
+        credit=true_match.astype(np.float64),
+        rank=(closer + 1).astype(np.int64),
+        distance=own,
+        nearest_distance=cost[np.arange(n), assigned],
+        kd_tree_records=0,
+        assignment="one-to-one",
     )
 
 
@@ -1264,6 +1324,13 @@ class LinkageParams(MethodParams):
             description="Compared attributes, comma-separated quasi-identifiers (default: all of them).",
         ),
     ] = None
+    assignment: Annotated[
+        Literal["nearest", "one-to-one"],
+        Field(
+            description="Distance linkage: each released record to its nearest originals (ties share "
+            "credit), or a one-to-one assignment of least total distance (sdcMicro's recordLinkage)."
+        ),
+    ] = "nearest"
     blocking: Annotated[
         str | None,
         Field(
@@ -1284,6 +1351,8 @@ class LinkageParams(MethodParams):
 
     @model_validator(mode="after")
     def _probabilistic_only(self) -> LinkageParams:
+        if self.method == "probabilistic" and "assignment" in self.model_fields_set:
+            raise ValueError("takes no {assignment} with {method} probabilistic (it is distance linkage's)")
         if self.method == "distance":
             given = [name for name in ("blocking",) if getattr(self, name) is not None]
             given += [
@@ -1367,7 +1436,10 @@ def record_linkage(
     n = original.n_records
     distance = probabilistic = None
     if params.method in ("distance", "both"):
-        distance = distance_linkage(encoded, n, progress, attributes)
+        if params.assignment == "one-to-one":
+            distance = one_to_one_linkage(encoded, n, attributes)
+        else:
+            distance = distance_linkage(encoded, n, progress, attributes)
     if params.method in ("probabilistic", "both"):
         probabilistic = fellegi_sunter(
             encoded,
