@@ -89,6 +89,20 @@ def check_columns(table: Table, names: Sequence[str], parameter: str) -> None:
         raise ConfigError(f"{parameter}: an attribute is named twice ({', '.join(names)})")
 
 
+def chosen_attributes(
+    table: Table, attributes: Sequence[str] | None, role: Role, kinds: tuple[Kind, ...], when_none: str
+) -> list[str]:
+    """``attributes``, or by default the attributes of ``role`` whose kind is one of ``kinds``
+    (ConfigError ``when_none`` when there is none); checked with :func:`check_columns`."""
+    if attributes is None:
+        attributes = [a.name for a in table.schema.with_role(role) if a.kind in kinds]
+        if not attributes:
+            raise ConfigError(when_none)
+    names = list(attributes)
+    check_columns(table, names, "attributes")
+    return names
+
+
 def numeric_attributes(table: Table, names: Sequence[str] | None, method: str) -> list[str]:
     """The attributes a numeric method perturbs: ``names``, or the numeric quasi-identifiers; every one
     must hold numbers (a clear error names the first that does not)."""
@@ -582,18 +596,13 @@ def rank_swap(
 
     if not (math.isfinite(p) and 0 <= p <= 100):
         raise ConfigError(f"p must be a percentage in [0, 100], got {p!r}")
-    if attributes is None:
-        attributes = [
-            a.name
-            for a in table.schema.with_role(Role.QUASI_IDENTIFIER)
-            if a.kind in (Kind.NUMERIC, Kind.ORDINAL)
-        ]
-        if not attributes:
-            raise ConfigError(
-                "rank-swap needs numeric or ordinal attributes: none of the quasi-identifiers is"
-            )
-    names = list(attributes)
-    check_columns(table, names, "attributes")
+    names = chosen_attributes(
+        table,
+        attributes,
+        Role.QUASI_IDENTIFIER,
+        (Kind.NUMERIC, Kind.ORDINAL),
+        "rank-swap needs numeric or ordinal attributes: none of the quasi-identifiers is",
+    )
     rng = np.random.default_rng(seed)
     columns, figures = [], {}
     max_dist = int(math.floor(table.n_records * p / 100))
@@ -710,18 +719,13 @@ def data_swap(
     """
     if not (math.isfinite(rate) and 0 < rate <= 1):
         raise ConfigError(f"rate must be in (0, 1], got {rate!r}")
-    if attributes is None:
-        attributes = [
-            a.name
-            for a in table.schema.with_role(Role.SENSITIVE)
-            if a.kind in (Kind.CATEGORICAL, Kind.ORDINAL)
-        ]
-        if not attributes:
-            raise ConfigError(
-                "swap needs categorical attributes: none has role sensitive; name them with attributes"
-            )
-    names = list(attributes)
-    check_columns(table, names, "attributes")
+    names = chosen_attributes(
+        table,
+        attributes,
+        Role.SENSITIVE,
+        (Kind.CATEGORICAL, Kind.ORDINAL),
+        "swap needs categorical attributes: none has role sensitive; name them with attributes",
+    )
     for name in names:
         kind = table.schema[name].kind if name in table.schema else Kind.CATEGORICAL
         if kind not in (Kind.CATEGORICAL, Kind.ORDINAL):

@@ -36,7 +36,12 @@ from pydantic import Field, model_validator
 
 from sdckit._files import check_regular_file
 from sdckit.anonymize.base import Context, register_method
-from sdckit.anonymize.perturbation import Names, check_columns, perturbed_release, stratum_keys
+from sdckit.anonymize.perturbation import (
+    Names,
+    chosen_attributes,
+    perturbed_release,
+    stratum_keys,
+)
 from sdckit.anonymize.release import Release
 from sdckit.context import ExtraOutput
 from sdckit.errors import ConfigError, InputError
@@ -207,16 +212,13 @@ def pram(
         raise ConfigError(f"pd must be in [0, 1], got {pd!r}")
     if not (math.isfinite(alpha) and 0 <= alpha <= 1):
         raise ConfigError(f"alpha must be in [0, 1], got {alpha!r}")
-    if attributes is None:
-        attributes = [
-            a.name
-            for a in table.schema.with_role(Role.QUASI_IDENTIFIER)
-            if a.kind in (Kind.CATEGORICAL, Kind.ORDINAL)
-        ]
-        if not attributes:
-            raise ConfigError("pram needs categorical attributes: no quasi-identifier is categorical")
-    names = list(attributes)
-    check_columns(table, names, "attributes")
+    names = chosen_attributes(
+        table,
+        attributes,
+        Role.QUASI_IDENTIFIER,
+        (Kind.CATEGORICAL, Kind.ORDINAL),
+        "pram needs categorical attributes: no quasi-identifier is categorical",
+    )
     for name in names:
         kind = table.schema[name].kind if name in table.schema else Kind.CATEGORICAL
         if kind not in (Kind.CATEGORICAL, Kind.ORDINAL):
