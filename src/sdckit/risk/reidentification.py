@@ -89,7 +89,6 @@ from typing import Annotated, Any, Literal, Self
 import numpy as np
 import polars as pl
 from pydantic import Field, model_validator
-from scipy import special, stats
 
 from sdckit.errors import ConfigError, InputError, SdcWarning
 from sdckit.frequency import (
@@ -147,6 +146,8 @@ def individual_risk(
     """The individual risk of sdcMicro's ``indivRisk`` for sample frequencies ``f`` and estimated
     population frequencies ``F`` (None: no weights, ``r = 1/f``). Returns the risks and the number
     of entries whose ``F < f`` were clipped to ``p = 1``. Raises ``InputError`` when some ``F`` is 0."""
+    from scipy import special  # imported when used: scipy is slow to import at start-up
+
     f = np.asarray(f, dtype=np.float64)
     if F is None:
         return qual_times(1.0 / f, 1.0), 0
@@ -244,6 +245,8 @@ def _histogram(class_sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def zayatz_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
     """Population uniques by Zayatz (1991), as ARX's ``ModelZayatz``."""
+    from scipy import stats  # imported when used: scipy is slow to import at start-up
+
     sizes, counts = _histogram(class_sizes)
     c1 = counts[sizes == 1].sum()
     if c1 == 0:
@@ -258,6 +261,8 @@ def zayatz_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
 def _trigamma(x: Any) -> Any:
     """psi_1(x): the Hurwitz zeta(2, x) for x > 0, the reflection formula below (scipy's polygamma
     recurses for a long time on large negative arguments)."""
+    from scipy import special  # imported when used: scipy is slow to import at start-up
+
     x = np.asarray(x, dtype=np.float64)
     positive = x > 0
     # Each branch only sees arguments > 0: zeta(2, q) is slow for large negative q.
@@ -272,6 +277,8 @@ def pitman_equations(
 ) -> tuple[Callable[[float, float], tuple[float, float]], Callable[[float, float], np.ndarray]]:
     """The likelihood equations of the Pitman sampling formula in (theta, alpha) and their Jacobian,
     in ARX's closed form (digamma, trigamma)."""
+    from scipy import special  # imported when used: scipy is slow to import at start-up
+
     sizes, counts = _histogram(class_sizes)
     u = counts.sum()
     larger, their_counts = sizes[sizes > 1].astype(np.float64), counts[sizes > 1]
@@ -303,6 +310,8 @@ def pitman_equations(
 
 def pitman_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
     """Population uniques by the Pitman model (Hoshino 2001), as ARX's ``ModelPitman``."""
+    from scipy import special  # imported when used: scipy is slow to import at start-up
+
     sizes, counts = _histogram(class_sizes)
     c1 = counts[sizes == 1].sum()
     if c1 == 0:
