@@ -1,0 +1,164 @@
+"""The shape of a tabular protection method, and the registry of them (``sdckit table <method>``).
+
+A method is one module, as an anonymization method is (:mod:`sdckit.anonymize.base`): a parameters
+object (a :class:`~sdckit.params.MethodParams`), a function ``run(problem, params, context) ->
+TableResult`` registered with :func:`register_table_method`. The command line makes one command per
+entry; the common tests loop over :data:`TABLE_METHODS`.
+
+A :class:`TableProblem` is what every method reads: the cells and relations
+(:class:`~sdckit.tables.model.LinearTable`), the primary cells with their protection levels
+(:class:`~sdckit.tables.model.Protection`) and, when the table was built from microdata, the records
+and the specification it was built with (the cell key method sums record keys over the same cells).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from sdckit.context import Context
+from sdckit.errors import ConfigError
+from sdckit.params import MethodParams
+from sdckit.registry import Registry
+from sdckit.tables.model import PRIMARY, PUBLISHED, SECONDARY, AuditResult, LinearTable, Protection
+
+
+@dataclass(frozen=True, eq=False)
+class TableProblem:
+    """A table to protect: ``table`` (cells and relations), ``protection`` (primary cells and
+    levels), and the microdata ``source`` with the ``spec`` it was built with (None for a table read
+    as cells)."""
+
+    table: LinearTable
+    protection: Protection
+    source: Any = None
+    spec: Any = None
+
+
+@dataclass(frozen=True, eq=False)
+class TableResult:
+    """A protected table.
+
+    ``released``: ``(n,)`` the published value of every cell, NaN where suppressed; ``status``:
+    ``published``, ``primary`` or ``secondary`` per cell (a suppression method's pattern; a
+    perturbative method marks the primary cells it moved as ``primary``); ``audit``: the attacker's
+    intervals of the suppressed cells (None for methods that publish every cell); ``figures``: the
+    method's own figures (cost, optimality, deviation, ...), JSON-ready.
+    """
+
+    method: str
+    problem: TableProblem
+    released: np.ndarray
+    status: np.ndarray
+    figures: dict[str, Any] = field(default_factory=dict)
+    audit: AuditResult | None = None
+    params: MethodParams | None = None
+
+    @property
+    def table(self) -> LinearTable:
+        return self.problem.table
+
+    @property
+    def protection(self) -> Protection:
+        return self.problem.protection
+
+    @property
+    def suppressed(self) -> np.ndarray:
+        return np.isnan(self.released)
+
+    def frame(self) -> pl.DataFrame:
+        """The protected table in long form: one row per cell with its labels, original value,
+        status, released value, the rule that flagged it, its protection levels and, for a
+        suppression, the attacker's interval."""
+        table, protection = self.table, self.protection
+        columns: dict[str, Any] = {
+            table.value_name: table.values,
+            "status": self.status.astype(str),
+            "released": self.released,
+            "rule": protection.rule.astype(str),
+            "upper_protection": protection.upper,
+            "lower_protection": protection.lower,
+        }
+        if table.kind == "magnitude" and table.frequency is not None:
+            columns = {"frequency": table.frequency, **columns}
+        if self.audit is not None:
+            suppressed = self.audit.suppressed
+            columns["feasible_low"] = np.where(suppressed, self.audit.low, np.nan)
+            columns["feasible_high"] = np.where(suppressed, self.audit.high, np.nan)
+        extra = pl.DataFrame(columns, nan_to_null=True)
+        return pl.concat([table.cells, extra], how="horizontal")
+
+
+def pattern_status(protection: Protection, suppressed: np.ndarray) -> np.ndarray:
+    """``published``/``primary``/``secondary`` per cell of a suppression pattern."""
+    status = np.full(suppressed.shape[0], PUBLISHED, dtype=object)
+    status[suppressed] = SECONDARY
+    status[protection.primary] = PRIMARY
+    return status
+
+
+@dataclass(frozen=True)
+class TableMethodSpec:
+    """A registered tabular method.
+
+    ``summary(result)`` the figures it reports (JSON-ready); ``report(figures)`` the lines a person
+    reads; ``needs_primary``: the method protects primary cells (False for rounding, which treats
+    every cell alike, and for the cell key method); ``audits``: the result is a suppression pattern
+    that ``sdckit table`` audits and reports.
+    """
+
+    name: str
+    params: type[MethodParams]
+    run: Callable[[TableProblem, Any, Context], TableResult]
+    summary: Callable[[TableResult], dict[str, Any]]
+    help: str
+    report: Callable[[dict[str, Any]], list[str]] = lambda figures: []
+    needs_primary: bool = True
+    audits: bool = False
+
+
+TABLE_METHODS: Registry[TableMethodSpec] = Registry("table method")
+
+
+def register_table_method(
+    name: str,
+    params: type[MethodParams],
+    *,
+    summary: Callable[[TableResult], dict[str, Any]],
+    help: str,
+    **options: Any,
+) -> Callable[[Callable[..., TableResult]], Callable[..., TableResult]]:
+    """Register the decorated ``run(problem, params, context)`` as table method ``name``."""
+
+    def decorate(run: Callable[..., TableResult]) -> Callable[..., TableResult]:
+        TABLE_METHODS.add(
+            TableMethodSpec(name=name, params=params, run=run, summary=summary, help=help, **options)
+        )
+        return run
+
+    return decorate
+
+
+def run_table_method(
+    method: str | TableMethodSpec,
+    problem: TableProblem,
+    params: MethodParams | dict[str, Any] | None = None,
+    context: Context | None = None,
+) -> TableResult:
+    """Run a registered tabular method; ``params`` may be its parameters object or a mapping."""
+    import sdckit.tables  # noqa: F401  (registers the methods)
+
+    spec = TABLE_METHODS.get(method) if isinstance(method, str) else method
+    if not isinstance(params, spec.params):
+        if isinstance(params, MethodParams):
+            raise ConfigError(f"{spec.name} takes {spec.params.__name__}, got {type(params).__name__}")
+        params = spec.params.parse(params or {}, method=spec.name)
+    result = spec.run(problem, params, context or Context())
+    if result.params is None:
+        result = dataclasses.replace(result, params=params)
+    return result
