@@ -108,21 +108,43 @@ def _dimension(name: str, column: pl.Series, hierarchy: Hierarchy | None) -> tup
         ancestors = np.column_stack([np.arange(n), np.full(n, n)])
         return _Dimension(name, labels, parent, ancestors), codes
     codes = hierarchy.leaf_codes(column).astype(np.int64)
+    return _tree(name, hierarchy), codes
+
+
+def _tree(name: str, hierarchy: Hierarchy) -> _Dimension:
+    """The tree of cells of a hierarchy: a node is the sum of its children at the level below, the
+    top is the total (a total is added above when the top level has several nodes), and a node with a
+    single child is the same cell as its child (sdcTable's "bogus codes": ``A`` over ``A`` is one
+    cell, labelled as the child, or as the total when it is the top)."""
     offsets = np.cumsum([0, *(hierarchy.n_nodes(level) for level in range(hierarchy.n_levels))])
     labels = [label for level in hierarchy.labels for label in level]
-    ancestors = hierarchy.codes.astype(np.int64) + offsets[:-1]
     parent = np.full(len(labels), -1, dtype=np.int64)
     for level in range(hierarchy.height):
         parent[offsets[level] : offsets[level + 1]] = hierarchy.parents(level) + offsets[level + 1]
-    if hierarchy.n_nodes(hierarchy.height) == 1:
-        labels[-1] = TOTAL
-    else:
+    ancestors = hierarchy.codes.astype(np.int64) + offsets[:-1]
+    if hierarchy.n_nodes(hierarchy.height) > 1:
         root = len(labels)
         labels.append(TOTAL)
         parent = np.r_[parent, -1]
         parent[offsets[-2] : offsets[-1]] = root
         ancestors = np.column_stack([ancestors, np.full(len(ancestors), root)])
-    return _Dimension(name, tuple(labels), parent, ancestors), codes
+    root = len(labels) - 1
+    # Merge every node that has a single child into that child, bottom-up.
+    representative = np.arange(len(labels))
+    children = np.bincount(parent[parent >= 0], minlength=len(labels))
+    only_child = np.full(len(labels), -1, dtype=np.int64)
+    has_parent = np.flatnonzero(parent >= 0)
+    only_child[parent[has_parent]] = has_parent
+    for node in range(len(labels)):  # nodes are numbered level by level, so children come first
+        if children[node] == 1:
+            representative[node] = representative[only_child[node]]
+    kept, compact = np.unique(representative, return_inverse=True)
+    names = [labels[node] for node in kept]
+    names[compact[root]] = TOTAL
+    merged_parent = np.full(kept.size, -1, dtype=np.int64)
+    linked = has_parent[compact[has_parent] != compact[parent[has_parent]]]
+    merged_parent[compact[linked]] = compact[parent[linked]]
+    return _Dimension(name, tuple(names), merged_parent, compact[ancestors])
 
 
 def build_table(source: Table, spec: TableSpec, *, record_values: np.ndarray | None = None) -> LinearTable:
@@ -242,7 +264,7 @@ def _aggregate(
                 column: np.repeat(np.arange(ancestors.shape[0]), ancestors.shape[1]),
                 "node": ancestors.ravel(),
             }
-        )
+        ).unique()  # a merged node appears twice on its leaves' paths
         frame = frame.join(link, on=column).drop(column).rename({"node": column})
         if holding:
             frame = frame.group_by(keys).agg(*sums)
