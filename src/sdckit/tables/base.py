@@ -107,9 +107,10 @@ class TableMethodSpec:
     """A registered tabular method.
 
     ``summary(result)`` the figures it reports (JSON-ready); ``report(figures)`` the lines a person
-    reads; ``needs_primary``: the method protects primary cells (False for rounding, which treats
-    every cell alike, and for the cell key method); ``audits``: the result is a suppression pattern
-    that ``sdckit table`` audits and reports.
+    reads; ``violation(result, figures)`` what the result fails of what was asked (None when it
+    satisfies it: a suppression pattern that fails its audit, say); ``needs_primary``: the method
+    protects primary cells (False for rounding, which treats every cell alike, and for the cell key
+    method); ``audits``: the result is a suppression pattern that ``sdckit table`` audits and reports.
     """
 
     name: str
@@ -118,6 +119,7 @@ class TableMethodSpec:
     summary: Callable[[TableResult], dict[str, Any]]
     help: str
     report: Callable[[dict[str, Any]], list[str]] = lambda figures: []
+    violation: Callable[[TableResult, dict[str, Any]], str | None] = lambda result, figures: None
     needs_primary: bool = True
     audits: bool = False
 
