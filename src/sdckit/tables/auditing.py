@@ -42,7 +42,6 @@ class AuditParams(MethodParams):
 
     pattern: Path = Field(description="The published pattern: one row per cell with its labels and a status.")
     status_column: str = Field("status", description="The column of the pattern holding each cell's status.")
-    total_label: str = Field(TOTAL, description="How the pattern labels a margin (a dimension's total).")
 
 
 def read_pattern(problem: TableProblem, params: AuditParams) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
@@ -59,7 +58,7 @@ def read_pattern(problem: TableProblem, params: AuditParams) -> tuple[np.ndarray
             f"{label}: the pattern has no column '{missing[0]}' (columns: {', '.join(frame.columns)})"
         )
     relabel = [
-        pl.when(value_strings(frame.get_column(n)) == params.total_label)
+        pl.when(value_strings(frame.get_column(n)) == problem.total_label)
         .then(pl.lit(TOTAL))
         .otherwise(value_strings(frame.get_column(n)))
         .alias(n)
@@ -98,7 +97,7 @@ def read_pattern(problem: TableProblem, params: AuditParams) -> tuple[np.ndarray
         cell = ", ".join(f"{n}={row[n]}" for n in dims)
         raise InputError(
             f"{label}, line {row['_line']}: the table has no cell {cell} (its margins are labelled "
-            f"'{params.total_label}'; see --total-label)"
+            f"'{problem.total_label}'; see --total-label)"
         )
     matched = cells.join(marks, on=dims, how="left").sort("_cell")
     suppressed_mask = matched.get_column("_suppressed").fill_null(False).to_numpy()

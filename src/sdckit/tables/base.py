@@ -25,19 +25,20 @@ from sdckit.context import Context
 from sdckit.errors import ConfigError
 from sdckit.params import MethodParams
 from sdckit.registry import Registry
-from sdckit.tables.model import PRIMARY, PUBLISHED, SECONDARY, AuditResult, LinearTable, Protection
+from sdckit.tables.model import PRIMARY, PUBLISHED, SECONDARY, TOTAL, AuditResult, LinearTable, Protection
 
 
 @dataclass(frozen=True, eq=False)
 class TableProblem:
     """A table to protect: ``table`` (cells and relations), ``protection`` (primary cells and
     levels), and the microdata ``source`` with the ``spec`` it was built with (None for a table read
-    as cells)."""
+    as cells); ``total_label``: how files label a margin (read and written)."""
 
     table: LinearTable
     protection: Protection
     source: Any = None
     spec: Any = None
+    total_label: str = TOTAL
 
 
 @dataclass(frozen=True, eq=False)

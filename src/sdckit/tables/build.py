@@ -304,6 +304,7 @@ def _linear_table(
         top_matrix = np.column_stack(
             [lists.get(k, null_on_oob=True).fill_null(0.0).to_numpy() for k in range(top)]
         )
+        top_matrix = -np.sort(-top_matrix, axis=1)  # polars' top_k does not promise an order
     frequency = cells.get_column("f").to_numpy().astype(np.float64)
     values = frequency if kind == "frequency" else cells.get_column("v").to_numpy()
     return LinearTable(
@@ -397,12 +398,21 @@ def build_from_cells(
         raise ConfigError(f"unknown column '{frequency}' (--frequency): the columns are {columns}")
     dims = spec.dimensions
     text = frame.with_columns(value_strings(frame.get_column(name)).alias(name) for name in dims)
+    text = text.with_row_index("_row")
     is_total = pl.lit(False)
     for name in dims:
         hierarchy = spec.hierarchies.get(name)
         total = pl.col(name) == total_label
         if hierarchy is not None:
             total = total | ~pl.col(name).is_in(list(hierarchy.labels[0]))
+            known = {label for level in hierarchy.labels for label in level} | {total_label}
+            unknown = text.filter(~pl.col(name).is_in(list(known)))
+            if unknown.height:
+                row = unknown.row(0, named=True)
+                raise InputError(
+                    f"{source}, line {row['_row'] + 2}: {name} = {row[name]!r} is neither a code of its "
+                    f"hierarchy nor the total label {total_label!r}"
+                )
         is_total = is_total | total
     flags = text.select(is_total.alias("total")).get_column("total")
     interior = text.filter(~flags)
@@ -442,7 +452,7 @@ def _check_totals(
     relabel = [
         pl.when(pl.col(n) == total_label).then(pl.lit(TOTAL)).otherwise(pl.col(n)).alias(n) for n in dims
     ]
-    stated = given.with_row_index("_row").with_columns(relabel)
+    stated = given.with_columns(relabel)
     joined = stated.join(built.cells.with_row_index("_cell"), on=dims, how="left")
     unknown = joined.filter(pl.col("_cell").is_null())
     if unknown.height:

@@ -63,7 +63,8 @@ def make_problem_from_cells(
             "cells (--cells)"
         )
     table = build_from_cells(frame, spec, frequency=frequency, total_label=total_label, source=source)
-    return TableProblem(table=table, protection=primary_protection(table, rules), source=None, spec=spec)
+    protection = primary_protection(table, rules)
+    return TableProblem(table=table, protection=protection, source=None, spec=spec, total_label=total_label)
 
 
 def file_hierarchies(config: Any, dimensions: Sequence[str]) -> dict[str, Hierarchy]:
