@@ -174,7 +174,10 @@ def build_table(source: Table, spec: TableSpec, *, record_values: np.ndarray | N
     )
     top = 0 if record_values is not None else spec.top
     if top and spec.holding is not None:
-        units = units.with_columns(h=data.get_column(spec.holding).cast(pl.String))
+        holding = data.get_column(spec.holding)
+        _refuse_missing(holding, spec.holding)
+        # Integer codes: grouping by (cell, holding) at every level is the costly step.
+        units = units.with_columns(h=holding.rank("dense").cast(pl.UInt32))
     elif top:
         copies = 1 if weights is None else weights.round().clip(1, top).cast(pl.Int64)
         units = units.with_columns(c=pl.col("x"), copies=copies)
