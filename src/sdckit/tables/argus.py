@@ -126,7 +126,8 @@ def write_argus(
         tab.write_text(
             _tab_text(problem, cells, dims, codes, with_top, status), encoding="utf-8", newline="\n"
         )
-        rda.write_text(_rda_text(table, cells, columns, hrc_files, status is not None), encoding="utf-8")
+        levels = None if status is None else _level_decimals(problem.protection, cells, status)
+        rda.write_text(_rda_text(table, cells, columns, hrc_files, levels), encoding="utf-8")
         written += [tab, rda]
         batch += [
             f'<OPENTABLEDATA> "{tab.name}"',
@@ -298,6 +299,12 @@ def _numbers(values: np.ndarray, decimals: int) -> list[str]:
     return [f"{v:.{decimals}f}" for v in np.asarray(values, dtype=np.float64)]
 
 
+def _sorted_top(table) -> np.ndarray:
+    """The largest contributions of every cell in decreasing order, as τ-Argus's MAXSCORE columns must
+    be (the table's own ``top`` is not guaranteed sorted: polars' ``top_k`` does not order)."""
+    return -np.sort(-np.asarray(table.top, dtype=np.float64), axis=1)
+
+
 def _frequency(table) -> np.ndarray:
     counts = table.contributors if table.contributors is not None else table.frequency
     if counts is None:
@@ -319,19 +326,25 @@ def _tab_text(problem, cells, dims, codes, with_top: bool, status) -> str:
     columns.append(_numbers(table.values[cells], decimals))
     columns.append([str(v) for v in _frequency(table)[cells]])
     if with_top:
-        tops = table.top[cells]
+        tops = _sorted_top(table)[cells]
         for k in range(tops.shape[1]):
             columns.append(_numbers(tops[:, k], _decimals(tops[:, k])))
     if status is not None:
         unsafe = status[cells] == PRIMARY
         columns.append([UNSAFE if u else SAFE for u in unsafe])
+        decimals = _level_decimals(protection, cells, status)
         for levels in (protection.lower, protection.upper):
-            shown = np.where(unsafe, levels[cells], 0.0)
-            columns.append(_numbers(shown, _decimals(shown)))
+            columns.append(_numbers(np.where(unsafe, levels[cells], 0.0), decimals))
     return "".join(SEPARATOR.join(row) + "\n" for row in zip(*columns, strict=True))
 
 
-def _rda_text(table, cells, columns: _Columns, hrc_files, with_status: bool) -> str:
+def _level_decimals(protection, cells: np.ndarray, status: np.ndarray) -> int:
+    unsafe = status[cells] == PRIMARY
+    shown = np.concatenate([protection.lower[cells][unsafe], protection.upper[cells][unsafe]])
+    return _decimals(shown)
+
+
+def _rda_text(table, cells, columns: _Columns, hrc_files, level_decimals: int | None) -> str:
     lines = [
         f'<SEPARATOR> "{SEPARATOR}"',
         f'<SAFE> "{SAFE}"',
@@ -347,11 +360,11 @@ def _rda_text(table, cells, columns: _Columns, hrc_files, with_status: bool) -> 
     lines += [_name_token(columns.response), "  <NUMERIC>", f"  <DECIMALS> {decimals}"]
     lines += [_name_token(columns.frequency), "  <FREQUENCY>"]
     for k, top in enumerate(columns.top):
-        lines += [_name_token(top), "  <MAXSCORE>", f"  <DECIMALS> {_decimals(table.top[cells, k])}"]
-    if with_status:
+        lines += [_name_token(top), "  <MAXSCORE>", f"  <DECIMALS> {_decimals(_sorted_top(table)[cells, k])}"]
+    if level_decimals is not None:
         lines += [_name_token(columns.status), "  <STATUS>"]
-        lines += [_name_token(columns.lower), "  <NUMERIC> <LOWERPL>", f"  <DECIMALS> {_MAX_DECIMALS}"]
-        lines += [_name_token(columns.upper), "  <NUMERIC> <UPPERPL>", f"  <DECIMALS> {_MAX_DECIMALS}"]
+        lines += [_name_token(columns.lower), "  <NUMERIC> <LOWERPL>", f"  <DECIMALS> {level_decimals}"]
+        lines += [_name_token(columns.upper), "  <NUMERIC> <UPPERPL>", f"  <DECIMALS> {level_decimals}"]
     return "\n".join(lines) + "\n"
 
 
