@@ -39,11 +39,17 @@ So a code or attribute name with a space is written quoted; one with the separat
 quote, leading or trailing spaces, or (in a hierarchy) starting with the lead string ``@`` is refused
 with a message naming it, as is an empty code.
 
-Followed: the τ-Argus manual (chapters "Metadata file for tabular data" and "The batch command
-file", https://julienjamme.github.io/manual_tau_argus_to_quarto/); τ-Argus's own readers
-(sdcTools/tauargus ``Metadata.readTableMetadata``, ``batch.readSafetyRuleBatch``/``suppressBatch``/
-``writeTableBatch``, ``APriori`` status codes); the rtauargus R package (``tab_rda``, ``tab_arb``,
-``write_hrc2`` and its example files ``vignettes/example_1/tab1.{tab,rda,arb}``).
+Followed: τ-Argus's own readers, which are what decides (sdcTools/tauargus ``Metadata.readTableMetadata``
+for the ``.rda`` keywords, ``batch.readSafetyRuleBatch`` for ``P(p[,q],n)``/``NK``/``FREQ``/``MAN`` and
+their limits, ``batch.suppressBatch`` for ``OPT``/``MOD``/``GH``/``RND``/``CTA`` and table 0 = linked,
+``batch.writeTableBatch`` for ``<WRITETABLE>``, ``APriori`` for the a-priori status codes, and the
+argus library's ``Tokenizer`` for quoting); the rtauargus R package (``tab_rda``, ``tab_arb``,
+``write_hrc2`` and its example files ``vignettes/example_1/tab1.{tab,rda,arb}`` and
+``hrc/hrc_tab_cj.hrc``: the total is the ``<TOTCODE>`` and not a line of the ``.hrc``). The τ-Argus
+manual (https://julienjamme.github.io/manual_tau_argus_to_quarto/, chapters on the metadata file and
+the batch command file) describes the same syntax. Not checked against a running τ-Argus: how its
+tabular-data reader treats a quoted code (we assume it strips the quotes, as the argus tokenizer's
+``nextField`` does).
 """
 
 from __future__ import annotations
