@@ -49,7 +49,7 @@ from sdckit.tables.model import PRIMARY, PUBLISHED, LinearTable, Protection
 
 #: ``algorithm="auto"`` solves the MILP when there are at most this many sensitive cells (measured:
 #: see benchmarks/_tables_rounding.py), the LP heuristic otherwise.
-AUTO_MILP_SENSITIVE = 200
+AUTO_MILP_SENSITIVE = 50
 
 
 def cta_weights(values: np.ndarray, cost: str) -> np.ndarray:

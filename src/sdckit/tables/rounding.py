@@ -15,13 +15,14 @@ Model (binary ``z_i``: round ``a_i`` up)::
     min Σ_i w_i |r_i − a_i| = Σ_i w_i res_i + Σ_i w_i z_i (b − 2·res_i)     (res_i = a_i − fl_i)
     s.t. M (fl + b z) = 0
 
-Solved with HiGHS. The LP relaxation first (dual simplex, so its solution is a vertex): for a 2-D table
+Solved with HiGHS. The LP relaxation first (dual simplex, or interior point with crossover for large
+problems, so its solution is a vertex): for a 2-D table
 with margins the constraint matrix is a network matrix, the relaxation is integral, and an integral
 LP solution is a proven optimum of the integer program whatever the table; otherwise the MILP
 (``scipy.optimize.milp``) within the time limit. When the MILP finds no solution in half the time
 limit, fix-and-resolve: the variables the LP relaxation sets to 0 or 1 are fixed, except around the
-fractional ones (cells sharing a relation with one), and the smaller MILP is solved on the rest, its
-free region grown until it is feasible (the result is then not proven optimal).
+fractional ones, and the smaller MILP is solved on the fractional ones, its free region grown by one
+layer of relations at a time until it is feasible (the result is then not proven optimal).
 
 Tables of three or more dimensions may have no zero-restricted additive rounding (Causey, Cox & Ernst
 1985): :class:`~sdckit.errors.InputError`, unless ``relax`` is set, in which case each cell may take
@@ -54,6 +55,8 @@ from sdckit.tables.model import PUBLISHED, LinearTable
 
 #: Integrality tolerance of an LP or MILP solution.
 _INTEGRAL = 1e-6
+#: The LP relaxation is solved by dual simplex up to this many binaries, by interior point beyond.
+_SIMPLEX_COLUMNS = 10_000
 
 
 def controlled_rounding(
@@ -215,7 +218,10 @@ def _solve(
     def steps_of(x: np.ndarray) -> np.ndarray:
         return np.bincount(cells, weights=step * np.round(x), minlength=n)
 
-    lp = linprog(cost, A_eq=matrix, b_eq=rhs, bounds=(0, 1), method="highs-ds")
+    # dual simplex is as fast as the MILP on 2-D tables; on large 3-D tables (16,827 binaries)
+    # interior point with crossover (still a vertex) takes 3.7 s against 15 s (measured)
+    method = "highs-ds" if cost.shape[0] <= _SIMPLEX_COLUMNS else "highs-ipm"
+    lp = linprog(cost, A_eq=matrix, b_eq=rhs, bounds=(0, 1), method=method)
     if lp.status == 2:
         return None
     if lp.status == 0 and np.all(np.abs(lp.x - np.round(lp.x)) <= _INTEGRAL):
@@ -248,9 +254,9 @@ def _solve(
 def _fix_and_resolve(
     matrix: sparse.csr_matrix, rhs: np.ndarray, cost: np.ndarray, relaxed: np.ndarray, seconds: float
 ) -> np.ndarray | None:
-    """Fix the variables the LP relaxation makes integral, except those sharing a relation with a
-    fractional one; solve the MILP on the rest; grow the free region by one layer of relations until
-    a solution is found or time runs out."""
+    """Fix the variables the LP relaxation makes integral; solve the MILP on the fractional ones; grow
+    the free region by the variables sharing a relation with it until a solution is found or time runs
+    out."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     deadline = time.perf_counter() + seconds
@@ -258,9 +264,12 @@ def _fix_and_resolve(
     free = np.abs(relaxed - fixed_value) > _INTEGRAL
     incidence = sparse.csr_matrix(abs(matrix))
     transposed = sparse.csr_matrix(incidence.T)
+    first = True
     while True:
-        touched = np.asarray(incidence @ free.astype(np.float64)).ravel() > 0
-        free = free | (np.asarray(transposed @ touched.astype(np.float64)).ravel() > 0)
+        if not first:
+            touched = np.asarray(incidence @ free.astype(np.float64)).ravel() > 0
+            free = free | (np.asarray(transposed @ touched.astype(np.float64)).ravel() > 0)
+        first = False
         lower = np.where(free, 0.0, fixed_value)
         upper = np.where(free, 1.0, fixed_value)
         left = deadline - time.perf_counter()
