@@ -4,6 +4,7 @@ in every table, the noise distribution, magnitude tables (cellKey's flex variant
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -414,3 +415,61 @@ def test_magnitude_table_through_the_method() -> None:
     object.__setattr__(no_top, "spec", problem.spec)
     with pytest.raises(InputError, match="largest contributions"):
         run_table_method("cell-key", no_top, {})
+
+
+# ------------------------------------------------------------------------------------------------
+# Tables built from microdata (sdckit.tables.build: the real cell_sums)
+
+
+def _microdata(n: int, seed: int) -> Any:
+    from sdckit.table import Schema, Table
+
+    rng = np.random.default_rng(seed)
+    frame = pl.DataFrame(
+        {
+            "region": rng.choice(["N", "S", "E", "W"], n),
+            "sex": rng.choice(["f", "m"], n),
+            "activity": rng.choice(["a", "b", "c"], n),
+            "turnover": rng.lognormal(5, 1, n),
+        }
+    )
+    return Table(data=frame, schema=Schema.infer(frame))
+
+
+def _by_labels(result: Any, dims: list[str]) -> dict[tuple[str, ...], float]:
+    frame = result.table.cells.select(dims)
+    return {tuple(row): value for row, value in zip(frame.iter_rows(), result.released, strict=True)}
+
+
+@pytest.mark.parametrize("kind", ["frequency", "magnitude"])
+def test_same_cell_same_value_in_tables_built_from_microdata(
+    monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    from sdckit.tables.build import TableSpec
+    from sdckit.tables.problem import make_problem
+
+    monkeypatch.undo()  # the real cell_sums of sdckit.tables.build
+    source = _microdata(3000, seed=12)
+    value = "turnover" if kind == "magnitude" else None
+    wide = make_problem(source, TableSpec.of("region", "sex", "activity", value=value))
+    narrow = make_problem(source, TableSpec.of("region", "activity", value=value))
+    assert wide.table.kind == kind
+    params = {"seed": 5, "max_deviation": 3, "variance": 2.0}
+    if kind == "magnitude":
+        params["flex_point"] = 500.0
+    r_wide = run_table_method("cell-key", wide, params)
+    r_narrow = run_table_method("cell-key", narrow, params)
+    wide_cells = _by_labels(r_wide, ["region", "sex", "activity"])
+    narrow_cells = _by_labels(r_narrow, ["region", "activity"])
+    shared = {(r, "Total", a): v for (r, a), v in narrow_cells.items()}
+    assert len(shared) == 5 * 4  # regions and activities with their totals
+    for key, released in shared.items():
+        if kind == "frequency":
+            assert wide_cells[key] == released, key
+        else:  # the original sums of turnover differ in the last bit (summation order); the noise not
+            assert wide_cells[key] == pytest.approx(released, rel=1e-13, abs=0), key
+    noise = r_wide.released - wide.table.values
+    assert np.count_nonzero(noise) > 0
+    assert np.all(r_wide.released >= 0)
+    if kind == "frequency":
+        assert np.all(np.abs(noise) <= 3)

@@ -7,7 +7,7 @@ from typing import Annotated
 import click
 import typer
 
-from sdckit.cli import anonymize, check, evaluate, experiment, protect, risk, utility
+from sdckit.cli import anonymize, check, evaluate, experiment, protect, risk, table, utility
 from sdckit.cli._common import console, errors
 
 app = typer.Typer(
@@ -55,6 +55,9 @@ app.command("apply", short_help="Re-apply a learnt transformation to new data; e
 app.command(
     "evaluate", short_help="Risk and utility of releases against their original: R-U map, HTML report."
 )(evaluate.evaluate)
+app.add_typer(
+    table.app, name="table", short_help="Protect tables: cell suppression, audit, rounding, CTA, cell key."
+)
 app.add_typer(experiment.app, name="experiment", short_help="Reproduce the experiments of the papers.")
 
 

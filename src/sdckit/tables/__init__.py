@@ -2,4 +2,7 @@
 suppression with an attacker audit, controlled rounding, controlled tabular adjustment and the cell
 key method (``sdckit table <method>``). Importing the package registers the methods."""
 
-from sdckit.tables import cellkey  # noqa: F401
+from sdckit.tables import (
+    auditing,  # noqa: F401  (registers the methods)
+    cellkey,  # noqa: F401
+)

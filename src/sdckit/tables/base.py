@@ -25,19 +25,20 @@ from sdckit.context import Context
 from sdckit.errors import ConfigError
 from sdckit.params import MethodParams
 from sdckit.registry import Registry
-from sdckit.tables.model import PRIMARY, PUBLISHED, SECONDARY, AuditResult, LinearTable, Protection
+from sdckit.tables.model import PRIMARY, PUBLISHED, SECONDARY, TOTAL, AuditResult, LinearTable, Protection
 
 
 @dataclass(frozen=True, eq=False)
 class TableProblem:
     """A table to protect: ``table`` (cells and relations), ``protection`` (primary cells and
     levels), and the microdata ``source`` with the ``spec`` it was built with (None for a table read
-    as cells)."""
+    as cells); ``total_label``: how files label a margin (read and written)."""
 
     table: LinearTable
     protection: Protection
     source: Any = None
     spec: Any = None
+    total_label: str = TOTAL
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,9 +108,10 @@ class TableMethodSpec:
     """A registered tabular method.
 
     ``summary(result)`` the figures it reports (JSON-ready); ``report(figures)`` the lines a person
-    reads; ``needs_primary``: the method protects primary cells (False for rounding, which treats
-    every cell alike, and for the cell key method); ``audits``: the result is a suppression pattern
-    that ``sdckit table`` audits and reports.
+    reads; ``violation(result, figures)`` what the result fails of what was asked (None when it
+    satisfies it: a suppression pattern that fails its audit, say); ``needs_primary``: the method
+    protects primary cells (False for rounding, which treats every cell alike, and for the cell key
+    method); ``audits``: the result is a suppression pattern that ``sdckit table`` audits and reports.
     """
 
     name: str
@@ -118,6 +120,7 @@ class TableMethodSpec:
     summary: Callable[[TableResult], dict[str, Any]]
     help: str
     report: Callable[[dict[str, Any]], list[str]] = lambda figures: []
+    violation: Callable[[TableResult, dict[str, Any]], str | None] = lambda result, figures: None
     needs_primary: bool = True
     audits: bool = False
 

@@ -67,6 +67,7 @@ largest contributions.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -165,8 +166,21 @@ def perturbation_table(
     ``kind="counts"``: ``create_cnt_ptable(D, V, js, pstay, mono)``, rows ``0 .. D`` (``js = 0``) or
     ``0 .. D + js + 1``. ``kind="magnitudes"``: ``create_num_ptable(D, V, step, icat = 1 .. D)``,
     rows ``0, 1, .., D`` with noise on the grid ``1/step`` (``js`` and ``pstay`` ignored, as ptable
-    does for magnitude tables).
+    does for magnitude tables). Built once per parameter set (cached).
     """
+    return _perturbation_table(max_deviation, variance, small_cells, pstay, mono, step, kind)
+
+
+@functools.lru_cache(maxsize=64)
+def _perturbation_table(
+    max_deviation: int,
+    variance: float,
+    small_cells: int,
+    pstay: float | None,
+    mono: bool,
+    step: int,
+    kind: str,
+) -> PerturbationTable:
     D, V, js = max_deviation, float(variance), small_cells
     if isinstance(D, bool) or int(D) != D or D < 1:
         raise ConfigError(f"max_deviation (D) must be a whole number ≥ 1, got {D}")
@@ -371,12 +385,12 @@ def integer_keys_to_float(keys: np.ndarray) -> np.ndarray:
     return np.asarray(keys, dtype=np.int64).astype(np.float64) / float(1 << KEY_BITS)
 
 
-def float_keys_to_integer(keys: Any, name: str = "record key") -> np.ndarray:
+def float_keys_to_integer(keys: Any, name: str = "record keys") -> np.ndarray:
     """Record keys in ``[0, 1)`` as integers ``⌊k · 2^52⌋``; InputError when out of range or missing."""
     keys = np.asarray(keys, dtype=np.float64)
     if keys.size and (np.isnan(keys).any() or keys.min() < 0 or keys.max() >= 1):
         bad = int(np.flatnonzero(np.isnan(keys) | (keys < 0) | (keys >= 1))[0])
-        raise InputError(f"{name}s must lie in [0, 1): record {bad} has {keys[bad]}")
+        raise InputError(f"{name} must lie in [0, 1): record {bad} has {keys[bad]}")
     return np.floor(keys * float(1 << KEY_BITS)).astype(np.int64)
 
 
@@ -499,7 +513,9 @@ class CellKeyParams(MethodParams):
     p_large: Annotated[
         Finite, Field(gt=0, le=1, description="Magnitude tables: noise share of large cells.")
     ] = 0.05
-    q: Annotated[Finite, Field(ge=1, description="Magnitude tables: exponent of the flex function.")] = 3.0
+    flex_exponent: Annotated[
+        Finite, Field(ge=1, description="Magnitude tables: exponent q of the flex function.")
+    ] = 3.0
 
 
 def _record_keys(problem: TableProblem, params: CellKeyParams) -> np.ndarray:
@@ -518,7 +534,7 @@ def _record_keys(problem: TableProblem, params: CellKeyParams) -> np.ndarray:
     if not column.dtype.is_numeric():
         raise InputError(f"record key column {params.record_key!r} is not numeric")
     keys = column.cast(pl.Float64).to_numpy()
-    float_keys_to_integer(keys, name=f"record key ({params.record_key})")
+    float_keys_to_integer(keys, name=f"the record keys of column {params.record_key!r}")
     return keys
 
 
@@ -552,7 +568,7 @@ def cell_key_method(problem: TableProblem, params: CellKeyParams) -> TableResult
             flex_point=flex_point,
             p_small=params.p_small,
             p_large=params.p_large,
-            q=params.q,
+            q=params.flex_exponent,
         )
     else:
         ptable = perturbation_table(
@@ -600,7 +616,7 @@ def _report(figures: dict[str, Any]) -> list[str]:
     ]
     if figures["rows_below_variance"]:
         rows = ", ".join(f"{i:g}" for i in figures["rows_below_variance"])
-        lines.append(f"counts whose noise variance stays below V (support truncated at 0): {rows}")
+        lines.append(f"ptable rows whose noise variance stays below V (support truncated at 0): {rows}")
     return lines
 
 

@@ -236,7 +236,13 @@ class Protection:
 
     @classmethod
     def of_cells(
-        cls, n: int, cells: Any, upper: Any, lower: Any | None = None, sliding: Any = 0.0, rule: str = "manual"
+        cls,
+        n: int,
+        cells: Any,
+        upper: Any,
+        lower: Any | None = None,
+        sliding: Any = 0.0,
+        rule: str = "manual",
     ) -> Protection:
         """Cells ``cells`` (indices) primary with the given levels (scalars or one per cell)."""
         protection = cls.none(n)

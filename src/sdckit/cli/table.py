@@ -1,0 +1,388 @@
+"""``sdckit table METHOD``: tabular data protection, one command per registered table method
+(:data:`sdckit.tables.base.TABLE_METHODS`), its own options made from the method's parameters object.
+
+Every command builds the same tables from the same options — ``--rows``/``--cols``/``--layers`` (or
+``--table`` once per linked table), ``--value`` for a magnitude table, hierarchies from the
+configuration — flags the primary cells with ``--rule`` and ``--min-frequency``, runs the method, and
+writes the protected table in long form (``--output``), an HTML rendering (``--html``), τ-Argus's
+files for the same problem (``--argus``) and the figures (``--summary``). Parse, run, report, write.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from sdckit.cli._common import (
+    DataArgument,
+    QuietOption,
+    Report,
+    SummaryOption,
+    finish,
+    stage_json,
+    stage_messages,
+    stage_table,
+    user_errors,
+)
+from sdckit.cli._options import field_parameter, owner_naming_command
+from sdckit.cli._outputs import Outputs
+from sdckit.params import option_name
+from sdckit.tables.base import TABLE_METHODS, TableMethodSpec, run_table_method
+
+app = typer.Typer(
+    help="Protect tables built from microdata: sdckit table METHOD --help.",
+    no_args_is_help=True,
+)
+PANEL = "method options"
+TABLE_PANEL = "table"
+RULE_PANEL = "primary rules"
+OUTPUT_SUFFIXES = (".csv", ".tsv", ".parquet")
+
+
+def _option(*names: str, help: str, panel: str = TABLE_PANEL, **options: Any) -> Any:
+    return typer.Option(*names, help=help, rich_help_panel=panel, **options)
+
+
+SHARED: dict[str, tuple[Any, Any]] = {
+    "config": (
+        None,
+        Annotated[
+            Path | None,
+            _option("--config", "-c", help="YAML configuration: hierarchies, weights, missing values."),
+        ],
+    ),
+    "rows": (
+        None,
+        Annotated[str | None, _option("--rows", help="Row dimension(s): attribute names, comma-separated.")],
+    ),
+    "cols": (None, Annotated[str | None, _option("--cols", help="Column dimension(s).")]),
+    "layers": (None, Annotated[str | None, _option("--layers", help="Layer dimension(s).")]),
+    "tables": (
+        None,
+        Annotated[
+            list[str] | None,
+            _option(
+                "--table",
+                help="A table's dimensions, comma-separated; repeat for linked tables sharing attributes.",
+            ),
+        ],
+    ),
+    "value": (
+        None,
+        Annotated[
+            str | None,
+            _option(
+                "--value", help="Numeric attribute summed: a magnitude table (default: a frequency table)."
+            ),
+        ],
+    ),
+    "holding": (
+        None,
+        Annotated[
+            str | None,
+            _option(
+                "--holding",
+                help="Attribute identifying a contributor (enterprise) whose records are one respondent.",
+            ),
+        ],
+    ),
+    "cells": (
+        False,
+        Annotated[
+            bool, _option("--cells", help="DATA is a table of cells (one row per cell), not microdata.")
+        ],
+    ),
+    "frequency": (
+        None,
+        Annotated[str | None, _option("--frequency", help="With --cells: the column of counts.")],
+    ),
+    "total_label": (
+        "Total",
+        Annotated[str, _option("--total-label", help="How margins are labelled in files read and written.")],
+    ),
+    "rule": (
+        None,
+        Annotated[
+            list[str] | None,
+            _option(
+                "--rule",
+                help='A primary rule: "p=10", "p=25,q=50", "n=2,k=85", "freq=3,ratio=0.1"; repeatable.',
+                panel=RULE_PANEL,
+            ),
+        ],
+    ),
+    "min_frequency": (
+        None,
+        Annotated[
+            int | None,
+            _option(
+                "--min-frequency",
+                help="Minimum frequency rule: cells with 0 < contributors < N.",
+                panel=RULE_PANEL,
+            ),
+        ],
+    ),
+    "output": (
+        None,
+        Annotated[
+            Path | None,
+            typer.Option("--output", "-o", help="The protected table in long form: .csv, .tsv or .parquet."),
+        ],
+    ),
+    "html": (
+        None,
+        Annotated[
+            Path | None,
+            typer.Option(
+                "--html", help="An HTML rendering of the table, primary and secondary cells coloured."
+            ),
+        ],
+    ),
+    "argus": (
+        None,
+        Annotated[
+            Path | None,
+            typer.Option(
+                "--argus", help="A folder for τ-Argus's files of the same problem (.tab, .rda, .hrc, .arb)."
+            ),
+        ],
+    ),
+    "summary": (None, SummaryOption),
+    "quiet": (False, QuietOption),
+}
+
+TableCommand = owner_naming_command(TABLE_METHODS)
+
+
+def make_command(spec: TableMethodSpec) -> None:
+    fields = spec.params.model_fields
+
+    def command(**values: Any) -> None:
+        data = values.pop("data")
+        shared = {name: values.pop(name) for name in SHARED}
+        given = {name: value for name, value in values.items() if value is not None}
+        protect_table(spec, data, given, **shared)
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    parameters = [inspect.Parameter("data", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=DataArgument)]
+    parameters += [
+        inspect.Parameter(name, keyword, default=default, annotation=annotation)
+        for name, (default, annotation) in SHARED.items()
+    ]
+    parameters += [field_parameter(name, field, PANEL) for name, field in fields.items()]
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__doc__ = f"{spec.help}\n\n{(spec.params.__doc__ or '').strip()}"
+    app.command(spec.name, cls=TableCommand, help=command.__doc__, short_help=spec.help)(command)
+
+
+def _names(text: str | None, option: str) -> list[str]:
+    from sdckit.errors import ConfigError
+
+    if text is None:
+        return []
+    names = [part.strip() for part in text.split(",")]
+    if not all(names):
+        raise ConfigError(f"{option} {text!r}: an attribute name is empty")
+    return names
+
+
+def table_dimensions(
+    rows: str | None, cols: str | None, layers: str | None, tables: list[str] | None
+) -> tuple[tuple[str, ...], ...]:
+    """The dimensions of each table from ``--rows/--cols/--layers`` or the repeated ``--table``."""
+    from sdckit.errors import ConfigError
+
+    single = [*_names(rows, "--rows"), *_names(cols, "--cols"), *_names(layers, "--layers")]
+    if tables and single:
+        raise ConfigError("give the dimensions either with --rows/--cols/--layers or with --table, not both")
+    if tables:
+        return tuple(tuple(_names(text, "--table")) for text in tables)
+    if cols is not None and rows is None or layers is not None and rows is None:
+        raise ConfigError("--cols and --layers need --rows")
+    if not single:
+        raise ConfigError("name the table's dimensions: --rows A [--cols B] [--layers C], or --table A,B")
+    return (tuple(single),)
+
+
+def _rules(spec: TableMethodSpec, rule: list[str] | None, min_frequency: int | None) -> list[Any]:
+    from sdckit.errors import ConfigError
+    from sdckit.tables.rules import Rule
+
+    rules = [Rule.parse(text) for text in rule or []]
+    if min_frequency is not None:
+        rules.append(Rule.of("freq", option="--min-frequency", freq=float(min_frequency)))
+    if rules and not spec.needs_primary and spec.name != "audit":
+        option = "--rule" if rule else "--min-frequency"
+        raise ConfigError(f"{option}: {spec.name} does not use primary cells (it treats every cell alike)")
+    if not rules and spec.needs_primary and spec.name != "audit":
+        raise ConfigError(
+            f'{spec.name} protects primary cells: give a rule (--rule "p=10", --min-frequency 3)'
+        )
+    return rules
+
+
+def protect_table(
+    spec: TableMethodSpec,
+    data: Path,
+    given: dict[str, Any],
+    *,
+    config: Path | None,
+    rows: str | None,
+    cols: str | None,
+    layers: str | None,
+    tables: list[str] | None,
+    value: str | None,
+    holding: str | None,
+    cells: bool,
+    frequency: str | None,
+    total_label: str,
+    rule: list[str] | None,
+    min_frequency: int | None,
+    output: Path | None,
+    html: Path | None,
+    argus: Path | None,
+    summary: Path | None,
+    quiet: bool,
+) -> None:
+    """Parse, build, run, report, write: the body every table command shares."""
+    with user_errors():
+        from sdckit.errors import ConfigError
+
+        fields = spec.params.model_fields
+        params = spec.params.parse(
+            given, spell=lambda name: option_name(name, fields.get(name)), method=spec.name
+        )
+        dimensions = table_dimensions(rows, cols, layers, tables)
+        rules = _rules(spec, rule, min_frequency)
+        if frequency is not None and not cells:
+            raise ConfigError("--frequency names the counts of a table of cells: it needs --cells")
+        if cells and holding is not None:
+            raise ConfigError("--holding needs the microdata: a table of cells (--cells) has no contributors")
+        inputs = [data, config, *(v for v in given.values() if isinstance(v, Path))]
+        outputs = Outputs(inputs)
+        outputs.file(output, "--output", OUTPUT_SUFFIXES)
+        outputs.file(html, "--html", (".html", ".htm"))
+        outputs.file(summary, "--summary", (".json",))
+        if argus is not None:
+            outputs.directory(argus, "--argus")
+        started = time.perf_counter()
+        stage = stage_messages(quiet, started)
+        problem, records = _problem(
+            data, config, dimensions, value, holding, cells, frequency, total_label, rules
+        )
+        if stage:
+            stage(
+                f"{problem.table.n_cells:,} cells, {problem.table.n_relations:,} relations, "
+                f"{int(problem.protection.primary.sum()):,} primary"
+            )
+        from sdckit.context import Context
+
+        result = run_table_method(spec, problem, params, Context(config=None, stage=stage))
+        figures = spec.summary(result)
+        violation = spec.violation(result, figures)
+        elapsed = time.perf_counter() - started
+        table = problem.table
+        primary = problem.protection
+        document = {
+            "data": str(data),
+            "method": spec.name,
+            "parameters": params.to_recipe(),
+            "table": {
+                "tables": [list(dims) for dims in dimensions],
+                "kind": table.kind,
+                "value": value,
+                "cells": table.n_cells,
+                "relations": table.n_relations,
+            },
+            "rules": [r.name for r in rules],
+            "primary_cells": int(primary.primary.sum()),
+            "primary_value": float(table.values[primary.primary].sum()),
+            **figures,
+            "elapsed_seconds": round(elapsed, 3),
+        }
+        report = Report()
+        source = f"{records:,} records" if records is not None else "a table of cells"
+        report.line(
+            f"[bold]{data.name}[/]: {source} → {table.n_cells:,} cells ({table.kind}), "
+            f"{int(primary.primary.sum()):,} primary — {spec.name} in {elapsed:.2f} s"
+        )
+        for line in spec.report(figures):
+            report.line(line)
+        if output is not None:
+            stage_table(outputs, output, _relabel(result.frame(), table.dimensions, total_label))
+        if html is not None:
+            from sdckit.tables.render import write_html
+
+            outputs.stage(html, lambda temporary: write_html(result, temporary, data.name))
+        if argus is not None:
+            from sdckit.tables.argus import write_argus
+
+            status = result.status if spec.audits or spec.name == "audit" else None
+            outputs.stage(
+                argus,
+                lambda folder: write_argus(
+                    problem, rules, folder, data.stem, method=spec.name, status=status
+                ),
+            )
+        stage_json(outputs, summary, document)
+        finish(outputs, report, violation, allowed=spec.name == "audit")
+
+
+def _relabel(frame: Any, dimensions: tuple[str, ...], total_label: str) -> Any:
+    import polars as pl
+
+    from sdckit.tables.model import TOTAL
+
+    if total_label == TOTAL:
+        return frame
+    return frame.with_columns(
+        pl.when(pl.col(name) == TOTAL).then(pl.lit(total_label)).otherwise(pl.col(name)).alias(name)
+        for name in dimensions
+    )
+
+
+def _problem(
+    data: Path,
+    config: Path | None,
+    dimensions: tuple[tuple[str, ...], ...],
+    value: str | None,
+    holding: str | None,
+    cells: bool,
+    frequency: str | None,
+    total_label: str,
+    rules: list[Any],
+) -> tuple[Any, int | None]:
+    """The problem to protect, and the number of records it was built from (None for cells)."""
+    import dataclasses
+
+    from sdckit.config import load_config, parse_config
+    from sdckit.tables.build import TableSpec
+    from sdckit.tables.problem import file_hierarchies, make_problem, make_problem_from_cells
+
+    settings = load_config(config) if config is not None else parse_config({})
+    weights = settings.data.weights
+    spec = TableSpec(tables=dimensions, value=value, holding=holding, weights=weights)
+    if cells:
+        from sdckit.table import read_table
+
+        frame = read_table(data, delimiter=settings.data.delimiter).data
+        names = {name for dims in dimensions for name in dims}
+        hierarchies = file_hierarchies(settings, sorted(names))
+        spec = dataclasses.replace(spec, hierarchies=hierarchies, weights=None)
+        problem = make_problem_from_cells(
+            frame, spec, rules, frequency=frequency, total_label=total_label, source=str(data)
+        )
+        return problem, None
+    source = settings.read(data)
+    problem = make_problem(source, spec, rules)
+    return dataclasses.replace(problem, total_label=total_label), source.n_records
+
+
+import sdckit.tables  # noqa: E402,F401  (registers the methods)
+
+for _spec in TABLE_METHODS:
+    make_command(_spec)
