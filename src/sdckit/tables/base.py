@@ -123,6 +123,7 @@ class TableMethodSpec:
     violation: Callable[[TableResult, dict[str, Any]], str | None] = lambda result, figures: None
     needs_primary: bool = True
     audits: bool = False
+    outputs: tuple[Any, ...] = ()  # no extra files of their own (the CLI's shared options write them)
 
 
 TABLE_METHODS: Registry[TableMethodSpec] = Registry("table method")

@@ -246,29 +246,43 @@ def _refuse_missing(column: pl.Series, name: str) -> None:
 def _aggregate(
     units: pl.DataFrame, spec: TableSpec, dims: Mapping[str, _Dimension], table: Sequence[str], top: int
 ) -> pl.DataFrame:
-    """The cells of one table: every combination of nodes of its dimensions that holds a record."""
+    """The cells of one table: every combination of nodes of its dimensions that holds a record.
+
+    The nodes of a cell are packed into one integer ``code`` (mixed radix over the dimensions' node
+    counts), so every group-by is on one or two integer columns; each dimension in turn replaces its
+    digit by every ancestor of the leaf (itself, its subtotals, the total) and the cells are summed.
+    """
     order = list(dims)
-    inside = [f"d{order.index(name)}" for name in table]
+    radix = np.array([len(dims[name].labels) for name in table], dtype=np.int64)
+    if float(np.prod(radix.astype(float))) >= 2**62:
+        raise ConfigError(f"the table {' x '.join(table)} has too many combinations of categories to index")
+    strides = np.r_[np.cumprod(radix[::-1])[::-1][1:], 1].astype(np.int64)
+    code = pl.lit(0, dtype=pl.Int64)
+    for name, stride in zip(table, strides, strict=True):
+        code = code + pl.col(f"d{order.index(name)}").cast(pl.Int64) * int(stride)
     holding = "h" in units.columns
-    keys = [*inside, "h"] if holding else inside
+    keys = ["code", "h"] if holding else ["code"]
     sums = [pl.col("f").sum(), pl.col("v").sum(), pl.col("n").sum()]
+    frame = units.with_columns(code.alias("code"))
     if holding:
-        frame = units.group_by(keys).agg(*sums)
+        frame = frame.group_by(keys).agg(*sums)
     elif top:
         contributions = pl.col("c").repeat_by(pl.col("copies")).explode().top_k(top)
-        frame = units.group_by(keys).agg(*sums, contributions.alias("tops"))
+        frame = frame.group_by(keys).agg(*sums, contributions.alias("tops"))
     else:
-        frame = units.group_by(keys).agg(*sums)
-    for name in table:
-        column = f"d{order.index(name)}"
+        frame = frame.group_by(keys).agg(*sums)
+    for name, stride, size in zip(table, strides, radix, strict=True):
         ancestors = dims[name].ancestors
         link = pl.DataFrame(
-            {
-                column: np.repeat(np.arange(ancestors.shape[0]), ancestors.shape[1]),
-                "node": ancestors.ravel(),
-            }
+            {"digit": np.repeat(np.arange(ancestors.shape[0]), ancestors.shape[1]), "node": ancestors.ravel()}
         ).unique()  # a merged node appears twice on its leaves' paths
-        frame = frame.join(link, on=column).drop(column).rename({"node": column})
+        digit = (pl.col("code") // int(stride)) % int(size)
+        frame = (
+            frame.with_columns(digit.alias("digit"))
+            .join(link, on="digit")
+            .with_columns((pl.col("code") + (pl.col("node") - pl.col("digit")) * int(stride)).alias("code"))
+            .drop("digit", "node")
+        )
         if holding:
             frame = frame.group_by(keys).agg(*sums)
         elif top:
@@ -276,18 +290,27 @@ def _aggregate(
         else:
             frame = frame.group_by(keys).agg(*sums)
     if holding:
-        frame = frame.group_by(inside).agg(
-            pl.col("f").sum(),
-            pl.col("v").sum(),
-            pl.len().cast(pl.Int64).alias("n"),
-            pl.col("v").top_k(top).alias("tops"),
+        # Per cell: the holdings' sums are its contributions; keep the largest ``top`` of them.
+        largest = (
+            frame.select("code", "v")
+            .sort(["code", "v"], descending=[False, True])
+            .group_by("code", maintain_order=True)
+            .head(top)
+            .group_by("code")
+            .agg(pl.col("v").alias("tops"))
         )
-    roots = [
-        pl.lit(dims[name].root, dtype=pl.Int64).alias(f"d{j}")
-        for j, name in enumerate(order)
-        if name not in table
-    ]
-    frame = frame.with_columns(*roots, *(pl.col(c).cast(pl.Int64) for c in inside))
+        frame = frame.group_by("code").agg(
+            pl.col("f").sum(), pl.col("v").sum(), pl.len().cast(pl.Int64).alias("n")
+        )
+        frame = frame.join(largest, on="code")
+    digits = {
+        f"d{order.index(name)}": ((pl.col("code") // int(stride)) % int(size)).cast(pl.Int64)
+        for name, stride, size in zip(table, strides, radix, strict=True)
+    }
+    roots = {
+        f"d{j}": pl.lit(dims[name].root, dtype=pl.Int64) for j, name in enumerate(order) if name not in table
+    }
+    frame = frame.with_columns(**digits, **roots)
     columns = [f"d{j}" for j in range(len(order))]
     return frame.select(*columns, "f", "v", "n", *(["tops"] if top else []))
 
