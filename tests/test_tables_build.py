@@ -343,3 +343,47 @@ def test_make_problem_reads_as_many_contributions_as_the_rules_need():
     frame = random_records(6)
     problem = make_problem(table_of(frame), TableSpec.of("region", value="income"), [Rule.parse("n=3,k=70")])
     assert problem.table.top.shape[1] == 3
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 3), st.integers(2, 40))
+def test_holding_contributions_equal_a_brute_force(seed, width, firms):
+    frame = random_records(seed, n=80).with_columns(pl.col("firm") % firms)
+    dims = ["region", "sex", "activity"][:width]
+    built = build_table(table_of(frame), TableSpec.of(dims, value="income", holding="firm", top=3))
+    for cell in range(built.n_cells):
+        row = built.cells.row(cell, named=True)
+        inside = frame.filter(
+            pl.all_horizontal(pl.lit(row[d] == TOTAL) | (pl.col(d) == row[d]) for d in dims)
+        )
+        by_firm = (
+            inside.group_by("firm").agg(pl.col("income").sum()).get_column("income").sort(descending=True)
+        )
+        assert built.contributors[cell] == by_firm.len()
+        want = (by_firm.to_list() + [0.0] * 3)[:3]
+        np.testing.assert_allclose(built.top[cell], want)
+        assert built.values[cell] == pytest.approx(inside.get_column("income").sum())
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 30))
+def test_holding_contributions_with_a_hierarchy_equal_a_brute_force(seed, firms):
+    frame = random_records(seed, n=80).with_columns(pl.col("firm") % firms)
+    hierarchy = Hierarchy.from_frame(
+        "activity",
+        pl.DataFrame({"a": list("abcde"), "b": ["AB", "AB", "CDE", "CDE", "CDE"], "c": ["*"] * 5}),
+    )
+    leaves = {"AB": ["a", "b"], "CDE": ["c", "d", "e"], TOTAL: list("abcde")}
+    spec = TableSpec.of(
+        "activity", "sex", value="income", holding="firm", hierarchies={"activity": hierarchy}
+    )
+    built = build_table(table_of(frame), spec)
+    assert built.is_additive()
+    for cell in range(built.n_cells):
+        row = built.cells.row(cell, named=True)
+        members = pl.col("activity").is_in(leaves.get(row["activity"], [row["activity"]]))
+        sexes = pl.lit(True) if row["sex"] == TOTAL else pl.col("sex") == row["sex"]
+        by_firm = frame.filter(members & sexes).group_by("firm").agg(pl.col("income").sum())
+        ordered = by_firm.get_column("income").sort(descending=True).to_list()
+        assert built.contributors[cell] == len(ordered)
+        np.testing.assert_allclose(built.top[cell], (ordered + [0.0, 0.0])[:2])

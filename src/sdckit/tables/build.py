@@ -261,16 +261,15 @@ def _aggregate(
     for name, stride in zip(table, strides, strict=True):
         code = code + pl.col(f"d{order.index(name)}").cast(pl.Int64) * int(stride)
     holding = "h" in units.columns
-    keys = ["code", "h"] if holding else ["code"]
     sums = [pl.col("f").sum(), pl.col("v").sum(), pl.col("n").sum()]
     frame = units.with_columns(code.alias("code"))
-    if holding:
-        frame = frame.group_by(keys).agg(*sums)
-    elif top:
+    leaf_level = frame
+    tops = top and not holding
+    if tops:
         contributions = pl.col("c").repeat_by(pl.col("copies")).explode().top_k(top)
-        frame = frame.group_by(keys).agg(*sums, contributions.alias("tops"))
+        frame = frame.group_by("code").agg(*sums, contributions.alias("tops"))
     else:
-        frame = frame.group_by(keys).agg(*sums)
+        frame = frame.group_by("code").agg(*sums)
     for name, stride, size in zip(table, strides, radix, strict=True):
         ancestors = dims[name].ancestors
         link = pl.DataFrame(
@@ -283,26 +282,12 @@ def _aggregate(
             .with_columns((pl.col("code") + (pl.col("node") - pl.col("digit")) * int(stride)).alias("code"))
             .drop("digit", "node")
         )
-        if holding:
-            frame = frame.group_by(keys).agg(*sums)
-        elif top:
-            frame = frame.group_by(keys).agg(*sums, pl.col("tops").explode().top_k(top))
+        if tops:
+            frame = frame.group_by("code").agg(*sums, pl.col("tops").explode().top_k(top))
         else:
-            frame = frame.group_by(keys).agg(*sums)
+            frame = frame.group_by("code").agg(*sums)
     if holding:
-        # Per cell: the holdings' sums are its contributions; keep the largest ``top`` of them.
-        largest = (
-            frame.select("code", "v")
-            .sort(["code", "v"], descending=[False, True])
-            .group_by("code", maintain_order=True)
-            .head(top)
-            .group_by("code")
-            .agg(pl.col("v").alias("tops"))
-        )
-        frame = frame.group_by("code").agg(
-            pl.col("f").sum(), pl.col("v").sum(), pl.len().cast(pl.Int64).alias("n")
-        )
-        frame = frame.join(largest, on="code")
+        frame = _holdings(frame.sort("code"), leaf_level, [dims[name] for name in table], strides, radix, top)
     digits = {
         f"d{order.index(name)}": ((pl.col("code") // int(stride)) % int(size)).cast(pl.Int64)
         for name, stride, size in zip(table, strides, radix, strict=True)
@@ -313,6 +298,49 @@ def _aggregate(
     frame = frame.with_columns(**digits, **roots)
     columns = [f"d{j}" for j in range(len(order))]
     return frame.select(*columns, "f", "v", "n", *(["tops"] if top else []))
+
+
+def _holdings(
+    cells: pl.DataFrame,
+    units: pl.DataFrame,
+    dims: Sequence[_Dimension],
+    strides: np.ndarray,
+    radix: np.ndarray,
+    top: int,
+) -> pl.DataFrame:
+    """``cells`` (sorted by code) with ``n`` the number of holdings and ``tops`` the largest holding
+    contributions per cell, from the records' ``units`` (leaf-level ``code``, holding ``h``, ``v``)."""
+    from sdckit.tables._kernels import holding_contributions
+
+    summed = units.group_by("h", "code").agg(pl.col("v").sum()).sort("h")
+    codes = summed.get_column("code").to_numpy()
+    leaves = np.column_stack([(codes // stride) % size for stride, size in zip(strides, radix, strict=True)])
+    holdings = summed.get_column("h").to_numpy()
+    starts = np.r_[0, np.flatnonzero(np.diff(holdings)) + 1, holdings.size].astype(np.int64)
+    depth = max(d.ancestors.shape[1] for d in dims)
+    width = max(d.ancestors.shape[0] for d in dims)
+    ancestors = np.full((len(dims), width, depth), -1, dtype=np.int64)
+    for j, dim in enumerate(dims):
+        for level in range(dim.ancestors.shape[1]):
+            column = dim.ancestors[:, level]
+            # a merged node repeats on a leaf's path: list it once
+            repeated = np.zeros(column.size, dtype=bool)
+            for earlier in range(level):
+                repeated |= dim.ancestors[:, earlier] == column
+            ancestors[j, : column.size, level] = np.where(repeated, -1, column)
+    # -1 must only pad the end of a leaf's path: move each leaf's nodes to the front.
+    order = np.argsort(ancestors < 0, axis=2, kind="stable")
+    ancestors = np.take_along_axis(ancestors, order, axis=2)
+    counts, largest = holding_contributions(
+        starts,
+        np.ascontiguousarray(leaves, dtype=np.int64),
+        summed.get_column("v").to_numpy().astype(np.float64),
+        ancestors,
+        strides.astype(np.int64),
+        cells.get_column("code").to_numpy().astype(np.int64),
+        top,
+    )
+    return cells.with_columns(n=pl.Series(counts), tops=pl.Series(largest[:, :top].tolist()))
 
 
 def _linear_table(
