@@ -1,0 +1,137 @@
+"""Mixed-integer programs solved with HiGHS through ``highspy`` (the solver scipy bundles, in a newer
+release, with a start solution and the best solution found when the time limit stops the search)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+
+@dataclass(frozen=True)
+class MipResult:
+    """``x`` the best solution found (None if none), ``optimal`` proven, ``objective`` its value,
+    ``bound`` the best lower bound, ``infeasible`` proven infeasible, ``status`` HiGHS's words."""
+
+    x: np.ndarray | None
+    optimal: bool
+    infeasible: bool
+    objective: float
+    bound: float
+    status: str
+
+
+def solve_mip(
+    cost: np.ndarray,
+    matrix: sparse.spmatrix,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    integral: np.ndarray,
+    *,
+    time_limit: float,
+    gap: float = 0.0,
+    start: np.ndarray | None = None,
+    feasibility_first: bool = False,
+) -> MipResult:
+    """Minimize ``cost @ x`` s.t. ``row_lower ≤ matrix x ≤ row_upper``, bounds, ``x[integral]`` whole.
+
+    ``start``: a feasible solution to begin from. ``feasibility_first``: find any solution with a zero
+    objective first (HiGHS finds one in a fraction of a second where the optimizing search may find
+    none within the limit, as on large 3-D controlled rounding), then optimize from it.
+    """
+    import time
+
+    import highspy
+
+    deadline = time.perf_counter() + time_limit
+    if feasibility_first and start is None:
+        found = _run(np.zeros_like(cost), matrix, row_lower, row_upper, col_lower, col_upper, integral,
+                     max(0.01, time_limit / 2), 0.0, None, highspy)  # fmt: skip
+        if found.infeasible:
+            return found
+        start = found.x
+    left = max(0.01, deadline - time.perf_counter())
+    result = _run(
+        cost, matrix, row_lower, row_upper, col_lower, col_upper, integral, left, gap, start, highspy
+    )
+    if result.x is None and start is not None:
+        objective = float(cost @ start)
+        return MipResult(start, False, False, objective, -np.inf, result.status)
+    return result
+
+
+_quiet = False
+
+
+def new_highs() -> object:
+    """A ``highspy.Highs`` with its log off. HiGHS prints a banner on stdout when the first one is
+    made in a process (before any option can be set): that one is made with stdout pointed at
+    /dev/null, so that a command's output, or a CSV it writes on stdout, stays clean."""
+    import os
+    import sys
+
+    import highspy
+
+    global _quiet
+    if not _quiet:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, 1)
+            h = highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(devnull)
+        _quiet = True
+    else:
+        h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+def _run(cost, matrix, row_lower, row_upper, col_lower, col_upper, integral, time_limit, gap, start, highspy):
+    h = new_highs()
+    h.setOptionValue("time_limit", float(time_limit))
+    h.setOptionValue("mip_rel_gap", float(gap))
+    h.setOptionValue("random_seed", 0)
+    h.setOptionValue("threads", 1)
+    columns = sparse.csc_matrix(matrix, dtype=np.float64)
+    lp = highspy.HighsLp()
+    lp.num_col_ = int(cost.shape[0])
+    lp.num_row_ = int(columns.shape[0])
+    lp.col_cost_ = np.asarray(cost, dtype=np.float64)
+    lp.col_lower_ = np.asarray(col_lower, dtype=np.float64)
+    lp.col_upper_ = np.asarray(col_upper, dtype=np.float64)
+    lp.row_lower_ = np.asarray(row_lower, dtype=np.float64)
+    lp.row_upper_ = np.asarray(row_upper, dtype=np.float64)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = columns.indptr
+    lp.a_matrix_.index_ = columns.indices
+    lp.a_matrix_.value_ = columns.data
+    kinds = [highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous for flag in integral]
+    lp.integrality_ = kinds
+    h.passModel(lp)
+    if start is not None:
+        solution = highspy.HighsSolution()
+        solution.col_value = list(np.asarray(start, dtype=np.float64))
+        solution.value_valid = True
+        h.setSolution(solution)
+    h.run()
+    status = h.getModelStatus()
+    info = h.getInfo()
+    infeasible = status == highspy.HighsModelStatus.kInfeasible
+    has_solution = info.primal_solution_status == 2 and not infeasible  # kSolutionStatusFeasible
+    x = np.asarray(h.getSolution().col_value, dtype=np.float64) if has_solution else None
+    return MipResult(
+        x=x,
+        optimal=status == highspy.HighsModelStatus.kOptimal,
+        infeasible=infeasible,
+        objective=float(info.objective_function_value) if has_solution else np.inf,
+        bound=float(info.mip_dual_bound),
+        status=h.modelStatusToString(status),
+    )
