@@ -332,6 +332,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m examples.generate", description="Generate synthetic student microdata."
     )
+    parser.add_argument(
+        "--kind",
+        choices=("students", "firms"),
+        default="students",
+        help="students (default): the risk paper's stand-in; firms: business units for sdckit table",
+    )
     parser.add_argument("--records", type=int, default=100_000, help="number of records (default 100000)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--output", type=Path, required=True, help="output file, .csv or .parquet")
@@ -341,7 +347,12 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.output.suffix.lower() not in (".csv", ".parquet"):
         parser.error("--output must end in .csv or .parquet")
     start = time.perf_counter()
-    frame = generate(arguments.records, arguments.seed)
+    if arguments.kind == "firms":
+        from examples.firms import generate_firms
+
+        frame = generate_firms(arguments.records, arguments.seed)
+    else:
+        frame = generate(arguments.records, arguments.seed)
     write(frame, arguments.output)
     elapsed = time.perf_counter() - start
     print(
