@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_evaluation.py
 	$(BIN)/python benchmarks/bench_masking.py
 	$(BIN)/python benchmarks/bench_synthesis.py
+	$(BIN)/python benchmarks/bench_tables.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples

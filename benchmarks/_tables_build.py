@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         worst = max(worst, ours / base)
         print(
-            f"{name:36} {data.n_records:>9,} {built.n_cells:>7,} {ours:>9.3f} {base:>10.3f} {ours / base:>6.1f}"
+            f"{name:36} {data.n_records:>9,} {built.n_cells:>7,} {ours:>9.3f} {base:>10.3f} "
+            f"{ours / base:>6.1f}"
         )
     print(
         f"worst ratio      {worst:.1f}x a group-by of the interior cells (which has no margins, "
