@@ -1,3 +1,5 @@
 """Tabular data protection: tables from microdata, primary sensitivity rules, secondary cell
 suppression with an attacker audit, controlled rounding, controlled tabular adjustment and the cell
 key method (``sdckit table <method>``). Importing the package registers the methods."""
+
+from sdckit.tables import suppression  # noqa: F401
