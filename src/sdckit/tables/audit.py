@@ -93,6 +93,7 @@ class ComponentLP:
         import highspy
 
         self._status = highspy.HighsModelStatus
+        self._settled = (self._status.kOptimal, self._status.kUnbounded)
         self.highs = new_highs()
         self.highs.setOptionValue("presolve", "off")
         self.n = matrix.shape[1]
@@ -105,6 +106,10 @@ class ComponentLP:
         highs.changeColCost(j, -float(sense))
         highs.run()
         status = highs.getModelStatus()
+        if status not in self._settled:  # a warm start that went astray (seen on unbounded LPs): cold
+            highs.clearSolver()
+            highs.run()
+            status = highs.getModelStatus()
         highs.changeColCost(j, 0.0)
         if status == self._status.kOptimal:
             solution = highs.getSolution()
