@@ -243,8 +243,61 @@ def tables(draw: st.DrawFn) -> tuple[LinearTable, Protection]:
     return table, Protection.of_cells(table.n_cells, primaries, upper, lower)
 
 
+def hierarchical_table(leaves: np.ndarray, groups: list[int]) -> LinearTable:
+    """Rows: leaves in consecutive groups of the sizes ``groups``, a subtotal per group, the total;
+    columns: the columns of ``leaves`` and their total. Relations: leaves → subtotal, subtotals →
+    total (per column, the total column included), columns → row total (per row item)."""
+    n_leaves, n_cols = leaves.shape
+    g = len(groups)
+    items = n_leaves + g + 1
+    hierarchy = []  # (members, total) over row items
+    start = 0
+    for k, size in enumerate(groups):
+        hierarchy.append((list(range(start, start + size)), n_leaves + k))
+        start += size
+    hierarchy.append((list(range(n_leaves, n_leaves + g)), items - 1))
+    h = sparse.lil_matrix((len(hierarchy), items))
+    for r, (members, total) in enumerate(hierarchy):
+        h[r, members], h[r, total] = 1.0, -1.0
+    c = sparse.csr_matrix(np.r_[np.ones(n_cols), -1.0][None, :])
+    relations = sparse.vstack(
+        [sparse.kron(h, sparse.identity(n_cols + 1)), sparse.kron(sparse.identity(items), c)], format="csr"
+    )
+    full = np.zeros((items, n_cols + 1))
+    full[:n_leaves, :n_cols] = leaves
+    start = 0
+    for k, size in enumerate(groups):
+        full[n_leaves + k, :n_cols] = leaves[start : start + size].sum(0)
+        start += size
+    full[-1, :n_cols] = leaves.sum(0)
+    full[:, -1] = full[:, :n_cols].sum(1)
+    labels = [f"leaf{i + 1}" for i in range(n_leaves)] + [f"group{k + 1}" for k in range(g)] + ["Total"]
+    columns = [str(j + 1) for j in range(n_cols)] + ["Total"]
+    cells = pl.DataFrame({"row": np.repeat(labels, n_cols + 1), "col": np.tile(columns, items)})
+    table = LinearTable(values=full.ravel(), relations=relations, cells=cells, dimensions=("row", "col"))
+    assert table.is_additive()
+    return table
+
+
+@st.composite
+def hierarchical_tables(draw: st.DrawFn) -> tuple[LinearTable, Protection]:
+    groups = draw(st.sampled_from([[2, 2], [2, 3], [3, 1, 2]]))
+    n_cols = draw(st.integers(2, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31)))
+    table = hierarchical_table(rng.integers(0, 25, size=(sum(groups), n_cols)), groups)
+    candidates = np.flatnonzero(table.values >= 1)
+    k = draw(st.integers(1, min(3, candidates.size)))
+    primaries = rng.choice(candidates, size=k, replace=False)
+    upper = np.ceil(table.values[primaries] * rng.uniform(0.1, 0.9, size=k))
+    return table, Protection.of_cells(table.n_cells, primaries, upper, np.minimum(upper, table.values[primaries]))
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tables(), st.sampled_from(["optimal", "heuristic"]), st.sampled_from(["value", "cells"]))
+@given(
+    st.one_of(tables(), hierarchical_tables()),
+    st.sampled_from(["optimal", "heuristic"]),
+    st.sampled_from(["value", "cells"]),
+)
 def test_every_pattern_passes_the_audit(problem: tuple[LinearTable, Protection], algorithm: str, cost: str) -> None:
     table, protection = problem
     suppressed, figures = suppress(table, protection, algorithm=algorithm, cost=cost)
@@ -352,3 +405,14 @@ def test_registered_method() -> None:
     assert frame.filter(pl.col("status") == "primary")["feasible_high"].to_list() == [25.0]
     with pytest.raises(ConfigError):
         run_table_method("suppress", TableProblem(table, protection), {"algorithm": "fast"})
+
+
+def test_hierarchical_table_optimum_equals_brute_force() -> None:
+    table = hierarchical_table(np.array([[7, 2], [9, 14], [6, 11]]), [2, 1])
+    primary = int(np.flatnonzero(table.cells["row"].to_numpy() == "leaf1")[1])  # leaf1, column 2 (= 2)
+    protection = Protection.of_cells(table.n_cells, [primary], upper=2)
+    suppressed, figures = suppress(table, protection, algorithm="optimal")
+    assert figures["optimal"] and oracle_protected(table, protection, suppressed)
+    assert figures["cost"] == pytest.approx(brute_force(table, protection, cell_weights(table)))
+    heuristic, hfigures = suppress(table, protection, algorithm="heuristic")
+    assert oracle_protected(table, protection, heuristic) and hfigures["cost"] >= figures["cost"] - 1e-9

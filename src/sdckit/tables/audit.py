@@ -200,14 +200,20 @@ def targets(table: LinearTable, protection: Protection) -> tuple[np.ndarray, np.
 
 
 def attack(
-    table: LinearTable, suppressed: np.ndarray, protection: Protection, *, exact: bool = True
+    table: LinearTable,
+    suppressed: np.ndarray,
+    protection: Protection,
+    *,
+    exact: bool = True,
+    focus: np.ndarray | None = None,
 ) -> AuditResult:
     """The attacker's audit of pattern ``suppressed``.
 
     ``exact=True`` solves both LPs of every suppressed cell (the intervals of :func:`audit`);
     ``exact=False`` skips an LP whose verdict (protected / disclosed) the vertices found so far already
     settle — the verdicts are the same, ``low``/``high`` are then inner bounds of the intervals where
-    an LP was skipped and exact elsewhere.
+    an LP was skipped and exact elsewhere. ``focus``: solve only the components holding one of these
+    cells (the others are reported protected and undisclosed: for a caller that knows they are).
     """
     suppressed = np.asarray(suppressed, dtype=bool)
     n = table.n_cells
@@ -223,7 +229,11 @@ def attack(
     isolated = suppressed & (groups.of_cell < 0)
     zlow[isolated], zhigh[isolated] = -down[isolated], up[isolated]
     disclosure_tol = DISCLOSURE_TOLERANCE * scale
+    skipped = np.zeros(n, dtype=bool)
     for cells, _rows, matrix in groups:
+        if focus is not None and not focus[cells].any():
+            skipped[cells] = True
+            continue
         lp = ComponentLP(matrix, -down[cells], up[cells])
         k = cells.size
         seen_lo, seen_hi = np.zeros(k), np.zeros(k)
@@ -263,7 +273,8 @@ def attack(
         & (width >= need_width - tol)
         & (width > disclosure_tol)
     )
-    disclosed = suppressed & (width <= disclosure_tol)
+    disclosed = suppressed & (width <= disclosure_tol) & ~skipped
+    protected |= skipped
     return AuditResult(suppressed=suppressed, low=low, high=high, protected=protected, disclosed=disclosed)
 
 
