@@ -120,7 +120,9 @@ def test_audit_flags_a_disclosed_secondary_cell_of_a_protected_pattern() -> None
     # with a21, a22 published? here: pattern {a11, a12, a21, a22} protects a11; adding a33-like pair
     # {a13, a1T}: row 1 then has four suppressed cells, column 3 holds a13 alone → a13 is exact.
     table, protection = example()
-    suppressed = pattern(table.n_cells, [cell(0, 0), cell(0, 1), cell(1, 0), cell(1, 1), cell(0, 2), cell(0, 3)])
+    suppressed = pattern(
+        table.n_cells, [cell(0, 0), cell(0, 1), cell(1, 0), cell(1, 1), cell(0, 2), cell(0, 3)]
+    )
     result = audit(table, suppressed, protection)
     assert result.protected.all()
     assert result.disclosed[cell(0, 2)] and result.low[cell(0, 2)] == pytest.approx(25.0)
@@ -157,7 +159,9 @@ def test_audit_matches_linprog_on_random_patterns() -> None:
         suppressed = rng.random(table.n_cells) < 0.4
         result = audit(table, suppressed, protection)
         for i in np.flatnonzero(suppressed):
-            assert (result.low[i], result.high[i]) == pytest.approx(lp_interval(table, suppressed, i), abs=1e-7)
+            assert (result.low[i], result.high[i]) == pytest.approx(
+                lp_interval(table, suppressed, i), abs=1e-7
+            )
 
 
 # --- SPEC §8.6: optimal and heuristic ------------------------------------------------------------------
@@ -289,7 +293,9 @@ def hierarchical_tables(draw: st.DrawFn) -> tuple[LinearTable, Protection]:
     k = draw(st.integers(1, min(3, candidates.size)))
     primaries = rng.choice(candidates, size=k, replace=False)
     upper = np.ceil(table.values[primaries] * rng.uniform(0.1, 0.9, size=k))
-    return table, Protection.of_cells(table.n_cells, primaries, upper, np.minimum(upper, table.values[primaries]))
+    return table, Protection.of_cells(
+        table.n_cells, primaries, upper, np.minimum(upper, table.values[primaries])
+    )
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -298,7 +304,9 @@ def hierarchical_tables(draw: st.DrawFn) -> tuple[LinearTable, Protection]:
     st.sampled_from(["optimal", "heuristic"]),
     st.sampled_from(["value", "cells"]),
 )
-def test_every_pattern_passes_the_audit(problem: tuple[LinearTable, Protection], algorithm: str, cost: str) -> None:
+def test_every_pattern_passes_the_audit(
+    problem: tuple[LinearTable, Protection], algorithm: str, cost: str
+) -> None:
     table, protection = problem
     suppressed, figures = suppress(table, protection, algorithm=algorithm, cost=cost)
     result = audit(table, suppressed, protection)
@@ -318,7 +326,23 @@ def linked_tables() -> LinearTable:
     a = np.array([[4, 16], [9, 21]])
     b = np.array([[12, 8], [10, 20]])
     values = np.r_[a.ravel(), b.ravel(), a.sum(1), a.sum(), a.sum(0), b.sum(0)].astype(float)
-    names = ["A11", "A12", "A21", "A22", "B11", "B12", "B21", "B22", "R1", "R2", "T", "CA1", "CA2", "CB1", "CB2"]
+    names = [
+        "A11",
+        "A12",
+        "A21",
+        "A22",
+        "B11",
+        "B12",
+        "B21",
+        "B22",
+        "R1",
+        "R2",
+        "T",
+        "CA1",
+        "CA2",
+        "CB1",
+        "CB2",
+    ]
     ix = {name: i for i, name in enumerate(names)}
     relations = [
         (["A11", "A12"], "R1"), (["A21", "A22"], "R2"), (["B11", "B12"], "R1"), (["B21", "B22"], "R2"),
@@ -371,10 +395,14 @@ def test_linked_tables_shared_total_suppressed() -> None:
 
 
 def test_a_cell_that_cannot_be_protected_is_named() -> None:
-    table = LinearTable.from_array([[1, 2], [3, 4]], upper=np.array([[2, 3, 5], [4, 5, 9], [5, 7, 12]]).ravel())
+    table = LinearTable.from_array(
+        [[1, 2], [3, 4]], upper=np.array([[2, 3, 5], [4, 5, 9], [5, 7, 12]]).ravel()
+    )
     protection = Protection.of_cells(table.n_cells, [0], upper=5, lower=1)
     for algorithm in ("optimal", "heuristic"):
-        with pytest.raises(InputError, match=r"v1=1, v2=1 cannot be protected: even with every cell suppressed"):
+        with pytest.raises(
+            InputError, match=r"v1=1, v2=1 cannot be protected: even with every cell suppressed"
+        ):
             suppress(table, protection, algorithm=algorithm)
 
 

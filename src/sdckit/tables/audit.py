@@ -250,7 +250,9 @@ def attack(
                     else:
                         ok_width = width >= need_width[i] - tol[i] and width > disclosure_tol
                         ok_side = (
-                            seen_hi[j] >= need_up[i] - tol[i] if sense == 1 else -seen_lo[j] >= need_down[i] - tol[i]
+                            seen_hi[j] >= need_up[i] - tol[i]
+                            if sense == 1
+                            else -seen_lo[j] >= need_down[i] - tol[i]
                         )
                         if ok_side and ok_width:
                             continue

@@ -24,18 +24,21 @@ linked tables alike: they read only the relations):
   lower bound.
 * **heuristic** — SPEC §8.5 on relations instead of 2-D lines: the sweep "no relation holds exactly
   one suppressed cell" (add its cheapest unsuppressed cell, relations in order, until stable), then
-  the audit, then a repair of every unprotected primary cell and again, until the audit passes. The
-  repair is a linear program rather than SPEC's "cheapest neighbour" (which is kept as
-  ``repair="neighbour"``): for an unprotected ``p`` and side, the cheapest deviation ``z`` with
-  ``M z = 0``, ``z_p ≥ UPL_p`` (or ``≤ −LPL_p``), within the attacker's bounds, costing
-  ``w_i |z_i|`` on published cells and nothing on suppressed ones (a min-cost-flow relaxation as in
-  Kelly, Golden & Assad's network heuristic); the published cells it moves are suppressed, and ``z``
-  is then a witness that ``p`` is protected on that side. Secondary cells the final audit finds
-  exactly disclosed are published again (that changes no interval); on tables up to
-  :data:`REPAIR_LP_LIMIT` cells every secondary cell, most expensive first, is published again when
-  the pattern still passes the audit without it (a descent to a minimal pattern). Above that size
-  the repair is SPEC's cheapest neighbour (one LP over the whole table per unprotected cell is too
-  slow there).
+  the audit, then a repair of every unprotected primary cell, and again, until the audit passes.
+  SPEC's repair (add the cheapest cell sharing a relation with ``p``) is ``repair="neighbour"``; the
+  LP repair (``repair="lp"``) solves, for an unprotected ``p`` and side, the cheapest deviation
+  ``z`` with ``M z = 0``, ``z_p ≥ UPL_p`` (or ``≤ −LPL_p``) within the attacker's bounds, costing
+  ``w_i |z_i|`` on published cells and nothing on suppressed ones (the min-cost-flow relaxation of
+  Kelly, Golden & Assad's network heuristic, on any relations); the published cells it moves are
+  suppressed, and ``z`` then witnesses that ``p`` is protected on that side. Secondary cells the
+  final audit finds exactly disclosed are published again (that changes no interval); with the LP
+  repair, every secondary cell, most expensive first, is then published again when the primary
+  cells stay protected without it (with the cells that leaves exactly disclosed): a minimal pattern.
+  ``repair="auto"`` (the default): when ``|P|·N ≤ REPAIR_LP_LIMIT`` the cheaper of the LP repair
+  after SPEC's sweep and of the LP repair alone (no sweep: in 3-D tables the sweep's chains of
+  secondary cells cost about twice as much), above it SPEC's sweep and neighbour repair (the LP per
+  unprotected cell over a large table is too slow; 3-D tables have no cycle within two relations of
+  a cell, so the LP cannot be made local).
 
 Costs ``w_i``: ``value`` = ``a_i``, ``cells`` = 1, ``log`` = ``log(1 + a_i)``, or the caller's
 weights; a cell of cost 0 (a zero cell under ``value`` or ``log``) costs 1e-3 times the smallest
@@ -76,9 +79,10 @@ from sdckit.tables.model import LinearTable, Protection
 #: most this (measured: see benchmarks/_tables_suppression.py), the heuristic above it.
 AUTO_OPTIMAL_LIMIT = 400_000
 
-#: The heuristic repairs with the LP up to this many cells, with SPEC §8.5's cheapest neighbour
-#: above (one LP over the whole table per unprotected cell and side: ~0.1 s at 3,500 cells).
-REPAIR_LP_LIMIT = 3_000
+#: The heuristic repairs with the LP when ``|P| · N`` is at most this, with SPEC §8.5's cheapest
+#: neighbour above (an LP over the whole table per unprotected cell and side: ~0.1 s at 3,500 cells
+#: of a 3-D table, where no cycle lies within two relations of a cell).
+REPAIR_LP_LIMIT = 1_000_000
 
 #: The cost of a zero-cost cell, relative to the smallest positive cost.
 ZERO_COST = 1e-3
@@ -181,7 +185,9 @@ class _RepairLP:
             self.local = False  # no cycle that close (a 3-D table): stop trying
         return self._solve(np.arange(self.n), p, side, level)
 
-    def _solve(self, cells: np.ndarray, p: int, side: int, level: float) -> tuple[np.ndarray, np.ndarray] | None:
+    def _solve(
+        self, cells: np.ndarray, p: int, side: int, level: float
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         from scipy.optimize import linprog
 
         sub = self.relations_csc[:, cells]
@@ -228,7 +234,10 @@ def _side_levels(table: LinearTable, protection: Protection, p: int, result: Any
     a = table.values[p]
     upl, lpl, spl = protection.upper[p], protection.lower[p], protection.sliding[p]
     tol = PROTECTION_TOLERANCE * max(1.0, abs(a) + max(upl, lpl))
-    high, low = result.high[p] - a if result.suppressed[p] else 0.0, result.low[p] - a if result.suppressed[p] else 0.0
+    high, low = (
+        result.high[p] - a if result.suppressed[p] else 0.0,
+        result.low[p] - a if result.suppressed[p] else 0.0,
+    )
     width = high - low
     up_level, down_level = upl, lpl
     if spl > upl + lpl:  # the sliding level asks for more than both sides: ask it of the upper side
@@ -252,14 +261,37 @@ def heuristic_pattern(
     *,
     repair: str = "auto",
     start: np.ndarray | None = None,
-    max_rounds: int = 1000,
 ) -> np.ndarray:
     """SPEC §8.5 generalized to relations (see the module docstring); the pattern passes the audit.
-    ``start``: a pattern to complete instead of the primary cells alone."""
+    ``start``: a pattern to complete instead of the primary cells alone. ``repair``: ``lp``,
+    ``neighbour`` or ``auto`` — when ``|P|·N ≤ REPAIR_LP_LIMIT`` the LP repair, both after SPEC's
+    sweep and without the sweep (the LP repair alone, primary by primary), keeping the cheaper
+    pattern; above, the sweep with SPEC's cheapest-neighbour repair."""
     if repair not in ("auto", "lp", "neighbour"):
         raise ConfigError(f"repair must be auto, lp or neighbour, got {repair!r}")
+    small = int(protection.primary.sum()) * table.n_cells <= REPAIR_LP_LIMIT
+    if repair == "auto" and not small:
+        return _heuristic(table, protection, w, repair="neighbour", start=start, sweep=True, prune=False)
     if repair == "auto":
-        repair = "lp" if table.n_cells <= REPAIR_LP_LIMIT else "neighbour"
+        patterns = [
+            _heuristic(table, protection, w, repair="lp", start=start, sweep=sweep, prune=True)
+            for sweep in (True, False)
+        ]
+        return min(patterns, key=lambda mask: float(w[mask].sum()))
+    return _heuristic(table, protection, w, repair=repair, start=start, sweep=True, prune=small)
+
+
+def _heuristic(
+    table: LinearTable,
+    protection: Protection,
+    w: np.ndarray,
+    *,
+    repair: str,
+    start: np.ndarray | None,
+    sweep: bool,
+    prune: bool,
+    max_rounds: int = 1000,
+) -> np.ndarray:
     suppressed = protection.primary.copy() if start is None else start | protection.primary
     down, up = deviation_bounds(table)
     movable = (down > 0) | (up > 0)
@@ -268,7 +300,8 @@ def heuristic_pattern(
     incidence = table.neighbours()
     repairer: _RepairLP | None = None
     for _ in range(max_rounds):
-        _sweep(relations.indptr, relations.indices, w_sweep, suppressed)
+        if sweep:
+            _sweep(relations.indptr, relations.indices, w_sweep, suppressed)
         result = attack(table, suppressed, protection, exact=False)
         failing = np.flatnonzero(protection.primary & ~result.protected)
         if failing.size == 0:
@@ -308,14 +341,15 @@ def heuristic_pattern(
     else:
         raise InputError(f"the suppression heuristic did not converge in {max_rounds} rounds")
     suppressed = _publish_disclosed(table, protection, suppressed)
-    if table.n_cells <= REPAIR_LP_LIMIT:
+    if prune:
         suppressed = _prune(table, protection, w, suppressed)
     return suppressed
 
 
 def _prune(table: LinearTable, protection: Protection, w: np.ndarray, suppressed: np.ndarray) -> np.ndarray:
-    """Publish again, most expensive first, every secondary cell the pattern protects without: the
-    audit of the component it belonged to still passes (a greedy descent to a minimal pattern)."""
+    """Publish again, most expensive first, every secondary cell the primary cells stay protected
+    without (the audit of the component it belonged to), with the secondary cells that this leaves
+    exactly disclosed: a greedy descent to a minimal pattern."""
     suppressed = suppressed.copy()
     secondary = np.flatnonzero(suppressed & ~protection.primary)
     for i in secondary[np.argsort(-w[secondary], kind="stable")]:
@@ -324,8 +358,15 @@ def _prune(table: LinearTable, protection: Protection, w: np.ndarray, suppressed
         focus = np.zeros(table.n_cells, dtype=bool)
         if c >= 0:
             focus[groups.cells[c]] = True
+        if not suppressed[i]:
+            continue  # published already, as exactly disclosed after an earlier removal
         suppressed[i] = False
-        if not attack(table, suppressed, protection, exact=False, focus=focus).passed:
+        result = attack(table, suppressed, protection, exact=False, focus=focus)
+        if result.protected.all():
+            # secondary cells the removal leaves exactly disclosed are fixed: publishing them changes
+            # no interval (that is how the sweep's chains of secondary cells go away)
+            suppressed &= ~(result.disclosed & ~protection.primary)
+        else:
             suppressed[i] = True
     return suppressed
 
@@ -347,7 +388,9 @@ class _Master:
     """The master problem over the binaries ``x`` (HiGHS): minimize ``Σ w x`` subject to the
     relation inequalities and the capacity cuts found so far."""
 
-    def __init__(self, table: LinearTable, protection: Protection, w: np.ndarray, movable: np.ndarray) -> None:
+    def __init__(
+        self, table: LinearTable, protection: Protection, w: np.ndarray, movable: np.ndarray
+    ) -> None:
         import highspy
 
         self._highspy = highspy
@@ -364,7 +407,13 @@ class _Master:
         rows = sparse.csr_matrix(rows)
         rows.eliminate_zeros()
         self.highs = new_highs()
-        build_lp(self.highs, sparse.csc_matrix(rows), lower, upper, (np.zeros(rows.shape[0]), np.full(rows.shape[0], np.inf)))
+        build_lp(
+            self.highs,
+            sparse.csc_matrix(rows),
+            lower,
+            upper,
+            (np.zeros(rows.shape[0]), np.full(rows.shape[0], np.inf)),
+        )
         self.highs.changeColsCost(n, np.arange(n, dtype=np.int32), w.astype(np.float64))
         self.integer = False
         self.cuts = 0
@@ -395,7 +444,9 @@ class _Master:
     def make_integer(self) -> None:
         if not self.integer:
             integrality = self._highspy.HighsVarType.kInteger
-            self.highs.changeColsIntegrality(self.n, np.arange(self.n, dtype=np.int32), np.full(self.n, integrality))
+            self.highs.changeColsIntegrality(
+                self.n, np.arange(self.n, dtype=np.int32), np.full(self.n, integrality)
+            )
             self.integer = True
 
     def solve(self, time_limit: float, gap: float, incumbent: np.ndarray | None = None) -> dict[str, Any]:
@@ -545,7 +596,9 @@ def optimal_pattern(
         solved = master.solve(deadline - time.perf_counter(), gap, incumbent=best)
         info["iterations"] += 1
         if solved.get("infeasible"):
-            raise InputError("no suppression pattern protects every primary cell (the master problem is infeasible)")
+            raise InputError(
+                "no suppression pattern protects every primary cell (the master problem is infeasible)"
+            )
         if solved["bound"] is not None and np.isfinite(solved["bound"]):
             bound = max(bound, solved["bound"])
         x = solved["x"]
@@ -612,7 +665,14 @@ def suppress(
     (one per cell); ``time_limit`` (seconds) and ``gap`` (relative MIP gap) bound the optimal
     algorithm; ``repair``: the heuristic's repair step, ``lp`` or SPEC §8.5's ``neighbour``."""
     suppressed, figures, _ = _suppress(
-        table, protection, algorithm=algorithm, cost=cost, weights=weights, time_limit=time_limit, gap=gap, repair=repair
+        table,
+        protection,
+        algorithm=algorithm,
+        cost=cost,
+        weights=weights,
+        time_limit=time_limit,
+        gap=gap,
+        repair=repair,
     )
     return suppressed, figures
 
@@ -648,7 +708,9 @@ def _suppress(
             suppressed = heuristic
             figures.update(optimal=None, bound=None, mip_gap=None)
         else:
-            suppressed, info = optimal_pattern(table, protection, w, time_limit=time_limit, gap=gap, incumbent=heuristic)
+            suppressed, info = optimal_pattern(
+                table, protection, w, time_limit=time_limit, gap=gap, incumbent=heuristic
+            )
             primary_cost = float(w[primary].sum())
             figures.update(
                 optimal=info["optimal"],
@@ -691,9 +753,12 @@ class SuppressParams(MethodParams):
         Field(description="What a suppression costs: the cell's value, 1 per cell, or log(1 + value)."),
     ] = "value"
     time_limit: Annotated[
-        Finite, Field(gt=0, description="Seconds the optimal algorithm may run before it returns its best pattern.")
+        Finite,
+        Field(gt=0, description="Seconds the optimal algorithm may run before it returns its best pattern."),
     ] = 300.0
-    gap: Annotated[Finite, Field(ge=0, le=1, description="Relative MIP gap at which the optimal algorithm stops.")] = 0.0
+    gap: Annotated[
+        Finite, Field(ge=0, le=1, description="Relative MIP gap at which the optimal algorithm stops.")
+    ] = 0.0
 
 
 def _summary(result: TableResult) -> dict[str, Any]:
@@ -723,7 +788,8 @@ def _report(figures: dict[str, Any]) -> list[str]:
     "suppress",
     SuppressParams,
     summary=_summary,
-    help="Secondary cell suppression: the optimal MILP (Fischetti–Salazar) or a fast heuristic, with the attacker's audit.",
+    help="Secondary cell suppression: the optimal MILP (Fischetti–Salazar) or a fast heuristic, "
+    "with the attacker's audit.",
     report=_report,
     audits=True,
 )
