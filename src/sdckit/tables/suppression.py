@@ -31,14 +31,15 @@ linked tables alike: they read only the relations):
   ``w_i |z_i|`` on published cells and nothing on suppressed ones (the min-cost-flow relaxation of
   Kelly, Golden & Assad's network heuristic, on any relations); the published cells it moves are
   suppressed, and ``z`` then witnesses that ``p`` is protected on that side. Secondary cells the
-  final audit finds exactly disclosed are published again (that changes no interval); with the LP
-  repair, every secondary cell, most expensive first, is then published again when the primary
+  final audit finds exactly disclosed are published again (that changes no interval); below
+  ``REPAIR_LP_LIMIT``, every secondary cell, most expensive first, is then published again when the primary
   cells stay protected without it (with the cells that leaves exactly disclosed): a minimal pattern.
-  ``repair="auto"`` (the default): when ``|P|·N ≤ REPAIR_LP_LIMIT`` the cheaper of the LP repair
-  after SPEC's sweep and of the LP repair alone (no sweep: in 3-D tables the sweep's chains of
-  secondary cells cost about twice as much), above it SPEC's sweep and neighbour repair (the LP per
-  unprotected cell over a large table is too slow; 3-D tables have no cycle within two relations of
-  a cell, so the LP cannot be made local).
+  ``repair="auto"`` (the default): when ``|P|·N ≤ REPAIR_LP_LIMIT`` the cheapest of the LP repair
+  after SPEC's sweep, the LP repair alone (no sweep: in 3-D tables the sweep's chains of secondary
+  cells cost about twice as much) and SPEC's sweep with its neighbour repair, all pruned; above
+  it SPEC's sweep and neighbour repair, unpruned (the LP per unprotected cell over a large table is
+  too slow; 3-D tables have no cycle within two relations of a cell, so the LP cannot be made
+  local).
 
 Costs ``w_i``: ``value`` = ``a_i``, ``cells`` = 1, ``log`` = ``log(1 + a_i)``, or the caller's
 weights; a cell of cost 0 (a zero cell under ``value`` or ``log``) costs 1e-3 times the smallest
@@ -264,9 +265,9 @@ def heuristic_pattern(
 ) -> np.ndarray:
     """SPEC §8.5 generalized to relations (see the module docstring); the pattern passes the audit.
     ``start``: a pattern to complete instead of the primary cells alone. ``repair``: ``lp``,
-    ``neighbour`` or ``auto`` — when ``|P|·N ≤ REPAIR_LP_LIMIT`` the LP repair, both after SPEC's
-    sweep and without the sweep (the LP repair alone, primary by primary), keeping the cheaper
-    pattern; above, the sweep with SPEC's cheapest-neighbour repair."""
+    ``neighbour`` or ``auto`` — when ``|P|·N ≤ REPAIR_LP_LIMIT`` the cheapest of three patterns:
+    the LP repair after SPEC's sweep, the LP repair alone (no sweep, primary by primary) and SPEC's
+    sweep with the neighbour repair, each pruned; above, the sweep with SPEC's neighbour repair."""
     if repair not in ("auto", "lp", "neighbour"):
         raise ConfigError(f"repair must be auto, lp or neighbour, got {repair!r}")
     small = int(protection.primary.sum()) * table.n_cells <= REPAIR_LP_LIMIT
@@ -274,8 +275,8 @@ def heuristic_pattern(
         return _heuristic(table, protection, w, repair="neighbour", start=start, sweep=True, prune=False)
     if repair == "auto":
         patterns = [
-            _heuristic(table, protection, w, repair="lp", start=start, sweep=sweep, prune=True)
-            for sweep in (True, False)
+            _heuristic(table, protection, w, repair=kind, start=start, sweep=sweep, prune=True)
+            for kind, sweep in (("lp", True), ("lp", False), ("neighbour", True))
         ]
         return min(patterns, key=lambda mask: float(w[mask].sum()))
     return _heuristic(table, protection, w, repair=repair, start=start, sweep=True, prune=small)
