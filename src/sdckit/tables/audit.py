@@ -234,7 +234,8 @@ def attack(
         if focus is not None and not focus[cells].any():
             skipped[cells] = True
             continue
-        lp = ComponentLP(matrix, -down[cells], up[cells])
+        lo_bound, hi_bound = -down[cells], up[cells]
+        lp = ComponentLP(matrix, lo_bound, hi_bound)
         k = cells.size
         seen_lo, seen_hi = np.zeros(k), np.zeros(k)
         primary = protection.primary[cells]
@@ -242,6 +243,11 @@ def attack(
         for j in order:
             i = cells[j]
             for sense in (1, -1):
+                # a vertex already at the cell's a-priori bound settles that LP exactly
+                if sense == 1 and seen_hi[j] >= hi_bound[j]:
+                    continue
+                if sense == -1 and seen_lo[j] <= lo_bound[j]:
+                    continue
                 if not exact:
                     width = seen_hi[j] - seen_lo[j]
                     if not primary[j]:
