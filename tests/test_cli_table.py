@@ -259,3 +259,80 @@ def test_an_option_of_another_method_is_named(files):
     result = run("table", "round", *table_args(files, "--variance", 2))
     assert result.exit_code == 2
     assert "--variance is not an option of round; it is an option of cell-key" in flat(result.output)
+
+
+def suppress_args(files: Path, *extra: object) -> list[object]:
+    rules = ["--value", "turnover", "--rule", "p=15", "--min-frequency", 3]
+    return [*table_args(files, "--layers", "activity", *rules), *extra]
+
+
+def test_suppression_publishes_an_audited_pattern_and_audit_agrees(files):
+    out, summary, html = files / "pattern.csv", files / "pattern.json", files / "pattern.html"
+    result = run(
+        "table", "suppress", *suppress_args(files, "-o", out, "--summary", summary, "--html", html, "-q")
+    )
+    assert result.exit_code == 0, result.output
+    frame = pl.read_csv(out)
+    status = frame.get_column("status")
+    assert (status == "primary").sum() > 0 and (status == "secondary").sum() > 0
+    assert (
+        frame.filter(pl.col("status") != "published").get_column("released").null_count()
+        == (status != "published").sum()
+    )
+    document = json.loads(summary.read_text())
+    assert document["audit_passed"] is True and document["primary_cells"] == (status == "primary").sum()
+    assert document["secondary_cells"] == (status == "secondary").sum()
+    suppressed = frame.filter(pl.col("status") != "published")
+    assert suppressed.get_column("feasible_low").null_count() == 0
+    audit_out = files / "audit.csv"
+    result = run("table", "audit", *suppress_args(files, "--pattern", out, "-o", audit_out))
+    assert result.exit_code == 0, result.output
+    assert "audit passed" in flat(result.output)
+    np.testing.assert_allclose(
+        pl.read_csv(audit_out).get_column("feasible_low").fill_null(-1).to_numpy(),
+        frame.get_column("feasible_low").fill_null(-1).to_numpy(),
+        atol=1e-6,
+    )
+
+
+def test_audit_finds_what_a_weakened_pattern_discloses(files):
+    out = files / "pattern.csv"
+    assert run("table", "suppress", *suppress_args(files, "-o", out, "-q")).exit_code == 0
+    frame = pl.read_csv(out)
+    # Publish every secondary cell: each primary cell is then recomputable from its margins.
+    weakened = frame.with_columns(
+        pl.when(pl.col("status") == "secondary")
+        .then(pl.lit("published"))
+        .otherwise(pl.col("status"))
+        .alias("status")
+    )
+    weakened.write_csv(files / "weak.csv")
+    report = files / "weak-audit.csv"
+    result = run("table", "audit", *suppress_args(files, "--pattern", files / "weak.csv", "-o", report))
+    assert result.exit_code == 3, result.output
+    text = flat(result.output)
+    assert "audit failed" in text
+    assert "does not reach" in text or "exactly disclosed" in text
+    assert report.exists()  # the audit writes its report even when the pattern fails
+
+
+def test_audit_reads_another_tools_status_codes(files):
+    out = files / "pattern.csv"
+    assert run("table", "suppress", *suppress_args(files, "-o", out, "-q")).exit_code == 0
+    codes = {"published": "s", "primary": "u", "secondary": "x"}
+    theirs = pl.read_csv(out).select(
+        "district", "sex", "activity", pl.col("status").replace_strict(codes).alias("sdcStatus")
+    )
+    theirs.write_csv(files / "theirs.csv")
+    arguments = suppress_args(files, "--pattern", files / "theirs.csv", "--status-column", "sdcStatus")
+    result = run("table", "audit", *arguments)
+    assert result.exit_code == 0, result.output
+
+
+def test_audit_refuses_a_pattern_with_unknown_cells(files):
+    pl.DataFrame({"district": ["nowhere"], "sex": ["f"], "activity": ["a"], "status": ["primary"]}).write_csv(
+        files / "bad.csv"
+    )
+    result = run("table", "audit", *suppress_args(files, "--pattern", files / "bad.csv"))
+    assert result.exit_code == 2
+    assert "line 2: the table has no cell district=nowhere, sex=f, activity=a" in flat(result.output)

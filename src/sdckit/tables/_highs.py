@@ -99,7 +99,6 @@ def _run(cost, matrix, row_lower, row_upper, col_lower, col_upper, integral, tim
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", float(gap))
     h.setOptionValue("random_seed", 0)
-    h.setOptionValue("threads", 1)
     columns = sparse.csc_matrix(matrix, dtype=np.float64)
     lp = highspy.HighsLp()
     lp.num_col_ = int(cost.shape[0])
@@ -121,7 +120,8 @@ def _run(cost, matrix, row_lower, row_upper, col_lower, col_upper, integral, tim
         solution.col_value = list(np.asarray(start, dtype=np.float64))
         solution.value_valid = True
         h.setSolution(solution)
-    h.run()
+    if h.run() == highspy.HighsStatus.kError:
+        raise RuntimeError(f"HiGHS could not solve the model: {h.modelStatusToString(h.getModelStatus())}")
     status = h.getModelStatus()
     info = h.getInfo()
     infeasible = status == highspy.HighsModelStatus.kInfeasible

@@ -20,7 +20,6 @@ vertices already settle, which gives the same verdicts with far fewer solves.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from sdckit.errors import InputError
+from sdckit.tables._highs import new_highs
 from sdckit.tables.model import AuditResult, LinearTable, Protection
 
 #: A primary cell is protected when its interval reaches its protection interval up to this relative
@@ -38,29 +38,6 @@ PROTECTION_TOLERANCE = 1e-7
 
 #: A suppressed cell is exactly disclosed when its interval is at most this times ``max(1, max a)``.
 DISCLOSURE_TOLERANCE = 1e-8
-
-_BANNER_SILENCED = False
-
-
-def new_highs():  # noqa: ANN201  (highspy has no stubs)
-    """A silent HiGHS instance (the first one of a process prints a banner on the C stdout: hidden)."""
-    import highspy
-
-    global _BANNER_SILENCED
-    if not _BANNER_SILENCED:
-        _BANNER_SILENCED = True
-        saved = os.dup(1)
-        try:
-            with open(os.devnull, "w") as devnull:
-                os.dup2(devnull.fileno(), 1)
-                highs = highspy.Highs()
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-    else:
-        highs = highspy.Highs()
-    highs.setOptionValue("output_flag", False)
-    return highs
 
 
 def build_lp(highs, matrix: sparse.csc_matrix, lower: np.ndarray, upper: np.ndarray, rows: tuple) -> None:  # noqa: ANN001
