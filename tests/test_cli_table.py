@@ -336,3 +336,24 @@ def test_audit_refuses_a_pattern_with_unknown_cells(files):
     result = run("table", "audit", *suppress_args(files, "--pattern", files / "bad.csv"))
     assert result.exit_code == 2
     assert "line 2: the table has no cell district=nowhere, sex=f, activity=a" in flat(result.output)
+
+
+def test_a_cost_variable_prices_each_cell_by_its_sum(files):
+    out, summary = files / "pattern.csv", files / "pattern.json"
+    arguments = suppress_args(files, "--cost-variable", "firm", "-o", out, "--summary", summary, "-q")
+    result = run("table", "suppress", *arguments)
+    assert result.exit_code == 0, result.output
+    frame = pl.read_csv(out)
+    data = records()
+    secondary = frame.filter(pl.col("status") == "secondary")
+    expected = 0.0
+    for row in secondary.iter_rows(named=True):
+        inside = data.filter(
+            pl.all_horizontal(pl.lit(row[d] == "Total") | (pl.col(d) == row[d]) for d in ("sex", "activity"))
+        )
+        districts = {"North": ["n1", "n2"], "South": ["s1", "s2"], "Total": ["n1", "n2", "s1", "s2", "w1"]}
+        inside = inside.filter(pl.col("district").is_in(districts.get(row["district"], [row["district"]])))
+        expected += inside.get_column("firm").sum()
+    assert json.loads(summary.read_text())["cost"] == pytest.approx(expected)
+    result = run("table", "suppress", *suppress_args(files, "--cost-variable", "sex"))
+    assert result.exit_code == 2 and "attribute 'sex' is not numeric" in flat(result.output)

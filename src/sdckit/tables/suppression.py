@@ -54,6 +54,7 @@ import time
 from typing import Annotated, Any, Literal
 
 import numpy as np
+import polars as pl
 from numba import njit
 from pydantic import Field
 from scipy import sparse
@@ -753,6 +754,13 @@ class SuppressParams(MethodParams):
         Cost,
         Field(description="What a suppression costs: the cell's value, 1 per cell, or log(1 + value)."),
     ] = "value"
+    cost_variable: Annotated[
+        str | None,
+        Field(
+            description="A numeric attribute whose sum over a cell's records is the cost of suppressing "
+            "the cell (τ-Argus's cost variable); replaces --cost."
+        ),
+    ] = None
     time_limit: Annotated[
         Finite,
         Field(gt=0, description="Seconds the optimal algorithm may run before it returns its best pattern."),
@@ -762,8 +770,34 @@ class SuppressParams(MethodParams):
     ] = 0.0
 
 
+def _cost_variable(problem: TableProblem, name: str) -> np.ndarray:
+    """The sum of attribute ``name`` over the records of every cell (a cost must be ≥ 0)."""
+    from sdckit.tables.build import cell_sums
+
+    if problem.source is None:
+        raise ConfigError("--cost-variable needs the microdata: a table of cells (--cells) has no records")
+    data = problem.source.data
+    if name not in data.columns:
+        raise ConfigError(f"--cost-variable: unknown attribute '{name}' (columns: {', '.join(data.columns)})")
+    column = data.get_column(name)
+    if not column.dtype.is_numeric():
+        raise InputError(f"--cost-variable: attribute '{name}' is not numeric")
+    values = column.cast(pl.Float64).fill_nan(None)
+    if values.null_count() or bool((values < 0).any()):
+        raise InputError(f"--cost-variable: attribute '{name}' must be a number ≥ 0 in every record")
+    return cell_sums(problem, values.to_numpy())
+
+
 def _summary(result: TableResult) -> dict[str, Any]:
     return dict(result.figures)
+
+
+def _violation(result: TableResult, figures: dict[str, Any]) -> str | None:
+    return (
+        None
+        if figures["audit_passed"]
+        else "the suppression pattern fails its own audit (a bug: please report it)"
+    )
 
 
 def _report(figures: dict[str, Any]) -> list[str]:
@@ -792,14 +826,19 @@ def _report(figures: dict[str, Any]) -> list[str]:
     help="Secondary cell suppression: the optimal MILP (Fischetti–Salazar) or a fast heuristic, "
     "with the attacker's audit.",
     report=_report,
+    violation=_violation,
     audits=True,
 )
 def _run_suppress(problem: TableProblem, params: SuppressParams, context: Context) -> TableResult:
+    weights = None
+    if params.cost_variable is not None:
+        weights = _cost_variable(problem, params.cost_variable)
     suppressed, figures, result = _suppress(
         problem.table,
         problem.protection,
         algorithm=params.algorithm,
         cost=params.cost,
+        weights=weights,
         time_limit=params.time_limit,
         gap=params.gap,
     )
