@@ -50,15 +50,17 @@ def enterprises(n: int = 1_000_000, seed: int = 15) -> Table:
 
 
 def two_way(n: int = 1_000_000, seed: int = 15) -> Table:
-    """``n`` records crossing 50 row classes with 50 column classes (skewed: small cells exist)."""
+    """``n`` records crossing 50 row classes with 50 column classes: Zipf-skewed classes (s = 1.4, so
+    the rarest cells hold a handful of records) and a heavy-tailed turnover (log-normal, σ = 1.6), so that
+    the p%-rule flags cells a few large units dominate."""
     rng = np.random.default_rng(seed)
-    rows = rng.choice(50, n, p=_zipf(50, 1.0, rng))
-    cols = rng.choice(50, n, p=_zipf(50, 1.0, rng))
+    rows = rng.choice(50, n, p=_zipf(50, 1.4, rng))
+    cols = rng.choice(50, n, p=_zipf(50, 1.4, rng))
     frame = pl.DataFrame(
         {
             "row": np.char.add("r", rows.astype(str)),
             "col": np.char.add("c", cols.astype(str)),
-            "turnover": np.round(rng.lognormal(4.0, 1.5, n), 2),
+            "turnover": np.round(rng.lognormal(4.0, 1.6, n), 2),
         }
     )
     return Table(data=frame, schema=Schema.infer(frame))

@@ -105,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         checked = audit(table, suppressed, protection)
         audit_seconds = time.perf_counter() - started
         primary = int(protection.primary.sum())
+        if primary == 0:
+            print("  no primary cell: nothing to audit")
+            continue
         cell = int(np.flatnonzero(protection.primary)[0])
         lp = one_lp(table, suppressed, cell)
         print(
