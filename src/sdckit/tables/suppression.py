@@ -80,6 +80,10 @@ from sdckit.tables.model import LinearTable, Protection
 #: ``algorithm="auto"`` runs the optimal algorithm when ``|P| · N`` (primary cells times cells) is at
 #: most this (measured: see benchmarks/_tables_suppression.py), the heuristic above it.
 AUTO_OPTIMAL_LIMIT = 400_000
+#: ``auto`` gives the optimal search at most this many seconds (it starts from the heuristic's
+#: pattern and keeps the best found, so stopping early is never worse than the heuristic); a small
+#: 3-D table can keep the exact search busy for minutes (10 x 10 x 12: not proven in 300 s).
+AUTO_TIME_LIMIT = 30.0
 
 #: The heuristic repairs with the LP when ``|P| · N`` is at most this, with SPEC §8.5's cheapest
 #: neighbour above (an LP over the whole table per unprotected cell and side: ~0.1 s at 3,500 cells
@@ -700,6 +704,7 @@ def _suppress(
     n_primary = int(primary.sum())
     if algorithm == "auto":
         algorithm = "optimal" if n_primary * table.n_cells <= AUTO_OPTIMAL_LIMIT else "heuristic"
+        time_limit = min(time_limit, AUTO_TIME_LIMIT)
     figures: dict[str, Any] = {"algorithm": algorithm}
     if n_primary == 0:
         suppressed = np.zeros(table.n_cells, dtype=bool)
@@ -747,7 +752,8 @@ class SuppressParams(MethodParams):
         Algorithm,
         Field(
             description="optimal: the exact model (Benders decomposition, HiGHS); heuristic: the "
-            "relation sweep with LP repair; auto: optimal when primary cells × cells is small."
+            "relation sweep with LP repair; auto: optimal (at most 30 s, from the heuristic's pattern) "
+            "when primary cells × cells is small, else the heuristic."
         ),
     ] = "auto"
     cost: Annotated[
