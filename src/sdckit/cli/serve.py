@@ -1,0 +1,178 @@
+"""``sdckit serve`` (the query server) and ``sdckit keys add|revoke|list`` (analysts' API keys)."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sdckit.cli._common import console, errors, user_errors
+
+ServerConfigOption = Annotated[
+    Path,
+    typer.Option("--config", "-c", help="The server configuration (YAML): store, datasets, protections."),
+]
+NameArgument = Annotated[str, typer.Argument(help="The analyst's name.", show_default=False)]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+
+def serve(
+    config: ServerConfigOption,
+    host: Annotated[
+        str | None,
+        typer.Option(
+            help="Address to listen on (default 127.0.0.1). A non-loopback address must be given "
+            "here explicitly: keys and answers then travel unencrypted unless a TLS proxy is in front.",
+            show_default=False,
+        ),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(help="Port to listen on (default 8000; 0 picks a free one).", show_default=False),
+    ] = None,
+) -> None:
+    """Serve the configured datasets over HTTP until interrupted (Ctrl-C).
+
+    Loads every dataset once (read-only), opens the budget ledger, and answers queries at
+    POST /datasets/{name}/query under each dataset's protection; the OpenAPI description is at
+    /openapi.json and /docs. Requests need 'Authorization: Bearer KEY' (see sdckit keys add).
+    """
+    with user_errors():
+        from sdckit.query.config import load_server_config
+
+        settings = load_server_config(config)
+        chosen_host = host if host is not None else getattr(settings, "host", None) or DEFAULT_HOST
+        chosen_port = port if port is not None else getattr(settings, "port", None) or DEFAULT_PORT
+        listener = _listen(chosen_host, chosen_port, explicit=host is not None)
+        try:
+            _run(settings, listener, chosen_host)
+        finally:
+            listener.close()
+
+
+def _listen(host: str, port: int, explicit: bool) -> socket.socket:
+    """A bound socket; a non-loopback address only when --host says so, a taken port as a message."""
+    from sdckit.errors import ConfigError
+
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port must be between 0 and 65535, got {port}")
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as error:
+        raise ConfigError(f"--host: cannot resolve {host!r}: {error.strerror}") from None
+    family, kind, protocol, _, address = found[0]
+    if not ipaddress.ip_address(address[0]).is_loopback:
+        if not explicit:
+            raise ConfigError(
+                f"the configuration asks to listen on {host}, which is not a loopback address; "
+                f"give --host {host} to confirm"
+            )
+        errors.print(
+            f"[bold yellow]warning:[/] listening on {host}, reachable from other machines: keys and "
+            "answers travel unencrypted unless a TLS proxy is in front",
+            highlight=False,
+        )
+    listener = socket.socket(family, kind, protocol)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(address)
+    except OSError as error:
+        listener.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    return listener
+
+
+def _run(settings, listener: socket.socket, host: str) -> None:
+    import uvicorn
+
+    from sdckit.query.server import create_app
+    from sdckit.query.service import QueryService
+
+    service = QueryService(settings)
+    try:
+        app = create_app(service)
+        port = listener.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        names = ", ".join(entry["name"] for entry in service.datasets())
+        console.print(
+            f"serving {names or 'no datasets'} on http://{shown}:{port} "
+            f"(OpenAPI: http://{shown}:{port}/docs); Ctrl-C stops",
+            highlight=False,
+            soft_wrap=True,
+        )
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+        server.run(sockets=[listener])
+    finally:
+        service.close()
+
+
+# sdckit keys ------------------------------------------------------------------------------------
+
+keys = typer.Typer(
+    help="Analysts' API keys of a query server: add (printed once), revoke, list.",
+    no_args_is_help=True,
+)
+
+
+@keys.command("add")
+def add(name: NameArgument, config: ServerConfigOption) -> None:
+    """Create the analyst NAME and print their new API key, once (only its hash is stored).
+
+    The key goes in every request as 'Authorization: Bearer KEY'. A NAME that already has a key is
+    refused (exit 2): revoke it first, or choose another name.
+    """
+    with user_errors():
+        with _keys_service(config) as service:
+            key = service.add_key(name)
+        errors.print(f"key of {name} (shown once, store it now):", highlight=False)
+        console.print(key, highlight=False, soft_wrap=True)
+
+
+@keys.command("revoke")
+def revoke(name: NameArgument, config: ServerConfigOption) -> None:
+    """Revoke the analyst NAME's key: their requests get 401 from now on (a running server too).
+
+    Their spent budget stays in the ledger.
+    """
+    with user_errors():
+        with _keys_service(config) as service:
+            service.revoke_key(name)
+        console.print(f"revoked the key of {name}", highlight=False)
+
+
+@keys.command("list")
+def list_keys(config: ServerConfigOption) -> None:
+    """The analysts of a server: name, when their key was made, and whether it is revoked."""
+    from rich.table import Table as RichTable
+
+    with user_errors():
+        with _keys_service(config) as service:
+            analysts = service.keys()
+        shown = RichTable(title=f"{len(analysts)} analysts", title_justify="left")
+        for column in ("name", "created", "status"):
+            shown.add_column(column)
+        for entry in analysts:
+            status = "revoked" if entry.get("revoked") else "active"
+            shown.add_row(entry["name"], str(entry.get("created", "")), status)
+        console.print(shown)
+
+
+class _keys_service:
+    """The service of a configuration, for its ledger only (closed after use)."""
+
+    def __init__(self, config: Path) -> None:
+        from sdckit.query.config import load_server_config
+        from sdckit.query.service import QueryService
+
+        self.service = QueryService(load_server_config(config))
+
+    def __enter__(self):
+        return self.service
+
+    def __exit__(self, *exc_info) -> None:
+        self.service.close()
