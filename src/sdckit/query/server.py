@@ -28,7 +28,7 @@ import json
 import logging
 from typing import Annotated, Any
 
-from fastapi import Body, Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -42,7 +42,10 @@ logger = logging.getLogger("sdckit.query.server")
 MAX_BODY_BYTES = 64 * 1024
 """The largest request body accepted when the server configuration does not say (64 KiB)."""
 
-OPEN_PATHS = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect"})
+MAX_DEPTH = 32
+"""The deepest nesting of arrays and objects accepted in a query (filters within filters)."""
+
+BODY_SCOPE_KEY = "sdckit.body"
 
 _QUERY_EXAMPLE = {
     "aggregate": "count",
@@ -55,6 +58,28 @@ _QUERY_EXAMPLE = {
 
 class Unauthorized(Exception):
     """No valid key: 401 with ``WWW-Authenticate: Bearer``."""
+
+
+_bearer = HTTPBearer(auto_error=False, description="An analyst's key from `sdckit keys add`.")
+
+
+def _analyst(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    request: Request,
+) -> str:
+    """The caller's name, from their key (checked against the ledger's hashes)."""
+    header = request.headers.get("authorization")
+    if header is None:
+        raise Unauthorized("missing Authorization header: send 'Authorization: Bearer KEY'")
+    if credentials is None or not credentials.credentials.strip():
+        raise Unauthorized("malformed Authorization header: expected 'Bearer KEY'")
+    name = request.app.state.service.authenticate(credentials.credentials.strip())
+    if name is None:
+        raise Unauthorized("invalid or revoked API key")
+    return name
+
+
+Analyst = Annotated[str, Depends(_analyst)]
 
 
 def create_app(service: Any, max_body_bytes: int | None = None) -> FastAPI:
@@ -87,23 +112,6 @@ def create_app(service: Any, max_body_bytes: int | None = None) -> FastAPI:
     )
     app.state.service = service
     app.state.max_body_bytes = max_body_bytes
-    bearer = HTTPBearer(auto_error=False, description="An analyst's key from `sdckit keys add`.")
-
-    def analyst(
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-        request: Request,
-    ) -> str:
-        header = request.headers.get("authorization")
-        if header is None:
-            raise Unauthorized("missing Authorization header: send 'Authorization: Bearer KEY'")
-        if credentials is None or not credentials.credentials.strip():
-            raise Unauthorized("malformed Authorization header: expected 'Bearer KEY'")
-        name = service.authenticate(credentials.credentials.strip())
-        if name is None:
-            raise Unauthorized("invalid or revoked API key")
-        return name
-
-    Analyst = Annotated[str, Depends(analyst)]
 
     @app.get("/datasets", summary="The datasets served")
     def list_datasets(who: Analyst) -> list[dict[str, Any]]:
@@ -124,12 +132,9 @@ def create_app(service: Any, max_body_bytes: int | None = None) -> FastAPI:
         },
         openapi_extra=_query_schema(),
     )
-    def run_query(
-        name: str,
-        who: Analyst,
-        body: Annotated[dict[str, Any], Body(examples=[_QUERY_EXAMPLE])],
-    ) -> dict[str, Any]:
-        return service.query(who, name, body)
+    def run_query(name: str, who: Analyst, request: Request) -> dict[str, Any]:
+        # the body is parsed here, after the key is checked (FastAPI would parse it before)
+        return service.query(who, name, parse_body(request.scope.get(BODY_SCOPE_KEY, b"")))
 
     @app.get("/budget/{name}", summary="The caller's privacy budget on one dataset")
     def read_budget(name: str, who: Analyst) -> dict[str, Any]:
@@ -185,45 +190,81 @@ def _install_handlers(app: FastAPI) -> None:
         )
 
 
+def parse_body(raw: bytes) -> dict[str, Any]:
+    """The query of a request body: a JSON object (whatever the Content-Type says), or QueryError
+    with one sentence (``status`` 400 for a body that is not JSON, 422 for JSON that is not an
+    object)."""
+    if not raw.strip():
+        raise _error("the request body is empty: send the query as a JSON object", 400)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _error(f"the request body is not UTF-8 text (byte {error.start})", 400) from None
+    try:
+        body = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as error:
+        raise _error(
+            f"the request body is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})",
+            400,
+        ) from None
+    except (ValueError, RecursionError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise _error(f"the request body is not valid JSON: {reason}", 400) from None
+    if not isinstance(body, dict):
+        raise _error(f"the request body must be a JSON object (the query), got {_json_type(body)}", 422)
+    if _depth(body) > MAX_DEPTH:
+        raise _error(f"the query is nested more than {MAX_DEPTH} levels deep", 400)
+    return body
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _error(message: str, status: int) -> QueryError:
+    error = QueryError(message)
+    error.status = status  # type: ignore[attr-defined]
+    return error
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of a JSON value, without recursion (a body can be deep)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        current, level = pending.pop()
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        if isinstance(current, dict):
+            pending.extend((item, level + 1) for item in current.values())
+        elif isinstance(current, list):
+            pending.extend((item, level + 1) for item in current)
+    return deepest
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return {list: "an array", str: "a string", int: "a number", float: "a number"}.get(type(value), "null")
+
+
 def _validation_message(errors: list[dict[str, Any]]) -> tuple[int, str]:
-    """One clear sentence (and its status) for FastAPI's request validation errors."""
+    """One clear sentence (and its status) for FastAPI's own validation (path and headers)."""
     if not errors:
         return 400, "invalid request"
     first = errors[0]
-    kind = first.get("type", "")
-    where = [str(part) for part in first.get("loc", ()) if part != "body"]
-    if kind == "json_invalid":
-        context = first.get("ctx") or {}
-        reason = context.get("error", "")
-        return 400, f"the request body is not valid JSON{': ' + str(reason) if reason else ''}"
-    if kind == "missing" and not where:
-        return 400, "the request body is empty: send a JSON object (the query)"
-    if first.get("loc", ("",))[0] == "body" and not where:
-        return 422, f"the request body must be a JSON object (the query), got {_type_name(first)}"
-    field = ".".join(where) or "request"
+    field = ".".join(str(part) for part in first.get("loc", ())) or "request"
     return 422, f"{field}: {first.get('msg', 'invalid value')}"
-
-
-def _type_name(error: dict[str, Any]) -> str:
-    value = error.get("input")
-    return {
-        list: "an array",
-        str: "a string",
-        int: "a number",
-        float: "a number",
-        bool: "a boolean",
-        type(None): "null",
-    }.get(type(value), type(value).__name__)
 
 
 def _query_schema() -> dict[str, Any]:
     """The request body's schema in the OpenAPI description: the query language's, if importable
     (its nested models go to ``components/schemas`` through :func:`_publish_query_models`)."""
     model = _query_model()
-    if model is None:
-        return {}
-    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
-    schema.pop("$defs", None)
+    schema: dict[str, Any] = {"type": "object", "title": "Query"}
+    if model is not None:
+        schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        schema.pop("$defs", None)
     return {
         "requestBody": {
             "required": True,
@@ -307,6 +348,7 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        scope[BODY_SCOPE_KEY] = body
         delivered = False
 
         async def replay() -> Message:
