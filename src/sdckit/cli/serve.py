@@ -24,17 +24,14 @@ DEFAULT_PORT = 8000
 def serve(
     config: ServerConfigOption,
     host: Annotated[
-        str | None,
+        str,
         typer.Option(
-            help="Address to listen on (default 127.0.0.1). A non-loopback address must be given "
-            "here explicitly: keys and answers then travel unencrypted unless a TLS proxy is in front.",
-            show_default=False,
+            help="Address to listen on. Anything but a loopback address (127.0.0.1, ::1, localhost) "
+            "makes the server reachable from other machines: keys and answers then travel "
+            "unencrypted unless a TLS proxy is in front.",
         ),
-    ] = None,
-    port: Annotated[
-        int | None,
-        typer.Option(help="Port to listen on (default 8000; 0 picks a free one).", show_default=False),
-    ] = None,
+    ] = DEFAULT_HOST,
+    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = DEFAULT_PORT,
 ) -> None:
     """Serve the configured datasets over HTTP until interrupted (Ctrl-C).
 
@@ -46,17 +43,15 @@ def serve(
         from sdckit.query.config import load_server_config
 
         settings = load_server_config(config)
-        chosen_host = host if host is not None else getattr(settings, "host", None) or DEFAULT_HOST
-        chosen_port = port if port is not None else getattr(settings, "port", None) or DEFAULT_PORT
-        listener = _listen(chosen_host, chosen_port, explicit=host is not None)
+        listener = _listen(host, port)
         try:
-            _run(settings, listener, chosen_host)
+            _run(settings, listener, host)
         finally:
             listener.close()
 
 
-def _listen(host: str, port: int, explicit: bool) -> socket.socket:
-    """A bound socket; a non-loopback address only when --host says so, a taken port as a message."""
+def _listen(host: str, port: int) -> socket.socket:
+    """A bound socket (a taken port is a message, not a traceback); a warning off loopback."""
     from sdckit.errors import ConfigError
 
     if not 0 <= port <= 65535:
@@ -67,11 +62,6 @@ def _listen(host: str, port: int, explicit: bool) -> socket.socket:
         raise ConfigError(f"--host: cannot resolve {host!r}: {error.strerror}") from None
     family, kind, protocol, _, address = found[0]
     if not ipaddress.ip_address(address[0]).is_loopback:
-        if not explicit:
-            raise ConfigError(
-                f"the configuration asks to listen on {host}, which is not a loopback address; "
-                f"give --host {host} to confirm"
-            )
         errors.print(
             f"[bold yellow]warning:[/] listening on {host}, reachable from other machines: keys and "
             "answers travel unencrypted unless a TLS proxy is in front",
