@@ -284,7 +284,8 @@ def report(options, results: dict, elapsed: float, inline: dict, server_peak: fl
     print(
         f"baseline         in-process, one at a time, {inline['seconds']:.0f} s: "
         f"{len(inline['latencies']):,} queries, {inline_rate:,.0f} queries/s, "
-        f"p50 {milliseconds(inline['latencies'], 0.5):.1f} ms, p99 {milliseconds(inline['latencies'], 0.99):.1f} ms"
+        f"p50 {milliseconds(inline['latencies'], 0.5):.1f} ms, "
+        f"p99 {milliseconds(inline['latencies'], 0.99):.1f} ms"
     )
     print(f"ratio            server / in-process throughput: {throughput / inline_rate:.2f}")
     told, stored = sum(results["told"].values()), sum(spent.values())
@@ -294,7 +295,8 @@ def report(options, results: dict, elapsed: float, inline: dict, server_peak: fl
         f"largest per-analyst difference {worst:.2e}"
     )
     print(
-        f"memory           server peak RSS {server_peak:,.0f} MiB; benchmark process {peak_rss_mib():,.0f} MiB"
+        f"memory           server peak RSS {server_peak:,.0f} MiB; "
+        f"benchmark process {peak_rss_mib():,.0f} MiB"
     )
     if latencies:
         print(f"latency mean     {statistics.fmean(latencies) * 1000:.1f} ms")
