@@ -211,7 +211,7 @@ def ledger_spent(config: Path, names: list[str]) -> dict[str, float]:
 
     ledger = Ledger(config.parent / "ledger.sqlite")
     try:
-        return {name: ledger.spent(name, DP) for name in names}
+        return {name: ledger.spent(name, DP)[0] for name in names}
     finally:
         ledger.close()
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -117,8 +119,8 @@ def add(name: NameArgument, config: ServerConfigOption) -> None:
     refused (exit 2): revoke it first, or choose another name.
     """
     with user_errors():
-        with _keys_service(config) as service:
-            key = service.add_key(name)
+        with _ledger(config) as ledger:
+            key = ledger.add_key(name)
         errors.print(f"key of {name} (shown once, store it now):", highlight=False)
         console.print(key, highlight=False, soft_wrap=True)
 
@@ -130,39 +132,40 @@ def revoke(name: NameArgument, config: ServerConfigOption) -> None:
     Their spent budget stays in the ledger.
     """
     with user_errors():
-        with _keys_service(config) as service:
-            service.revoke_key(name)
+        with _ledger(config) as ledger:
+            ledger.revoke_key(name)
         console.print(f"revoked the key of {name}", highlight=False)
 
 
 @keys.command("list")
 def list_keys(config: ServerConfigOption) -> None:
     """The analysts of a server: name, when their key was made, and whether it is revoked."""
+    from datetime import UTC, datetime
+
     from rich.table import Table as RichTable
 
+    def when(stamp: float | None) -> str:
+        return "" if stamp is None else datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
     with user_errors():
-        with _keys_service(config) as service:
-            analysts = service.keys()
+        with _ledger(config) as ledger:
+            analysts = ledger.analysts()
         shown = RichTable(title=f"{len(analysts)} analysts", title_justify="left")
-        for column in ("name", "created", "status"):
+        for column in ("name", "key made", "revoked"):
             shown.add_column(column)
         for entry in analysts:
-            status = "revoked" if entry.get("revoked") else "active"
-            shown.add_row(entry["name"], str(entry.get("created", "")), status)
+            shown.add_row(entry["name"], when(entry["created"]), when(entry["revoked"]) or "-")
         console.print(shown)
 
 
-class _keys_service:
-    """The service of a configuration, for its ledger only (closed after use)."""
+@contextmanager
+def _ledger(config: Path) -> Iterator[Any]:
+    """The ledger of a server configuration (its keys only: no dataset is loaded)."""
+    from sdckit.query.config import load_server_config
+    from sdckit.query.ledger import Ledger
 
-    def __init__(self, config: Path) -> None:
-        from sdckit.query.config import load_server_config
-        from sdckit.query.service import QueryService
-
-        self.service = QueryService(load_server_config(config))
-
-    def __enter__(self):
-        return self.service
-
-    def __exit__(self, *exc_info) -> None:
-        self.service.close()
+    ledger = Ledger(load_server_config(config).store)
+    try:
+        yield ledger
+    finally:
+        ledger.close()

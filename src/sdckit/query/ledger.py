@@ -137,6 +137,15 @@ class Ledger:
             return None
         return row[0]
 
+    def analysts(self) -> list[dict[str, Any]]:
+        """Every analyst: ``name``, ``created`` and ``revoked`` (UTC timestamps, None if active)."""
+        rows = (
+            self._connection()
+            .execute("SELECT name, created, revoked FROM analysts ORDER BY name")
+            .fetchall()
+        )
+        return [{"name": name, "created": created, "revoked": revoked} for name, created, revoked in rows]
+
     # --- budget -------------------------------------------------------------------------------
 
     def spent(self, analyst: str, dataset: str) -> tuple[float, float]:
