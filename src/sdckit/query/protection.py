@@ -183,11 +183,8 @@ class Auditor:
             code = np.zeros(self.records, dtype=np.int64)
             for bit, member in enumerate(chunk):
                 code |= member.astype(np.int64) << bit
-            combined = labels * (1 << len(chunk)) + code if len(chunk) < 2 else labels * 0 + 0
-            if len(chunk) >= 2:
-                # pair the old label with the new code without overflow
-                _, code = np.unique(code, return_inverse=True)
-                combined = labels * (int(code.max()) + 1) + code
+            _, code = np.unique(code, return_inverse=True)  # compact: labels and codes are < records
+            combined = labels * (int(code.max()) + 1) + code
             _, labels = np.unique(combined, return_inverse=True)
         _, first, sizes = np.unique(labels, return_index=True, return_counts=True)
         return labels, first, sizes
