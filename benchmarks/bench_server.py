@@ -40,6 +40,8 @@ import numpy as np
 from _common import peak_rss_mib, print_header
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the example data generator
 DP, RESTRICTED = "students", "students_restricted"
 
 SERVER_YAML = """\
