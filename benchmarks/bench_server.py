@@ -207,6 +207,12 @@ def peak_memory_mib(pid: int) -> float:
     return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a running process so far (its threads included)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def ledger_spent(config: Path, names: list[str]) -> dict[str, float]:
     """Epsilon spent per analyst on the dp dataset, read from the SQLite store (server stopped)."""
     from sdckit.query.ledger import Ledger
@@ -243,9 +249,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"service          loaded in {inline['loaded']:.1f} s (in the benchmark's process)")
         process, url = start_server(config, folder / "server.log")
         try:
-            started = time.perf_counter()
+            started, cpu_before = time.perf_counter(), (time.process_time(), cpu_seconds(process.pid))
             results = asyncio.run(load(url, keys, options.seconds, restriction))
             elapsed = time.perf_counter() - started
+            results["cpu"] = (
+                time.process_time() - cpu_before[0],
+                cpu_seconds(process.pid) - cpu_before[1],
+            )
             server_peak = peak_memory_mib(process.pid)
         finally:
             process.send_signal(signal.SIGINT)
@@ -280,6 +290,11 @@ def report(options, results: dict, elapsed: float, inline: dict, server_peak: fl
         f"({results['refused']:,} restriction refusals), {throughput:,.0f} queries/s, "
         f"p50 {milliseconds(latencies, 0.5):.1f} ms, p99 {milliseconds(latencies, 0.99):.1f} ms, "
         f"errors {len(errors)}"
+    )
+    client_cpu, server_cpu = results["cpu"]
+    print(
+        f"cpu              server {server_cpu:.1f} s ({server_cpu / answered * 1000:.1f} ms per answer), "
+        f"clients {client_cpu:.1f} s, over {elapsed:.1f} s of wall time"
     )
     for error in errors[:5]:
         print(f"  error: {error}")
