@@ -36,7 +36,7 @@ MIN_QUERY_SET = 10
 
 SERVER_YAML = f"""\
 store: ledger.sqlite
-max_body_bytes: 65536
+max_body_bytes: 32768
 datasets:
   students:
     data: example.csv
@@ -225,6 +225,11 @@ def test_datasets_and_schema(served):
     assert_clear_4xx(call(served, "alice", "GET", "/datasets/nope"), 404, "nope")
     assert_clear_4xx(call(served, "alice", "GET", "/budget/nope"), 404, "nope")
     assert_clear_4xx(call(served, "alice", "GET", "/nowhere"), 404, "endpoint")
+    assert_clear_4xx(call(served, "alice", "GET", "/datasets/students%27%3B%20DROP%20TABLE%20spends"), 404)
+    assert_clear_4xx(call(served, "alice", "POST", "/datasets/" + "x" * 5000 + "/query", json=count()), 404)
+    assert_clear_4xx(call(served, "alice", "DELETE", "/datasets/students"), 405, "not allowed")
+    long_key = {"Authorization": "Bearer " + "k" * 10_000}
+    assert_clear_4xx(httpx.get(served.url + "/datasets", headers=long_key), 401)
 
 
 # Budget -----------------------------------------------------------------------------------------
@@ -333,7 +338,7 @@ def test_bad_input_is_a_clear_4xx_never_a_500(served):
     assert_clear_4xx(restricted, 403)  # a query set of 0 records: the value was taken literally
     assert_clear_4xx(ask(served, "mallory", "students_restricted", count()), None, "epsilon")
     big = {"aggregate": "count", "filters": [{"column": "gender", "op": "in", "value": ["F"] * 30_000}]}
-    assert_clear_4xx(httpx.post(url, json=big, headers=headers), 413, "65,536")
+    assert_clear_4xx(httpx.post(url, json=big, headers=headers), 413, "32,768")  # the configured limit
 
     def chunks():
         for _ in range(100):

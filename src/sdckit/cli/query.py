@@ -97,10 +97,10 @@ def _condition(text: str, kinds: dict[str, str]) -> dict[str, Any]:
 
 
 def _typed(raw: str, kind: str | None, text: str) -> Any:
-    """A number for a numeric attribute (an error if it is not one), the text otherwise."""
+    """A number for an attribute whose values are numbers (an error if it is not one), else the text."""
     from sdckit.errors import ConfigError
 
-    if kind is None or kind.lower() not in ("numeric", "date"):
+    if kind != "number":
         return raw
     try:
         number = float(raw)
@@ -110,15 +110,11 @@ def _typed(raw: str, kind: str | None, text: str) -> Any:
 
 
 def _kinds(description: dict[str, Any]) -> dict[str, str]:
-    """Attribute name → kind, from the dataset's description (``schema``/``attributes``)."""
-    attributes = description.get("schema") or description.get("attributes") or []
-    if isinstance(attributes, dict):
-        return {
-            name: str(value.get("kind", "")) for name, value in attributes.items() if isinstance(value, dict)
-        }
+    """Attribute name → the type of its values (``number``, ``string``, ...), from the dataset's
+    description on the server."""
     return {
-        str(entry.get("name")): str(entry.get("kind", ""))
-        for entry in attributes
+        str(entry["name"]): str(entry.get("type", ""))
+        for entry in description.get("attributes", [])
         if isinstance(entry, dict) and "name" in entry
     }
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import threading
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
@@ -82,7 +84,9 @@ def _analyst(
 Analyst = Annotated[str, Depends(_analyst)]
 
 
-def create_app(service: Any, max_body_bytes: int | None = None) -> FastAPI:
+def create_app(
+    service: Any, max_body_bytes: int | None = None, max_concurrent_queries: int | None = None
+) -> FastAPI:
     """The FastAPI application serving ``service`` (a :class:`QueryService`).
 
     Parameters
@@ -92,6 +96,10 @@ def create_app(service: Any, max_body_bytes: int | None = None) -> FastAPI:
     max_body_bytes : int, optional
         The largest request body accepted (413 beyond); default the server configuration's
         ``max_body_bytes`` if it has one, else :data:`MAX_BODY_BYTES`.
+    max_concurrent_queries : int, optional
+        How many queries run at once (the others wait their turn, in order of arrival); default
+        twice the number of CPUs. Each query scans the data on every core: more at once only adds
+        memory and contention for the ledger's write lock, and makes the slowest answers slower.
     """
     if max_body_bytes is None:
         configured = getattr(getattr(service, "server_config", None), "max_body_bytes", None)
@@ -110,6 +118,9 @@ def create_app(service: Any, max_body_bytes: int | None = None) -> FastAPI:
         version=_version(),
         redoc_url=None,
     )
+    if max_concurrent_queries is None:
+        max_concurrent_queries = 2 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2)
+    turns = threading.BoundedSemaphore(max_concurrent_queries)
     app.state.service = service
     app.state.max_body_bytes = max_body_bytes
 
@@ -134,7 +145,9 @@ def create_app(service: Any, max_body_bytes: int | None = None) -> FastAPI:
     )
     def run_query(name: str, who: Analyst, request: Request) -> dict[str, Any]:
         # the body is parsed here, after the key is checked (FastAPI would parse it before)
-        return service.query(who, name, parse_body(request.scope.get(BODY_SCOPE_KEY, b"")))
+        body = parse_body(request.scope.get(BODY_SCOPE_KEY, b""))
+        with turns:
+            return service.query(who, name, body)
 
     @app.get("/budget/{name}", summary="The caller's privacy budget on one dataset")
     def read_budget(name: str, who: Analyst) -> dict[str, Any]:
