@@ -115,7 +115,7 @@ def baseline(config: Path, seconds: float, restriction: bool) -> tuple[dict[str,
         keys = {f"client{i:02d}": service.add_key(f"client{i:02d}") for i in range(CLIENTS)}
         service.add_key("baseline")
         rng = np.random.default_rng(0)
-        latencies, refused = [], 0
+        latencies, refused, by_dataset = [], 0, {DP: [], RESTRICTED: []}
         until = time.perf_counter() + seconds
         while time.perf_counter() < until:
             dataset, body = query_mix(rng)
@@ -127,9 +127,11 @@ def baseline(config: Path, seconds: float, restriction: bool) -> tuple[dict[str,
             except Refused:
                 refused += 1
             latencies.append(time.perf_counter() - begun)
+            by_dataset[dataset].append(latencies[-1])
     finally:
         service.close()
-    return keys, {"loaded": loaded, "latencies": latencies, "refused": refused, "seconds": seconds}
+    inline = {"loaded": loaded, "latencies": latencies, "refused": refused, "seconds": seconds}
+    return keys, {**inline, "by_dataset": by_dataset}
 
 
 CLIENTS = 50
@@ -138,7 +140,13 @@ CLIENTS = 50
 async def load(url: str, keys: dict[str, str], seconds: float, restriction: bool) -> dict:
     import httpx
 
-    results = {"latencies": [], "errors": [], "refused": 0, "told": {name: 0.0 for name in keys}}
+    results = {
+        "latencies": [],
+        "by_dataset": {DP: [], RESTRICTED: []},
+        "errors": [],
+        "refused": 0,
+        "told": {name: 0.0 for name in keys},
+    }
     until = time.perf_counter() + seconds
 
     async def client(number: int, name: str, key: str) -> None:
@@ -157,6 +165,7 @@ async def load(url: str, keys: dict[str, str], seconds: float, restriction: bool
                     results["errors"].append(f"{type(error).__name__}: {error}")
                     continue
                 results["latencies"].append(time.perf_counter() - begun)
+                results["by_dataset"][dataset].append(results["latencies"][-1])
                 if response.status_code == 200:
                     results["told"][name] += response.json().get("epsilon_spent", 0.0) or 0.0
                 elif response.status_code == 403 and dataset == RESTRICTED:
@@ -291,6 +300,12 @@ def report(options, results: dict, elapsed: float, inline: dict, server_peak: fl
         f"p50 {milliseconds(latencies, 0.5):.1f} ms, p99 {milliseconds(latencies, 0.99):.1f} ms, "
         f"errors {len(errors)}"
     )
+    for dataset, values in results["by_dataset"].items():
+        if values:
+            print(
+                f"  {dataset:<22} {len(values):,} answers, p50 {milliseconds(values, 0.5):.1f} ms, "
+                f"p99 {milliseconds(values, 0.99):.1f} ms"
+            )
     client_cpu, server_cpu = results["cpu"]
     print(
         f"cpu              server {server_cpu:.1f} s ({server_cpu / answered * 1000:.1f} ms per answer), "
@@ -304,6 +319,12 @@ def report(options, results: dict, elapsed: float, inline: dict, server_peak: fl
         f"p50 {milliseconds(inline['latencies'], 0.5):.1f} ms, "
         f"p99 {milliseconds(inline['latencies'], 0.99):.1f} ms"
     )
+    for dataset, values in inline["by_dataset"].items():
+        if values:
+            print(
+                f"  {dataset:<22} {len(values):,} answers, p50 {milliseconds(values, 0.5):.1f} ms, "
+                f"p99 {milliseconds(values, 0.99):.1f} ms"
+            )
     print(f"ratio            server / in-process throughput: {throughput / inline_rate:.2f}")
     told, stored = sum(results["told"].values()), sum(spent.values())
     worst = max(abs(spent[name] - results["told"][name]) for name in spent)
