@@ -100,8 +100,13 @@ def gaussian(sensitivity: float, epsilon: float, delta: float) -> Any:
         base = dp.m.make_gaussian(_vector_domain(), dp.l2_distance(T=float), scale)
         return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(base), delta)
 
-    scale = dp.binary_search_param(make, d_in=sensitivity, d_out=(epsilon, delta))
-    return make(scale)
+    # the privacy loss depends on sensitivity / scale only: calibrate for sensitivity 1 (a search
+    # with a large sensitivity overflows OpenDP's bounds), then scale up and check OpenDP's map
+    scale = dp.binary_search_param(make, d_in=1.0, d_out=(epsilon, delta)) * sensitivity
+    measurement = make(scale)
+    spent = measurement.map(sensitivity)
+    assert spent[0] <= epsilon * (1 + 1e-6) and spent[1] <= delta * (1 + 1e-9), spent
+    return measurement
 
 
 def dp_noise(values: list[float], l1: float, l2: float, epsilon: float, delta: float | None) -> list[float]:

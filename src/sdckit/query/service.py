@@ -254,6 +254,8 @@ class QueryService:
                 raise QueryError(f"delta: at most {s.delta:g} on this dataset, got {delta:g}")
         elif query.delta is not None:
             raise QueryError("delta: this dataset uses the Laplace mechanism (epsilon-DP): leave out 'delta'")
+        if query.aggregate == "quantile":
+            delta = None  # the exponential mechanism is pure epsilon-DP
         column = query.column
         needs_bounds = query.aggregate in ("sum", "mean", "quantile") or (
             query.aggregate == "histogram" and isinstance(query.bins, int)
