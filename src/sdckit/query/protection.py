@@ -200,7 +200,8 @@ class Auditor:
             size = int(member.sum())
             if size < k or n - size < k:
                 raise Refused(
-                    f"query set size control: the query set (or a group of it) or its complement has fewer than {k} records",
+                    "query set size control: the query set (or a group of it) or its complement "
+                    f"has fewer than {k} records",
                     reason="query_set_size",
                 )
         for member in sets:
