@@ -170,73 +170,81 @@ def dp_values(
 
 
 class Auditor:
-    """The answered query sets of one analyst on one dataset, and the audit of a new query."""
+    """The answered query sets of one analyst on one dataset, and the audit of a new query.
+
+    The records are partitioned into atoms (records with the same membership in every answered
+    set); the auditor keeps each record's atom (one integer per record) and the answered sets as a
+    0/1 matrix over the atoms, so that its memory does not grow with the records per query and
+    the pairwise and linear audits run on the atoms.
+    """
 
     def __init__(self, records: int, k: int) -> None:
         self.records = records
         self.k = k
-        self.sets: list[np.ndarray] = []
         self.labels = np.zeros(records, dtype=np.int64)
+        self.sizes = np.array([records], dtype=np.int64)
+        self.rows = np.zeros((0, 1), dtype=bool)
         self.last_id = 0
 
-    def _combine(
-        self, labels: np.ndarray, sets: list[np.ndarray]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Atoms after adding ``sets``: (labels, first record of each atom, atom sizes)."""
-        for start in range(0, len(sets), 60):
-            chunk = sets[start : start + 60]
+    def _combine(self, sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The atoms with ``sets`` added: (labels, sizes, old rows and new rows over the new atoms)."""
+        labels = self.labels
+        for start in range(0, len(sets), 30):
+            chunk = sets[start : start + 30]
             code = np.zeros(self.records, dtype=np.int64)
             for bit, member in enumerate(chunk):
                 code |= member.astype(np.int64) << bit
-            _, code = np.unique(code, return_inverse=True)  # compact: labels and codes are < records
-            combined = labels * (int(code.max()) + 1) + code
-            _, labels = np.unique(combined, return_inverse=True)
+            # labels < records < 2**33 and code < 2**30: the pair fits in an int64
+            _, labels = np.unique((labels << len(chunk)) | code, return_inverse=True)
         _, first, sizes = np.unique(labels, return_index=True, return_counts=True)
-        return labels, first, sizes
+        parent = self.labels[first]
+        new = np.array([member[first] for member in sets], dtype=bool).reshape(len(sets), len(first))
+        return labels, sizes, self.rows[:, parent], new
 
-    def check(self, sets: list[np.ndarray]) -> None:
+    def check(self, sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Refuse (:class:`Refused`) or return the state :meth:`commit` records once answered."""
         k, n = self.k, self.records
         for member in sets:
-            size = int(member.sum())
+            size = int(np.count_nonzero(member))
             if size < k or n - size < k:
                 raise Refused(
-                    "query set size control: the query set (or a group of it) or its complement "
-                    f"has fewer than {k} records",
+                    "query set size control: the query set (or a group of it) or its complement has "
+                    f"fewer than {k} records",
                     reason="query_set_size",
                 )
-        for member in sets:
-            for old in self.sets:
-                only_new = int(np.count_nonzero(member & ~old))
-                only_old = int(np.count_nonzero(old & ~member))
-                if 0 < only_new < k or 0 < only_old < k:
-                    raise Refused(
-                        f"audit: this query set differs from one answered before by fewer than {k} records "
-                        "(a differencing attack would isolate them)",
-                        reason="audit",
-                    )
-        labels, first, sizes = self._combine(self.labels, sets)
+        labels, sizes, old, new = self._combine(sets)
+        if len(old):
+            only_new = (new[:, None, :] & ~old[None, :, :]).astype(np.int64) @ sizes
+            only_old = (old[None, :, :] & ~new[:, None, :]).astype(np.int64) @ sizes
+            if np.any(((only_new > 0) & (only_new < k)) | ((only_old > 0) & (only_old < k))):
+                raise Refused(
+                    f"audit: this query set differs from one answered before by fewer than {k} records "
+                    "(a differencing attack would isolate them)",
+                    reason="audit",
+                )
         small = sizes < k
-        if not small.any():
-            return
-        rows = np.vstack(
-            [np.ones(len(first), dtype=float)] + [s[first].astype(float) for s in self.sets + sets]
-        )
-        _, singular, vt = np.linalg.svd(rows, full_matrices=False)
-        rank = int(np.sum(singular > singular[0] * 1e-10))
-        leverage = np.sum(vt[:rank] ** 2, axis=0)
-        if np.any(small & (leverage > 1 - LEVERAGE_TOLERANCE)):
-            raise Refused(
-                f"audit: with the answers you were given before, this answer would determine the total of "
-                f"fewer than {k} records",
-                reason="audit",
-            )
+        if small.any():
+            matrix = np.vstack([np.ones((1, len(sizes))), old, new]).astype(float)
+            _, singular, vt = np.linalg.svd(matrix, full_matrices=False)
+            rank = int(np.sum(singular > singular[0] * 1e-10))
+            leverage = np.sum(vt[:rank] ** 2, axis=0)
+            if np.any(small & (leverage > 1 - LEVERAGE_TOLERANCE)):
+                raise Refused(
+                    "audit: with the answers you were given before, this answer would determine the total "
+                    f"of fewer than {k} records",
+                    reason="audit",
+                )
+        return labels, sizes, np.vstack([old, new])
+
+    def commit(self, state: tuple[np.ndarray, np.ndarray, np.ndarray], answer_id: int = 0) -> None:
+        self.labels, self.sizes, rows = state
+        self.rows = np.unique(rows, axis=0) if len(rows) else rows
+        self.last_id = max(self.last_id, answer_id)
 
     def add(self, sets: list[np.ndarray], answer_id: int = 0) -> None:
-        new = [s for s in sets if not any(np.array_equal(s, old) for old in self.sets)]
-        if new:
-            self.labels, _, _ = self._combine(self.labels, new)
-            self.sets.extend(new)
-        self.last_id = max(self.last_id, answer_id)
+        """Record sets answered before (read back from the ledger), without checking them."""
+        labels, sizes, old, new = self._combine(sets)
+        self.commit((labels, sizes, np.vstack([old, new])), answer_id)
 
 
 # --- camouflage --------------------------------------------------------------------------------

@@ -347,13 +347,19 @@ class QueryService:
     def _restriction(self, analyst: str, d: _Dataset, query: Query) -> dict:
         sets, keys, edges = self._sets(d, query)
         body = query.model_dump(by_alias=True, exclude_none=True)
-        with self._audit_lock, self.ledger.transaction() as connection:
+        # one lock per service and the ledger's write lock across processes: the answered sets
+        # written by another process are read back before the audit, and the answer is recorded
+        # in the same transaction; the auditor takes the new sets only once that has committed
+        with self._audit_lock:
             auditor = self._auditor(analyst, d)
-            for answer_id, old in self.ledger.answered(analyst, d.settings.name, auditor.last_id, connection):
-                auditor.add(self._sets(d, parse_query(old))[0], answer_id)
-            auditor.check(sets)
-            answer_id = self.ledger.record_answer(connection, analyst, d.settings.name, body)
-            auditor.add(sets, answer_id)
+            with self.ledger.transaction() as connection:
+                for answer_id, old in self.ledger.answered(
+                    analyst, d.settings.name, auditor.last_id, connection
+                ):
+                    auditor.add(self._sets(d, parse_query(old))[0], answer_id)
+                state = auditor.check(sets)
+                answer_id = self.ledger.record_answer(connection, analyst, d.settings.name, body)
+            auditor.commit(state, answer_id)
         values = self._exact(d, query, sets, edges)
         if len(keys) == 1 and not keys[0]:
             return {"value": values[0]}
