@@ -189,14 +189,24 @@ class Auditor:
     def _combine(self, sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The atoms with ``sets`` added: (labels, sizes, old rows and new rows over the new atoms)."""
         labels = self.labels
-        for start in range(0, len(sets), 30):
-            chunk = sets[start : start + 30]
+        atoms = len(self.sizes)
+        for start in range(0, len(sets), 4):
+            chunk = sets[start : start + 4]
             code = np.zeros(self.records, dtype=np.int64)
             for bit, member in enumerate(chunk):
                 code |= member.astype(np.int64) << bit
-            # labels < records < 2**33 and code < 2**30: the pair fits in an int64
-            _, labels = np.unique((labels << len(chunk)) | code, return_inverse=True)
-        _, first, sizes = np.unique(labels, return_index=True, return_counts=True)
+            combined = (labels << len(chunk)) | code  # labels < records < 2**40: fits in an int64
+            if atoms << len(chunk) <= 1 << 22:  # dense relabelling through a table (no sort)
+                present = np.zeros(atoms << len(chunk), dtype=bool)
+                present[combined] = True
+                ids = np.cumsum(present) - 1
+                labels, atoms = ids[combined], int(ids[-1]) + 1
+            else:
+                _, labels = np.unique(combined, return_inverse=True)
+                atoms = int(labels.max()) + 1
+        sizes = np.bincount(labels, minlength=atoms)
+        first = np.empty(atoms, dtype=np.int64)
+        first[labels[::-1]] = np.arange(self.records - 1, -1, -1)
         parent = self.labels[first]
         new = np.array([member[first] for member in sets], dtype=bool).reshape(len(sets), len(first))
         return labels, sizes, self.rows[:, parent], new
