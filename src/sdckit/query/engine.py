@@ -118,6 +118,8 @@ class Engine:
 
     def mask(self, query: Query) -> np.ndarray:
         """The query set as a boolean array over the records."""
+        if not query.filters:
+            return np.ones(self.records, dtype=bool)
         return self.frame.select(self.where(query).alias("m")).to_series().to_numpy().astype(bool, copy=False)
 
     # --- groups -------------------------------------------------------------------------------
@@ -184,7 +186,7 @@ class Engine:
                 x = x.clip(*clamp)
             aggs += [x.count().alias("__m"), x.sum().alias("__s"), x.abs().sum().alias("__a")]
             if values:
-                aggs.append(x.drop_nulls().alias("__v"))
+                aggs.append(x.drop_nulls().alias("__v") if by else x.drop_nulls().implode().alias("__v"))
         if not by:
             row = frame.select(aggs).collect().row(0, named=True)
             return [_stats({}, row)]

@@ -186,12 +186,15 @@ def _label(path: tuple[Any, ...]) -> str:
 
 
 def _clean(path: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Drop the union tags pydantic puts after a list index (``filters.0.and.and.1`` → ``filters.0.and.1``)."""
+    """Drop the union tags pydantic puts after a list index.
+
+    ``filters.0.and.and.1`` becomes ``filters.0.and.1``.
+    """
     return tuple(
         part
         for index, part in enumerate(path)
         if not (index > 0 and isinstance(path[index - 1], int) and part in ("filter", "and", "or", "not"))
-        and not (part == "filter")
+        and part != "filter"
     )
 
 
@@ -275,7 +278,8 @@ def _check_value(value: Any, kind: str, where: str) -> Any:
             return dt.date.fromisoformat(value) if isinstance(value, str) else _raise()
         except (ValueError, TypeError):
             raise QueryError(
-                f"{where}: the column holds dates, so the value must be a date like '2020-01-31', got {value!r:.100}"
+                f"{where}: the column holds dates, so the value must be a date like '2020-01-31', "
+                f"got {value!r:.100}"
             ) from None
     if not isinstance(value, str):
         raise QueryError(
@@ -323,17 +327,20 @@ def check_query(query: Query, kinds: dict[str, Kind], types: dict[str, str], pro
             raise _unknown_column(query.column, columns, "column")
         if query.aggregate in ("sum", "mean", "quantile") and types[query.column] != "number":
             raise QueryError(
-                f"column: {query.aggregate} needs a numeric column, '{query.column}' is {kinds[query.column].value}"
+                f"column: {query.aggregate} needs a numeric column, '{query.column}' is "
+                f"{kinds[query.column].value}"
             )
         if query.aggregate == "histogram":
             numeric = types[query.column] == "number" and kinds[query.column] is Kind.NUMERIC
             if numeric and query.bins is None:
                 raise QueryError(
-                    f"bins: a histogram of the numeric column '{query.column}' needs 'bins' (a number of bins or the edges)"
+                    f"bins: a histogram of the numeric column '{query.column}' needs 'bins' (a "
+                    "number of bins or the edges)"
                 )
             if not numeric and query.bins is not None:
                 raise QueryError(
-                    f"bins: '{query.column}' is {kinds[query.column].value}: its histogram counts each category, without bins"
+                    f"bins: '{query.column}' is {kinds[query.column].value}: its histogram counts "
+                    "each category, without bins"
                 )
     for index, name in enumerate(query.group_by):
         if name not in kinds:
@@ -352,7 +359,8 @@ def check_query(query: Query, kinds: dict[str, Kind], types: dict[str, str], pro
         for key in ("epsilon", "delta"):
             if getattr(query, key) is not None:
                 raise QueryError(
-                    f"{key}: this dataset is protected by {protection}, not differential privacy: leave out '{key}'"
+                    f"{key}: this dataset is protected by {protection}, not differential privacy: "
+                    f"leave out '{key}'"
                 )
 
 

@@ -111,7 +111,8 @@ class Ledger:
                 raise ConfigError(f"analyst '{name}' already has a key; revoke it first (sdckit keys revoke)")
             connection.execute(
                 "INSERT INTO analysts (name, key_hash, created, revoked) VALUES (?, ?, ?, NULL) "
-                "ON CONFLICT (name) DO UPDATE SET key_hash = excluded.key_hash, created = excluded.created, revoked = NULL",
+                "ON CONFLICT (name) DO UPDATE SET key_hash = excluded.key_hash, created = "
+                "excluded.created, revoked = NULL",
                 (name, hash_key(key), time.time()),
             )
         return key
@@ -152,7 +153,8 @@ class Ledger:
         row = (
             self._connection()
             .execute(
-                "SELECT COALESCE(SUM(epsilon), 0), COALESCE(SUM(delta), 0) FROM spends WHERE analyst = ? AND dataset = ?",
+                "SELECT COALESCE(SUM(epsilon), 0), COALESCE(SUM(delta), 0) FROM spends WHERE "
+                "analyst = ? AND dataset = ?",
                 (analyst, dataset),
             )
             .fetchone()

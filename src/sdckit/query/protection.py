@@ -100,8 +100,13 @@ def gaussian(sensitivity: float, epsilon: float, delta: float) -> Any:
         base = dp.m.make_gaussian(_vector_domain(), dp.l2_distance(T=float), scale)
         return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(base), delta)
 
-    scale = dp.binary_search_param(make, d_in=sensitivity, d_out=(epsilon, delta))
-    return make(scale)
+    # the privacy loss depends on sensitivity / scale only: calibrate for sensitivity 1 (a search
+    # with a large sensitivity overflows OpenDP's bounds), then scale up and check OpenDP's map
+    scale = dp.binary_search_param(make, d_in=1.0, d_out=(epsilon, delta)) * sensitivity
+    measurement = make(scale)
+    spent = measurement.map(sensitivity)
+    assert spent[0] <= epsilon * (1 + 1e-6) and spent[1] <= delta * (1 + 1e-9), spent
+    return measurement
 
 
 def dp_noise(values: list[float], l1: float, l2: float, epsilon: float, delta: float | None) -> list[float]:
@@ -165,72 +170,91 @@ def dp_values(
 
 
 class Auditor:
-    """The answered query sets of one analyst on one dataset, and the audit of a new query."""
+    """The answered query sets of one analyst on one dataset, and the audit of a new query.
+
+    The records are partitioned into atoms (records with the same membership in every answered
+    set); the auditor keeps each record's atom (one integer per record) and the answered sets as a
+    0/1 matrix over the atoms, so that its memory does not grow with the records per query and
+    the pairwise and linear audits run on the atoms.
+    """
 
     def __init__(self, records: int, k: int) -> None:
         self.records = records
         self.k = k
-        self.sets: list[np.ndarray] = []
         self.labels = np.zeros(records, dtype=np.int64)
+        self.sizes = np.array([records], dtype=np.int64)
+        self.rows = np.zeros((0, 1), dtype=bool)
         self.last_id = 0
 
-    def _combine(
-        self, labels: np.ndarray, sets: list[np.ndarray]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Atoms after adding ``sets``: (labels, first record of each atom, atom sizes)."""
-        for start in range(0, len(sets), 60):
-            chunk = sets[start : start + 60]
+    def _combine(self, sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The atoms with ``sets`` added: (labels, sizes, old rows and new rows over the new atoms)."""
+        labels = self.labels
+        atoms = len(self.sizes)
+        for start in range(0, len(sets), 4):
+            chunk = sets[start : start + 4]
             code = np.zeros(self.records, dtype=np.int64)
             for bit, member in enumerate(chunk):
                 code |= member.astype(np.int64) << bit
-            _, code = np.unique(code, return_inverse=True)  # compact: labels and codes are < records
-            combined = labels * (int(code.max()) + 1) + code
-            _, labels = np.unique(combined, return_inverse=True)
-        _, first, sizes = np.unique(labels, return_index=True, return_counts=True)
-        return labels, first, sizes
+            combined = (labels << len(chunk)) | code  # labels < records < 2**40: fits in an int64
+            if atoms << len(chunk) <= 1 << 22:  # dense relabelling through a table (no sort)
+                present = np.zeros(atoms << len(chunk), dtype=bool)
+                present[combined] = True
+                ids = np.cumsum(present) - 1
+                labels, atoms = ids[combined], int(ids[-1]) + 1
+            else:
+                _, labels = np.unique(combined, return_inverse=True)
+                atoms = int(labels.max()) + 1
+        sizes = np.bincount(labels, minlength=atoms)
+        first = np.empty(atoms, dtype=np.int64)
+        first[labels[::-1]] = np.arange(self.records - 1, -1, -1)
+        parent = self.labels[first]
+        new = np.array([member[first] for member in sets], dtype=bool).reshape(len(sets), len(first))
+        return labels, sizes, self.rows[:, parent], new
 
-    def check(self, sets: list[np.ndarray]) -> None:
+    def check(self, sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Refuse (:class:`Refused`) or return the state :meth:`commit` records once answered."""
         k, n = self.k, self.records
         for member in sets:
-            size = int(member.sum())
+            size = int(np.count_nonzero(member))
             if size < k or n - size < k:
                 raise Refused(
-                    f"query set size control: the query set (or a group of it) or its complement has fewer than {k} records",
+                    "query set size control: the query set (or a group of it) or its complement has "
+                    f"fewer than {k} records",
                     reason="query_set_size",
                 )
-        for member in sets:
-            for old in self.sets:
-                only_new = int(np.count_nonzero(member & ~old))
-                only_old = int(np.count_nonzero(old & ~member))
-                if 0 < only_new < k or 0 < only_old < k:
-                    raise Refused(
-                        f"audit: this query set differs from one answered before by fewer than {k} records "
-                        "(a differencing attack would isolate them)",
-                        reason="audit",
-                    )
-        labels, first, sizes = self._combine(self.labels, sets)
+        labels, sizes, old, new = self._combine(sets)
+        if len(old):
+            only_new = (new[:, None, :] & ~old[None, :, :]).astype(np.int64) @ sizes
+            only_old = (old[None, :, :] & ~new[:, None, :]).astype(np.int64) @ sizes
+            if np.any(((only_new > 0) & (only_new < k)) | ((only_old > 0) & (only_old < k))):
+                raise Refused(
+                    f"audit: this query set differs from one answered before by fewer than {k} records "
+                    "(a differencing attack would isolate them)",
+                    reason="audit",
+                )
         small = sizes < k
-        if not small.any():
-            return
-        rows = np.vstack(
-            [np.ones(len(first), dtype=float)] + [s[first].astype(float) for s in self.sets + sets]
-        )
-        _, singular, vt = np.linalg.svd(rows, full_matrices=False)
-        rank = int(np.sum(singular > singular[0] * 1e-10))
-        leverage = np.sum(vt[:rank] ** 2, axis=0)
-        if np.any(small & (leverage > 1 - LEVERAGE_TOLERANCE)):
-            raise Refused(
-                f"audit: with the answers you were given before, this answer would determine the total of "
-                f"fewer than {k} records",
-                reason="audit",
-            )
+        if small.any():
+            matrix = np.vstack([np.ones((1, len(sizes))), old, new]).astype(float)
+            _, singular, vt = np.linalg.svd(matrix, full_matrices=False)
+            rank = int(np.sum(singular > singular[0] * 1e-10))
+            leverage = np.sum(vt[:rank] ** 2, axis=0)
+            if np.any(small & (leverage > 1 - LEVERAGE_TOLERANCE)):
+                raise Refused(
+                    "audit: with the answers you were given before, this answer would determine the total "
+                    f"of fewer than {k} records",
+                    reason="audit",
+                )
+        return labels, sizes, np.vstack([old, new])
+
+    def commit(self, state: tuple[np.ndarray, np.ndarray, np.ndarray], answer_id: int = 0) -> None:
+        self.labels, self.sizes, rows = state
+        self.rows = np.unique(rows, axis=0) if len(rows) else rows
+        self.last_id = max(self.last_id, answer_id)
 
     def add(self, sets: list[np.ndarray], answer_id: int = 0) -> None:
-        new = [s for s in sets if not any(np.array_equal(s, old) for old in self.sets)]
-        if new:
-            self.labels, _, _ = self._combine(self.labels, new)
-            self.sets.extend(new)
-        self.last_id = max(self.last_id, answer_id)
+        """Record sets answered before (read back from the ledger), without checking them."""
+        labels, sizes, old, new = self._combine(sets)
+        self.commit((labels, sizes, np.vstack([old, new])), answer_id)
 
 
 # --- camouflage --------------------------------------------------------------------------------

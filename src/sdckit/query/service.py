@@ -38,7 +38,8 @@ class _Dataset:
         for name, _ in settings.bounds.items():
             if name not in self.engine.kinds or self.engine.types[name] != "number":
                 raise ConfigError(
-                    f"{where}: dataset '{settings.name}': bounds name '{name}', which is not a numeric attribute"
+                    f"{where}: dataset '{settings.name}': bounds name '{name}', which is not a "
+                    "numeric attribute"
                 )
         self.domains: dict[str, list[Any]] = {}
         for name, attribute in self.engine.attributes.items():
@@ -50,7 +51,8 @@ class _Dataset:
                 Kind.ORDINAL,
             ):
                 raise ConfigError(
-                    f"{where}: dataset '{settings.name}': domains name '{name}', which is not a categorical attribute"
+                    f"{where}: dataset '{settings.name}': domains name '{name}', which is not a "
+                    "categorical attribute"
                 )
             self.domains[name] = values
         for name, values in self.domains.items():
@@ -59,7 +61,8 @@ class _Dataset:
                 self.domains[name] = list(dict.fromkeys(str(v) for v in values))
             elif any(isinstance(v, str) for v in values):
                 raise ConfigError(
-                    f"{where}: dataset '{settings.name}': the domain of the numeric column '{name}' must be numbers"
+                    f"{where}: dataset '{settings.name}': the domain of the numeric column '{name}' "
+                    "must be numbers"
                 )
 
     def describe(self) -> dict[str, Any]:
@@ -207,8 +210,10 @@ class QueryService:
                 domains.append(d.domains[name])
             elif dp:
                 raise Refused(
-                    f"group_by '{name}' under differential privacy needs the keys declared, not taken from the data: "
-                    f"add domains: {{{name}: [...]}} to dataset '{d.settings.name}' in the server configuration",
+                    f"group_by '{name}' under differential privacy needs the keys declared, not "
+                    "taken from the data: "
+                    f"add domains: {{{name}: [...]}} to dataset '{d.settings.name}' in the server "
+                    "configuration",
                     reason="no_domain",
                 )
             else:
@@ -224,7 +229,8 @@ class QueryService:
             return [float(b) for b in query.bins]
         if query.column not in d.settings.bounds:
             raise QueryError(
-                f"bins: a number of bins needs declared bounds of '{query.column}'; give the edges as a list instead"
+                f"bins: a number of bins needs declared bounds of '{query.column}'; give the edges "
+                "as a list instead"
             )
         low, high = d.settings.bounds[query.column]
         return [float(x) for x in np.linspace(low, high, query.bins + 1)]
@@ -244,7 +250,8 @@ class QueryService:
         epsilon = float(query.epsilon)  # type: ignore[arg-type]
         if s.max_epsilon_per_query is not None and epsilon > s.max_epsilon_per_query:
             raise Refused(
-                f"epsilon {epsilon:g} is above this dataset's max_epsilon_per_query {s.max_epsilon_per_query:g}",
+                f"epsilon {epsilon:g} is above this dataset's max_epsilon_per_query "
+                f"{s.max_epsilon_per_query:g}",
                 reason="epsilon",
             )
         delta = None
@@ -254,13 +261,16 @@ class QueryService:
                 raise QueryError(f"delta: at most {s.delta:g} on this dataset, got {delta:g}")
         elif query.delta is not None:
             raise QueryError("delta: this dataset uses the Laplace mechanism (epsilon-DP): leave out 'delta'")
+        if query.aggregate == "quantile":
+            delta = None  # the exponential mechanism is pure epsilon-DP
         column = query.column
         needs_bounds = query.aggregate in ("sum", "mean", "quantile") or (
             query.aggregate == "histogram" and isinstance(query.bins, int)
         )
         if needs_bounds and column not in s.bounds:
             raise Refused(
-                f"column: '{column}' has no declared bounds, needed under differential privacy: add bounds: {{{column}: [lower, upper]}} "
+                f"column: '{column}' has no declared bounds, needed under differential privacy: add "
+                f"bounds: {{{column}: [lower, upper]}} "
                 f"to dataset '{s.name}' in the server configuration",
                 reason="no_bounds",
             )
@@ -337,13 +347,19 @@ class QueryService:
     def _restriction(self, analyst: str, d: _Dataset, query: Query) -> dict:
         sets, keys, edges = self._sets(d, query)
         body = query.model_dump(by_alias=True, exclude_none=True)
-        with self._audit_lock, self.ledger.transaction() as connection:
+        # one lock per service and the ledger's write lock across processes: the answered sets
+        # written by another process are read back before the audit, and the answer is recorded
+        # in the same transaction; the auditor takes the new sets only once that has committed
+        with self._audit_lock:
             auditor = self._auditor(analyst, d)
-            for answer_id, old in self.ledger.answered(analyst, d.settings.name, auditor.last_id, connection):
-                auditor.add(self._sets(d, parse_query(old))[0], answer_id)
-            auditor.check(sets)
-            answer_id = self.ledger.record_answer(connection, analyst, d.settings.name, body)
-            auditor.add(sets, answer_id)
+            with self.ledger.transaction() as connection:
+                for answer_id, old in self.ledger.answered(
+                    analyst, d.settings.name, auditor.last_id, connection
+                ):
+                    auditor.add(self._sets(d, parse_query(old))[0], answer_id)
+                state = auditor.check(sets)
+                answer_id = self.ledger.record_answer(connection, analyst, d.settings.name, body)
+            auditor.commit(state, answer_id)
         values = self._exact(d, query, sets, edges)
         if len(keys) == 1 and not keys[0]:
             return {"value": values[0]}
