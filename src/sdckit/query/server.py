@@ -98,7 +98,7 @@ def create_app(
         ``max_body_bytes`` if it has one, else :data:`MAX_BODY_BYTES`.
     max_concurrent_queries : int, optional
         How many queries run at once (the others wait their turn, in order of arrival); default
-        twice the number of CPUs. Each query scans the data on every core: more at once only adds
+        four times the number of CPUs. Each query scans the data on every core: more at once only adds
         memory and contention for the ledger's write lock, and makes the slowest answers slower.
     """
     if max_body_bytes is None:
@@ -119,7 +119,7 @@ def create_app(
         redoc_url=None,
     )
     if max_concurrent_queries is None:
-        max_concurrent_queries = 2 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2)
+        max_concurrent_queries = 4 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2)
     turns = threading.BoundedSemaphore(max_concurrent_queries)
     app.state.service = service
     app.state.max_body_bytes = max_body_bytes
