@@ -19,7 +19,8 @@ counted as it arrives). A 500 only ever means a bug: its traceback goes to the s
 client gets a fixed sentence.
 
 The service's calls block (SQLite, the query engine): the endpoints are plain functions, which
-FastAPI runs in its thread pool, so that one slow query does not hold up the others.
+FastAPI runs in its thread pool, so that one slow query does not hold up the others; at most
+``max_concurrent_queries`` queries run at once, the others wait their turn.
 """
 
 from __future__ import annotations
@@ -120,6 +121,8 @@ def create_app(
     )
     if max_concurrent_queries is None:
         max_concurrent_queries = 4 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2)
+    if max_concurrent_queries < 1:
+        raise ValueError(f"max_concurrent_queries must be at least 1, got {max_concurrent_queries}")
     turns = threading.BoundedSemaphore(max_concurrent_queries)
     app.state.service = service
     app.state.max_body_bytes = max_body_bytes
