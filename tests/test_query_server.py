@@ -454,3 +454,20 @@ def test_sdckit_query(served, monkeypatch):
     assert status == 0 and "[" in out, err
     status, _, err = cli("query", "students", *common, "--filter", "birth_year>>1990", "--epsilon", "0.1")
     assert status == 2
+
+
+def test_serve_refuses_a_taken_port_and_a_bad_configuration(served, tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        status, _, err = cli("serve", "--config", str(served.config), "--port", port)
+    assert status == 2 and "cannot listen" in err
+    bad = tmp_path / "server.yaml"
+    bad.write_text(SERVER_YAML.replace("width: 0.1", "width: 0.1\n    budget: 1.0"), encoding="utf-8")
+    status, _, err = cli("serve", "--config", str(bad))
+    assert status == 2 and "budget" in err
+    status, _, err = cli("serve", "--config", str(served.config), "--port", "70000")
+    assert status == 2 and "--port" in err
