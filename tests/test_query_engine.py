@@ -172,6 +172,16 @@ def test_injection_in_a_value_is_a_plain_value(service, frame):
     assert service.query("injector", "camouflaged", body)["upper"] >= frame.height
 
 
+def test_out_of_range_numbers_are_plain_values(service, frame):
+    huge = {"aggregate": "count", "filters": [{"column": "birth_year", "op": "<", "value": 10**100}]}
+    assert service.query("numbers", "camouflaged", huge)["lower"] >= 0.9 * frame.height
+    mixed = {
+        "aggregate": "count",
+        "filters": [{"column": "entry_grade", "op": "in", "value": [1000, 2.5, -(10**30)]}],
+    }
+    assert service.query("numbers", "camouflaged", mixed) == {"lower": 0, "upper": 0}
+
+
 def test_unknown_dataset(service):
     with pytest.raises(UnknownDataset, match="unknown dataset 'nope'"):
         service.query("alice", "nope", {"aggregate": "count"})
