@@ -280,6 +280,15 @@ def test_gaussian_and_quantile(service):
     assert BOUNDS[0] <= answer["value"] <= BOUNDS[1]
 
 
+def test_delta_only_with_the_gaussian_mechanism(service):
+    with pytest.raises(QueryError, match="Laplace mechanism"):
+        service.query("alice", "dp", {"aggregate": "count", "epsilon": 0.1, "delta": 1e-7})
+    with pytest.raises(QueryError, match="at most 1e-06"):
+        service.query("alice", "gauss", {"aggregate": "count", "epsilon": 0.1, "delta": 1e-3})
+    answer = service.query("alice", "gauss", {"aggregate": "count", "epsilon": 0.1, "delta": 1e-7})
+    assert answer["delta_spent"] == 1e-7
+
+
 def test_budget_is_spent_and_refusal_spends_nothing(service):
     body = {"aggregate": "count", "filters": [F], "epsilon": 0.4}
     assert service.query("bob", "tight", body)["budget_left"] == pytest.approx(0.6)
