@@ -238,6 +238,7 @@ def test_not_is_the_complement(service):
 
 
 def test_laplace_noise_has_the_calibrated_scale():
+    # OpenDP's sampler cannot be seeded: a KS test at level 1e-3 (a false alarm once in 1,000 runs)
     epsilon, truth = 0.5, 1234.0
     draws = np.asarray(protection.laplace(1.0, epsilon)([truth] * 4000)) - truth
     assert stats.kstest(draws, "laplace", args=(0, 1.0 / epsilon)).pvalue > 1e-3
@@ -432,7 +433,7 @@ def test_auditor_linear_audit_beyond_pairs():
 # --- camouflage -----------------------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(
     year=st.integers(1980, 2015),
     op=st.sampled_from(["<", ">=", "=", "!="]),
