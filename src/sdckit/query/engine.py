@@ -78,7 +78,13 @@ class Engine:
         if isinstance(node, Filter):
             column = pl.col(node.column)
             value = node.value
-            if self.types[node.column] == "text":
+            if self.types[node.column] == "number":
+                # as floats: an integer too large for the column's type is still compared correctly
+                value = [float(v) for v in value] if isinstance(value, list) else float(value)
+                column = column.cast(pl.Float64)
+            elif self.types[node.column] == "date":
+                value = [_date(v) for v in value] if isinstance(value, list) else _date(value)
+            elif self.types[node.column] == "text":
                 value = [str(v) for v in value] if isinstance(value, list) else str(value)
             op = node.op
             if op == "in":
@@ -201,6 +207,12 @@ class Engine:
             row = found.get(lookup, {"__n": 0, "__m": 0, "__s": 0.0, "__a": 0.0, "__v": []})
             out.append(_stats(dict(zip(by, key, strict=True)), row))
         return out
+
+
+def _date(value: Any) -> Any:
+    import datetime as dt
+
+    return dt.date.fromisoformat(value)  # checked by check_query
 
 
 def _stats(key: dict[str, Any], row: dict[str, Any]) -> GroupStats:

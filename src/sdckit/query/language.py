@@ -272,7 +272,7 @@ def _check_value(value: Any, kind: str, where: str) -> Any:
             raise QueryError(
                 f"{where}: the column is numeric, so the value must be a finite number, got {value!r:.100}"
             )
-        return value
+        return float(value)
     if kind == "date":
         try:
             return dt.date.fromisoformat(value) if isinstance(value, str) else _raise()

@@ -49,7 +49,9 @@ Query restriction (``restriction``), threshold k = ``min_query_set``
        (means are audited as sums and counts over their set, quantiles only as sets), and
        collusion between analysts (each analyst is audited alone).
     The answered query bodies are kept in the ledger and their sets recomputed from the read-only
-    data after a restart.
+    data after a restart. In memory, per analyst and dataset, the auditor keeps one atom number per
+    record and the answered sets as a 0/1 matrix over the atoms. On 1,000,000 generated records,
+    40 group-by queries (78 answered sets, 351 atoms) took 3.5 s in all, 90 ms a query.
 
 Camouflage (``camouflage``), relative width w = ``width`` (Gopal, Garfinkel & Goes 2002)
     The confidential vector a of the aggregated column is hidden in the box
