@@ -141,9 +141,7 @@ class Ledger:
     def analysts(self) -> list[dict[str, Any]]:
         """Every analyst: ``name``, ``created`` and ``revoked`` (UTC timestamps, None if active)."""
         rows = (
-            self._connection()
-            .execute("SELECT name, created, revoked FROM analysts ORDER BY name")
-            .fetchall()
+            self._connection().execute("SELECT name, created, revoked FROM analysts ORDER BY name").fetchall()
         )
         return [{"name": name, "created": created, "revoked": revoked} for name, created, revoked in rows]
 
