@@ -7,7 +7,7 @@ from typing import Annotated
 import click
 import typer
 
-from sdckit.cli import anonymize, check, evaluate, experiment, protect, risk, table, utility
+from sdckit.cli import anonymize, check, evaluate, experiment, protect, query, risk, serve, table, utility
 from sdckit.cli._common import console, errors
 
 app = typer.Typer(
@@ -59,6 +59,9 @@ app.add_typer(
     table.app, name="table", short_help="Protect tables: cell suppression, audit, rounding, CTA, cell key."
 )
 app.add_typer(experiment.app, name="experiment", short_help="Reproduce the experiments of the papers.")
+app.command("serve", short_help="Serve protected answers to statistical queries over HTTP.")(serve.serve)
+app.add_typer(serve.keys, name="keys", short_help="Analysts' API keys of a query server: add, revoke, list.")
+app.command("query", short_help="Send one query to a query server; print its protected answer.")(query.query)
 
 
 def run(arguments: list[str] | None = None) -> int:
