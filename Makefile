@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_masking.py
 	$(BIN)/python benchmarks/bench_synthesis.py
 	$(BIN)/python benchmarks/bench_tables.py
+	$(BIN)/python benchmarks/bench_server.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
