@@ -250,18 +250,13 @@ def protect_table(
 ) -> None:
     """Parse, build, run, report, write: the body every table command shares."""
     with user_errors():
-        from sdckit.errors import ConfigError
-
         fields = spec.params.model_fields
         params = spec.params.parse(
             given, spell=lambda name: option_name(name, fields.get(name)), method=spec.name
         )
         dimensions = table_dimensions(rows, cols, layers, tables)
         rules = _rules(spec, rule, min_frequency)
-        if frequency is not None and not cells:
-            raise ConfigError("--frequency names the counts of a table of cells: it needs --cells")
-        if cells and holding is not None:
-            raise ConfigError("--holding needs the microdata: a table of cells (--cells) has no contributors")
+        _check_source(cells, frequency, holding)
         inputs = [data, config, *(v for v in given.values() if isinstance(v, Path))]
         outputs = Outputs(inputs)
         outputs.file(output, "--output", OUTPUT_SUFFIXES)
@@ -283,53 +278,90 @@ def protect_table(
 
         result = run_table_method(spec, problem, params, Context(config=None, stage=stage))
         figures = spec.summary(result)
-        violation = spec.violation(result, figures)
         elapsed = time.perf_counter() - started
-        table = problem.table
-        primary = problem.protection
-        document = {
-            "data": str(data),
-            "method": spec.name,
-            "parameters": params.to_recipe(),
-            "table": {
-                "tables": [list(dims) for dims in dimensions],
-                "kind": table.kind,
-                "value": value,
-                "cells": table.n_cells,
-                "relations": table.n_relations,
-            },
-            "rules": [r.name for r in rules],
-            "primary_cells": int(primary.primary.sum()),
-            "primary_value": float(table.values[primary.primary].sum()),
-            **figures,
-            "elapsed_seconds": round(elapsed, 3),
-        }
+        document = _document(spec, data, params, dimensions, value, rules, result, figures, elapsed)
         report = Report()
+        table, primary = problem.table, int(problem.protection.primary.sum())
         source = f"{records:,} records" if records is not None else "a table of cells"
         report.line(
             f"[bold]{data.name}[/]: {source} → {table.n_cells:,} cells ({table.kind}), "
-            f"{int(primary.primary.sum()):,} primary — {spec.name} in {elapsed:.2f} s"
+            f"{primary:,} primary — {spec.name} in {elapsed:.2f} s"
         )
         for line in spec.report(figures):
             report.line(line)
-        if output is not None:
-            stage_table(outputs, output, _relabel(result.frame(), table.dimensions, total_label))
-        if html is not None:
-            from sdckit.tables.render import write_html
-
-            outputs.stage(html, lambda temporary: write_html(result, temporary, data.name))
-        if argus is not None:
-            from sdckit.tables.argus import write_argus
-
-            status = result.status if spec.audits or spec.name == "audit" else None
-            outputs.stage(
-                argus,
-                lambda folder: write_argus(
-                    problem, rules, folder, data.stem, method=spec.name, status=status
-                ),
-            )
+        _stage_outputs(outputs, spec, result, rules, data, output, html, argus, total_label)
         stage_json(outputs, summary, document)
-        finish(outputs, report, violation, allowed=spec.name == "audit")
+        finish(outputs, report, spec.violation(result, figures), allowed=spec.name == "audit")
+
+
+def _check_source(cells: bool, frequency: str | None, holding: str | None) -> None:
+    from sdckit.errors import ConfigError
+
+    if frequency is not None and not cells:
+        raise ConfigError("--frequency names the counts of a table of cells: it needs --cells")
+    if cells and holding is not None:
+        raise ConfigError("--holding needs the microdata: a table of cells (--cells) has no contributors")
+
+
+def _document(
+    spec: TableMethodSpec,
+    data: Path,
+    params: Any,
+    dimensions: tuple[tuple[str, ...], ...],
+    value: str | None,
+    rules: list[Any],
+    result: Any,
+    figures: dict[str, Any],
+    elapsed: float,
+) -> dict[str, Any]:
+    """The ``--summary`` document: what was built and asked, and the method's figures."""
+    table, primary = result.table, result.protection.primary
+    return {
+        "data": str(data),
+        "method": spec.name,
+        "parameters": params.to_recipe(),
+        "table": {
+            "tables": [list(dims) for dims in dimensions],
+            "kind": table.kind,
+            "value": value,
+            "cells": table.n_cells,
+            "relations": table.n_relations,
+        },
+        "rules": [r.name for r in rules],
+        "primary_cells": int(primary.sum()),
+        "primary_value": float(table.values[primary].sum()),
+        **figures,
+        "elapsed_seconds": round(elapsed, 3),
+    }
+
+
+def _stage_outputs(
+    outputs: Outputs,
+    spec: TableMethodSpec,
+    result: Any,
+    rules: list[Any],
+    data: Path,
+    output: Path | None,
+    html: Path | None,
+    argus: Path | None,
+    total_label: str,
+) -> None:
+    """The long form, the HTML page and τ-Argus's files, written when the run succeeds."""
+    if output is not None:
+        stage_table(outputs, output, _relabel(result.frame(), result.table.dimensions, total_label))
+    if html is not None:
+        from sdckit.tables.render import write_html
+
+        outputs.stage(html, lambda temporary: write_html(result, temporary, data.name))
+    if argus is not None:
+        from sdckit.tables.argus import write_argus
+
+        status = result.status if spec.audits or spec.name == "audit" else None
+        problem = result.problem
+        outputs.stage(
+            argus,
+            lambda folder: write_argus(problem, rules, folder, data.stem, method=spec.name, status=status),
+        )
 
 
 def _relabel(frame: Any, dimensions: tuple[str, ...], total_label: str) -> Any:

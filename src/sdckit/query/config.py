@@ -5,9 +5,9 @@
     store: ledger.sqlite                 # budget ledger, API keys and query log (SQLite, WAL)
     max_body_bytes: 65536                # largest query body the server reads
     datasets:
-      adult:
-        data: adult.csv                  # CSV or Parquet, read once, read-only
-        config: adult.yaml               # the usual attribute configuration (kinds, roles)
+      people:
+        data: people.csv                 # CSV or Parquet, read once, read-only
+        config: people.yaml              # the usual attribute configuration (kinds, roles)
         protection: dp                   # dp | restriction | camouflage
         budget: 1.0                      # dp: total epsilon per analyst (sequential composition)
         mechanism: laplace               # dp: laplace (epsilon-DP) | gaussian ((epsilon, delta)-DP)
