@@ -49,6 +49,7 @@ the secondary cells (the primary cells are suppressed in every pattern).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Annotated, Any, Literal
@@ -305,11 +306,19 @@ def _heuristic(
     relations = table.relations
     incidence = table.neighbours()
     repairer: _RepairLP | None = None
+    # Suppressing more cells only frees the attacker's variables, so an interval never shrinks: a
+    # primary cell once protected stays protected, and each round attacks only the cells that failed
+    # the last one (on the components that hold them).
+    pending = protection.primary.copy()
     for _ in range(max_rounds):
         if sweep:
             _sweep(relations.indptr, relations.indices, w_sweep, suppressed)
-        result = attack(table, suppressed, protection, exact=False)
-        failing = np.flatnonzero(protection.primary & ~result.protected)
+        result = attack(
+            table, suppressed, dataclasses.replace(protection, primary=pending), exact=False, focus=pending
+        )
+        failing = np.flatnonzero(pending & ~result.protected)
+        pending = np.zeros_like(pending)
+        pending[failing] = True
         if failing.size == 0:
             break
         added = 0
