@@ -274,9 +274,9 @@ def test_every_command_group_has_its_page():
 def test_every_command_option_is_documented():
     """Every option of every command (``sdckit risk combined --release``, ``sdckit apply --unknown``,
     ...) is named on the page of its command group, in one of its spellings."""
-    import click
     import typer.main
 
+    from sdckit.cli import _click as click
     from sdckit.cli import app
 
     def leaves(command: click.Command, path: tuple[str, ...]):

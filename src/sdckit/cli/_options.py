@@ -10,10 +10,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import click
 import typer
 from typer.core import TyperCommand
 
+from sdckit.cli import _click as click
 from sdckit.params import option_name
 
 

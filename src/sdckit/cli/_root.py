@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import click
 import typer
 
+from sdckit.cli import _click as click
 from sdckit.cli import anonymize, check, evaluate, experiment, protect, query, risk, serve, table, utility
 from sdckit.cli._common import console, errors
 
@@ -68,14 +68,14 @@ def run(arguments: list[str] | None = None) -> int:
     """Run the app without click's own handling of errors and interrupts; return the exit status."""
     try:
         result = app(args=arguments, standalone_mode=False)
-    except click.exceptions.Exit as exit_:
+    except click.Exit as exit_:
         return exit_.exit_code
     except click.ClickException as error:
-        if isinstance(error, click.exceptions.NoSuchCommand) and " Did you mean " in error.message:
+        if isinstance(error, click.NoSuchCommand) and " Did you mean " in error.message:
             error.possibilities = []  # typer already put the suggestion in the message
         error.show(file=None)
         return error.exit_code
-    except click.exceptions.Abort:
+    except click.Abort:
         raise KeyboardInterrupt from None
     return result if isinstance(result, int) else 0
 
