@@ -21,8 +21,6 @@ Exit = typer.Exit
 Abort = typer.Abort
 Context = core.Context
 Command = core.Command
-Group = core.Group
-Option = core.Option
 
 __all__ = [
     "Abort",
@@ -30,9 +28,7 @@ __all__ = [
     "Command",
     "Context",
     "Exit",
-    "Group",
     "NoSuchCommand",
     "NoSuchOption",
-    "Option",
     "UsageError",
 ]
