@@ -275,7 +275,6 @@ def test_every_command_option_is_documented():
     """Every option of every command (``sdckit risk combined --release``, ``sdckit apply --unknown``,
     ...) is named on the page of its command group, in one of its spellings."""
     import typer.main
-
     from typer.core import TyperOption
 
     from sdckit.cli import _click as click
