@@ -260,7 +260,9 @@ def attack(
     )
     disclosed = suppressed & (width <= disclosure_tol) & ~skipped
     protected |= skipped
-    return AuditResult(suppressed=suppressed, low=low, high=high, protected=protected, disclosed=disclosed)
+    return AuditResult(
+        suppressed=suppressed, low=low, high=high, protected=protected, disclosed=disclosed, exact=exact
+    )
 
 
 def audit(table: LinearTable, suppressed: np.ndarray, protection: Protection) -> AuditResult:

@@ -75,7 +75,7 @@ class TableResult:
     def frame(self) -> pl.DataFrame:
         """The protected table in long form: one row per cell with its labels, original value,
         status, released value, the rule that flagged it, its protection levels and, for a
-        suppression, the attacker's interval."""
+        suppression audited exactly, the attacker's interval."""
         table, protection = self.table, self.protection
         columns: dict[str, Any] = {
             table.value_name: table.values,
@@ -87,7 +87,7 @@ class TableResult:
         }
         if table.kind == "magnitude" and table.frequency is not None:
             columns = {"frequency": table.frequency, **columns}
-        if self.audit is not None:
+        if self.audit is not None and self.audit.exact:
             suppressed = self.audit.suppressed
             columns["feasible_low"] = np.where(suppressed, self.audit.low, np.nan)
             columns["feasible_high"] = np.where(suppressed, self.audit.high, np.nan)

@@ -268,6 +268,8 @@ class AuditResult:
     ``inf`` when unbounded), the published value for a published cell. ``protected``: ``(n,)`` True
     for a primary cell whose interval covers its protection interval (True for non-primary cells);
     ``disclosed``: ``(n,)`` a suppressed cell whose interval is a single value (exact disclosure).
+    ``exact``: ``low``/``high`` are the exact intervals; when False the verdicts are exact but an
+    interval may be an inner bound (an LP whose verdict earlier solutions settled was skipped).
     """
 
     suppressed: np.ndarray
@@ -275,6 +277,7 @@ class AuditResult:
     high: np.ndarray
     protected: np.ndarray
     disclosed: np.ndarray
+    exact: bool = True
 
     @property
     def passed(self) -> bool:
