@@ -55,3 +55,26 @@ def bad_values(field) -> list:
     if base is Path or typing.get_origin(base) is list:
         return [5]
     raise AssertionError(f"no bad value known for {base!r}: add one to bad_values")
+
+
+def assert_fields_refuse_bad_values(spec, valid: dict) -> None:
+    """Every field of a registered spec's parameters object refuses each of its bad values, with a
+    message that names the field's option; ``valid`` completes the required fields."""
+    from sdckit.errors import ConfigError
+    from sdckit.params import option_name
+
+    fields = spec.params.model_fields
+    spec.params.parse(valid, method=spec.name)
+    for name, field in fields.items():
+        for value in bad_values(field):
+            try:
+                spec.params.parse(
+                    {**valid, name: value},
+                    spell=lambda field_name: option_name(field_name, fields.get(field_name)),
+                    method=spec.name,
+                )
+            except ConfigError as error:
+                option = option_name(name, field)
+                assert any(p.startswith(option) for p in str(error).split("; ")), (name, value, error)
+            else:
+                raise AssertionError(f"{spec.name}: {name}={value!r} was accepted")

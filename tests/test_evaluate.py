@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +12,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from browser import chrome
 from sdckit.cli import app
 from sdckit.evaluate.report import flatten
 from sdckit.evaluate.rumap import RUPoint, pareto_front, ru_score
@@ -182,30 +182,6 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path):
 
 
 # The report in a real browser --------------------------------------------------------------------
-
-
-def chrome():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    assert binary and driver, "chromium and chromedriver are needed: `make test` installs them"
-    options = webdriver.ChromeOptions()
-    options.binary_location = binary
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1280,2000",
-    ):
-        options.add_argument(flag)
-    return webdriver.Chrome(options=options, service=Service(driver))
 
 
 def test_the_report_renders_in_chromium(evaluated, tmp_path):

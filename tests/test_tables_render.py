@@ -4,12 +4,12 @@ table, escaping, and the page in a real headless chromium."""
 from __future__ import annotations
 
 import re
-import shutil
 
 import numpy as np
 import polars as pl
 import pytest
 
+from browser import chrome
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.table import Table
@@ -135,31 +135,6 @@ def test_perturbed_values_are_marked():
     assert [t for _, t in found][:3] == ["0", "2", "2"]
 
 
-def chrome():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    assert binary and driver, "chromium and chromedriver are needed: `make test` installs them"
-    options = webdriver.ChromeOptions()
-    options.binary_location = binary
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1280,2000",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(options=options, service=Service(driver))
-
-
 def test_the_page_renders_in_chromium(tmp_path):
     from selenium.webdriver.common.by import By
 
@@ -167,7 +142,7 @@ def test_the_page_renders_in_chromium(tmp_path):
     result = suppression(table, primary=[0, 6], secondary=[1, 5])
     path = tmp_path / "table.html"
     write_html(result, path, "Suppressed <table>")
-    browser = chrome()
+    browser = chrome(console_log=True)
     try:
         browser.get(path.resolve().as_uri())
         assert browser.title == "Suppressed <table>"
