@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 import numpy as np
 import polars as pl
 
-from sdckit._files import check_regular_file
+from sdckit._files import available_memory, check_regular_file
 from sdckit.errors import ConfigError, InputError, SdcWarning, location
 from sdckit.frequency import encode_column
 
@@ -527,12 +527,26 @@ class _Loaded:
     layout: Callable[[], _Layout] | None = None  # CSV only: where each record starts, computed on demand
     tokens: tuple[str, ...] = DEFAULT_MISSING_VALUES  # the missing-value tokens, for messages
 
+    first_record: int = 0  # a chunk of a larger source: the number of its first record, 0-based
+
     def where(self, row: int, attribute: str | None = None, column_word: str = "attribute") -> str:
         """``file:line: attribute 'x': `` for a CSV record, ``source: record N: attribute 'x': `` else."""
         named = f"{column_word} '{attribute}': " if attribute is not None else ""
         if self.layout is not None:
             return f"{self.label}:{int(self.layout().record_lines[row])}: {named}"
-        return f"{self.label}: record {row + 1}: {named}"
+        return f"{self.label}: record {self.first_record + row + 1:,}: {named}"
+
+
+@dataclass(frozen=True)
+class FrameChunk:
+    """Records read from part of a larger source (a partition of a data set), to be validated as
+    :func:`read_table` validates a file: ``label`` names the source in messages and ``first_record``
+    (0-based) numbers its records; ``from_text`` says every column was read as text (CSV)."""
+
+    frame: pl.DataFrame
+    label: str
+    first_record: int = 0
+    from_text: bool = False
 
 
 @dataclass(frozen=True)
@@ -551,6 +565,16 @@ class _Layout:
 
 
 def _load(source: Any, delimiter: str | None, tokens: tuple[str, ...]) -> _Loaded:
+    if isinstance(source, FrameChunk):
+        _check_not_empty(source.frame, source.label, "partition")
+        return _Loaded(
+            frame=_apply_missing_values(source.frame, tokens),
+            label=source.label,
+            from_text=source.from_text,
+            first_record=source.first_record,
+        )
+    if isinstance(source, str | os.PathLike) and is_dataset(source):
+        return _load_dataset(source, tokens)
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         label = str(source)
@@ -600,6 +624,55 @@ def _load_parquet(path: Path, label: str, tokens: tuple[str, ...]) -> _Loaded:
     except (pl.exceptions.PolarsError, OSError) as error:
         raise InputError(f"{label}: cannot read the Parquet file: {_first_line(error)}") from None
     _check_not_empty(frame, label, "file")
+    return _Loaded(frame=_apply_missing_values(frame, tokens), label=label, from_text=False)
+
+
+def is_dataset(source: str | os.PathLike[str]) -> bool:
+    """Whether ``source`` names a data set of several Parquet files: a directory or a glob pattern."""
+    text = str(source)
+    path = Path(text)
+    return path.is_dir() or (not path.exists() and any(character in text for character in "*?["))
+
+
+def dataset_files(source: str | os.PathLike[str]) -> list[Path]:
+    """The Parquet files of a data set (a directory, searched recursively, or a glob pattern), in
+    sorted order; InputError if there are none."""
+    import glob
+
+    text = str(source)
+    if Path(text).is_dir():
+        files = sorted(
+            path for path in Path(text).rglob("*") if path.suffix.lower() in PARQUET_SUFFIXES and path.is_file()
+        )
+        hidden = [path for path in files if any(part.startswith((".", "_")) for part in path.relative_to(text).parts)]
+        files = [path for path in files if path not in hidden]
+    else:
+        files = sorted(Path(name) for name in glob.glob(text, recursive=True) if Path(name).is_file())
+        others = [path for path in files if path.suffix.lower() not in PARQUET_SUFFIXES]
+        if others:
+            raise InputError(f"{text}: a data set is made of Parquet files, but '{others[0]}' is not one")
+    if not files:
+        raise InputError(f"{text}: no Parquet files (.parquet, .pq) in this data set")
+    return files
+
+
+def _load_dataset(source: str | os.PathLike[str], tokens: tuple[str, ...]) -> _Loaded:
+    """A partitioned Parquet data set read whole (lazily scanned, then collected once)."""
+    label = str(source)
+    files = dataset_files(source)
+    needed = sum(path.stat().st_size for path in files)
+    available = available_memory()
+    if available is not None and needed * 4 > available:
+        raise InputError(
+            f"{label}: the data set ({len(files)} files, {needed / 2**30:.1f} GiB on disk) may not fit in the "
+            f"available memory ({available / 2**30:.1f} GiB); the commands that run out of core read it "
+            "chunk by chunk (see docs/scaling.md)"
+        )
+    try:
+        frame = pl.scan_parquet(files).collect()
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise InputError(f"{label}: cannot read the Parquet data set: {_first_line(error)}") from None
+    _check_not_empty(frame, label, "data set")
     return _Loaded(frame=_apply_missing_values(frame, tokens), label=label, from_text=False)
 
 

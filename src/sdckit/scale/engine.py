@@ -1,0 +1,185 @@
+"""Where the partitions of a run are processed: in this process, one after the other (``local``), or
+as tasks of a Dask cluster (``dask``, :mod:`distributed`), embedded or joined by its address.
+
+Both engines run the same functions on the same partitions and combine the partial results with the
+same binary tree (:func:`tree_split`), so a run gives the same bytes on either engine. The local engine
+walks the tree depth first, holding at most one partial result per level (memory bounded by the
+aggregate, not by the records); Dask runs every partition as a task, combines partial results on the
+workers and sends only the final aggregate back.
+
+A lost worker (killed, out of memory, its machine gone) does not change a result: Dask reruns the
+tasks whose results it held, and every task here is a pure function of its partition, writing its
+output file under a temporary name that it renames when done.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sdckit.errors import ConfigError, InputError
+
+ENGINES = ("local", "dask")
+SCHEDULER_VARIABLE = "SDCKIT_SCHEDULER"
+
+Progress = Callable[[int, int], None] | None
+
+
+def tree_split(lo: int, hi: int) -> int:
+    """Where the tree that combines the partial results of items ``lo .. hi-1`` splits them."""
+    return (lo + hi) // 2
+
+
+class Engine(ABC):
+    """Runs functions over partitions; see the module documentation."""
+
+    name: str
+
+    @abstractmethod
+    def map(self, function: Callable[..., Any], items: Sequence[Any], shared: Any = None, progress: Progress = None) -> list[Any]:
+        """``[function(item, shared) for item in items]``, in order."""
+
+    @abstractmethod
+    def map_reduce(
+        self,
+        function: Callable[..., Any],
+        combine: Callable[[Any, Any], Any],
+        items: Sequence[Any],
+        shared: Any = None,
+        progress: Progress = None,
+    ) -> Any:
+        """``function(item, shared)`` for every item, combined pairwise along the tree of :func:`tree_split`."""
+
+    def close(self) -> None:
+        """Release what the engine started."""
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalEngine(Engine):
+    """Partitions one after the other in this process."""
+
+    name = "local"
+
+    def map(self, function, items, shared=None, progress=None):
+        results = []
+        for done, item in enumerate(items, start=1):
+            results.append(function(item, shared))
+            if progress is not None:
+                progress(done, len(items))
+        return results
+
+    def map_reduce(self, function, combine, items, shared=None, progress=None):
+        if not items:
+            raise ValueError("nothing to reduce")
+        done = [0]
+
+        def leaf(index: int) -> Any:
+            result = function(items[index], shared)
+            done[0] += 1
+            if progress is not None:
+                progress(done[0], len(items))
+            return result
+
+        def reduce(lo: int, hi: int) -> Any:
+            if hi - lo == 1:
+                return leaf(lo)
+            middle = tree_split(lo, hi)
+            return combine(reduce(lo, middle), reduce(middle, hi))
+
+        return reduce(0, len(items))
+
+
+class DaskEngine(Engine):
+    """Partitions as tasks of a Dask cluster: an embedded ``LocalCluster`` of worker processes, or the
+    scheduler at ``address``."""
+
+    name = "dask"
+
+    def __init__(self, address: str | None = None, workers: int | None = None, client: Any = None) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:  # pragma: no cover - a dependency of sdckit
+            raise ConfigError("the dask engine needs the package 'distributed' (pip install 'dask[distributed]')") from None
+        self._cluster = None
+        self._own_client = client is None
+        if client is not None:
+            self.client = client
+            return
+        if address:
+            try:
+                self.client = Client(address, timeout="10s")
+            except (OSError, TimeoutError) as error:
+                raise InputError(f"cannot reach the Dask scheduler at {address}: {error}") from None
+            return
+        count = workers or os.cpu_count() or 1
+        self._cluster = LocalCluster(
+            n_workers=count,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+        self.client = Client(self._cluster)
+
+    def _scatter(self, shared: Any) -> Any:
+        return None if shared is None else self.client.scatter(shared, broadcast=True, hash=False)
+
+    def _progress(self, futures: list[Any], progress: Progress) -> None:
+        from distributed import as_completed
+
+        if progress is None:
+            return
+        for done, _ in enumerate(as_completed(futures), start=1):
+            progress(done, len(futures))
+
+    def map(self, function, items, shared=None, progress=None):
+        shared_future = self._scatter(shared)
+        futures = self.client.map(function, list(items), shared=shared_future, pure=False)
+        self._progress(futures, progress)
+        return self.client.gather(futures)
+
+    def map_reduce(self, function, combine, items, shared=None, progress=None):
+        if not items:
+            raise ValueError("nothing to reduce")
+        shared_future = self._scatter(shared)
+        leaves = self.client.map(function, list(items), shared=shared_future, pure=False)
+
+        def reduce(lo: int, hi: int) -> Any:
+            if hi - lo == 1:
+                return leaves[lo]
+            middle = tree_split(lo, hi)
+            return self.client.submit(combine, reduce(lo, middle), reduce(middle, hi), pure=False)
+
+        final = reduce(0, len(leaves))
+        self._progress(leaves, progress)
+        return final.result()
+
+    def close(self) -> None:
+        if self._own_client:
+            self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def make_engine(engine: str = "local", scheduler: str | None = None, workers: int | None = None) -> Engine:
+    """The engine named ``engine``; ``scheduler`` (or the environment variable ``SDCKIT_SCHEDULER``)
+    is the address of a running Dask scheduler to join, else an embedded cluster of ``workers``
+    processes is started (default: one per core)."""
+    if engine not in ENGINES:
+        raise ConfigError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "local":
+        if scheduler is not None:
+            raise ConfigError("a scheduler address is for the dask engine; the local engine runs in this process")
+        return LocalEngine()
+    scheduler = scheduler or os.environ.get(SCHEDULER_VARIABLE) or None
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ConfigError(f"workers must be a whole number >= 1, got {workers!r}")
+    return DaskEngine(scheduler, workers)
