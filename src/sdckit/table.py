@@ -642,9 +642,15 @@ def dataset_files(source: str | os.PathLike[str]) -> list[Path]:
     text = str(source)
     if Path(text).is_dir():
         files = sorted(
-            path for path in Path(text).rglob("*") if path.suffix.lower() in PARQUET_SUFFIXES and path.is_file()
+            path
+            for path in Path(text).rglob("*")
+            if path.suffix.lower() in PARQUET_SUFFIXES and path.is_file()
         )
-        hidden = [path for path in files if any(part.startswith((".", "_")) for part in path.relative_to(text).parts)]
+        hidden = [
+            path
+            for path in files
+            if any(part.startswith((".", "_")) for part in path.relative_to(text).parts)
+        ]
         files = [path for path in files if path not in hidden]
     else:
         files = sorted(Path(name) for name in glob.glob(text, recursive=True) if Path(name).is_file())

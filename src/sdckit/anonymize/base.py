@@ -132,8 +132,15 @@ def achieved(release: Any, models: Sequence[Any]) -> dict[str, float]:
     """The models re-checked independently on the released values (records all '*' left out)."""
     from sdckit.models import check_table
 
-    recheck = check_table(release.table, list(release.quasi_identifiers), models)
+    recheck = check_table(
+        release.table, list(release.quasi_identifiers), models, weights=_multiplicity(release)
+    )
     return {result.model: float(result.worst()) for result in recheck.results}
+
+
+def _multiplicity(release: Any) -> Any:
+    multiplicity = getattr(release, "multiplicity", None)
+    return None if multiplicity is None else multiplicity.astype(float)
 
 
 def cells_report(figures: dict[str, Any]) -> list[str]:
@@ -172,7 +179,9 @@ def unmet(release: Any, models: Sequence[Any]) -> str | None:
     pass)."""
     from sdckit.models import check_table
 
-    recheck = check_table(release.table, list(release.quasi_identifiers), models)
+    recheck = check_table(
+        release.table, list(release.quasi_identifiers), models, weights=_multiplicity(release)
+    )
     failing = [
         f"{r.model} ({int((~r.passes).sum()):,} classes)" for r in recheck.results if not r.passes.all()
     ]

@@ -56,21 +56,33 @@ class Release:
     #: The method's parameters object as resolved by the method (its recipe step); set by
     #: :func:`sdckit.anonymize.base.run_method`.
     params: Any = None
+    #: Records per row, when each row stands for several identical records (a release computed on the
+    #: distinct patterns of a data set, :mod:`sdckit.scale`); None: one record per row. Every count of
+    #: records and cells below is then a sum of multiplicities.
+    multiplicity: np.ndarray | None = None
+
+    def _count(self, flags: np.ndarray) -> int:
+        if self.multiplicity is None:
+            return int(np.count_nonzero(flags))
+        return int(self.multiplicity[np.asarray(flags, dtype=bool)].sum())
 
     @property
     def n_suppressed(self) -> int:
-        return int(np.count_nonzero(self.suppressed_records))
+        return self._count(self.suppressed_records)
 
     def suppressed_cells_per_attribute(self) -> dict[str, int]:
         """Suppressed cells of every quasi-identifier (all zero when the method suppresses none)."""
         if self.suppressed_cells is None:
             return dict.fromkeys(self.quasi_identifiers, 0)
-        counts = self.suppressed_cells.sum(axis=0)
-        return {name: int(count) for name, count in zip(self.quasi_identifiers, counts, strict=True)}
+        return {
+            name: self._count(self.suppressed_cells[:, j]) for j, name in enumerate(self.quasi_identifiers)
+        }
 
     @property
     def n_suppressed_cells(self) -> int:
-        return 0 if self.suppressed_cells is None else int(np.count_nonzero(self.suppressed_cells))
+        if self.suppressed_cells is None:
+            return 0
+        return sum(self.suppressed_cells_per_attribute().values())
 
     @property
     def n_classes(self) -> int:
@@ -79,7 +91,10 @@ class Release:
 
     def class_sizes(self) -> np.ndarray:
         """Records per (non-suppressed) equivalence class."""
-        kept = self.classes[self.classes >= 0]
-        if not len(kept):
+        kept = self.classes >= 0
+        if not kept.any():
             return np.zeros(0, dtype=np.int64)
-        return np.unique(kept, return_counts=True)[1]
+        if self.multiplicity is None:
+            return np.unique(self.classes[kept], return_counts=True)[1]
+        classes, inverse = np.unique(self.classes[kept], return_inverse=True)
+        return np.bincount(inverse, weights=self.multiplicity[kept], minlength=len(classes)).astype(np.int64)

@@ -22,18 +22,30 @@ from sdckit.cli._common import (
     progress_bar,
     stage_json,
     stage_messages,
-    stage_table,
     user_errors,
 )
 from sdckit.cli._options import field_parameter, owner_naming_command, spec_options
 from sdckit.cli._outputs import Outputs
+from sdckit.cli._scale import NAMES as SCALE_NAMES
+from sdckit.cli._scale import (
+    ChunkRowsOption,
+    EngineOption,
+    SchedulerOption,
+    Scale,
+    WorkersOption,
+    declare_records_output,
+    parts_folder,
+    remove_folder,
+    stage_frame_parts,
+    stage_parts,
+)
 from sdckit.measures import MeasureSpec
 from sdckit.params import option_name
 from sdckit.registry import Registry
 
 PANEL = "measure options"
 RECORD_SUFFIXES = (".parquet", ".pq", ".csv")
-SHARED = ("config", "output", "summary", "quiet", "release")
+SHARED = ("config", "output", "summary", "quiet", "release", *SCALE_NAMES)
 
 DataArgument = Annotated[Path, typer.Argument(help="Microdata file: CSV (delimiter sniffed) or Parquet.")]
 OriginalArgument = Annotated[Path, typer.Argument(help="The original microdata (CSV or Parquet).")]
@@ -69,6 +81,11 @@ def _shared_parameters(spec: MeasureSpec) -> list[inspect.Parameter]:
     if not spec.compares:
         shared.append(inspect.Parameter("release", keyword, default=False, annotation=AsReleaseOption))
     shared.append(inspect.Parameter("quiet", keyword, default=False, annotation=QuietOption))
+    if not spec.compares:
+        for name, annotation in zip(
+            SCALE_NAMES, (EngineOption, SchedulerOption, WorkersOption, ChunkRowsOption), strict=True
+        ):
+            shared.append(inspect.Parameter(name, keyword, default=None, annotation=annotation))
     for number, extra in enumerate(spec.outputs):
         option = typer.Option(extra.option, help=extra.help, rich_help_panel=PANEL)
         shared.append(
@@ -114,6 +131,7 @@ def measure(
     summary: Path | None,
     quiet: bool,
     release: bool | None,
+    **scale_options: Any,
 ) -> None:
     """Parse, read, measure, report, write: the body every measure's command shares."""
     from sdckit.config import load_config
@@ -126,19 +144,30 @@ def measure(
             given, spell=lambda name: option_name(name, fields.get(name)), method=spec.name
         )
         outputs = Outputs([*inputs, config, *(v for v in given.values() if isinstance(v, Path))])
-        outputs.file(output, "--output", RECORD_SUFFIXES)
+        declare_records_output(outputs, output, "--output", RECORD_SUFFIXES)
         for extra, path in zip(spec.outputs, extras, strict=True):
             outputs.file(path, extra.option, extra.suffixes)
         outputs.file(summary, "--summary", (".json",))
         started = time.perf_counter()
         settings = load_config(config)
-        if spec.compares:
-            tables = [settings.read(inputs[0]), settings.read_release(inputs[1])]
+        scale = Scale.of(scale_options)
+        scaled = _scaled_measure(spec.name)
+        scale.check(f"{spec.group} {spec.name}", scaled is not None and not release)
+        parts, folder = None, None
+        if not spec.compares and scaled is not None and not release and scale.partitioned(inputs[0]):
+            folder = parts_folder(output) if spec.records is not None else None
+            with progress_bar(not quiet, "partitions") as progress:
+                run = scale.run(inputs[0], scaled, settings, params, folder=folder, progress=progress)
+            result, parts, records = run.result, run.parts, run.records
         else:
-            tables = [settings.read_release(inputs[0]) if release else settings.read(inputs[0])]
-        with progress_bar(not quiet, spec.progress_label) as progress:
-            context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
-            result = run_measure(spec, *tables, params=params, context=context)
+            if spec.compares:
+                tables = [settings.read(inputs[0]), settings.read_release(inputs[1])]
+            else:
+                tables = [settings.read_release(inputs[0]) if release else settings.read(inputs[0])]
+            with progress_bar(not quiet, spec.progress_label) as progress:
+                context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
+                result = run_measure(spec, *tables, params=params, context=context)
+            records = tables[0].n_records
         figures = spec.summary(result)
         elapsed = time.perf_counter() - started
         document = {
@@ -154,14 +183,25 @@ def measure(
         }
         report = Report()
         what = f"{inputs[0].name} → {inputs[1].name}" if spec.compares else inputs[0].name
-        records = tables[0].n_records
         report.line(f"[bold]{what}[/]: {records:,} records, {spec.group} {spec.name} — {elapsed:.2f} s")
         for item in spec.report(figures):
             report.line(item) if isinstance(item, str) else report.add(item)
-        if spec.records is not None:
-            stage_table(outputs, output, spec.records(result))
+        if parts is not None:
+            stage_parts(outputs, output, parts)
+        elif spec.records is not None:
+            stage_frame_parts(outputs, output, spec.records(result))
         for extra, path in zip(spec.outputs, extras, strict=True):
             if path is not None:
                 outputs.stage(path, lambda temporary, extra=extra: extra.write(result, temporary, what))
         stage_json(outputs, summary, document)
-        finish(outputs, report)
+        try:
+            finish(outputs, report)
+        finally:
+            remove_folder(folder)
+
+
+def _scaled_measure(name: str) -> Any:
+    """The function that runs measure ``name`` over partitions, or None."""
+    from sdckit.scale.methods import MEASURES
+
+    return MEASURES.get(name)

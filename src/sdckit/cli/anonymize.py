@@ -26,18 +26,30 @@ from sdckit.cli._common import (
     read_input,
     stage_json,
     stage_messages,
-    stage_table,
     user_errors,
 )
 from sdckit.cli._options import field_parameter, owner_naming_command, spec_options
 from sdckit.cli._outputs import Outputs
+from sdckit.cli._scale import NAMES as SCALE_NAMES
+from sdckit.cli._scale import (
+    ChunkRowsOption,
+    EngineOption,
+    SchedulerOption,
+    Scale,
+    WorkersOption,
+    declare_records_output,
+    parts_folder,
+    remove_folder,
+    stage_frame_parts,
+    stage_parts,
+)
 from sdckit.params import option_name
 
 app = typer.Typer(
     help="Anonymize microdata with one method and write the release: sdckit anonymize METHOD --help.",
     no_args_is_help=True,
 )
-SHARED = ("data", "config", "output", "summary", "quiet", "allow_violations")
+SHARED = ("data", "config", "output", "summary", "quiet", "allow_violations", *SCALE_NAMES)
 PANEL = "method options"
 
 
@@ -57,6 +69,10 @@ def _shared_parameters(spec: MethodSpec) -> list[inspect.Parameter]:
         inspect.Parameter("quiet", keyword, default=False, annotation=QuietOption),
         inspect.Parameter("allow_violations", keyword, default=False, annotation=AllowViolationsOption),
     ]
+    for name, annotation in zip(
+        SCALE_NAMES, (EngineOption, SchedulerOption, WorkersOption, ChunkRowsOption), strict=True
+    ):
+        shared.append(inspect.Parameter(name, keyword, default=None, annotation=annotation))
     for number, extra in enumerate(spec.outputs):
         option = typer.Option(extra.option, help=extra.help, rich_help_panel=PANEL)
         shared.append(
@@ -94,10 +110,12 @@ def anonymize(
     summary: Path | None,
     quiet: bool,
     allow_violations: bool,
+    **scale_options: Any,
 ) -> None:
     """Parse, run, report, write: the body every method's command shares."""
     from sdckit.recipes import Step, recipe, transformation_record
 
+    folder = None
     with user_errors():
         fields = spec.params.model_fields
         params = spec.params.parse(
@@ -105,19 +123,37 @@ def anonymize(
         )
         inputs = [data, config, *(v for v in given.values() if isinstance(v, Path))]
         outputs = Outputs(inputs)
-        outputs.file(output, "--output", TABLE_SUFFIXES)
+        declare_records_output(outputs, output, "--output", TABLE_SUFFIXES)
         outputs.file(summary, "--summary", (".json",))
         for extra, path in zip(spec.outputs, extras, strict=True):
             outputs.file(path, extra.option, extra.suffixes)
         started = time.perf_counter()
-        settings, table = read_input(data, config)
-        with progress_bar(not quiet, spec.progress_label) as progress:
-            context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
-            release = run_method(spec, table, params, context)
+        scale = Scale.of(scale_options)
+        scaled = _scaled_method(spec.name)
+        scale.check(f"anonymize {spec.name}", scaled is not None)
+        parts = None
+        if scaled is not None and scale.partitioned(data):
+            _refuse_extras(spec, extras)
+            from sdckit.config import load_config
+
+            settings = load_config(config)
+            folder = parts_folder(output)
+            with progress_bar(not quiet, "partitions") as progress:
+                run = scale.run(data, scaled, settings, params, folder=folder, progress=progress)
+            release, parts, table = run.result, run.parts, run.result.original
+            n_records = run.records
+        else:
+            settings, table = read_input(data, config)
+            with progress_bar(not quiet, spec.progress_label) as progress:
+                context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
+                release = run_method(spec, table, params, context)
+            n_records = table.n_records
         figures = spec.summary(release)
         violation = spec.violation(release, figures)
         elapsed = time.perf_counter() - started
         record = recipe([Step(spec, release.params)], table, settings)
+        if parts is not None:
+            record["input"] = {"rows": n_records, "columns": record["input"]["columns"], "sha256": None}
         if spec.reapplicable:
             record["transformation"] = transformation_record(release)
         document = {
@@ -131,17 +167,38 @@ def anonymize(
         }
         report = Report()
         report.line(
-            f"[bold]{data.name}[/]: {table.n_records:,} records, method {spec.name} — {elapsed:.2f} s"
+            f"[bold]{data.name}[/]: {n_records:,} records, method {spec.name} — {elapsed:.2f} s"
             f"{' (heuristic search)' if getattr(release, 'heuristic', False) else ''}"
         )
         for line in spec.report(figures):
             report.line(line)
-        stage_table(outputs, output, spec.released(release))
+        if parts is not None:
+            stage_parts(outputs, output, parts)
+        else:
+            stage_frame_parts(outputs, output, spec.released(release))
         stage_json(outputs, summary, document)
         for extra, path in zip(spec.outputs, extras, strict=True):
             if path is not None:
                 outputs.stage(path, lambda temporary, extra=extra: extra.write(release, temporary, data.name))
-        finish(outputs, report, violation, allow_violations)
+        try:
+            finish(outputs, report, violation, allow_violations)
+        finally:
+            remove_folder(folder)
+
+
+def _scaled_method(name: str) -> Any:
+    """The function that runs method ``name`` over partitions, or None."""
+    from sdckit.scale.methods import METHODS as SCALED
+
+    return SCALED.get(name)
+
+
+def _refuse_extras(spec: MethodSpec, extras: list[Path | None]) -> None:
+    from sdckit.errors import ConfigError
+
+    for extra, path in zip(spec.outputs, extras, strict=True):
+        if path is not None:
+            raise ConfigError(f"{extra.option} is not written by a run over partitions; run in memory for it")
 
 
 for _spec in METHODS:

@@ -150,6 +150,7 @@ def check_table(
     models: Sequence[PrivacyModel],
     weights: np.ndarray | None = None,
     missing: str = "category",
+    multiplicity: np.ndarray | None = None,
 ) -> CheckReport:
     """Evaluate ``models`` on the equivalence classes of ``table`` over ``quasi_identifiers``.
 
@@ -166,6 +167,13 @@ def check_table(
     (k-anonymity); models with a sensitive attribute need ``"category"``.
     """
     check_missing(missing)
+    weighted = weights is not None
+    if multiplicity is not None:
+        # Each row stands for ``multiplicity`` identical records (the patterns of a data set): they
+        # count as records (times their sampling weight, if any).
+        multiplicity = np.asarray(multiplicity, dtype=np.int64)
+        if weights is None:
+            weights = multiplicity.astype(np.float64)
     wildcard = missing == "wildcard"
     if wildcard:
         reading = [model.name for model in models if model.sensitive_attribute is not None]
@@ -212,15 +220,15 @@ def check_table(
     passes_all, results = evaluate_all(models, statistics)
 
     return CheckReport(
-        n_records=data.height,
+        n_records=data.height if multiplicity is None else int(multiplicity.sum()),
         n_classes=n_keys,
-        n_suppressed=int(suppressed.sum()),
+        n_suppressed=int(suppressed.sum()) if multiplicity is None else int(multiplicity[suppressed].sum()),
         results=results,
         passes_all=passes_all,
         representatives=data.select(quasi_identifiers),
         first=first,
         sizes=statistics.sizes,
-        weighted=weights is not None,
+        weighted=weighted,
     )
 
 
@@ -261,6 +269,7 @@ def verdict(
     t: float | None = None,
     t_distance: str = "equal",
     missing: str = "category",
+    multiplicity: np.ndarray | None = None,
 ) -> Verdict:
     """Check ``table`` (a release as written) against the required models, reporting k, l and t even
     when not required. With ``missing="wildcard"`` and nulls among the quasi-identifiers a null
@@ -291,7 +300,9 @@ def verdict(
         t=t if t is not None else (1.0 if sensitive else None),
         t_distance=t_distance,
     )
-    report = check_table(table, names, reported, missing="wildcard" if wildcard else "category")
+    report = check_table(
+        table, names, reported, missing="wildcard" if wildcard else "category", multiplicity=multiplicity
+    )
     required_names = sorted({model.name for model in required})
     satisfied = all(bool(r.passes.all()) for r in report.results if r.model in required_names)
     return Verdict(report, names, required_names, satisfied, "wildcard" if wildcard else "category")

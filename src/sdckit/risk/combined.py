@@ -54,6 +54,7 @@ from sdckit.frequency import (
     check_missing,
     check_weights,
     encode,
+    grouped_quantiles,
     initial_keys,
     wildcard_group_sizes,
 )
@@ -123,10 +124,19 @@ class RecordRisk:
     missing: str
     weighted: bool = False
     parameters: dict[str, Any] = field(default_factory=dict)
+    #: Records per row when each row stands for several identical records (risk computed on the
+    #: distinct patterns of a data set, :mod:`sdckit.scale`), and the number of the first record of
+    #: each; None: one record per row, numbered by position.
+    multiplicity: np.ndarray | None = None
+    first_record: np.ndarray | None = None
 
     @property
     def n_records(self) -> int:
-        return len(self.risk)
+        return len(self.risk) if self.multiplicity is None else int(self.multiplicity.sum())
+
+    @property
+    def _counts(self) -> np.ndarray:
+        return np.ones(len(self.risk), dtype=np.int64) if self.multiplicity is None else self.multiplicity
 
     def top_known_set_names(self) -> pl.Series:
         """The dominant known set of every record, as attribute names joined by '+'."""
@@ -144,8 +154,20 @@ class RecordRisk:
         )
 
     def riskiest(self, count: int = 10) -> pl.DataFrame:
-        """The ``count`` records with the highest risk (ties by record order)."""
-        count = min(count, self.n_records)
+        """The ``count`` records with the highest risk (ties by record order). With a multiplicity,
+        rows are patterns: each is listed once, by its first record, with its number of records."""
+        count = min(count, len(self.risk))
+        if self.first_record is not None:
+            order = np.lexsort((self.first_record, -self.risk))[:count]
+            return pl.DataFrame(
+                {
+                    "record": self.first_record[order].astype(np.int64),
+                    "records": self._counts[order].astype(np.int64),
+                    "risk": self.risk[order],
+                    "top_known_set": self.top_known_set_names().gather(order),
+                    "top_contribution": self.top_contribution[order],
+                }
+            )
         order = np.argsort(-self.risk, kind="stable")[:count]
         return pl.DataFrame(
             {
@@ -158,12 +180,18 @@ class RecordRisk:
 
     def above(self, threshold: float) -> int:
         """Number of records whose risk exceeds ``threshold``."""
-        return int(np.count_nonzero(self.risk > threshold))
+        return int(self._counts[self.risk > threshold].sum())
 
     def summary(self, threshold: float | None = None) -> dict[str, Any]:
         """The figures of a report: counts, mean and quantiles of D(r), records above a threshold."""
         n = self.n_records
-        quantiles = np.quantile(self.risk, QUANTILES) if n else np.full(len(QUANTILES), np.nan)
+        if not n:
+            quantiles = np.full(len(QUANTILES), np.nan)
+        elif self.multiplicity is None:
+            quantiles = np.quantile(self.risk, QUANTILES)
+        else:
+            quantiles = grouped_quantiles(self.risk, self.multiplicity, QUANTILES)
+        total = float(self.risk.sum()) if self.multiplicity is None else float(self.risk @ self.multiplicity)
         result: dict[str, Any] = {
             "records": n,
             "attributes": list(self.attributes),
@@ -172,8 +200,8 @@ class RecordRisk:
             "epsilon": self.epsilon,
             "missing": self.missing,
             "weighted": self.weighted,
-            "mean_risk": float(self.risk.mean()) if n else None,
-            "total_risk": float(self.risk.sum()),
+            "mean_risk": total / n if n else None,
+            "total_risk": total,
             "quantiles": {_quantile_label(q): float(v) for q, v in zip(QUANTILES, quantiles, strict=True)},
         }
         if threshold is not None:
@@ -507,14 +535,19 @@ def _combined_risk(result: RecordRisk, path: Path, title: str) -> None:
     headline="mean_risk",
 )
 def run(table: Table, params: CombinedParams, context: Context) -> RecordRisk:
-    settings = context.config.risk if context.config is not None else None
-    chosen = {
-        name: getattr(params, name) if getattr(params, name) is not None else getattr(settings, name, default)
-        for name, default in (("alpha", 100.0), ("epsilon", 0.01), ("missing", "wildcard"))
-    }
+    chosen = chosen_parameters(params, context.config)
     weights = context.config.data.weights if context.config is not None else None
     result = combined_risk(table, weights=weights, progress=context.progress, **chosen)
     return replace(result, parameters={**result.parameters, "threshold": params.threshold, "top": params.top})
+
+
+def chosen_parameters(params: CombinedParams, config: Any) -> dict[str, Any]:
+    """alpha, epsilon and missing: as given, else as the configuration's risk settings say."""
+    settings = config.risk if config is not None else None
+    return {
+        name: getattr(params, name) if getattr(params, name) is not None else getattr(settings, name, default)
+        for name, default in (("alpha", 100.0), ("epsilon", 0.01), ("missing", "wildcard"))
+    }
 
 
 def combined_figures(result: RecordRisk) -> dict[str, Any]:

@@ -96,6 +96,7 @@ from sdckit.frequency import (
     encode,
     group_records,
     group_sizes,
+    grouped_quantiles,
     wildcard_pattern_sizes,
 )
 from sdckit.measures import Context, register_measure
@@ -668,25 +669,6 @@ class ReidentificationRisk:
             "population": "weights",
         }
         return {"prosecutor": prosecutor, "journalist": journalist, "marketer": {"average": success}}
-
-
-def grouped_quantiles(values: np.ndarray, counts: np.ndarray, quantiles: Sequence[float]) -> np.ndarray:
-    """``np.quantile`` (linear interpolation) of the array that repeats ``values[i]`` ``counts[i]``
-    times, without building it: the order statistics are looked up in the cumulative counts."""
-    keep = counts > 0
-    values, counts = values[keep], counts[keep]
-    order = np.argsort(values, kind="stable")
-    sorted_values, cumulative = values[order], np.cumsum(counts[order])
-    total = int(cumulative[-1])
-    position = (total - 1) * np.asarray(quantiles, dtype=np.float64)
-    low = np.floor(position).astype(np.int64)
-    high = np.minimum(low + 1, total - 1)
-    below = sorted_values[np.searchsorted(cumulative, low, side="right")].astype(np.float64)
-    above = sorted_values[np.searchsorted(cumulative, high, side="right")].astype(np.float64)
-    fraction = position - low
-    return np.where(
-        fraction >= 0.5, above - (above - below) * (1 - fraction), below + (above - below) * fraction
-    )
 
 
 def _quantiles(values: np.ndarray, counts: np.ndarray) -> dict[str, float | None]:

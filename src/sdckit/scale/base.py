@@ -14,11 +14,16 @@ RECORD = "__record"
 class ScaledRun:
     """The result of a method run over partitions.
 
-    ``figures`` are the figures of the method's report (the same keys as the in-memory run's summary,
-    where they apply); ``parts`` are the Parquet files written, in record order: together they are
-    the per-record output (scores, or the release), each record where it was in the input.
+    ``result`` is the method's in-memory result type computed on the distinct patterns, with their
+    multiplicities (so its summary and report are the in-memory ones), or None where the method
+    gives ``figures`` itself (the figures of its report); ``parts`` are the Parquet files written, in
+    record order: together they are the per-record output (scores, or the release). ``records`` and
+    ``patterns`` say how many records were read and how many distinct patterns they made.
     """
 
-    figures: dict[str, Any]
+    figures: dict[str, Any] = field(default_factory=dict)
     parts: tuple[Path, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
+    result: Any = None
+    records: int = 0
+    patterns: int = 0

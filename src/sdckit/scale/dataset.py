@@ -83,14 +83,19 @@ class Partition:
                 infer_schema=False,
                 null_values=[token for token in tokens if token] or None,
                 empty_string_is_null="" in tokens,
-                columns=columns,
             )
+            if columns is not None:
+                frame = frame.select(columns)
         except (pl.exceptions.PolarsError, OSError) as error:
-            where = f"bytes {self.start:,}..{self.start + self.length:,}" if self.format == "csv" else (
-                f"rows {self.start + 1:,}..{self.start + self.length:,}"
+            where = (
+                f"bytes {self.start:,}..{self.start + self.length:,}"
+                if self.format == "csv"
+                else (f"rows {self.start + 1:,}..{self.start + self.length:,}")
             )
             message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise InputError(f"{self.path}: cannot read partition {self.index} ({where}): {message}") from None
+            raise InputError(
+                f"{self.path}: cannot read partition {self.index} ({where}): {message}"
+            ) from None
         if self.format == "csv" and frame.height:
             # A blank line reads as a record of nulls: drop it, as read_table skips blank lines.
             frame = frame.filter(~pl.all_horizontal(pl.all().is_null()))
@@ -120,7 +125,9 @@ class Dataset:
         return replace(self, partitions=tuple(parts))
 
 
-def open_dataset(source: str | os.PathLike[str], chunk_rows: int = DEFAULT_CHUNK_ROWS, delimiter: str | None = None) -> Dataset:
+def open_dataset(
+    source: str | os.PathLike[str], chunk_rows: int = DEFAULT_CHUNK_ROWS, delimiter: str | None = None
+) -> Dataset:
     """Plan the partitions of ``source`` (see the module documentation) without reading its records."""
     if not isinstance(chunk_rows, int) or isinstance(chunk_rows, bool) or chunk_rows < 1:
         raise InputError(f"chunk rows must be a whole number >= 1, got {chunk_rows!r}")
@@ -203,7 +210,9 @@ def _csv_dataset(label: str, path: Path, chunk_rows: int, delimiter: str | None)
                 handle.seek(end)
                 rest = handle.readline()
                 end += len(rest)
-            partitions.append(Partition(len(partitions), str(path), "csv", start, end - start, None, header, delimiter))
+            partitions.append(
+                Partition(len(partitions), str(path), "csv", start, end - start, None, header, delimiter)
+            )
             start = end
     if not partitions:
         raise InputError(f"{label}: the file has a header but no records")
@@ -231,30 +240,65 @@ class PartitionReader:
     missing_values: tuple[str, ...]
     weights: str | None
     inferred_kinds: frozenset[str]
+    lenient: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, config: Any, columns: list[str]) -> PartitionReader:
+    def of(cls, config: Any, columns: list[str], release: bool = False) -> PartitionReader:
+        """A reader of ``columns`` under ``config``; ``release``: read a release sdckit wrote, as
+        ``Config.read_release`` reads one (quasi-identifiers without hierarchies, generalized labels
+        read as text)."""
+        from sdckit.table import Role
+
         wanted = set(columns)
         attributes = tuple(attribute for attribute in config.attributes if attribute.name in wanted)
-        return cls(attributes, tuple(config.data.missing_values), config.data.weights if config.data.weights in wanted else None, config.inferred_kinds & wanted)
+        lenient: frozenset[str] = frozenset()
+        if release:
+            attributes = tuple(
+                replace(attribute, hierarchy=None) if attribute.role is Role.QUASI_IDENTIFIER else attribute
+                for attribute in attributes
+            )
+            lenient = frozenset(a.name for a in attributes if a.role is Role.QUASI_IDENTIFIER)
+        weights = config.data.weights if config.data.weights in wanted else None
+        return cls(
+            attributes, tuple(config.data.missing_values), weights, config.inferred_kinds & wanted, lenient
+        )
 
     def read(self, partition: Partition, columns: list[str], first_record: int | None = None) -> Table:
         frame = partition.read(columns, self.missing_values)
         first = partition.first_record if first_record is None else first_record
         chunk = FrameChunk(frame, partition.label, first or 0, from_text=partition.format == "csv")
+        wanted = set(columns)
         return _read_table(
             chunk,
-            attributes=self.attributes,
+            # Value weights are checked once, on the aggregate (a partition may lack a value).
+            attributes=[replace(a, value_weights={}) for a in self.attributes if a.name in wanted],
             delimiter=None,
             missing_values=self.missing_values,
-            weights=self.weights,
-            inferred_kinds=self.inferred_kinds,
+            weights=self.weights if self.weights in wanted else None,
+            inferred_kinds=self.inferred_kinds & wanted,
+            as_text_if_not_numeric=self.lenient & wanted,
         )
+
+    def attributes_of(self, names: list[str]) -> list[Any]:
+        by_name = {attribute.name: attribute for attribute in self.attributes}
+        return [by_name[name] for name in names]
 
     def pinned(self, table: Table) -> PartitionReader:
         """This reader with every column's kind as ``table`` (the first partition) has it."""
-        attributes = tuple(table.schema[name] for name in table.data.columns if name in table.schema)
-        return replace(self, attributes=attributes, inferred_kinds=frozenset())
+        described = {attribute.name: attribute for attribute in self.attributes}
+        attributes = tuple(
+            replace(described[name], kind=table.schema[name].kind)
+            if name in described
+            else table.schema[name]
+            for name in table.data.columns
+        )
+        return replace(
+            self,
+            attributes=attributes,
+            inferred_kinds=frozenset(),
+            weights=table.weights,
+            lenient=frozenset(),
+        )
 
 
 def describe_bytes(size: float) -> str:
@@ -262,5 +306,3 @@ def describe_bytes(size: float) -> str:
         if size >= scale:
             return f"{size / scale:.1f} {unit}"
     return f"{int(size)} bytes"
-
-

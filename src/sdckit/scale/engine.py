@@ -39,7 +39,13 @@ class Engine(ABC):
     name: str
 
     @abstractmethod
-    def map(self, function: Callable[..., Any], items: Sequence[Any], shared: Any = None, progress: Progress = None) -> list[Any]:
+    def map(
+        self,
+        function: Callable[..., Any],
+        items: Sequence[Any],
+        shared: Any = None,
+        progress: Progress = None,
+    ) -> list[Any]:
         """``[function(item, shared) for item in items]``, in order."""
 
     @abstractmethod
@@ -107,7 +113,9 @@ class DaskEngine(Engine):
         try:
             from distributed import Client, LocalCluster
         except ImportError:  # pragma: no cover - a dependency of sdckit
-            raise ConfigError("the dask engine needs the package 'distributed' (pip install 'dask[distributed]')") from None
+            raise ConfigError(
+                "the dask engine needs the package 'distributed' (pip install 'dask[distributed]')"
+            ) from None
         self._cluster = None
         self._own_client = client is None
         if client is not None:
@@ -142,7 +150,7 @@ class DaskEngine(Engine):
 
     def map(self, function, items, shared=None, progress=None):
         shared_future = self._scatter(shared)
-        futures = self.client.map(function, list(items), shared=shared_future, pure=False)
+        futures = self.client.map(function, list(items), [shared_future] * len(items), pure=False)
         self._progress(futures, progress)
         return self.client.gather(futures)
 
@@ -150,7 +158,7 @@ class DaskEngine(Engine):
         if not items:
             raise ValueError("nothing to reduce")
         shared_future = self._scatter(shared)
-        leaves = self.client.map(function, list(items), shared=shared_future, pure=False)
+        leaves = self.client.map(function, list(items), [shared_future] * len(items), pure=False)
 
         def reduce(lo: int, hi: int) -> Any:
             if hi - lo == 1:
@@ -177,7 +185,9 @@ def make_engine(engine: str = "local", scheduler: str | None = None, workers: in
         raise ConfigError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "local":
         if scheduler is not None:
-            raise ConfigError("a scheduler address is for the dask engine; the local engine runs in this process")
+            raise ConfigError(
+                "a scheduler address is for the dask engine; the local engine runs in this process"
+            )
         return LocalEngine()
     scheduler = scheduler or os.environ.get(SCHEDULER_VARIABLE) or None
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):

@@ -544,7 +544,11 @@ def release_ncp(release: Any, weights: Weights = None) -> float:
     total = float(resolved.sum())
     if total <= 0:
         raise ConfigError("weights: at least one attribute weight must be positive")
-    return float((penalty @ (resolved / total)).mean())
+    per_record = penalty @ (resolved / total)
+    multiplicity = getattr(release, "multiplicity", None)
+    if multiplicity is not None:
+        return float((per_record * multiplicity).sum() / multiplicity.sum())
+    return float(per_record.mean())
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,192 @@
+"""The options that choose where a command that reads microdata runs (``--engine``, ``--scheduler``,
+``--workers``, ``--chunk-rows``), and writing the partitioned outputs of such a run."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+PANEL = "scale (docs/scaling.md)"
+
+EngineOption = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        help="local (default: in this process; out of core with --chunk-rows or for a data set larger than "
+        "memory) or dask (partitions as tasks of a Dask cluster).",
+        rich_help_panel=PANEL,
+    ),
+]
+SchedulerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        help="Address of a running Dask scheduler to join (e.g. tcp://10.0.0.5:8786; default: "
+        "$SDCKIT_SCHEDULER, else an embedded cluster). Only with --engine dask.",
+        rich_help_panel=PANEL,
+    ),
+]
+WorkersOption = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        help="Worker processes of the embedded Dask cluster (default: one per core). Only with --engine dask.",
+        rich_help_panel=PANEL,
+    ),
+]
+ChunkRowsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--chunk-rows",
+        help="Read the data in partitions of about this many records (default 1,000,000 when the data is "
+        "read in partitions); the memory a partition needs bounds the memory of a worker.",
+        rich_help_panel=PANEL,
+    ),
+]
+
+#: The names of the options, for the shared-option lists of generated commands.
+NAMES = ("engine", "scheduler", "workers", "chunk_rows")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """What the scale options asked for."""
+
+    engine: str | None = None
+    scheduler: str | None = None
+    workers: int | None = None
+    chunk_rows: int | None = None
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> Scale:
+        return cls(**{name: values.get(name) for name in NAMES})
+
+    def check(self, command: str, covered: bool) -> None:
+        """Refuse what this command cannot use (an option is never silently ignored)."""
+        from sdckit.errors import ConfigError
+        from sdckit.scale.engine import ENGINES
+
+        if self.engine is not None and self.engine not in ENGINES:
+            raise ConfigError(f"--engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
+        for option, value in (("--scheduler", self.scheduler), ("--workers", self.workers)):
+            if value is not None and self.engine != "dask":
+                raise ConfigError(f"{option} is for --engine dask (the local engine runs in this process)")
+        if self.scheduler is not None and self.workers is not None:
+            raise ConfigError(
+                "--workers sizes the embedded cluster; a cluster joined with --scheduler has its own"
+            )
+        if self.workers is not None and self.workers < 1:
+            raise ConfigError(f"--workers must be at least 1, got {self.workers}")
+        if self.chunk_rows is not None and self.chunk_rows < 1:
+            raise ConfigError(f"--chunk-rows must be at least 1, got {self.chunk_rows}")
+        if not covered and (self.engine == "dask" or self.chunk_rows is not None):
+            from sdckit.scale import covered_commands
+
+            raise ConfigError(
+                f"{command} does not run over partitions (--engine dask, --chunk-rows); the commands that do: "
+                f"{', '.join(covered_commands())}"
+            )
+
+    def partitioned(self, data: Path) -> bool:
+        """Whether to run over partitions: asked for, or the data is a data set or larger than memory."""
+        from sdckit._files import available_memory
+        from sdckit.table import is_dataset
+
+        if self.engine == "dask" or self.chunk_rows is not None:
+            return True
+        if is_dataset(data):
+            return True
+        available = available_memory()
+        try:
+            size = data.stat().st_size
+        except OSError:
+            return False
+        return available is not None and size * 4 > available
+
+    def run(
+        self, data: Path, function: Callable[..., Any], *args: Any, folder: Path | None, progress: Any
+    ) -> Any:
+        """``function(dataset, *args, engine, folder, progress)`` on the partitions of ``data``."""
+        from sdckit.scale.dataset import DEFAULT_CHUNK_ROWS, open_dataset
+        from sdckit.scale.engine import make_engine
+
+        dataset = open_dataset(data, self.chunk_rows or DEFAULT_CHUNK_ROWS)
+        with make_engine(self.engine or "local", self.scheduler, self.workers) as engine:
+            return function(dataset, *args, engine, folder, progress)
+
+
+def parts_folder(output: Path | None) -> Path | None:
+    """A new hidden folder beside ``output`` for the parts a run writes (removed on any way out)."""
+    from sdckit.cli import _outputs
+
+    if output is None:
+        return None
+    parent = output.parent if output.parent.exists() else Path.cwd()
+    folder = parent / f".{output.name}.parts.{secrets.token_hex(6)}"
+    folder.mkdir()
+    _outputs._pending.add(folder)
+    return folder
+
+
+def stage_parts(outputs: Any, path: Path | None, parts: tuple[Path, ...]) -> None:
+    """Stage ``parts`` (Parquet files in record order) as the output ``path``: one file (.parquet or
+    .csv, written by streaming them through) or, for a path without suffix, a folder of the parts."""
+    if path is None:
+        return
+    if path.suffix == "":
+        outputs.stage(path, lambda temporary: _move_parts(parts, temporary))
+        return
+
+    def write(temporary: Path) -> None:
+        import polars as pl
+
+        scan = pl.scan_parquet([str(part) for part in parts])
+        if path.suffix.lower() in (".csv", ".tsv"):
+            scan.sink_csv(temporary, separator="\t" if path.suffix.lower() == ".tsv" else ",")
+        else:
+            scan.sink_parquet(temporary)
+
+    outputs.stage(path, write)
+
+
+def _move_parts(parts: tuple[Path, ...], folder: Path) -> None:
+    for part in parts:
+        shutil.move(str(part), folder / part.name)
+
+
+def stage_frame_parts(outputs: Any, path: Path | None, frame: Any) -> None:
+    """An in-memory per-record frame written where a partitioned run writes its parts: a path without
+    suffix is a folder holding it as one part."""
+    if path is None:
+        return
+    if path.suffix == "":
+        data = getattr(frame, "data", frame)
+        outputs.stage(path, lambda temporary: data.write_parquet(temporary / "part-00000.parquet"))
+        return
+    from sdckit.cli._common import stage_table
+
+    stage_table(outputs, path, frame)
+
+
+def declare_records_output(outputs: Any, path: Path | None, option: str, suffixes: tuple[str, ...]) -> None:
+    """Declare a per-record output: a file with one of ``suffixes``, or a folder (a path without suffix)."""
+    if path is None:
+        return
+    if path.suffix == "":
+        outputs.directory(path, option)
+    else:
+        outputs.file(path, option, suffixes)
+
+
+def remove_folder(folder: Path | None) -> None:
+    from sdckit.cli import _outputs
+
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        _outputs._pending.discard(folder)
