@@ -670,7 +670,8 @@ def _load_dataset(source: str | os.PathLike[str], tokens: tuple[str, ...]) -> _L
     available = available_memory()
     if available is not None and needed * 4 > available:
         raise InputError(
-            f"{label}: the data set ({len(files)} files, {needed / 2**30:.1f} GiB on disk) may not fit in the "
+            f"{label}: the data set ({len(files)} files, {needed / 2**30:.1f} GiB on disk) may not fit in "
+            "the "
             f"available memory ({available / 2**30:.1f} GiB); the commands that run out of core read it "
             "chunk by chunk (see docs/scaling.md)"
         )

@@ -1172,6 +1172,7 @@ def targeted_suppression(
     max_rounds: int | None = None,
     cell_budget: int | None = None,
     progress: StageCallback | None = None,
+    multiplicity: np.ndarray | None = None,
 ) -> Release:
     """Suppress the values that drive the risk of the high-risk records (Orooji & Knapp, 2019).
 
@@ -1205,21 +1206,33 @@ def targeted_suppression(
     ``release.search`` holds ``high_risk_before``, ``high_risk_after``, ``rounds`` (cells and high-risk
     records per round), ``irreducible`` and ``stopped`` (why the loop ended);
     ``release.search["risk_before"]`` and ``["risk_after"]`` are the :class:`RecordRisk` measurements.
+
+    ``multiplicity`` (records per row) says that each row stands for that many identical records (the
+    patterns of a data set, :mod:`sdckit.scale`; ``weights`` then holds their counts or sums of
+    sampling weights): the records of a pattern are treated alike, and every count is of records. A
+    cell budget would have to split a pattern's records, so it is refused with a multiplicity.
     """
     delta = _check_parameters(delta, max_rounds, cell_budget)
+    if multiplicity is not None and cell_budget is not None:
+        raise ConfigError(
+            "cell_budget picks records one by one, which a run over partitions (on distinct patterns) "
+            "cannot; run in memory for a cell budget"
+        )
+    per_row = np.ones(table.n_records, dtype=np.int64) if multiplicity is None else np.asarray(multiplicity)
     say = progress if progress is not None else (lambda message: None)
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
     data = table.data.drop(identifiers)
 
     def measure(frame: pl.DataFrame) -> RecordRisk:
-        return combined_risk(
+        risk = combined_risk(
             Table(frame, schema, source=table.source),
             alpha=alpha,
             epsilon=epsilon,
             missing=missing,
             weights=weights,
         )
+        return risk if multiplicity is None else replace(risk, multiplicity=per_row)
 
     say("measuring the risk of the original records")
     before = measure(data)
@@ -1243,7 +1256,7 @@ def targeted_suppression(
     stopped = "no record above delta"
     while True:
         high = current.risk > delta
-        n_high = int(high.sum())
+        n_high = int(per_row[high].sum())
         if not n_high:
             stopped = "no record above delta"
             break
@@ -1275,15 +1288,15 @@ def targeted_suppression(
         )
         suppressed |= mask
         null |= mask
-        rounds.append({"high_risk_records": n_high, "suppressed_cells": int(mask.sum())})
+        cells = int(per_row @ mask.sum(axis=1))
+        rounds.append({"high_risk_records": n_high, "suppressed_cells": cells})
         say(
-            f"round {len(rounds)}: {n_high:,} records above {delta:g}, "
-            f"{int(mask.sum()):,} cells suppressed; re-measuring"
+            f"round {len(rounds)}: {n_high:,} records above {delta:g}, {cells:,} cells suppressed; re-measuring"
         )
         current = measure(data)
     after = current
-    high_after = int((after.risk > delta).sum())
-    irreducible = int(((after.risk > delta) & null.all(axis=1)).sum())
+    high_after = int(per_row[after.risk > delta].sum())
+    irreducible = int(per_row[(after.risk > delta) & null.all(axis=1)].sum())
     return Release(
         table=Table(data, schema, source=table.source),
         original=table,

@@ -30,8 +30,8 @@ from sdckit.cli._scale import NAMES as SCALE_NAMES
 from sdckit.cli._scale import (
     ChunkRowsOption,
     EngineOption,
-    SchedulerOption,
     Scale,
+    SchedulerOption,
     WorkersOption,
     declare_records_output,
     parts_folder,

@@ -36,7 +36,8 @@ WorkersOption = Annotated[
     int | None,
     typer.Option(
         "--workers",
-        help="Worker processes of the embedded Dask cluster (default: one per core). Only with --engine dask.",
+        help="Worker processes of the embedded Dask cluster (default: one per core). "
+        "Only with --engine dask.",
         rich_help_panel=PANEL,
     ),
 ]
@@ -89,7 +90,8 @@ class Scale:
             from sdckit.scale import covered_commands
 
             raise ConfigError(
-                f"{command} does not run over partitions (--engine dask, --chunk-rows); the commands that do: "
+                f"{command} does not run over partitions (--engine dask, --chunk-rows); "
+                "the commands that do: "
                 f"{', '.join(covered_commands())}"
             )
 

@@ -17,6 +17,7 @@ from sdckit.cli._common import (
     user_errors,
 )
 from sdckit.cli._outputs import Outputs
+from sdckit.cli._scale import ChunkRowsOption, EngineOption, Scale, SchedulerOption, WorkersOption
 
 
 def check(
@@ -41,6 +42,10 @@ def check(
     ] = None,
     summary: SummaryOption = None,
     show: Annotated[int, typer.Option(help="How many violating classes to list.")] = 10,
+    engine: EngineOption = None,
+    scheduler: SchedulerOption = None,
+    workers: WorkersOption = None,
+    chunk_rows: ChunkRowsOption = None,
 ) -> None:
     """Achieved k-anonymity, l-diversity and t-closeness of a table, and its violating classes.
 
@@ -63,7 +68,16 @@ def check(
         treatment = settings.risk.missing if missing is None else missing
         if treatment not in ("wildcard", "category"):
             raise ConfigError(f"--missing must be wildcard or category, got {treatment!r}")
-        result = verdict(settings.read_release(data), **asked, missing=treatment)
+        scale = Scale(engine, scheduler, workers, chunk_rows)
+        scale.check("check", covered=True)
+        if scale.partitioned(data):
+            from sdckit.scale.methods import check as check_partitions
+
+            result = scale.run(
+                data, check_partitions, settings, asked, treatment, folder=None, progress=None
+            ).result
+        else:
+            result = verdict(settings.read_release(data), **asked, missing=treatment)
         checked = result.report
         report = Report()
         report.line(

@@ -82,7 +82,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Self
 
@@ -550,10 +550,22 @@ class ReidentificationRisk:
     pattern_of: np.ndarray
     pattern_risk: np.ndarray
     pattern_records: np.ndarray
+    #: Records per row when each row stands for several identical records (the patterns of a data
+    #: set, :mod:`sdckit.scale`), and the number of the first record of each; None: one record a row.
+    multiplicity: np.ndarray | None = None
+    first_record: np.ndarray | None = None
 
     @property
     def n_records(self) -> int:
-        return len(self.fk)
+        return len(self.fk) if self.multiplicity is None else int(self.multiplicity.sum())
+
+    def _count(self, flags: np.ndarray) -> int:
+        return (
+            int(np.count_nonzero(flags)) if self.multiplicity is None else int(self.multiplicity[flags].sum())
+        )
+
+    def _sum(self, values: np.ndarray) -> float:
+        return float(values.sum()) if self.multiplicity is None else float(values @ self.multiplicity)
 
     def records(self) -> pl.DataFrame:
         """One row per record, input order: fk, Fk, individual_risk, household_risk."""
@@ -573,10 +585,16 @@ class ReidentificationRisk:
 
     def riskiest(self, count: int | None = None) -> pl.DataFrame:
         """The ``count`` records of highest individual risk (ties in record order) with their keys."""
-        count = min(self.top if count is None else count, self.n_records)
-        order = _top_records(self.risk, self.pattern_risk, self.pattern_records, count)
+        count = min(self.top if count is None else count, len(self.risk))
+        if self.first_record is not None:
+            # Rows are patterns: each is listed once, by its first record.
+            order = np.lexsort((self.first_record, -self.risk))[:count]
+            numbers = self.first_record[order]
+        else:
+            order = _top_records(self.risk, self.pattern_risk, self.pattern_records, count)
+            numbers = order
         index = pl.Series(order)
-        frame = pl.DataFrame({"record": order.astype(np.int64)})
+        frame = pl.DataFrame({"record": numbers.astype(np.int64)})
         frame = frame.hstack(self.key_values[index].select(pl.all().cast(pl.String)))
         frame = frame.with_columns(
             pl.Series("fk", self.fk[order].astype(np.int64)),
@@ -590,7 +608,7 @@ class ReidentificationRisk:
     def summary(self) -> dict[str, Any]:
         n = self.n_records
         fk, risk = self.fk, self.risk
-        expected = float(risk.sum())
+        expected = self._sum(risk)
         percent = 100.0 / n if n else 0.0
         result: dict[str, Any] = {
             "records": n,
@@ -604,15 +622,17 @@ class ReidentificationRisk:
             "global_risk_percent": expected * percent,
             "k_anonymity_violations": {
                 str(k): {
-                    "records": int(np.count_nonzero(fk < k)),
-                    "percent": float(np.count_nonzero(fk < k) * percent),
+                    "records": self._count(fk < k),
+                    "percent": float(self._count(fk < k) * percent),
                 }
                 for k in K_ANONYMITY
             },
-            "sample_uniques": int(np.count_nonzero(fk == 1)),
-            "sample_uniques_percent": float(np.count_nonzero(fk == 1) * percent),
+            "sample_uniques": self._count(fk == 1),
+            "sample_uniques_percent": float(self._count(fk == 1) * percent),
             "individual_risk": _quantiles(self.pattern_risk, self.pattern_records),
-            "higher_risk_records": _higher_risk(risk, self.pattern_risk, self.pattern_records),
+            "higher_risk_records": _higher_risk(
+                risk, self.pattern_risk, self.pattern_records, self.multiplicity
+            ),
             "clipped_records": self.clipped,
             **self.attacker_models(),
         }
@@ -628,8 +648,8 @@ class ReidentificationRisk:
         if self.l_diversity:
             result["l_diversity"] = {
                 name: {
-                    **_quantiles(np.arange(values.max() + 1), np.bincount(values)),
-                    "records_with_l_1": int(np.count_nonzero(values <= 1)),
+                    **_quantiles(np.arange(values.max() + 1), np.bincount(values, weights=self.multiplicity)),
+                    "records_with_l_1": self._count(values <= 1),
                 }
                 for name, values in self.l_diversity.items()
             }
@@ -645,11 +665,11 @@ class ReidentificationRisk:
             empty = {"average": 0.0, "highest": 0.0, "records_at_risk": 0.0, "threshold": self.threshold}
             return {"prosecutor": empty, "journalist": empty, "marketer": {"average": 0.0}}
         inverse = 1.0 / self.fk
-        classes = float(inverse.sum())
+        classes = self._sum(inverse)
         prosecutor = {
             "average": classes / n,
             "highest": float(inverse.max()),
-            "records_at_risk": float(np.count_nonzero(inverse > self.threshold) / n),
+            "records_at_risk": float(self._count(inverse > self.threshold) / n),
             "threshold": self.threshold,
         }
         if not self.weighted:
@@ -660,11 +680,11 @@ class ReidentificationRisk:
             }
         population = np.maximum(self.Fk, self.fk)
         population_inverse = 1.0 / population
-        success = float(population_inverse.sum() / n)
+        success = self._sum(population_inverse) / n
         journalist = {
-            "average": max(classes / float((population * inverse).sum()), success),
+            "average": max(classes / self._sum(population * inverse), success),
             "highest": float(population_inverse.max()),
-            "records_at_risk": float(np.count_nonzero(population_inverse > self.threshold) / n),
+            "records_at_risk": float(self._count(population_inverse > self.threshold) / n),
             "threshold": self.threshold,
             "population": "weights",
         }
@@ -686,14 +706,20 @@ def _quantiles(values: np.ndarray, counts: np.ndarray) -> dict[str, float | None
     }
 
 
-def _higher_risk(risk: np.ndarray, pattern_risk: np.ndarray, pattern_records: np.ndarray) -> int:
+def _higher_risk(
+    risk: np.ndarray,
+    pattern_risk: np.ndarray,
+    pattern_records: np.ndarray,
+    multiplicity: np.ndarray | None = None,
+) -> int:
     """sdcMicro's "obs. with higher risk as the main part": risk > median + 3 MAD and > 0.1 (R's mad,
     scaled by 1.4826)."""
     if len(risk) == 0:
         return 0
     median = grouped_quantiles(pattern_risk, pattern_records, [0.5])[0]
     mad = 1.4826 * grouped_quantiles(np.abs(pattern_risk - median), pattern_records, [0.5])[0]
-    return int(np.count_nonzero((risk > median + 3 * mad) & (risk > 0.1)))
+    higher = (risk > median + 3 * mad) & (risk > 0.1)
+    return int(np.count_nonzero(higher)) if multiplicity is None else int(multiplicity[higher].sum())
 
 
 def _top_records(
@@ -723,12 +749,20 @@ def reidentification_risk(
     top: int = 10,
     sampling_fraction: float | None = None,
     population_size: float | None = None,
+    multiplicity: np.ndarray | None = None,
+    weight_sums: np.ndarray | None = None,
+    first_record: np.ndarray | None = None,
 ) -> ReidentificationRisk:
     """Re-identification risk of ``table``: keys are the attributes with role quasi-identifier,
     ``weights`` the column of sampling weights (None: not a sample survey), the household id the
     attribute with role household, l-diversity for every attribute with role sensitive. The
     population-uniqueness estimators run when ``sampling_fraction`` (in (0, 1]) or
-    ``population_size`` (at least the number of records) is given."""
+    ``population_size`` (at least the number of records) is given.
+
+    ``multiplicity`` (records per row), ``weight_sums`` (their sum of sampling weights, instead of
+    ``weights``) and ``first_record`` (the number of each row's first record) describe a table of
+    distinct patterns standing for the records of a data set (:mod:`sdckit.scale`): the figures are
+    then those of the records."""
     keys = [attribute.name for attribute in table.schema.with_role(Role.QUASI_IDENTIFIER)]
     where = f"{table.source}: " if table.source else ""
     if not keys:
@@ -742,7 +776,7 @@ def reidentification_risk(
         raise ConfigError("give sampling_fraction or population_size, not both")
     if sampling_fraction is not None and not 0 < sampling_fraction <= 1:
         raise ConfigError(f"sampling_fraction must be in (0, 1], got {sampling_fraction:g}")
-    n = table.n_records
+    n = table.n_records if multiplicity is None else int(multiplicity.sum())
     if population_size is not None and not population_size >= n:
         raise ConfigError(
             f"population_size must be at least the number of records ({n:,}), got {population_size:g}"
@@ -756,7 +790,9 @@ def reidentification_risk(
         if weights not in table.data.columns:
             raise ConfigError(f"{where}weights column '{weights}' is not a column of the data")
         column = table.column(weights).cast(pl.Float64, strict=False).to_numpy()
-        weight_values = check_weights(column, n, f"{where}weights column '{weights}'")
+        weight_values = check_weights(column, table.n_records, f"{where}weights column '{weights}'")
+    elif weight_sums is not None:
+        weight_values = np.asarray(weight_sums, dtype=np.float64)
 
     # The records' value patterns (nulls as values), then the integer codes of one record per
     # pattern: the records are grouped once and only the patterns are encoded.
@@ -764,7 +800,10 @@ def reidentification_risk(
     pattern_of, n_patterns = grouping.keys, grouping.n_groups
     encoding = encode(table.data.select(keys)[grouping.first], keys)
     patterns = np.stack(encoding.codes, axis=1) if n_patterns else np.zeros((0, len(keys)), dtype=np.int32)
-    counts = grouping.sizes.astype(np.float64)
+    if multiplicity is None:
+        counts = grouping.sizes.astype(np.float64)
+    else:
+        counts = np.bincount(pattern_of, weights=multiplicity, minlength=n_patterns).astype(np.float64)
     sums = group_sizes(pattern_of, n_patterns, weight_values) if weight_values is not None else counts
     cardinalities = list(encoding.cardinalities)
     wildcard = missing == "wildcard" and any(encoding.has_missing)
@@ -786,7 +825,11 @@ def reidentification_risk(
     clipped = 0
     if clipped_patterns:
         too_small = F_pattern < f_pattern
-        clipped = int(np.count_nonzero(too_small[pattern_of]))
+        clipped = int(
+            np.count_nonzero(too_small[pattern_of])
+            if multiplicity is None
+            else multiplicity[too_small[pattern_of]].sum()
+        )
         warnings.warn(
             SdcWarning(
                 f"{where}{clipped:,} records have F < f (weights below 1): their p = f/F is clipped to 1 "
@@ -837,6 +880,8 @@ def reidentification_risk(
         pattern_of=pattern_of,
         pattern_risk=risk_pattern,
         pattern_records=counts.astype(np.int64),
+        multiplicity=multiplicity,
+        first_record=first_record,
     )
 
 

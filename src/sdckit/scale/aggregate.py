@@ -98,7 +98,8 @@ def _check_fits(frame: pl.DataFrame, task: _Task) -> None:
     if size * 4 > budget:
         raise InputError(
             f"the distinct patterns of {', '.join(task.keys)} hold {frame.height:,} rows "
-            f"({describe_bytes(size)}) and keep growing: the aggregate and the work on it would need more than "
+            f"({describe_bytes(size)}) and keep growing: the aggregate and the work on it would need "
+            "more than "
             f"the available memory ({describe_bytes(budget)}). Measure fewer or coarser attributes, or use a "
             "machine (or Dask workers) with more memory"
         )

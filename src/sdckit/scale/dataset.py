@@ -161,7 +161,8 @@ def _parquet_dataset(label: str, files: list[Path], chunk_rows: int) -> Dataset:
         elif set(names) != set(columns):
             extra = sorted(set(names) ^ set(columns))
             raise InputError(
-                f"{path}: its columns differ from those of {files[0]} (in one, not the other: {', '.join(extra)})"
+                f"{path}: its columns differ from those of {files[0]} "
+                f"(in one, not the other: {', '.join(extra)})"
             )
         rows = metadata.num_rows
         for start in range(0, rows, chunk_rows):

@@ -57,9 +57,10 @@ class Engine(ABC):
         shared: Any = None,
         progress: Progress = None,
     ) -> Any:
-        """``function(item, shared)`` for every item, combined pairwise along the tree of :func:`tree_split`."""
+        """``function(item, shared)`` for every item, combined pairwise along the tree of
+        :func:`tree_split`."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (nothing to release by default)
         """Release what the engine started."""
 
     def __enter__(self) -> Engine:

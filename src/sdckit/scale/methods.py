@@ -74,7 +74,8 @@ def combined(
     names = measured_attributes(config, chosen["epsilon"])
     if not names:
         raise ConfigError(
-            "no attribute is measured: give some attribute a public probability above epsilon or a sensitivity"
+            "no attribute is measured: give some attribute a public probability above epsilon or a "
+            "sensitivity"
         )
     patterns = aggregate(dataset, config, names, engine, progress)
     risk = combined_risk(patterns.table, weights=patterns.counts(), **chosen)
@@ -103,7 +104,8 @@ def combined(
 def reidentification(
     dataset: Dataset, config: Any, params: Any, engine: Engine, folder: Path | None, progress: Progress = None
 ) -> ScaledRun:
-    from sdckit.risk.reidentification import reidentification_on_patterns
+    """fk, Fk, individual and global risk, attacker models and l-diversity of the key patterns."""
+    from sdckit.risk.reidentification import reidentification_risk
 
     keys = [a.name for a in config.attributes if a.role is Role.QUASI_IDENTIFIER]
     if not keys:
@@ -114,11 +116,28 @@ def reidentification(
             f"the household risk (attribute '{household[0]}' has role household) needs every record of a "
             "household together and is not computed over partitions; run without --engine/--chunk-rows"
         )
-    sensitive = [a.name for a in config.attributes if a.role is Role.SENSITIVE]
+    sensitive = [a.name for a in config.attributes if a.role is Role.SENSITIVE and a.name not in keys]
     patterns = aggregate(dataset, config, keys + sensitive, engine, progress)
-    result, per_pattern = reidentification_on_patterns(patterns, keys, params, config)
+    result = reidentification_risk(
+        patterns.table,
+        missing=params.missing or config.risk.missing,
+        method=params.method,
+        qual=params.qual,
+        threshold=params.threshold,
+        top=params.top,
+        sampling_fraction=params.sampling_fraction,
+        population_size=params.population_size,
+        multiplicity=patterns.multiplicity,
+        weight_sums=patterns.counts() if config.data.weights else None,
+        first_record=patterns.first_record,
+    )
     parts: tuple[Path, ...] = ()
     if folder is not None:
+        per_pattern = patterns.table.data.with_columns(
+            pl.Series("fk", result.fk.astype(np.int64)),
+            pl.Series("Fk", result.Fk),
+            pl.Series("individual_risk", result.risk),
+        )
         parts = map_back(
             patterns, per_pattern, _reidentification_records, folder, engine, columns=keys + sensitive
         )
@@ -126,7 +145,9 @@ def reidentification(
 
 
 def _reidentification_records(joined: pl.DataFrame, partition: Partition) -> pl.DataFrame:
-    return pl.DataFrame([_records(joined, partition), *(joined.get_column(c) for c in ("fk", "Fk", "risk"))])
+    return joined.select(
+        "fk", "Fk", "individual_risk", pl.lit(None, dtype=pl.Float64).alias("household_risk")
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -139,20 +160,19 @@ def check(
     asked: dict[str, Any],
     missing: str,
     engine: Engine,
+    folder: Path | None = None,
     progress: Progress = None,
 ) -> ScaledRun:
+    """``sdckit check`` of a release: the classes of its quasi-identifiers and sensitive values."""
     from sdckit.models.check import verdict
 
-    keys = [
-        a.name for a in config.attributes if a.role is Role.QUASI_IDENTIFIER and a.name in dataset.columns
-    ]
+    present = set(dataset.columns)
+    keys = [a.name for a in config.attributes if a.role is Role.QUASI_IDENTIFIER and a.name in present]
     if not keys:
         raise ConfigError("no attribute has role quasi-identifier in the configuration")
-    sensitive = [a.name for a in config.attributes if a.role is Role.SENSITIVE and a.name in dataset.columns]
+    sensitive = [a.name for a in config.attributes if a.role is Role.SENSITIVE and a.name in present]
     patterns = aggregate(dataset, config, keys + sensitive, engine, progress, release=True)
-    counts = patterns.counts() if config.data.weights else None
-    table = patterns.table
-    result = verdict(table, **asked, missing=missing, multiplicity=patterns.multiplicity, weights=counts)
+    result = verdict(patterns.table, **asked, missing=missing, multiplicity=patterns.multiplicity)
     return ScaledRun(result=result, records=patterns.n_records, patterns=patterns.frame.height)
 
 
@@ -255,6 +275,44 @@ def local_suppression(
     return _release_run(patterns, replace(release, params=params), keys, engine, folder)
 
 
+def targeted_suppression(
+    dataset: Dataset, config: Any, params: Any, engine: Engine, folder: Path | None, progress: Progress = None
+) -> ScaledRun:
+    """Risk-targeted suppression on the patterns of the measured attributes: the records of a pattern
+    have the same risk and dominant known set, so they lose the same values."""
+    from sdckit.anonymize.suppression import targeted_suppression as suppress
+
+    resolved = {
+        name: getattr(params, name) if getattr(params, name) is not None else getattr(config.risk, name)
+        for name in ("alpha", "epsilon", "missing")
+    }
+    params = params.model_copy(update=resolved)
+    names = measured_attributes(config, params.epsilon)
+    if not names:
+        raise ConfigError(
+            "no attribute is measured: give some attribute a public probability above epsilon or a "
+            "sensitivity"
+        )
+    patterns = aggregate(dataset, config, names, engine, progress)
+    release = suppress(
+        patterns.table,
+        delta=params.delta,
+        alpha=params.alpha,
+        epsilon=params.epsilon,
+        missing=params.missing,
+        weights=patterns.counts(),
+        repeat=params.repeat,
+        max_rounds=params.max_rounds,
+        cell_budget=params.cell_budget,
+        multiplicity=patterns.multiplicity,
+    )
+    return _release_run(patterns, replace(release, params=params), names, engine, folder)
+
+
 #: The commands that run over partitions, and the function that runs each.
 MEASURES = {"combined": combined, "reidentification": reidentification}
-METHODS = {"generalize": generalize, "local-suppression": local_suppression}
+METHODS = {
+    "generalize": generalize,
+    "local-suppression": local_suppression,
+    "targeted-suppression": targeted_suppression,
+}
