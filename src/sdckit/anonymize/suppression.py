@@ -1291,7 +1291,8 @@ def targeted_suppression(
         cells = int(per_row @ mask.sum(axis=1))
         rounds.append({"high_risk_records": n_high, "suppressed_cells": cells})
         say(
-            f"round {len(rounds)}: {n_high:,} records above {delta:g}, {cells:,} cells suppressed; re-measuring"
+            f"round {len(rounds)}: {n_high:,} records above {delta:g}, {cells:,} cells suppressed; "
+            "re-measuring"
         )
         current = measure(data)
     after = current
