@@ -406,7 +406,14 @@ def test_inconsistent_hierarchy_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == INPUTS
 
 
-@pytest.mark.parametrize("name", ["out.txt", "out.json", "out"])
+def test_output_without_suffix_is_a_folder_of_parquet_parts(tmp_path):
+    result = anonymize(tmp_path, "generalize", "-k", "2", output="out")
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["part-00000.parquet"]
+    assert pl.read_parquet(tmp_path / "out").height == N_RECORDS
+
+
+@pytest.mark.parametrize("name", ["out.txt", "out.json"])
 def test_output_with_a_bad_extension(tmp_path, name):
     result = anonymize(tmp_path, "generalize", "-k", "2", output=name)
     assert result.exit_code == 2, result.output
@@ -604,6 +611,11 @@ SHARED_OPTIONS = {
     "-q",
     "--allow-violations",
     "--help",
+    # where it runs (sdckit.cli._scale): on every command that reads microdata
+    "--engine",
+    "--scheduler",
+    "--workers",
+    "--chunk-rows",
 }
 OPTION = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=│))(--?[a-z][a-z0-9-]*)", re.MULTILINE)
 

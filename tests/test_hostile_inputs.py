@@ -236,7 +236,11 @@ def test_every_reader_refuses_a_fifo_without_blocking(tmp_path, read, error, wha
 
 
 def test_directories_are_refused(tmp_path):
-    with pytest.raises(InputError, match=r"is a directory, not a data file$"):
+    # A directory of Parquet files is a data set (docs/scaling.md); any other is refused.
+    (tmp_path / "notes.txt").write_text("not data")
+    with pytest.raises(
+        InputError, match=r"is a directory holding no Parquet files \(\.parquet, \.pq\), not a data set$"
+    ):
         read_table(tmp_path)
     with pytest.raises(ConfigError, match=r"is a directory, not a configuration file$"):
         load_config(tmp_path)

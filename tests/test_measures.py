@@ -47,6 +47,7 @@ def test_the_command_takes_exactly_its_own_and_the_shared_options(spec):
         shared |= {"--output", "-o"}
     if not spec.compares:
         shared.add("--release")
+        shared |= {"--engine", "--scheduler", "--workers", "--chunk-rows"}  # a measure of microdata
     aliases = {
         alias
         for field in spec.params.model_fields.values()

@@ -657,8 +657,10 @@ def dataset_files(source: str | os.PathLike[str]) -> list[Path]:
         others = [path for path in files if path.suffix.lower() not in PARQUET_SUFFIXES]
         if others:
             raise InputError(f"{text}: a data set is made of Parquet files, but '{others[0]}' is not one")
+    if not files and Path(text).is_dir():
+        raise InputError(f"{text}: is a directory holding no Parquet files (.parquet, .pq), not a data set")
     if not files:
-        raise InputError(f"{text}: no Parquet files (.parquet, .pq) in this data set")
+        raise InputError(f"{text}: no Parquet files (.parquet, .pq) match this pattern")
     return files
 
 

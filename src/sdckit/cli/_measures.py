@@ -34,8 +34,8 @@ from sdckit.cli._scale import (
     SchedulerOption,
     WorkersOption,
     declare_records_output,
-    parts_folder,
     remove_folder,
+    run_where_asked,
     stage_frame_parts,
     stage_parts,
 )
@@ -135,59 +135,43 @@ def measure(
 ) -> None:
     """Parse, read, measure, report, write: the body every measure's command shares."""
     from sdckit.config import load_config
-    from sdckit.context import Context
-    from sdckit.measures import run_measure
 
     with user_errors():
         fields = spec.params.model_fields
         params = spec.params.parse(
             given, spell=lambda name: option_name(name, fields.get(name)), method=spec.name
         )
-        outputs = Outputs([*inputs, config, *(v for v in given.values() if isinstance(v, Path))])
-        declare_records_output(outputs, output, "--output", RECORD_SUFFIXES)
-        for extra, path in zip(spec.outputs, extras, strict=True):
-            outputs.file(path, extra.option, extra.suffixes)
-        outputs.file(summary, "--summary", (".json",))
+        outputs = _declare_outputs(spec, inputs, config, given, output, extras, summary)
         started = time.perf_counter()
         settings = load_config(config)
-        scale = Scale.of(scale_options)
-        scaled = _scaled_measure(spec.name)
-        scale.check(f"{spec.group} {spec.name}", scaled is not None and not release)
-        parts, folder = None, None
-        if not spec.compares and scaled is not None and not release and scale.partitioned(inputs[0]):
-            folder = parts_folder(output) if spec.records is not None else None
-            with progress_bar(not quiet, "partitions") as progress:
-                run = scale.run(inputs[0], scaled, settings, params, folder=folder, progress=progress)
-            result, parts, records = run.result, run.parts, run.records
-        else:
-            if spec.compares:
-                tables = [settings.read(inputs[0]), settings.read_release(inputs[1])]
-            else:
-                tables = [settings.read_release(inputs[0]) if release else settings.read(inputs[0])]
-            with progress_bar(not quiet, spec.progress_label) as progress:
-                context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
-                result = run_measure(spec, *tables, params=params, context=context)
-            records = tables[0].n_records
+
+        def in_memory() -> tuple[Any, int]:
+            return _in_memory(spec, inputs, settings, params, release, quiet, started)
+
+        scaled = None if release or spec.compares else _scaled_measure(spec.name)
+        output_parts = output if spec.records is not None else None
+        computed = run_where_asked(
+            Scale.of(scale_options),
+            f"{spec.group} {spec.name}",
+            scaled,
+            inputs[0],
+            output_parts,
+            quiet,
+            in_memory,
+            settings,
+            params,
+        )
+        result, records = computed.result, computed.records
         figures = spec.summary(result)
         elapsed = time.perf_counter() - started
-        document = {
-            **(
-                {"original": str(inputs[0]), "release": str(inputs[1])}
-                if spec.compares
-                else {"data": str(inputs[0])}
-            ),
-            "measure": spec.name,
-            "parameters": params.to_recipe(),
-            **figures,
-            "elapsed_seconds": round(elapsed, 3),
-        }
+        document = _document(spec, inputs, params, figures, elapsed)
         report = Report()
         what = f"{inputs[0].name} → {inputs[1].name}" if spec.compares else inputs[0].name
         report.line(f"[bold]{what}[/]: {records:,} records, {spec.group} {spec.name} — {elapsed:.2f} s")
         for item in spec.report(figures):
             report.line(item) if isinstance(item, str) else report.add(item)
-        if parts is not None:
-            stage_parts(outputs, output, parts)
+        if computed.parts is not None:
+            stage_parts(outputs, output, computed.parts)
         elif spec.records is not None:
             stage_frame_parts(outputs, output, spec.records(result))
         for extra, path in zip(spec.outputs, extras, strict=True):
@@ -197,7 +181,61 @@ def measure(
         try:
             finish(outputs, report)
         finally:
-            remove_folder(folder)
+            remove_folder(computed.folder)
+
+
+def _document(spec: MeasureSpec, inputs: list[Path], params: Any, figures: dict, elapsed: float) -> dict:
+    """The --summary: the inputs, the measure and its parameters, its figures and the time taken."""
+    named = (
+        {"original": str(inputs[0]), "release": str(inputs[1])} if spec.compares else {"data": str(inputs[0])}
+    )
+    return {
+        **named,
+        "measure": spec.name,
+        "parameters": params.to_recipe(),
+        **figures,
+        "elapsed_seconds": round(elapsed, 3),
+    }
+
+
+def _declare_outputs(
+    spec: MeasureSpec,
+    inputs: list[Path],
+    config: Path,
+    given: dict[str, Any],
+    output: Path | None,
+    extras: list[Path | None],
+    summary: Path | None,
+) -> Outputs:
+    outputs = Outputs([*inputs, config, *(v for v in given.values() if isinstance(v, Path))])
+    declare_records_output(outputs, output, "--output", RECORD_SUFFIXES)
+    for extra, path in zip(spec.outputs, extras, strict=True):
+        outputs.file(path, extra.option, extra.suffixes)
+    outputs.file(summary, "--summary", (".json",))
+    return outputs
+
+
+def _in_memory(
+    spec: MeasureSpec,
+    inputs: list[Path],
+    settings: Any,
+    params: Any,
+    release: bool | None,
+    quiet: bool,
+    started: float,
+) -> tuple[Any, int]:
+    """Read the input(s) whole and measure: the result and the number of records."""
+    from sdckit.context import Context
+    from sdckit.measures import run_measure
+
+    if spec.compares:
+        tables = [settings.read(inputs[0]), settings.read_release(inputs[1])]
+    else:
+        tables = [settings.read_release(inputs[0]) if release else settings.read(inputs[0])]
+    with progress_bar(not quiet, spec.progress_label) as progress:
+        context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
+        result = run_measure(spec, *tables, params=params, context=context)
+    return result, tables[0].n_records
 
 
 def _scaled_measure(name: str) -> Any:

@@ -182,6 +182,13 @@ def declare_records_output(outputs: Any, path: Path | None, option: str, suffixe
         return
     if path.suffix == "":
         outputs.directory(path, option)
+    elif path.suffix.lower() not in suffixes:
+        from sdckit.errors import ConfigError
+
+        raise ConfigError(
+            f"{option} {path}: the file must end in {' or '.join(suffixes)} (a path without suffix is a "
+            "folder of Parquet parts)"
+        )
     else:
         outputs.file(path, option, suffixes)
 
@@ -192,3 +199,43 @@ def remove_folder(folder: Path | None) -> None:
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
         _outputs._pending.discard(folder)
+
+
+@dataclass(frozen=True)
+class Computed:
+    """What a command computed: its result, the Parquet parts of a run over partitions (None in
+    memory), the number of records, and the working folder to remove once the outputs are written."""
+
+    result: Any
+    parts: tuple[Path, ...] | None
+    records: int
+    folder: Path | None
+
+
+def run_where_asked(
+    scale: Scale,
+    command: str,
+    scaled: Callable[..., Any] | None,
+    data: Path,
+    output: Path | None,
+    quiet: bool,
+    in_memory: Callable[[], tuple[Any, int]],
+    *args: Any,
+) -> Computed:
+    """Run ``scaled(dataset, *args, engine, folder, progress)`` over the partitions of ``data`` when
+    the scale options or the data ask for it (``scaled`` None: the command has no such run), else
+    ``in_memory()`` (its result and number of records)."""
+    from sdckit.cli._common import progress_bar
+
+    scale.check(command, scaled is not None)
+    if scaled is None or not scale.partitioned(data):
+        result, records = in_memory()
+        return Computed(result, None, records, None)
+    folder = parts_folder(output)
+    try:
+        with progress_bar(not quiet, "partitions") as progress:
+            run = scale.run(data, scaled, *args, folder=folder, progress=progress)
+    except BaseException:
+        remove_folder(folder)
+        raise
+    return Computed(run.result, run.parts, run.records, folder)

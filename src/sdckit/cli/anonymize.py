@@ -23,7 +23,6 @@ from sdckit.cli._common import (
     SummaryOption,
     finish,
     progress_bar,
-    read_input,
     stage_json,
     stage_messages,
     user_errors,
@@ -38,8 +37,8 @@ from sdckit.cli._scale import (
     SchedulerOption,
     WorkersOption,
     declare_records_output,
-    parts_folder,
     remove_folder,
+    run_where_asked,
     stage_frame_parts,
     stage_parts,
 )
@@ -113,9 +112,6 @@ def anonymize(
     **scale_options: Any,
 ) -> None:
     """Parse, run, report, write: the body every method's command shares."""
-    from sdckit.recipes import Step, recipe, transformation_record
-
-    folder = None
     with user_errors():
         fields = spec.params.model_fields
         params = spec.params.parse(
@@ -128,34 +124,12 @@ def anonymize(
         for extra, path in zip(spec.outputs, extras, strict=True):
             outputs.file(path, extra.option, extra.suffixes)
         started = time.perf_counter()
-        scale = Scale.of(scale_options)
-        scaled = _scaled_method(spec.name)
-        scale.check(f"anonymize {spec.name}", scaled is not None)
-        parts = None
-        if scaled is not None and scale.partitioned(data):
-            _refuse_extras(spec, extras)
-            from sdckit.config import load_config
-
-            settings = load_config(config)
-            folder = parts_folder(output)
-            with progress_bar(not quiet, "partitions") as progress:
-                run = scale.run(data, scaled, settings, params, folder=folder, progress=progress)
-            release, parts, table = run.result, run.parts, run.result.original
-            n_records = run.records
-        else:
-            settings, table = read_input(data, config)
-            with progress_bar(not quiet, spec.progress_label) as progress:
-                context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
-                release = run_method(spec, table, params, context)
-            n_records = table.n_records
+        settings, computed, table = _compute(spec, params, data, config, extras, output, quiet, scale_options)
+        release, n_records = computed.result, computed.records
         figures = spec.summary(release)
         violation = spec.violation(release, figures)
         elapsed = time.perf_counter() - started
-        record = recipe([Step(spec, release.params)], table, settings)
-        if parts is not None:
-            record["input"] = {"rows": n_records, "columns": record["input"]["columns"], "sha256": None}
-        if spec.reapplicable:
-            record["transformation"] = transformation_record(release)
+        record = _recipe(spec, release, table, settings, computed)
         document = {
             "data": str(data),
             "method": spec.name,
@@ -172,8 +146,8 @@ def anonymize(
         )
         for line in spec.report(figures):
             report.line(line)
-        if parts is not None:
-            stage_parts(outputs, output, parts)
+        if computed.parts is not None:
+            stage_parts(outputs, output, computed.parts)
         else:
             stage_frame_parts(outputs, output, spec.released(release))
         stage_json(outputs, summary, document)
@@ -183,7 +157,53 @@ def anonymize(
         try:
             finish(outputs, report, violation, allow_violations)
         finally:
-            remove_folder(folder)
+            remove_folder(computed.folder)
+
+
+def _compute(
+    spec: MethodSpec,
+    params: Any,
+    data: Path,
+    config: Path,
+    extras: list[Path | None],
+    output: Path,
+    quiet: bool,
+    scale_options: dict[str, Any],
+) -> tuple[Any, Any, Any]:
+    """The configuration, the release (in memory or over partitions) and the table it was made from
+    (the patterns of the data, over partitions)."""
+    from sdckit.config import load_config
+
+    started = time.perf_counter()
+    settings = load_config(config)
+    scale = Scale.of(scale_options)
+    scaled = _scaled_method(spec.name)
+    if scaled is not None:
+        _refuse_extras(spec, extras, scale, data)
+    held: dict[str, Any] = {}
+
+    def in_memory() -> tuple[Any, int]:
+        held["table"] = table = settings.read(data)
+        with progress_bar(not quiet, spec.progress_label) as progress:
+            context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
+            return run_method(spec, table, params, context), table.n_records
+
+    command = f"anonymize {spec.name}"
+    computed = run_where_asked(scale, command, scaled, data, output, quiet, in_memory, settings, params)
+    return settings, computed, held["table"] if "table" in held else computed.result.original
+
+
+def _recipe(spec: MethodSpec, release: Any, table: Any, settings: Any, computed: Any) -> dict[str, Any]:
+    """The recipe of the run; over partitions its input is described by rows and columns only (the
+    records were never in one place to be hashed)."""
+    from sdckit.recipes import Step, recipe, transformation_record
+
+    record = recipe([Step(spec, release.params)], table, settings)
+    if computed.parts is not None:
+        record["input"] = {"rows": computed.records, "columns": record["input"]["columns"], "sha256": None}
+    if spec.reapplicable:
+        record["transformation"] = transformation_record(release)
+    return record
 
 
 def _scaled_method(name: str) -> Any:
@@ -193,9 +213,13 @@ def _scaled_method(name: str) -> Any:
     return SCALED.get(name)
 
 
-def _refuse_extras(spec: MethodSpec, extras: list[Path | None]) -> None:
+def _refuse_extras(spec: MethodSpec, extras: list[Path | None], scale: Scale, data: Path) -> None:
+    """The extra outputs (figures of every record) are not made by a run over partitions."""
     from sdckit.errors import ConfigError
 
+    scale.check(f"anonymize {spec.name}", covered=True)
+    if not scale.partitioned(data):
+        return
     for extra, path in zip(spec.outputs, extras, strict=True):
         if path is not None:
             raise ConfigError(f"{extra.option} is not written by a run over partitions; run in memory for it")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -57,7 +58,6 @@ def check(
     """
     from sdckit.config import load_config
     from sdckit.errors import ConfigError
-    from sdckit.models.check import verdict
 
     with user_errors():
         outputs = Outputs([data, config])
@@ -68,16 +68,7 @@ def check(
         treatment = settings.risk.missing if missing is None else missing
         if treatment not in ("wildcard", "category"):
             raise ConfigError(f"--missing must be wildcard or category, got {treatment!r}")
-        scale = Scale(engine, scheduler, workers, chunk_rows)
-        scale.check("check", covered=True)
-        if scale.partitioned(data):
-            from sdckit.scale.methods import check as check_partitions
-
-            result = scale.run(
-                data, check_partitions, settings, asked, treatment, folder=None, progress=None
-            ).result
-        else:
-            result = verdict(settings.read_release(data), **asked, missing=treatment)
+        result = _verdict(Scale(engine, scheduler, workers, chunk_rows), data, settings, asked, treatment)
         checked = result.report
         report = Report()
         report.line(
@@ -93,6 +84,17 @@ def check(
         stage_json(outputs, summary, result.figures())
         unmet = None if result.satisfied else f"{data.name} does not satisfy {', '.join(result.failing)}"
         finish(outputs, report, unmet, allowed=True)
+
+
+def _verdict(scale: Scale, data: Path, settings, asked: dict, missing: str):
+    """The verdict on the file read whole, or on its partitions when asked for or too large."""
+    from sdckit.models.check import verdict
+    from sdckit.scale.methods import check as check_partitions
+
+    scale.check("check", covered=True)
+    if scale.partitioned(data):
+        return scale.run(data, check_partitions, settings, asked, missing, folder=None, progress=None).result
+    return verdict(settings.read_release(data), **asked, missing=missing)
 
 
 def _validate(asked: dict) -> None:

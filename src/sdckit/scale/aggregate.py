@@ -158,6 +158,9 @@ def aggregate(
     missing = [name for name in keys if name not in dataset.columns]
     if missing:
         raise InputError(f"{dataset.label}: attribute '{missing[0]}' is not a column of the data")
+    # In the order of the columns, as an in-memory run sees them (known sets are named in it).
+    wanted = set(keys)
+    keys = [name for name in dataset.columns if name in wanted]
     reader = pinned_reader(dataset, config, release)
     weights = config.data.weights
     if weights is not None and weights not in dataset.columns:
@@ -221,6 +224,9 @@ def map_back(
     """Pass 2: one Parquet part per partition in ``folder``, made by ``output`` from the partition's
     records joined to ``result`` on the aggregate's keys."""
     keys = tuple(aggregate.table.data.columns) + ((POSITIVE,) if aggregate.weights else ())
+    read = list(columns or aggregate.dataset.columns)
+    if aggregate.weights and aggregate.weights not in read:
+        read.append(aggregate.weights)
     if aggregate.weights:
         result = result.with_columns(aggregate.frame.get_column(POSITIVE))
     task = MapTask(
@@ -229,7 +235,7 @@ def map_back(
         result,
         output,
         str(folder),
-        tuple(columns or aggregate.dataset.columns),
+        tuple(read),
     )
     written = engine.map(_map_partition, list(aggregate.dataset.partitions), shared=task, progress=progress)
     return tuple(Path(path) for path in written)

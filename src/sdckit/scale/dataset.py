@@ -269,6 +269,14 @@ class PartitionReader:
         first = partition.first_record if first_record is None else first_record
         chunk = FrameChunk(frame, partition.label, first or 0, from_text=partition.format == "csv")
         wanted = set(columns)
+        try:
+            return self._validate(chunk, wanted)
+        except InputError as error:
+            if partition.format != "csv":
+                raise
+            raise InputError(_with_line(str(error), partition)) from None
+
+    def _validate(self, chunk: FrameChunk, wanted: set[str]) -> Table:
         return _read_table(
             chunk,
             # Value weights are checked once, on the aggregate (a partition may lack a value).
@@ -300,6 +308,28 @@ class PartitionReader:
             weights=table.weights,
             lenient=frozenset(),
         )
+
+
+def _with_line(message: str, partition: Partition) -> str:
+    """A message about record N of a CSV partition, pointing at its line in the file instead (found
+    only now, on the way out: the lines before the partition are counted, then its blank lines)."""
+    import re
+
+    prefix = f"{partition.label}: record "
+    match = re.match(re.escape(prefix) + r"([\d,]+): ", message)
+    if match is None:
+        return message
+    row = int(match.group(1).replace(",", "")) - (partition.first_record or 0)
+    with open(partition.path, "rb") as handle:
+        before = handle.read(partition.start).count(b"\n")
+        lines = handle.read(partition.length).split(b"\n")
+    seen = 0
+    for number, line in enumerate(lines, start=before + 1):
+        if line.strip(b"\r"):
+            seen += 1
+            if seen == row:
+                return f"{partition.label}:{number}: {message[match.end():]}"
+    return message
 
 
 def describe_bytes(size: float) -> str:

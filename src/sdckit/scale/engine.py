@@ -133,13 +133,15 @@ class DaskEngine(Engine):
             n_workers=count,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",
             silence_logs=logging.ERROR,
         )
         self.client = Client(self._cluster)
 
     def _scatter(self, shared: Any) -> Any:
-        return None if shared is None else self.client.scatter(shared, broadcast=True, hash=False)
+        # A task that returns it, not scattered data: if the worker holding it is lost, the scheduler
+        # computes it again (scattered data would be gone, and the run with it).
+        return None if shared is None else self.client.submit(_identity, shared, pure=False)
 
     def _progress(self, futures: list[Any], progress: Progress) -> None:
         from distributed import as_completed
@@ -176,6 +178,10 @@ class DaskEngine(Engine):
             self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def _identity(value: Any) -> Any:
+    return value
 
 
 def make_engine(engine: str = "local", scheduler: str | None = None, workers: int | None = None) -> Engine:
