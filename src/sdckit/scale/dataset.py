@@ -83,8 +83,9 @@ class Partition:
                 infer_schema=False,
                 null_values=[token for token in tokens if token] or None,
                 empty_string_is_null="" in tokens,
-                columns=columns,
             )
+            if columns is not None:  # polars refuses column names with has_header=False
+                frame = frame.select(columns)
         except (pl.exceptions.PolarsError, OSError) as error:
             where = f"bytes {self.start:,}..{self.start + self.length:,}" if self.format == "csv" else (
                 f"rows {self.start + 1:,}..{self.start + self.length:,}"
