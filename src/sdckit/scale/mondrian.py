@@ -305,11 +305,15 @@ def plan_cuts(axes: Sequence[Axis], sample: np.ndarray, fragments: int) -> Fragm
 # Tasks -------------------------------------------------------------------------------------------
 
 
-def _write(frame: pl.DataFrame, path: Path) -> None:
-    """Write ``frame`` to ``path`` under a temporary name, then rename (a rerun task is harmless)."""
+def _write(frame: pl.DataFrame, path: Path, final: bool = False) -> None:
+    """Write ``frame`` to ``path`` under a temporary name, then rename (a rerun task is harmless).
+    Intermediate files (not ``final``) are written fast: LZ4, no statistics."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    frame.write_parquet(temporary)
+    if final:
+        frame.write_parquet(temporary)
+    else:
+        frame.write_parquet(temporary, compression="lz4", statistics=False)
     os.replace(temporary, path)
 
 
@@ -327,6 +331,7 @@ def _sampled(records: np.ndarray, seed: int, rate: float) -> np.ndarray:
 @dataclass(frozen=True)
 class _Plan:
     reader: PartitionReader
+    survey_reader: PartitionReader  # the quasi-identifiers and sensitive attributes only
     columns: tuple[str, ...]
     quasi_identifiers: tuple[str, ...]
     sensitive: tuple[str, ...]
@@ -348,7 +353,7 @@ def _height(partition: Partition, shared: _Plan) -> int:
 
 
 def _survey(partition: Partition, shared: _Plan) -> dict[str, Any]:
-    table = shared.reader.read(partition, list(shared.columns))
+    table = shared.survey_reader.read(partition, [*shared.quasi_identifiers, *shared.sensitive])
     data = table.data
     records = partition.first_record + np.arange(data.height, dtype=np.int64)
     keep = _sampled(records, shared.seed, shared.rate)
@@ -516,7 +521,7 @@ def _gather(partition: int, shared: _Gather) -> str:
             pl.col(name).cast(pl.Enum(values)) for name, values in shared.enums.items()
         )
     path = _gather_path(shared.workdir, partition)
-    _write(frame, path)
+    _write(frame, path, final=True)
     return str(path)
 
 
@@ -587,13 +592,19 @@ def run_mondrian(
 
     # The kinds of inferred attributes, pinned from the first partition.
     reader = PartitionReader.of(config, list(columns))
-    plan = _Plan(reader, columns, quasi_identifiers, (), (), 1.0, seed, str(workdir))
+    plan = _Plan(reader, reader, columns, quasi_identifiers, (), (), 1.0, seed, str(workdir))
     probe = engine.map(_probe, dataset.partitions[:1], shared=plan)[0]
     reader = reader.pinned(probe)
     schema = probe.schema
     sensitive = tuple(a.name for a in schema.with_role(Role.SENSITIVE))
     numeric = tuple(name for name in quasi_identifiers if probe.data.schema[name].is_numeric())
-    plan = replace(plan, reader=reader, sensitive=sensitive, numeric=numeric)
+    surveyed = {*quasi_identifiers, *sensitive}
+    survey_reader = replace(
+        reader,
+        attributes=tuple(a for a in reader.attributes if a.name in surveyed),
+        weights=reader.weights if reader.weights in surveyed else None,
+    )
+    plan = replace(plan, reader=reader, survey_reader=survey_reader, sensitive=sensitive, numeric=numeric)
     if any(partition.first_record is None for partition in dataset.partitions):  # CSV: count first
         heights = engine.map(_height, dataset.partitions, shared=plan)
         dataset = dataset.with_first_records(heights)
