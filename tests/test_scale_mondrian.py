@@ -108,6 +108,35 @@ def test_dask_cluster_gives_the_local_release(parquet, config, cluster, tmp_path
     assert local.figures["fragments"] == len(local.details["groups"])
 
 
+def test_a_worker_killed_mid_run_does_not_change_the_release(parquet, config, cluster, tmp_path):
+    import os
+    import signal
+    import threading
+    import time
+
+    local = run(parquet, config, tmp_path / "local", fragments=4, sample_rows=3_000)
+    work = tmp_path / "dask"
+    outcome = {}
+
+    def go() -> None:
+        engine = DaskEngine(client=cluster)
+        outcome["run"] = run(parquet, config, work, engine=engine, fragments=4, sample_rows=3_000)
+
+    thread = threading.Thread(target=go)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not (work / "spill").is_dir() and time.monotonic() < deadline:  # the spill pass has begun
+        time.sleep(0.005)
+    pids = cluster.run(os.getpid)
+    victim = sorted(pids)[0]
+    os.kill(pids[victim], signal.SIGKILL)  # its nanny starts another; Dask reruns its tasks
+    thread.join(timeout=120)
+    assert "run" in outcome
+    assert released(outcome["run"]).equals(released(local))
+    assert outcome["run"].figures == local.figures
+    cluster.wait_for_workers(2, timeout=60)
+
+
 def test_union_is_k_anonymous_l_diverse_in_order(frame, parquet, config, tmp_path):
     params = MondrianParams(k=5, l=2)
     result = run(parquet, config, tmp_path, fragments=6, sample_rows=4_000, params=params)

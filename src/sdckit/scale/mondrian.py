@@ -13,7 +13,7 @@ in-memory Mondrian. :func:`run_mondrian` makes five passes:
 2. **cuts** (here, on the sample): Mondrian's median cuts, taken on the widest normalized
    quasi-identifier of a box (numbers by ``(max - min) / (max_T - min_T)``, categories without a hierarchy
    by the ranks of their sorted values, categories with one by ``leaves(LCA) / leaves(root)``, cut into
-   the LCA's children that hold sampled records, each with the unsampled children that follow it), always
+   the LCA's children that hold sampled records, each with the unsampled children after it), always
    splitting the box holding the most sampled records, until there are ``fragments`` boxes (a cut into a
    hierarchy node's children may make a few more) or no box can be cut. The cuts are a small picklable
    tree (:class:`FragmentCuts`) that assigns any record to its fragment;
