@@ -69,6 +69,32 @@ class _Dimension:
     node_labels: list[list[str]] | None = None  # per level: label of each (renumbered) node
     node_penalty: list[np.ndarray] | None = None  # per level: hierarchy NCP of each node
     original_values: pl.Series | None = None  # _HIERARCHY: data value of each code, for centroids
+    domain: int | None = None  # _ORDERED: distinct values of the whole table (default: len(texts))
+
+
+@dataclass(frozen=True)
+class WholeTable:
+    """What a run on a part of a larger table needs to know of the whole table, so that the part is
+    cut, judged and penalized as the whole table's Mondrian would (the distributed Mondrian of
+    :mod:`sdckit.scale.mondrian` gives one to every fragment).
+
+    ``spans[name]``
+        A numeric quasi-identifier: its ``(min, max)`` over the whole table (the normalization of
+        widths and of the NCP).
+    ``domains[name]``
+        A categorical quasi-identifier without a hierarchy: the sorted distinct values of the whole
+        table (a value's rank is its coordinate; the domain size normalizes widths and the NCP). It is
+        cut as categorical even where the part's values all read as numbers.
+    ``sensitive[name]``
+        A sensitive attribute: its distinct values over the whole table (sorted, a null last) and
+        their counts, so that t-closeness compares with the whole table's distribution.
+
+    A quasi-identifier with a hierarchy needs nothing: the hierarchy describes the whole domain.
+    """
+
+    spans: Mapping[str, tuple[float, float]]
+    domains: Mapping[str, pl.Series]
+    sensitive: Mapping[str, tuple[pl.Series, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -213,6 +239,7 @@ def _resolve(
     table: Table,
     quasi_identifiers: Sequence[str] | None,
     hierarchies: Mapping[str, Hierarchy] | None,
+    whole: WholeTable | None = None,
 ) -> list[_Dimension]:
     schema = table.schema
     if quasi_identifiers is not None and isinstance(quasi_identifiers, str):
@@ -251,13 +278,20 @@ def _resolve(
             raise ConfigError(
                 f"the hierarchy of '{name}' must be a Hierarchy, got {type(hierarchy).__name__}"
             )
+        if whole is not None and name in whole.domains:
+            dimensions.append(_in_domain(_ordered_dimension(name, column), whole.domains[name]))
+            continue
         if column.dtype.is_numeric():
             numbers = column.cast(pl.Float64).to_numpy()
             if not np.isfinite(numbers).all():
                 raise ConfigError(f"quasi-identifier '{name}' has infinite values")
             dimensions.append(_numeric_dimension(name, numbers, column.dtype.is_integer()))
             continue
-        if kind in (Kind.NUMERIC, Kind.ORDINAL) and column.dtype in (pl.String, pl.Categorical):
+        if (
+            kind in (Kind.NUMERIC, Kind.ORDINAL)
+            and column.dtype in (pl.String, pl.Categorical)
+            and (whole is None or name in whole.spans)
+        ):
             numbers = _is_number_text(column)
             if numbers is not None:
                 integral = bool(np.all(numbers == np.round(numbers)))
@@ -267,7 +301,36 @@ def _resolve(
             dimensions.append(_hierarchy_dimension(name, column, hierarchy))
         else:
             dimensions.append(_ordered_dimension(name, column))
+    if whole is not None:
+        for dimension in dimensions:
+            if dimension.kind == _NUMERIC and dimension.name in whole.spans:
+                low, high = whole.spans[dimension.name]
+                dimension.span = float(high - low)
+            elif dimension.kind == _NUMERIC or (
+                dimension.kind == _ORDERED and dimension.name not in whole.domains
+            ):
+                raise ConfigError(
+                    f"quasi-identifier '{dimension.name}': the whole table's reference does not describe it"
+                )
     return dimensions
+
+
+def _in_domain(dimension: _Dimension, domain: pl.Series) -> _Dimension:
+    """An ordered dimension whose coordinates are the ranks of its values in the whole table's sorted
+    distinct values ``domain``."""
+    local = dimension.original_values
+    assert local is not None
+    ranks = domain.search_sorted(local, side="left").to_numpy().astype(np.int64)
+    inside = ranks < len(domain)
+    if not inside.all() or not domain.gather(ranks).equals(local, check_names=False):
+        raise ConfigError(
+            f"quasi-identifier '{dimension.name}': a value is not among the whole table's values"
+        )
+    dimension.values = ranks.astype(np.float64)
+    dimension.value_list = dimension.values.tolist()
+    dimension.span = float(max(len(domain) - 1, 0))
+    dimension.domain = len(domain)
+    return dimension
 
 
 @dataclass
@@ -279,10 +342,19 @@ class _Sensitive:
     categories: pl.Series
 
 
-def _encode_sensitive(table: Table, models: Sequence[PrivacyModel]) -> list[_Sensitive]:
+def _encode_sensitive(
+    table: Table, models: Sequence[PrivacyModel], whole: WholeTable | None = None
+) -> list[_Sensitive]:
     result = []
     for name in dict.fromkeys(m.sensitive_attribute for m in models if m.sensitive_attribute is not None):
         codes, n_values, has_missing, categories = encode_column(table.column(name))
+        if whole is not None:
+            if name not in whole.sensitive:
+                raise ConfigError(
+                    f"sensitive attribute '{name}': the whole table's reference does not describe it"
+                )
+            result.append(_in_sensitive_domain(name, codes, has_missing, categories, *whole.sensitive[name]))
+            continue
         if has_missing:
             # A missing sensitive value is a value of its own (as ClassStatistics.from_records).
             codes = np.where(codes < 0, n_values, codes)
@@ -293,6 +365,31 @@ def _encode_sensitive(table: Table, models: Sequence[PrivacyModel]) -> list[_Sen
         overall /= max(overall.sum(), 1.0)
         result.append(_Sensitive(name, codes, n_values, overall, categories.alias(name)))
     return result
+
+
+def _in_sensitive_domain(
+    name: str,
+    codes: np.ndarray,
+    has_missing: bool,
+    categories: pl.Series,
+    domain: pl.Series,
+    counts: np.ndarray,
+) -> _Sensitive:
+    """The codes of a part's sensitive values in the whole table's values ``domain`` (sorted, a null
+    last) and the whole table's distribution as ``overall``."""
+    domain_missing = len(domain) > 0 and domain[-1] is None
+    present = domain[:-1] if domain_missing else domain
+    ranks = present.search_sorted(categories, side="left").to_numpy().astype(np.int64)
+    if (
+        (ranks >= len(present)).any()
+        or not present.gather(ranks).equals(categories, check_names=False)
+        or (has_missing and not domain_missing)
+    ):
+        raise ConfigError(f"sensitive attribute '{name}': a value is not among the whole table's values")
+    mapped = np.where(codes < 0, len(domain) - 1, ranks[np.maximum(codes, 0)] if len(ranks) else 0)
+    overall = np.asarray(counts, dtype=np.float64)
+    overall = overall / max(overall.sum(), 1.0)
+    return _Sensitive(name, mapped.astype(np.int64), len(domain), overall, domain.alias(name))
 
 
 def _statistics(
@@ -349,6 +446,7 @@ def mondrian(
     mode: str = "strict",
     output: str = "generalized",
     progress: ProgressCallback | None = None,
+    whole: WholeTable | None = None,
 ) -> Release:
     """Anonymize ``table`` by Mondrian multidimensional partitioning under ``models``.
 
@@ -376,6 +474,11 @@ def mondrian(
         the class's most frequent value (ties: the smallest).
     progress
         Called as ``progress(records_placed, n_records)`` while classes are formed.
+    whole
+        For ``table`` a part of a larger table (a fragment of :func:`sdckit.scale.mondrian.run_mondrian`):
+        the whole table's spans, categorical domains and sensitive distributions
+        (:class:`WholeTable`), so that widths, NCPs and t-closeness are those of the whole table.
+        None (default): ``table`` is the whole table.
 
     A quasi-identifier is numeric when its column has a numeric type, or when its attribute kind is
     numeric or ordinal and every value reads as a number; otherwise it is categorical. Candidate cuts
@@ -415,7 +518,7 @@ def mondrian(
     _validate(models, mode, output)
     if table.n_records == 0:
         raise ConfigError("the data has no records")
-    dimensions = _resolve(table, quasi_identifiers, hierarchies)
+    dimensions = _resolve(table, quasi_identifiers, hierarchies, whole)
     names = [d.name for d in dimensions]
     for model in models:
         attribute = model.sensitive_attribute
@@ -426,7 +529,7 @@ def mondrian(
             )
         if attribute in names:
             raise ConfigError(f"'{attribute}' cannot be both quasi-identifier and sensitive")
-    sensitive = _encode_sensitive(table, models)
+    sensitive = _encode_sensitive(table, models, whole)
     n = table.n_records
     everyone = np.arange(n, dtype=np.int64)
     whole = _statistics(np.zeros(n, dtype=np.int64), 1, np.array([n]), everyone, sensitive)
@@ -659,7 +762,7 @@ def _release(
             ).to_series()
         else:
             labels, set_sizes = _value_sets(dimension, classes, n_classes)
-            domain = len(dimension.texts)
+            domain = dimension.domain if dimension.domain is not None else len(dimension.texts)
             class_penalty = np.where(set_sizes <= 1, 0.0, set_sizes / max(domain, 1))
         penalty[:, j] = class_penalty[classes]
         class_penalties[:, j] = class_penalty
@@ -744,7 +847,7 @@ def _centroids(
     return categories.gather(mode_value).alias(dimension.name)
 
 
-__all__ = ["MODES", "OUTPUTS", "CutTree", "MondrianParams", "mondrian"]
+__all__ = ["MODES", "OUTPUTS", "CutTree", "MondrianParams", "WholeTable", "mondrian"]
 
 
 # Registered method ----------------------------------------------------------------------------

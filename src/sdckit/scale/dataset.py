@@ -84,7 +84,7 @@ class Partition:
                 null_values=[token for token in tokens if token] or None,
                 empty_string_is_null="" in tokens,
             )
-            if columns is not None:
+            if columns is not None:  # polars refuses column names with has_header=False
                 frame = frame.select(columns)
         except (pl.exceptions.PolarsError, OSError) as error:
             where = (
