@@ -328,6 +328,20 @@ def write(frame: pl.DataFrame, output: Path) -> None:
         raise
 
 
+def write_partitioned(n_records: int, folder: Path, per_file: int = 1_000_000, seed: int = 1) -> int:
+    """Write ``n_records`` students as a Parquet data set: files ``part-00000.parquet``, ... of
+    ``per_file`` records, file ``i`` generated with seed ``seed + i``. Streams: only one file's records
+    are ever in memory, so any size can be written. Returns the number of files."""
+    if per_file < 1:
+        raise ValueError(f"per_file must be at least 1, got {per_file}")
+    folder.mkdir(parents=True, exist_ok=True)
+    files = 0
+    for files, start in enumerate(range(0, n_records, per_file), start=1):
+        size = min(per_file, n_records - start)
+        write(generate(size, seed + files - 1), folder / f"part-{files - 1:05d}.parquet")
+    return files
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m examples.generate", description="Generate synthetic student microdata."
@@ -341,9 +355,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=100_000, help="number of records (default 100000)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--output", type=Path, required=True, help="output file, .csv or .parquet")
+    parser.add_argument(
+        "--partition-records",
+        type=int,
+        default=None,
+        help="write a Parquet data set: --output is a folder of files of this many records (students only)",
+    )
     arguments = parser.parse_args(argv)
     if arguments.records < 1:
         parser.error("--records must be at least 1")
+    if arguments.partition_records is not None:
+        if arguments.kind != "students" or arguments.partition_records < 1:
+            parser.error("--partition-records needs --kind students and a number >= 1")
+        start = time.perf_counter()
+        files = write_partitioned(
+            arguments.records, arguments.output, arguments.partition_records, arguments.seed
+        )
+        elapsed = time.perf_counter() - start
+        print(f"wrote {arguments.output}/: {arguments.records:,} records in {files} files ({elapsed:.1f} s)")
+        return 0
     if arguments.output.suffix.lower() not in (".csv", ".parquet"):
         parser.error("--output must end in .csv or .parquet")
     start = time.perf_counter()

@@ -121,8 +121,9 @@ def load_plan(path: str | Path) -> tuple[list[Step], dict[str, Any]]:
     return parse_steps(document["steps"], where=label), settings
 
 
-def recipe(steps: Sequence[Step], table: Table, config: Any = None) -> dict[str, Any]:
-    """The recipe of a run of ``steps`` (with parameters as resolved by the run) on ``table``."""
+def recipe(steps: Sequence[Step], table: Table | None, config: Any = None) -> dict[str, Any]:
+    """The recipe of a run of ``steps`` (with parameters as resolved by the run) on ``table`` (None:
+    the records were never in memory together, so they have no fingerprint)."""
     from sdckit import __version__
 
     seeds = [step.params.seed for step in steps if "seed" in type(step.params).model_fields]
@@ -131,7 +132,7 @@ def recipe(steps: Sequence[Step], table: Table, config: Any = None) -> dict[str,
         "steps": [step.to_recipe() for step in steps],
         "seed": seeds[0] if len(seeds) == 1 else (seeds or None),
         "config": config_record(config),
-        "input": fingerprint(table),
+        "input": fingerprint(table) if table is not None else None,
         "replays_exactly": all(step.spec.exact_replay(step.params) for step in steps),
     }
 

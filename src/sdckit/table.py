@@ -820,7 +820,10 @@ def _release_layout(
     if not isinstance(source, str | os.PathLike):
         return [str(name) for name in to_polars(source).columns], delimiter
     path, label = Path(source), str(source)
-    check_regular_file(path, label, "data file", InputError)
+    if is_dataset(source):
+        path = dataset_files(source)[0]
+    else:
+        check_regular_file(path, label, "data file", InputError)
     if path.suffix.lower() in PARQUET_SUFFIXES:
         try:
             return list(pl.read_parquet_schema(path)), delimiter

@@ -210,6 +210,9 @@ class Computed:
     parts: tuple[Path, ...] | None
     records: int
     folder: Path | None
+    #: A run over partitions that gives its figures itself (result None): them, and its violation.
+    figures: dict[str, Any] | None = None
+    violation: str | None = None
 
 
 def run_where_asked(
@@ -238,4 +241,6 @@ def run_where_asked(
     except BaseException:
         remove_folder(folder)
         raise
+    if run.result is None:
+        return Computed(None, run.parts, run.records, folder, run.figures, run.details.get("violation"))
     return Computed(run.result, run.parts, run.records, folder)

@@ -126,10 +126,13 @@ def anonymize(
         started = time.perf_counter()
         settings, computed, table = _compute(spec, params, data, config, extras, output, quiet, scale_options)
         release, n_records = computed.result, computed.records
-        figures = spec.summary(release)
-        violation = spec.violation(release, figures)
+        if release is None:  # a run over partitions that gave its figures itself
+            figures, violation = computed.figures, computed.violation
+        else:
+            figures = spec.summary(release)
+            violation = spec.violation(release, figures)
         elapsed = time.perf_counter() - started
-        record = _recipe(spec, release, table, settings, computed)
+        record = _recipe(spec, params, release, table, settings, computed)
         document = {
             "data": str(data),
             "method": spec.name,
@@ -190,18 +193,26 @@ def _compute(
 
     command = f"anonymize {spec.name}"
     computed = run_where_asked(scale, command, scaled, data, output, quiet, in_memory, settings, params)
-    return settings, computed, held["table"] if "table" in held else computed.result.original
+    return (
+        settings,
+        computed,
+        held["table"] if "table" in held else getattr(computed.result, "original", None),
+    )
 
 
-def _recipe(spec: MethodSpec, release: Any, table: Any, settings: Any, computed: Any) -> dict[str, Any]:
+def _recipe(
+    spec: MethodSpec, params: Any, release: Any, table: Any, settings: Any, computed: Any
+) -> dict[str, Any]:
     """The recipe of the run; over partitions its input is described by rows and columns only (the
     records were never in one place to be hashed)."""
     from sdckit.recipes import Step, recipe, transformation_record
 
-    record = recipe([Step(spec, release.params)], table, settings)
     if computed.parts is not None:
-        record["input"] = {"rows": computed.records, "columns": record["input"]["columns"], "sha256": None}
-    if spec.reapplicable:
+        record = recipe([Step(spec, release.params if release is not None else params)], None, settings)
+        record["input"] = {"rows": computed.records, "sha256": None}
+    else:
+        record = recipe([Step(spec, release.params)], table, settings)
+    if spec.reapplicable and release is not None:
         record["transformation"] = transformation_record(release)
     return record
 

@@ -328,7 +328,7 @@ def _with_line(message: str, partition: Partition) -> str:
         if line.strip(b"\r"):
             seen += 1
             if seen == row:
-                return f"{partition.label}:{number}: {message[match.end():]}"
+                return f"{partition.label}:{number}: {message[match.end() :]}"
     return message
 
 

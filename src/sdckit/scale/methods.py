@@ -309,10 +309,44 @@ def targeted_suppression(
     return _release_run(patterns, replace(release, params=params), names, engine, folder)
 
 
+def mondrian(
+    dataset: Dataset, config: Any, params: Any, engine: Engine, folder: Path | None, progress: Progress = None
+) -> ScaledRun:
+    """Mondrian by fragments (:func:`sdckit.scale.mondrian.run_mondrian`); its figures are computed
+    from the fragments' releases, and ``details["violation"]`` says which asked model fails, if any."""
+    import tempfile
+
+    from sdckit.scale.mondrian import run_mondrian
+
+    if folder is None:
+        with tempfile.TemporaryDirectory() as scratch:
+            run = run_mondrian(dataset, config, params, engine, Path(scratch), progress=progress)
+    else:
+        run = run_mondrian(dataset, config, params, engine, folder, progress=progress)
+    violation = None if params.centroids else _unmet(params, run.figures)
+    return replace(run, records=run.figures["records"], details={**run.details, "violation": violation})
+
+
+def _unmet(params: Any, figures: dict[str, Any]) -> str | None:
+    """The asked models that the release's figures (smallest class, achieved l and t) do not meet."""
+    failing = []
+    for name, value in figures.get("achieved", {}).items():
+        if "anonymity" in name:
+            ok = value >= params.k
+        elif "closeness" in name:
+            ok = value <= params.t + 1e-12
+        else:
+            ok = value >= params.l - 1e-12
+        if not ok:
+            failing.append(name)
+    return f"some released class fails {', '.join(failing)}" if failing else None
+
+
 #: The commands that run over partitions, and the function that runs each.
 MEASURES = {"combined": combined, "reidentification": reidentification}
 METHODS = {
     "generalize": generalize,
     "local-suppression": local_suppression,
     "targeted-suppression": targeted_suppression,
+    "mondrian": mondrian,
 }
