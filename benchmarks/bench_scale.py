@@ -187,9 +187,8 @@ def main(argv: list[str] | None = None) -> int:
             f"group-by) {base:.1f} s, peak {base_peaks[0][1]:,.0f} MiB",
             flush=True,
         )
-        print(
-            f"  {'command':<24} {'engine':<10} {'seconds':>8} {'records/s':>11} {'ratio':>7}  peak MiB per process"
-        )
+        heading = f"{'command':<24} {'engine':<10} {'seconds':>8} {'records/s':>11} {'ratio':>7}"
+        print(f"  {heading}  peak MiB per process")
         for name in arguments.commands:
             for engine, options in ENGINES.items():
                 if engine == "in memory" and records > 1_000_000:
@@ -199,11 +198,8 @@ def main(argv: list[str] | None = None) -> int:
                     seconds, peaks, code = timed([*SDCKIT, *command, *options])
                 peak_text = ", ".join(f"{label} {mib:,.0f}" for label, mib in peaks[:4])
                 status = "" if code in (0, 3) else f"  FAILED (exit {code})"
-                print(
-                    f"  {name:<24} {engine:<10} {seconds:>8.1f} {records / seconds:>11,.0f} {seconds / base:>6.1f}x"
-                    f"  {peak_text}{status}",
-                    flush=True,
-                )
+                figures = f"{seconds:>8.1f} {records / seconds:>11,.0f} {seconds / base:>6.1f}x"
+                print(f"  {name:<24} {engine:<10} {figures}  {peak_text}{status}", flush=True)
                 rows.append((records, name, engine, seconds, max(mib for _, mib in peaks)))
     print("\nHow time grows with size (seconds per 10^6 records):")
     for name in arguments.commands:
