@@ -8,6 +8,7 @@ ever in memory) is written once and reused, then these commands run as their own
 * ``sdckit check -k 5``,
 * ``sdckit anonymize generalize -k 5 --suppression-limit 0.05`` (release written as parts),
 * ``sdckit anonymize local-suppression -k 3`` (release written as parts),
+* and Mondrian by fragments against the in-memory Mondrian (``benchmarks/_scale_mondrian.py``),
 
 each with the local out-of-core engine (``--chunk-rows 1000000``) and with an embedded Dask
 LocalCluster of 2 worker processes (``--engine dask --workers 2``). The baseline, measured in the same
@@ -171,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         "--folder", type=Path, default=None, help="where the data sets are kept (default: a temp dir)"
     )
     parser.add_argument("--commands", nargs="+", default=list(COMMANDS), choices=list(COMMANDS))
+    parser.add_argument("--no-mondrian", action="store_true", help="skip Mondrian by fragments")
     arguments = parser.parse_args(argv)
     sizes = [1_000_000] if arguments.quick else [int(size) for size in arguments.sizes]
     print_header(argv, ("polars", "numpy", "numba", "dask", "distributed"))
@@ -211,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
             ]
             print(f"  {name:<24} {engine:<10} " + "; ".join(per))
     print(f"\ndata sets kept in {folder}" if arguments.folder else "")
+    if not arguments.no_mondrian:
+        import _scale_mondrian
+
+        print("\nMondrian by fragments (benchmarks/_scale_mondrian.py):", flush=True)
+        _scale_mondrian.main(["--dask", *(["--quick"] if arguments.quick else [])])
     return 0
 
 

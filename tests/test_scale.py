@@ -14,19 +14,18 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from examples.generate import generate
 from typer.testing import CliRunner
 
-from examples.generate import generate
 from sdckit.anonymize.base import METHODS as ANONYMIZE
 from sdckit.cli import app
 from sdckit.config import load_config
-from sdckit.errors import ConfigError, InputError
+from sdckit.errors import InputError
 from sdckit.measures import RISK_MEASURES
 from sdckit.scale import DaskEngine, LocalEngine, open_dataset
 from sdckit.scale import aggregate as aggregate_module
 from sdckit.scale import methods as scaled
 from sdckit.scale.aggregate import COUNT, aggregate
-from sdckit.scale.engine import tree_split
 
 N_RECORDS = 12_000
 ROOT = Path(__file__).resolve().parent.parent
