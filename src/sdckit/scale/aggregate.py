@@ -75,7 +75,9 @@ def _partial(partition: Partition, task: _Task) -> Partial:
     if task.weights:
         weight = pl.col(task.weights).cast(pl.Float64)
         frame = frame.with_columns(weight.alias(WEIGHT), (weight > 0).alias(POSITIVE))
-    return Partial(_group(frame, task), {partition.index: table.data.height})
+    grouped = _group(frame, task)
+    _check_fits(grouped, task)
+    return Partial(grouped, {partition.index: table.data.height})
 
 
 def _combine_with(task: _Task) -> Callable[[Partial, Partial], Partial]:
