@@ -467,3 +467,38 @@ def test_a_worker_killed_mid_run_does_not_change_the_result(files, cluster, tmp_
     assert not thread.is_alive()
     assert frame_of(outcome["run"].parts).equals(frame_of(expected.parts))
     cluster.wait_for_workers(2, timeout=60)
+
+
+def test_cli_mondrian_over_partitions_is_k_anonymous(files, tmp_path):
+    """Mondrian by fragments from the command line: every record once, in order, in classes of >= k."""
+    output = tmp_path / "mondrian.parquet"
+    summary = tmp_path / "mondrian.json"
+    result = invoke(
+        "anonymize",
+        "mondrian",
+        files["dataset"],
+        "-c",
+        files["config"],
+        "-k",
+        "5",
+        "--chunk-rows",
+        "3000",
+        "-o",
+        output,
+        "--summary",
+        summary,
+        "-q",
+    )
+    assert result.exit_code == 0, result.output
+    figures = json.loads(summary.read_text())
+    assert figures["fragments"] >= 2 and figures["satisfied"] is True
+    assert figures["recipe"]["input"] == {"rows": N_RECORDS, "sha256": None}
+    release = pl.read_parquet(output)
+    original = pl.read_parquet(files["dataset"])
+    assert release.height == N_RECORDS
+    # Records in input order: the columns Mondrian does not touch are those of the input.
+    assert release.get_column("lunch_status").equals(original.get_column("lunch_status"))
+    keys = ["birth_year", "gender", "school", "entry_school_year", "gifted"]
+    sizes = release.group_by(keys).len().get_column("len")
+    assert sizes.min() >= 5
+    assert figures["smallest_class"] == sizes.min()
