@@ -127,7 +127,8 @@ def _count_known(probabilities: np.ndarray, epsilon: float) -> int:
 
 def _zipf_codes(rng: np.random.Generator, n: int, cardinality: int, skew: float) -> np.ndarray:
     """``n`` draws of 0..cardinality-1, value k with probability proportional to 1/(k+1)^skew, every
-    value drawn at least once when ``n`` allows (so the cardinality is the one asked for)."""
+    value drawn at least once when ``n`` allows (so the cardinality is the one asked for; the missing
+    values set afterwards may hide a few rare values)."""
     probability = np.arange(1, cardinality + 1, dtype=np.float64) ** -skew
     cumulative = np.cumsum(probability / probability.sum())
     codes = np.searchsorted(cumulative, rng.random(n), side="right").clip(max=cardinality - 1)
