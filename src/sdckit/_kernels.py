@@ -179,6 +179,13 @@ class KeyExtender:
                 slots = 1 << max(4, int(2 * self.n + 2).bit_length())
                 self._stored = np.full(slots, -1, dtype=np.int64)
                 self._assigned = np.empty(slots, dtype=np.int32)
+            # At most as many keys as elements tracked, and these are in parent groups of two or more
+            # records: a table sized for them (a prefix of the scratch one, whose unused slots stay
+            # empty) has fewer cache misses than one sized for every element.
+            tracked = n
+            if skip_singletons:
+                tracked = min(n, int(parent_sizes[parent_sizes >= 2].sum()))
+            slots = 1 << max(4, int(2 * tracked + 2).bit_length())
             groups, alone = _extend_hashed(
                 parent_keys,
                 parent_sizes,
@@ -186,8 +193,8 @@ class KeyExtender:
                 multiplicity,
                 radix,
                 skip_singletons,
-                self._stored,
-                self._assigned,
+                self._stored[:slots],
+                self._assigned[:slots],
                 self._used,
                 out,
                 self._sizes,
