@@ -5,11 +5,11 @@ default), loads examples/example.yaml, and computes D(r) for every record with
 
 * ours: ``sdckit.risk.combined.combined_risk``, once with ``missing="category"`` and once with the
   default ``missing="wildcard"``;
-* a baseline, the straightforward implementation: for each kept known set one polars
-  ``pl.len().over(known_set)`` window count, no reuse between sets, and D accumulated in numpy as
-  PK(KS) / count * alpha * C(UKS). It reads the YAML itself and enumerates the known sets itself, so
-  it is an independent check. polars groups nulls together, which is the ``category`` treatment of
-  missing values, so it is compared with ours under ``missing="category"``.
+* a baseline (``benchmarks/_risk_baseline.py``), the straightforward implementation: for each kept
+  known set one polars ``pl.len().over(known_set)`` window count, no reuse between sets, and D
+  accumulated in numpy as PK(KS) / count * alpha * C(UKS). It reads the YAML itself and enumerates
+  the known sets itself, so it is an independent check. polars groups nulls together, which is the
+  ``category`` treatment of missing values, so it is compared with ours under ``missing="category"``.
 
 Each run happens in its own subprocess, so its peak resident memory (ru_maxrss of the child) is its
 own; only the risk computation is timed, after the data has been read into memory, as the best
