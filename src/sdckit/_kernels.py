@@ -180,10 +180,11 @@ class KeyExtender:
                 self._stored = np.full(slots, -1, dtype=np.int64)
                 self._assigned = np.empty(slots, dtype=np.int32)
             # At most as many keys as elements tracked, and these are in parent groups of two or more
-            # records: a table sized for them (a prefix of the scratch one, whose unused slots stay
-            # empty) has fewer cache misses than one sized for every element.
+            # records: when every element stands for a record at least, a table sized for them (a
+            # prefix of the scratch one, whose unused slots stay empty) has fewer cache misses than
+            # one sized for every element.
             tracked = n
-            if skip_singletons:
+            if skip_singletons and n and int(multiplicity.min()) >= 1:
                 tracked = min(n, int(parent_sizes[parent_sizes >= 2].sum()))
             slots = 1 << max(4, int(2 * tracked + 2).bit_length())
             groups, alone = _extend_hashed(
