@@ -5,11 +5,11 @@ default), loads examples/example.yaml, and computes D(r) for every record with
 
 * ours: ``sdckit.risk.combined.combined_risk``, once with ``missing="category"`` and once with the
   default ``missing="wildcard"``;
-* a baseline, the straightforward implementation: for each kept known set one polars
-  ``pl.len().over(known_set)`` window count, no reuse between sets, and D accumulated in numpy as
-  PK(KS) / count * alpha * C(UKS). It reads the YAML itself and enumerates the known sets itself, so
-  it is an independent check. polars groups nulls together, which is the ``category`` treatment of
-  missing values, so it is compared with ours under ``missing="category"``.
+* a baseline (``benchmarks/_risk_baseline.py``), the straightforward implementation: for each kept
+  known set one polars ``pl.len().over(known_set)`` window count, no reuse between sets, and D
+  accumulated in numpy as PK(KS) / count * alpha * C(UKS). It reads the YAML itself and enumerates
+  the known sets itself, so it is an independent check. polars groups nulls together, which is the
+  ``category`` treatment of missing values, so it is compared with ours under ``missing="category"``.
 
 Each run happens in its own subprocess, so its peak resident memory (ru_maxrss of the child) is its
 own; only the risk computation is timed, after the data has been read into memory, as the best
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ import polars as pl
 import yaml
 
 from _common import peak_rss_mib
+from _risk_baseline import baseline_attributes, baseline_risk
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = ROOT / "examples" / "example.yaml"
@@ -48,96 +48,6 @@ RUNS = {
     "ours": "ours (combined_risk), missing=category",
     "ours-wildcard": "ours (combined_risk), missing=wildcard",
 }
-
-
-# ----------------------------------------------------------------------------------------------
-# The baseline: a direct transcription of equations (1)-(4) and the pruning of section 2.2.
-
-
-def baseline_attributes(config: dict) -> list[dict]:
-    """The non-identifier attributes of the YAML configuration, in file order, with their PK, W(A),
-    and W(v) given per value or per range."""
-    attributes = []
-    for name, spec in (config.get("attributes") or {}).items():
-        spec = spec or {}
-        if spec.get("role", "insensitive") == "identifier":
-            continue
-        attributes.append(
-            {
-                "name": name,
-                "public": float(spec.get("public", 0.0)),
-                "sensitivity": float(spec.get("sensitivity", 0.0)),
-                "values": {str(k): float(v) for k, v in (spec.get("values") or {}).items()},
-                "ranges": list(spec.get("ranges") or []),
-            }
-        )
-    return attributes
-
-
-def baseline_known_sets(probabilities: list[float], epsilon: float) -> list[tuple[int, ...]]:
-    """Every set of attribute indices whose product of public probabilities exceeds ``epsilon``
-    (the empty set first), by depth-first search that stops growing a set once it falls to
-    ``epsilon`` or below: its supersets can only be smaller."""
-    kept: list[tuple[int, ...]] = [()]
-    stack: list[tuple[tuple[int, ...], float]] = [((), 1.0)]
-    while stack:
-        known, probability = stack.pop()
-        start = known[-1] + 1 if known else 0
-        for index in range(start, len(probabilities)):
-            product = probability * probabilities[index]
-            if product > epsilon:
-                kept.append((*known, index))
-                stack.append(((*known, index), product))
-    return kept
-
-
-def baseline_consequence_terms(frame: pl.DataFrame, attribute: dict) -> np.ndarray:
-    """W(A) * W(r(A)) for every record: a listed value weighs as given, an unlisted one 1, a missing
-    one 0."""
-    column = pl.col(attribute["name"])
-    if attribute["ranges"]:
-        weight = pl.lit(1.0)
-        for value_range in reversed(attribute["ranges"]):  # the first matching range wins
-            inside = pl.lit(True)
-            if "min" in value_range:
-                inside = inside & (column >= value_range["min"])
-            if "max" in value_range:
-                inside = inside & (column < value_range["max"])
-            weight = pl.when(inside).then(pl.lit(float(value_range["weight"]))).otherwise(weight)
-    elif attribute["values"]:
-        weight = column.cast(pl.String).replace_strict(
-            attribute["values"], default=1.0, return_dtype=pl.Float64
-        )
-    else:
-        weight = pl.lit(1.0)
-    weight = pl.when(column.is_null()).then(0.0).otherwise(weight)
-    values = frame.select(weight.cast(pl.Float64).alias("w")).to_series().to_numpy()
-    return attribute["sensitivity"] * values
-
-
-def baseline_risk(frame: pl.DataFrame, config: dict, alpha: float, epsilon: float) -> tuple[np.ndarray, int]:
-    """D(r) for every record and the number of known sets kept."""
-    attributes = baseline_attributes(config)
-    known_sets = baseline_known_sets([a["public"] for a in attributes], epsilon)
-    n = frame.height
-    terms = {a["name"]: baseline_consequence_terms(frame, a) for a in attributes if a["sensitivity"] > 0.0}
-    total = np.zeros(n, dtype=np.float64)
-    for values in terms.values():
-        total += values
-    risk = np.zeros(n, dtype=np.float64)
-    for known in known_sets:
-        names = [attributes[i]["name"] for i in known]
-        public = math.prod(attributes[i]["public"] for i in known)
-        if names:
-            count = frame.select(pl.len().over(names)).to_series().to_numpy().astype(np.float64)
-        else:
-            count = np.full(n, float(n))
-        consequence = total.copy()
-        for name in names:
-            if name in terms:
-                consequence -= terms[name]
-        risk += public / count * alpha * consequence
-    return risk, len(known_sets)
 
 
 # ----------------------------------------------------------------------------------------------

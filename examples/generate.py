@@ -348,9 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--kind",
-        choices=("students", "firms"),
+        choices=("students", "firms", "shape"),
         default="students",
-        help="students (default): the risk paper's stand-in; firms: business units for sdckit table",
+        help="students (default): the risk paper's stand-in; firms: business units for sdckit table; "
+        "shape: data of a chosen shape and its risk configuration (written next to --output as .yaml)",
     )
     parser.add_argument("--records", type=int, default=100_000, help="number of records (default 100000)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
@@ -360,6 +361,17 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=None,
         help="write a Parquet data set: --output is a folder of files of this many records (students only)",
+    )
+    shape = parser.add_argument_group("--kind shape (examples/shapes.py)")
+    shape.add_argument("--qis", type=int, default=10, help="quasi-identifiers (default 10)")
+    shape.add_argument(
+        "--cardinality", default="2-64", help="of the quasi-identifiers: N, or LOW-HIGH (default 2-64)"
+    )
+    shape.add_argument("--null-rate", type=float, default=0.0, help="share of missing values (default 0)")
+    shape.add_argument("--skew", type=float, default=0.0, help="Zipf exponent (default 0: uniform)")
+    shape.add_argument("--flags", type=int, default=16, help="yes/no sensitive flags (default 16)")
+    shape.add_argument(
+        "--known-sets", type=int, default=111, help="known sets kept at epsilon 0.01 (default 111)"
     )
     arguments = parser.parse_args(argv)
     if arguments.records < 1:
@@ -381,6 +393,26 @@ def main(argv: list[str] | None = None) -> int:
         from examples.firms import generate_firms
 
         frame = generate_firms(arguments.records, arguments.seed)
+    elif arguments.kind == "shape":
+        from examples.shapes import Shape, config_text, generate_shape
+
+        chosen = Shape(
+            records=arguments.records,
+            qis=arguments.qis,
+            cardinality=arguments.cardinality,
+            null_rate=arguments.null_rate,
+            skew=arguments.skew,
+            flags=arguments.flags,
+            known_sets=arguments.known_sets,
+        )
+        try:
+            frame, config = generate_shape(chosen, arguments.seed)
+        except ValueError as error:
+            parser.error(str(error))
+        configuration = arguments.output.with_suffix(".yaml")
+        configuration.parent.mkdir(parents=True, exist_ok=True)
+        configuration.write_text(config_text(chosen, arguments.seed, config))
+        print(f"wrote {configuration}: {chosen.known_sets} known sets at epsilon 0.01")
     else:
         frame = generate(arguments.records, arguments.seed)
     write(frame, arguments.output)

@@ -7,6 +7,7 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -188,3 +189,70 @@ def test_demo_runs_through_the_console_script(tmp_path):
     assert 90 <= summary["known_sets"] <= 130  # as test_config_keeps_about_as_many_known_sets_as_the_paper
     assert pl.read_parquet(outputs["scores"]).height == 2000
     assert outputs["histogram"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# The data shapes of benchmarks/bench_shapes.py (examples/shapes.py) ------------------------------
+
+
+def _kept_known_sets(config: dict) -> int:
+    """Known sets kept by sdckit's own pruning search for a generated configuration."""
+    from sdckit.risk.combined import enumerate_known_sets
+
+    public = [spec["public"] for spec in config["attributes"].values() if spec.get("role") != "identifier"]
+    return len(enumerate_known_sets(public, config["risk"]["epsilon"]))
+
+
+@pytest.mark.parametrize(
+    ("qis", "flags", "known_sets"), [(3, 16, 10), (10, 16, 111), (10, 16, 500), (30, 16, 111), (2, 0, 4)]
+)
+def test_shape_keeps_exactly_the_known_sets_asked_for(qis, flags, known_sets):
+    from examples.shapes import Shape, generate_shape
+
+    frame, config = generate_shape(Shape(records=500, qis=qis, flags=flags, known_sets=known_sets), seed=3)
+    assert _kept_known_sets(config) == known_sets
+    assert frame.columns == ["id", *(f"q{j}" for j in range(qis)), *(f"f{j}" for j in range(flags))]
+
+
+def test_shape_cardinalities_nulls_and_skew():
+    from examples.shapes import Shape, generate_shape
+
+    shape = Shape(20_000, qis=3, cardinality="2-10000", null_rate=0.2, skew=1.1, flags=2, known_sets=5)
+    assert shape.cardinalities() == [2, 141, 10_000]
+    complete, _ = generate_shape(replace(shape, null_rate=0.0), seed=1)
+    assert [complete.get_column(f"q{j}").n_unique() for j in range(3)] == [2, 141, 10_000]
+    frame, config = generate_shape(shape, seed=1)
+    # Every value is drawn; a fifth of them are then made missing, which hides some of the rare ones.
+    distinct = [frame.get_column(f"q{j}").drop_nulls().n_unique() for j in range(3)]
+    assert distinct[:2] == [2, 141] and 0.8 * 10_000 < distinct[2] < 10_000
+    for name in ("q0", "q1", "q2", "f0", "f1"):
+        assert frame.get_column(name).null_count() / frame.height == pytest.approx(0.2, abs=0.015)
+    # Zipf 1.1 over 141 values: the most frequent value holds 1 / H(141, 1.1) ~ 21% of the values.
+    top = frame.get_column("q1").drop_nulls().value_counts(sort=True).get_column("count")[0]
+    expected = 1.0 / sum(k**-1.1 for k in range(1, 142))
+    assert top / frame.get_column("q1").drop_nulls().len() == pytest.approx(expected, abs=0.02)
+    assert frame.schema["q1"] == pl.Int64 and frame.schema["q0"] == pl.String
+    assert set(frame.get_column("f0").drop_nulls().unique()) == {"No", "Yes"}
+    assert config["risk"] == {"alpha": 100.0, "epsilon": 0.01, "missing": "category"}
+
+
+def test_shape_is_deterministic_and_written_with_its_configuration(tmp_path):
+    from examples.shapes import Shape, generate_shape
+
+    shape = Shape(records=1_000, qis=4, cardinality="5", null_rate=0.1, flags=3, known_sets=12)
+    first, config = generate_shape(shape, seed=5)
+    second, _ = generate_shape(shape, seed=5)
+    assert first.equals(second)
+    assert not first.equals(generate_shape(shape, seed=6)[0])
+    output = tmp_path / "shape.csv"
+    argv = ["--kind", "shape", "--records", "1000", "--qis", "4", "--cardinality", "5", "--null-rate", "0.1"]
+    assert main([*argv, "--flags", "3", "--known-sets", "12", "--seed", "5", "--output", str(output)]) == 0
+    assert pl.read_csv(output).height == 1_000
+    written = yaml.safe_load(output.with_suffix(".yaml").read_text())
+    assert written == config and _kept_known_sets(written) == 12
+
+
+def test_shape_refuses_more_known_sets_than_sets():
+    from examples.shapes import Shape, generate_shape
+
+    with pytest.raises(ValueError, match="between 1 and 2\\^3"):
+        generate_shape(Shape(records=10, qis=2, flags=1, known_sets=9))

@@ -179,6 +179,14 @@ class KeyExtender:
                 slots = 1 << max(4, int(2 * self.n + 2).bit_length())
                 self._stored = np.full(slots, -1, dtype=np.int64)
                 self._assigned = np.empty(slots, dtype=np.int32)
+            # At most as many keys as elements tracked, and these are in parent groups of two or more
+            # records: when every element stands for a record at least, a table sized for them (a
+            # prefix of the scratch one, whose unused slots stay empty) has fewer cache misses than
+            # one sized for every element.
+            tracked = n
+            if skip_singletons and n and int(multiplicity.min()) >= 1:
+                tracked = min(n, int(parent_sizes[parent_sizes >= 2].sum()))
+            slots = 1 << max(4, int(2 * tracked + 2).bit_length())
             groups, alone = _extend_hashed(
                 parent_keys,
                 parent_sizes,
@@ -186,8 +194,8 @@ class KeyExtender:
                 multiplicity,
                 radix,
                 skip_singletons,
-                self._stored,
-                self._assigned,
+                self._stored[:slots],
+                self._assigned[:slots],
                 self._used,
                 out,
                 self._sizes,
@@ -439,3 +447,42 @@ def wildcard_pair_sums(
             for u in range(n_used):
                 stored[used[u]] = -1
     return result
+
+
+def warm_up() -> None:
+    """Load the compiled kernels of the counts and of the combined risk from numba's cache, on a few
+    values of the types real calls use. The first call of any kernel in a process also initializes
+    numba's compiler and code generator (most of a second); a command calls this in a background
+    thread (:func:`warm_up_in_background`) while it reads its data, so that the computation does
+    not wait for it."""
+    n = 4
+    codes = np.array([0, 1, -1, 0], dtype=np.int32)
+    ones = np.ones(n, dtype=np.int64)
+    extender = KeyExtender(n)
+    root_keys, root_sizes = np.zeros(n, dtype=np.int32), np.array([n], dtype=np.int64)
+    keys, sizes, _ = extender.extend(root_keys, root_sizes, codes, 2, True, ones)
+    extender.extend(root_keys, root_sizes, codes, 4 * extender.direct_capacity, True, ones)  # hashed
+    values = np.zeros(n, dtype=np.float64)
+    weighted_sum_of_codes(values, codes, np.ones(2, dtype=np.float64), 1.0)
+    mixed = np.zeros(n, dtype=np.int64)
+    mix_codes(mixed, codes, np.int64(3))
+    densify_hashed(mixed)
+    inverse = 1.0 / sizes
+    group_weight_sums(keys, values, len(sizes))
+    accumulate(values, values.copy(), np.zeros(n, dtype=np.int32), np.int32(0), 1.0, values, values, keys,
+               inverse, values)  # fmt: skip
+
+
+_warming: list[object] = []
+
+
+def warm_up_in_background() -> None:
+    """Run :func:`warm_up` once per process in a daemon thread (the kernels release no lock the
+    caller needs: numba serializes loading, and a call made meanwhile waits for it)."""
+    if _warming:
+        return
+    import threading
+
+    thread = threading.Thread(target=warm_up, name="sdckit-kernels", daemon=True)
+    _warming.append(thread)
+    thread.start()

@@ -1,22 +1,42 @@
-"""The root of the command line: ``sdckit <group> ...``, one module per command group."""
+"""The root of the command line: ``sdckit <group> ...``, one module per command group.
+
+Each group's module imports the library it drives (the anonymization methods import numba and scipy,
+the table methods HiGHS, serve FastAPI), so a run builds only the group its command line names
+(:func:`build_app`): ``sdckit risk combined`` never imports the anonymization methods. The whole app
+(:data:`app`, built on first use) serves ``--help``, mistyped commands and the tests.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 import typer
 
 from sdckit.cli import _click as click
-from sdckit.cli import anonymize, check, evaluate, experiment, protect, query, risk, serve, table, utility
 from sdckit.cli._common import console, errors
 
-app = typer.Typer(
-    name="sdckit",
-    help="Statistical disclosure control: measure and reduce the disclosure risk of microdata.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+#: Every entry of the root, in help order: name -> (module, group (a Typer) or command function, help).
+_ENTRIES: dict[str, tuple[str, str, str]] = {
+    "risk": ("risk", "app", "Disclosure-risk measures of a file (combined, ...)."),
+    "utility": ("utility", "app", "Information loss of a release against its original."),
+    "check": ("check", "check", "The k, l and t a table or release achieves."),
+    "anonymize": ("anonymize", "app", "Anonymize with one method; one command per method."),
+    "protect": ("protect", "protect", "Run a recipe: a chain of methods, replayable bit for bit."),
+    "apply": ("protect", "apply", "Re-apply a learnt transformation to new data; export its mappings."),
+    "evaluate": (
+        "evaluate",
+        "evaluate",
+        "Risk and utility of releases against their original: R-U map, HTML report.",
+    ),
+    "table": ("table", "app", "Protect tables: cell suppression, audit, rounding, CTA, cell key."),
+    "experiment": ("experiment", "app", "Reproduce the experiments of the papers."),
+    "serve": ("serve", "serve", "Serve protected answers to statistical queries over HTTP."),
+    "keys": ("serve", "keys", "Analysts' API keys of a query server: add, revoke, list."),
+    "query": ("query", "query", "Send one query to a query server; print its protected answer."),
+}
 
 
 def _version(value: bool) -> None:
@@ -27,7 +47,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _main(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
@@ -40,34 +59,53 @@ def _main(
     """
 
 
-app.add_typer(risk.app, name="risk", short_help="Disclosure-risk measures of a file (combined, ...).")
-app.add_typer(utility.app, name="utility", short_help="Information loss of a release against its original.")
-app.command("check", short_help="The k, l and t a table or release achieves.")(check.check)
-app.add_typer(
-    anonymize.app, name="anonymize", short_help="Anonymize with one method; one command per method."
-)
-app.command("protect", short_help="Run a recipe: a chain of methods, replayable bit for bit.")(
-    protect.protect
-)
-app.command("apply", short_help="Re-apply a learnt transformation to new data; export its mappings.")(
-    protect.apply
-)
-app.command(
-    "evaluate", short_help="Risk and utility of releases against their original: R-U map, HTML report."
-)(evaluate.evaluate)
-app.add_typer(
-    table.app, name="table", short_help="Protect tables: cell suppression, audit, rounding, CTA, cell key."
-)
-app.add_typer(experiment.app, name="experiment", short_help="Reproduce the experiments of the papers.")
-app.command("serve", short_help="Serve protected answers to statistical queries over HTTP.")(serve.serve)
-app.add_typer(serve.keys, name="keys", short_help="Analysts' API keys of a query server: add, revoke, list.")
-app.command("query", short_help="Send one query to a query server; print its protected answer.")(query.query)
+def build_app(names: Sequence[str] | None = None) -> typer.Typer:
+    """The root app with the entries ``names`` (every entry when None), in help order."""
+    root = typer.Typer(
+        name="sdckit",
+        help="Statistical disclosure control: measure and reduce the disclosure risk of microdata.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    root.callback()(_main)
+    for name, (module_name, attribute, short_help) in _ENTRIES.items():
+        if names is not None and name not in names:
+            continue
+        target = getattr(importlib.import_module(f"sdckit.cli.{module_name}"), attribute)
+        if isinstance(target, typer.Typer):
+            root.add_typer(target, name=name, short_help=short_help)
+        else:
+            root.command(name, short_help=short_help)(target)
+    return root
+
+
+def _chosen_entry(arguments: Sequence[str]) -> str | None:
+    """The root entry a command line names (its first argument, after no root option), if any."""
+    return arguments[0] if arguments and arguments[0] in _ENTRIES else None
+
+
+def _full_app() -> typer.Typer:
+    if "app" not in globals():
+        globals()["app"] = build_app()
+    return globals()["app"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return _full_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run(arguments: list[str] | None = None) -> int:
     """Run the app without click's own handling of errors and interrupts; return the exit status."""
+    given = sys.argv[1:] if arguments is None else list(arguments)
+    chosen = _chosen_entry(given)
     try:
-        result = app(args=arguments, standalone_mode=False)
+        if given[:1] == ["--version"]:  # eager and first: the app would print it whatever follows
+            _version(True)
+        application = build_app([chosen]) if chosen is not None else _full_app()
+        result = application(args=arguments, standalone_mode=False)
     except click.Exit as exit_:
         return exit_.exit_code
     except click.ClickException as error:
@@ -80,4 +118,4 @@ def run(arguments: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
-__all__ = ["app", "errors", "run"]
+__all__ = ["app", "build_app", "errors", "run"]  # noqa: F822 (app: built on first use)

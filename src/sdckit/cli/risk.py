@@ -12,4 +12,14 @@ from sdckit.measures import RISK_MEASURES
 app = typer.Typer(
     help="Disclosure-risk measures of a microdata file: sdckit risk MEASURE --help.", no_args_is_help=True
 )
+
+
+@app.callback()
+def _warm_up() -> None:
+    # The measures count with compiled kernels: load them while the data is read.
+    from sdckit._kernels import warm_up_in_background
+
+    warm_up_in_background()
+
+
 add_measure_commands(app, RISK_MEASURES)
