@@ -43,23 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SDCKIT = [str(Path(sys.executable).with_name("sdckit"))]
 PER_FILE = 1_000_000
 KEYS = ["birth_year", "gender", "school", "entry_school_year", "gifted"]
-CONFIG = """attributes:
-  student_id:        {role: identifier}
-  birth_year:        {role: quasi-identifier, kind: numeric, public: 0.03,
-                      hierarchy: {intervals: {width: 2, bottom: 1980, top: 2008}}}
-  gender:            {role: quasi-identifier, public: 0.8, hierarchy: {order: [F, M]}}
-  school:            {role: quasi-identifier, kind: categorical, public: 0.005, hierarchy: {mask: 6}}
-  entry_school_year: {role: quasi-identifier, kind: numeric, public: 0.02,
-                      hierarchy: {intervals: {width: 2, bottom: 1999, top: 2013}}}
-  gifted:            {role: quasi-identifier, public: 0.3, hierarchy: {order: ["No", "Yes"]}}
-  ethnicity:         {public: 0.3}
-  lunch_status:      {public: 0.3}
-  special_education: {role: sensitive, kind: categorical, public: 0.05, sensitivity: 1,
-                      values: {"Yes": 1, "No": 0}}
-  dropout:           {kind: categorical, public: 0.05, sensitivity: 1, values: {"Yes": 1, "No": 0}}
-  homeless:          {kind: categorical, public: 0.05, sensitivity: 1, values: {"Yes": 1, "No": 0}}
-risk: {alpha: 100, epsilon: 0.01, missing: wildcard}
-"""
+CONFIG = (ROOT / "examples" / "students-release.yaml").read_text()
 COMMANDS = {
     "risk combined": ["risk", "combined", "{data}", "-c", "{config}", "-o", "{out}/scores", "-q"],
     "check -k 5": ["check", "{data}", "-c", "{config}", "-k", "5"],

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import inspect
 import secrets
 import shutil
 from collections.abc import Callable
@@ -53,6 +54,15 @@ ChunkRowsOption = Annotated[
 
 #: The names of the options, for the shared-option lists of generated commands.
 NAMES = ("engine", "scheduler", "workers", "chunk_rows")
+
+
+def scale_parameters() -> list[inspect.Parameter]:
+    """The four options as keyword parameters of a generated command (default None)."""
+    annotations = (EngineOption, SchedulerOption, WorkersOption, ChunkRowsOption)
+    return [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+        for name, annotation in zip(NAMES, annotations, strict=True)
+    ]
 
 
 @dataclass(frozen=True)

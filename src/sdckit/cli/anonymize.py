@@ -31,14 +31,11 @@ from sdckit.cli._options import field_parameter, owner_naming_command, spec_opti
 from sdckit.cli._outputs import Outputs
 from sdckit.cli._scale import NAMES as SCALE_NAMES
 from sdckit.cli._scale import (
-    ChunkRowsOption,
-    EngineOption,
     Scale,
-    SchedulerOption,
-    WorkersOption,
     declare_records_output,
     remove_folder,
     run_where_asked,
+    scale_parameters,
     stage_frame_parts,
     stage_parts,
 )
@@ -68,10 +65,7 @@ def _shared_parameters(spec: MethodSpec) -> list[inspect.Parameter]:
         inspect.Parameter("quiet", keyword, default=False, annotation=QuietOption),
         inspect.Parameter("allow_violations", keyword, default=False, annotation=AllowViolationsOption),
     ]
-    for name, annotation in zip(
-        SCALE_NAMES, (EngineOption, SchedulerOption, WorkersOption, ChunkRowsOption), strict=True
-    ):
-        shared.append(inspect.Parameter(name, keyword, default=None, annotation=annotation))
+    shared.extend(scale_parameters())
     for number, extra in enumerate(spec.outputs):
         option = typer.Option(extra.option, help=extra.help, rich_help_panel=PANEL)
         shared.append(

@@ -26,10 +26,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from sdckit._files import _size_text as describe_bytes
 from sdckit._files import available_memory
 from sdckit.errors import InputError
 from sdckit.frequency import merge_pattern_counts
-from sdckit.scale.dataset import Dataset, Partition, PartitionReader, describe_bytes
+from sdckit.scale.dataset import Dataset, Partition, PartitionReader
 from sdckit.scale.engine import Engine, Progress
 from sdckit.table import Schema, Table, _warn_unused_value_weights
 

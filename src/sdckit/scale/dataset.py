@@ -330,10 +330,3 @@ def _with_line(message: str, partition: Partition) -> str:
             if seen == row:
                 return f"{partition.label}:{number}: {message[match.end() :]}"
     return message
-
-
-def describe_bytes(size: float) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{int(size)} bytes"
