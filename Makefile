@@ -26,8 +26,10 @@ browser:
 		( $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver || \
 		  ( $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver ) )
 
+# Two processes (one per core of the CI machine), whole files to each so that a file's module-scoped
+# fixtures (a Dask LocalCluster, a started server) are set up once; `pytest` alone runs serially.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_risk.py
