@@ -229,7 +229,8 @@ def test_mondrian_release_covers_every_record_k_times(k, seed):
     table = _people(400, seed)
     release = mondrian(table, [KAnonymity(k)], quasi_identifiers=QUASI, hierarchies={"letter": TREE})
     labels = release.table.data
-    assert labels.get_column("age").cast(pl.String).str.contains("-").any()  # intervals, sets and nodes are read
+    # Intervals, sets and nodes are all read.
+    assert labels.get_column("age").cast(pl.String).str.contains("-").any()
     assert labels.get_column("member").cast(pl.String).str.starts_with("{").any()
     counts = coverage_counts(table.data, labels, QUASI, hierarchies={"letter": TREE})
     assert counts.min() >= k
