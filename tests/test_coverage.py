@@ -312,3 +312,144 @@ def test_combined_risk_of_a_generalized_release_counts_coverage():
     expected = 100 * (1 / 2 + 0.5 / 2 + 0.25 / 1 + 0.5 / 1)
     assert result.risk.tolist() == pytest.approx([expected, expected])
     assert result.known_sets.get_column("combinations").to_list() == [1, 1, 2, 2]
+
+
+# The command line -------------------------------------------------------------------------------
+
+CONFIG = """\
+attributes:
+  age:    {role: quasi-identifier, kind: numeric, public: 0.5,
+           hierarchy: {intervals: {width: 5, bottom: 15, top: 85}}}
+  letter: {role: quasi-identifier, kind: categorical, public: 0.5, hierarchy: letter.csv}
+  member: {role: quasi-identifier, kind: categorical, public: 0.5}
+  flag:   {role: sensitive, kind: categorical, public: 0.001, sensitivity: 1, values: {"Yes": 1, "No": 0}}
+risk: {alpha: 100, epsilon: 0.01, missing: wildcard}
+"""
+
+
+@pytest.fixture
+def released_files(tmp_path):
+    from typer.testing import CliRunner
+
+    from sdckit.cli import app
+
+    table = _people(300, 7)
+    table.data.write_csv(tmp_path / "original.csv")
+    TREE.to_csv(tmp_path / "letter.csv")
+    (tmp_path / "config.yaml").write_text(CONFIG)
+    result = CliRunner().invoke(
+        app,
+        [
+            "anonymize",
+            "mondrian",
+            str(tmp_path / "original.csv"),
+            "-c",
+            str(tmp_path / "config.yaml"),
+            "-k",
+            "4",
+        ]
+        + ["-o", str(tmp_path / "release.csv"), "-q"],
+    )
+    assert result.exit_code == 0, result.output
+    return tmp_path
+
+
+def _invoke(*arguments):
+    from typer.testing import CliRunner
+
+    from sdckit.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in arguments])
+
+
+def test_cli_combined_risk_of_a_release(released_files):
+    import json
+
+    from sdckit.config import load_config
+
+    folder = released_files
+    result = _invoke(
+        "risk", "combined", folder / "release.csv", "--original", folder / "original.csv",
+        "-c", folder / "config.yaml", "--summary", folder / "risk.json", "-o", folder / "scores.csv", "-q",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "release of original.csv" in result.output
+    figures = json.loads((folder / "risk.json").read_text())
+    assert figures["original"] == str(folder / "original.csv")
+    config = load_config(folder / "config.yaml")
+    original = config.read(folder / "original.csv")
+    release = config.read_release(folder / "release.csv")
+    expected = combined_risk(release, original=original)
+    assert figures["mean_risk"] == pytest.approx(float(expected.risk.mean()), rel=1e-12)
+    scores = pl.read_csv(folder / "scores.csv")
+    np.testing.assert_allclose(scores.get_column("risk").to_numpy(), expected.risk, rtol=1e-12)
+    # Every record is covered by at least its 4-anonymous class on the three quasi-identifiers.
+    reidentification = _invoke(
+        "risk", "reidentification", folder / "release.csv", "--original", folder / "original.csv",
+        "-c", folder / "config.yaml", "--summary", folder / "reid.json", "-q",
+    )  # fmt: skip
+    assert reidentification.exit_code == 0, reidentification.output
+    reid = json.loads((folder / "reid.json").read_text())
+    assert reid["k_anonymity_violations"]["3"]["records"] == 0
+    assert reid["prosecutor"]["highest"] <= 1 / 4
+
+
+def test_cli_unreadable_label_exits_2_naming_attribute_and_label(released_files):
+    folder = released_files
+    release = pl.read_csv(folder / "release.csv")
+    release.with_columns(
+        pl.when(pl.int_range(pl.len()) == 5).then(pl.lit("zz")).otherwise(pl.col("letter")).alias("letter")
+    ).write_csv(folder / "bad.csv")
+    for measure in ("combined", "reidentification"):
+        result = _invoke(
+            "risk", measure, folder / "bad.csv", "--original", folder / "original.csv",
+            "-c", folder / "config.yaml", "--summary", folder / "bad.json", "-q",
+        )  # fmt: skip
+        assert result.exit_code == 2, result.output
+        message = " ".join(result.output.split())
+        assert "release column 'letter': label 'zz' cannot be read" in message
+        assert not (folder / "bad.json").exists()
+
+
+@pytest.mark.parametrize("missing", ["wildcard", "category"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_reidentification_of_unchanged_release_is_the_original(missing, weighted):
+    from sdckit.risk.reidentification import reidentification_risk
+
+    table, weights = _with_nulls_and_weights(4)
+    if weighted:
+        data = table.data.with_columns(pl.Series("w", weights + 1.0))
+        table = Table(data, Schema((*table.schema.attributes, Attribute("w", Role.INSENSITIVE))))
+    column = "w" if weighted else None
+    direct = reidentification_risk(table, weights=column, missing=missing)
+    covered = reidentification_risk(table, weights=column, missing=missing, original=table)
+    np.testing.assert_array_equal(covered.fk, direct.fk)
+    np.testing.assert_allclose(covered.Fk, direct.Fk, rtol=1e-12)
+    np.testing.assert_allclose(covered.risk, direct.risk, rtol=1e-12)
+    first, second = covered.summary(), direct.summary()
+    for key in ("expected_reidentifications", "sample_uniques", "individual_risk", "higher_risk_records"):
+        assert first[key] == pytest.approx(second[key]), key
+    assert first["k_anonymity_violations"] == second["k_anonymity_violations"]
+    for model in ("prosecutor", "journalist", "marketer"):
+        assert first[model] == pytest.approx(second[model]), model
+    assert [row["record"] for row in first["riskiest"]] == [row["record"] for row in second["riskiest"]]
+
+
+def test_reidentification_of_a_generalized_release_counts_coverage():
+    from sdckit.risk.reidentification import reidentification_risk
+
+    schema = Schema(
+        (
+            Attribute("age", Role.QUASI_IDENTIFIER, Kind.NUMERIC, public_probability=0.5),
+            Attribute("letter", Role.QUASI_IDENTIFIER, Kind.CATEGORICAL, public_probability=0.5),
+        )
+    )
+    original = Table(pl.DataFrame({"age": [39, 40, 38], "letter": ["a", "b", "c"]}), schema)
+    release = Table(pl.DataFrame({"age": ["38-40", "38-40", "35-44"], "letter": ["g1", "g1", "*"]}), schema)
+    result = reidentification_risk(release, original=original, hierarchies={"letter": TREE, "age": AGE})
+    # (39, a) and (40, b): both g1 records and the '*' record; (38, c): only the '*' record.
+    assert result.fk.tolist() == [3, 3, 1]
+    assert result.summary()["k_anonymity_violations"]["2"]["records"] == 1
+    # As released, the two g1 records form one class of 2 and the third is unique.
+    as_released = reidentification_risk(release)
+    assert as_released.fk.tolist() == [2, 2, 1]

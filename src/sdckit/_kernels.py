@@ -464,8 +464,20 @@ def _find(values, low, high, value):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def coverage_join(
-    t_value, t_low, t_high, t_leaf, r_value, r_low, r_high, r_leaf, r_sums, depth, cover_ptr, cover_labels,
-    slot_base, n_targets
+    t_value,
+    t_low,
+    t_high,
+    t_leaf,
+    r_value,
+    r_low,
+    r_high,
+    r_leaf,
+    r_sums,
+    depth,
+    cover_ptr,
+    cover_labels,
+    slot_base,
+    n_targets,
 ):  # pragma: no cover - compiled
     """The loop of :func:`sdckit.frequency.coverage_pattern_sizes`: a depth-first join of two tries.
 

@@ -703,11 +703,14 @@ def _combined_risk(result: RecordRisk, path: Path, title: str) -> None:
         ),
     ),
     headline="mean_risk",
+    original=True,
 )
 def run(table: Table, params: CombinedParams, context: Context) -> RecordRisk:
     chosen = chosen_parameters(params, context.config)
     weights = context.config.data.weights if context.config is not None else None
-    result = combined_risk(table, weights=weights, progress=context.progress, **chosen)
+    result = combined_risk(
+        table, weights=weights, progress=context.progress, original=context.original, **chosen
+    )
     return replace(result, parameters={**result.parameters, "threshold": params.threshold, "top": params.top})
 
 
