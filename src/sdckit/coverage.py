@@ -37,7 +37,7 @@ import numpy as np
 import polars as pl
 
 from sdckit.errors import ConfigError, InputError
-from sdckit.frequency import check_missing, check_weights, coverage_pattern_sizes, encode_column
+from sdckit.frequency import check_missing, check_weights, coverage_pattern_sizes, encode, encode_column
 from sdckit.hierarchy import TOP_LABEL, Hierarchy
 from sdckit.table import value_strings
 
@@ -103,16 +103,19 @@ def attribute_cover(
     missing: str = "wildcard",
     null_label: str | None = None,
     where: str = "",
+    encoded: tuple[tuple, tuple] | None = None,
 ) -> AttributeCover:
     """Read the released values of attribute ``name`` against its original values ``target``.
 
     ``hierarchy`` gives the nodes a label may be; ``null_label`` the leaf text that stands for a
     missing original value (as :data:`sdckit.experiments.targeted_suppression.MISSING_LABEL`);
-    ``where`` prefixes messages (the release's file). Raises :class:`InputError` for a label that is
+    ``where`` prefixes messages (the release's file); ``encoded`` may give both columns'
+    :func:`sdckit.frequency.encode_column` results. Raises :class:`InputError` for a label that is
     none of the readings of the module docstring.
     """
     check_missing(missing)
-    codes, cardinality, _, categories = encode_column(target)
+    encoded_target, encoded_release = encoded or (encode_column(target), encode_column(released))
+    codes, cardinality, _, categories = encoded_target
     target_slots = (codes + 1).astype(np.int32)
     n_slots = cardinality + 1
     texts = value_strings(categories).to_list() if cardinality else []
@@ -120,7 +123,7 @@ def attribute_cover(
     numeric = target.dtype.is_numeric()
     values = categories.cast(pl.Float64).to_numpy() if numeric else None
 
-    label_codes, n_labels, released_missing, label_values = encode_column(released)
+    label_codes, n_labels, released_missing, label_values = encoded_release
     label_texts = value_strings(label_values).to_list() if n_labels else []
     nodes = _hierarchy_nodes(hierarchy) if hierarchy is not None else {}
     leaf_slot = None
@@ -218,6 +221,8 @@ def attribute_covers(
         for frame, what in ((original, "original"), (released, "release")):
             if attribute not in frame.columns:
                 raise ConfigError(f"{where}attribute '{attribute}' is not a column of the {what}")
+    # Each side encoded in one call: polars codes the columns in parallel.
+    targets, releases = encode(original, list(attributes)), encode(released, list(attributes))
     return [
         attribute_cover(
             name,
@@ -227,8 +232,12 @@ def attribute_covers(
             missing=missing,
             null_label=null_label,
             where=where,
+            encoded=tuple(
+                (e.codes[j], e.cardinalities[j], e.has_missing[j], e.categories[j])
+                for e in (targets, releases)
+            ),
         )
-        for name in attributes
+        for j, name in enumerate(attributes)
     ]
 
 

@@ -55,6 +55,7 @@ from sdckit.frequency import (
     check_weights,
     coverage_group_sizes,
     encode,
+    extend_keys,
     grouped_quantiles,
     initial_keys,
     wildcard_group_sizes,
@@ -604,9 +605,17 @@ def _coverage_known_sets(
     extended from the parent set's), and each target group's count is the coverage count of the
     released groups (:func:`sdckit.frequency.coverage_group_sizes`)."""
     risk, best, top, combinations, pk_of_set = state
-    n_patterns, n_released = len(representative), len(released_sizes)
+    n_patterns = len(representative)
     target_slots = [np.ascontiguousarray(cover.target_slots[representative]) for cover in covers]
     names = [cover.name for cover in covers]
+    # The released records collapse to their distinct label patterns, with their counts (weights).
+    keys, sizes = initial_keys(len(released_sizes))
+    for cover in covers:
+        keys, sizes = extend_keys(keys, sizes, cover.released_labels, len(cover.labels))
+    first = _kernels.first_of_groups(keys.astype(np.int64), len(sizes))
+    released_labels = [np.ascontiguousarray(cover.released_labels[first]) for cover in covers]
+    released_sizes = np.bincount(keys, weights=released_sizes, minlength=len(sizes))
+    n_released = len(sizes)
     target_extender = _kernels.KeyExtender(n_patterns)
     released_extender = _kernels.KeyExtender(n_released)
     alone = np.zeros(n_patterns, dtype=np.float64)  # unused: no pattern is left untracked
@@ -627,7 +636,7 @@ def _coverage_known_sets(
                 parent_t, parent_t_sizes, target_slots[attribute], cover.n_slots
             )
             r_keys, r_sizes, _ = released_extender.extend(
-                parent_r, parent_r_sizes, cover.released_labels, len(cover.labels)
+                parent_r, parent_r_sizes, released_labels[attribute], len(cover.labels)
             )
             if consequence[names[attribute]] is not zero:
                 known_weight = known_weight + consequence[names[attribute]]
@@ -638,7 +647,7 @@ def _coverage_known_sets(
             [target_slots[j] for j in known_set],
             r_keys,
             len(r_sizes),
-            [covers[j].released_labels for j in known_set],
+            [released_labels[j] for j in known_set],
             released_sizes,
             [(covers[j].pointer, covers[j].covering) for j in known_set],
         )
