@@ -453,3 +453,27 @@ def test_reidentification_of_a_generalized_release_counts_coverage():
     # As released, the two g1 records form one class of 2 and the third is unique.
     as_released = reidentification_risk(release)
     assert as_released.fk.tolist() == [2, 2, 1]
+
+
+def test_cli_check_reports_k_as_released_and_as_the_adversary_sees_it(released_files):
+    import json
+
+    folder = released_files
+    result = _invoke(
+        "check", folder / "release.csv", "-c", folder / "config.yaml", "-k", "5",
+        "--original", folder / "original.csv", "--summary", folder / "check.json",
+    )  # fmt: skip
+    assert result.exit_code in (0, 3), result.output
+    figures = json.loads((folder / "check.json").read_text())
+    seen = figures["as_adversary_sees"]
+    config_table = _people(300, 7)
+    release = pl.read_csv(folder / "release.csv", infer_schema=False)
+    counts = coverage_counts(
+        config_table.data, release.with_columns(pl.col("age")), QUASI, hierarchies={"letter": TREE}
+    )
+    assert seen["k"] == int(counts.min()) >= 4
+    assert seen["records_below_k"] == int((counts < 5).sum())
+    # As released, the classes of identical labels are at least the 4 Mondrian made; a record's own
+    # class covers it, so the adversary's k is never below the released one.
+    assert seen["k"] >= figures["k"] >= 4
+    assert "as an adversary who knows original.csv sees it" in " ".join(result.output.split())

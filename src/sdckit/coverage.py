@@ -250,6 +250,7 @@ def coverage_counts(
     missing: str = "wildcard",
     weights: np.ndarray | None = None,
     null_label: str | None = None,
+    where: str = "",
 ) -> np.ndarray:
     """For every original record, the number of released records whose values cover its values on
     ``attributes`` (with ``weights``, one per released record: the sum of their weights).
@@ -258,7 +259,13 @@ def coverage_counts(
     (:func:`sdckit.frequency.coverage_pattern_sizes`). The empty attribute set gives the total.
     """
     covers = attribute_covers(
-        original, released, attributes, hierarchies=hierarchies, missing=missing, null_label=null_label
+        original,
+        released,
+        attributes,
+        hierarchies=hierarchies,
+        missing=missing,
+        null_label=null_label,
+        where=where,
     )
     weights = check_weights(weights, released.height, "weights of the released records")
     sizes = np.ones(released.height) if weights is None else weights
