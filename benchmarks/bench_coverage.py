@@ -177,6 +177,27 @@ def baseline_risk(original, release, hierarchies, alpha: float, epsilon: float) 
     return risk
 
 
+def _status_mib(field: str) -> float | None:
+    """A memory figure of /proc/self/status (Linux), in MiB."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def _reset_peak() -> float | None:
+    """Reset the peak resident memory (Linux: /proc/self/clear_refs), so that the peak measured after
+    the computation is the computation's, not the loading's; returns the memory resident before."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return None
+    return _status_mib("VmRSS")
+
+
 # One run per subprocess -----------------------------------------------------------------------------
 
 
@@ -194,11 +215,18 @@ def child(run: str, release_name: str, workdir: Path) -> None:
 
     small = [Table(t.data.head(WARM_UP_RECORDS), t.schema) for t in (original, release)]
     compute(*small)
+    resident = _reset_peak()
     start = time.perf_counter()
     risk = compute(original, release)
     seconds = time.perf_counter() - start
     np.save(workdir / f"{run}-{release_name}.npy", risk)
-    figures = {"seconds": seconds, "peak_mib": peak_rss_mib()}
+    computing = _status_mib("VmHWM") if resident is not None else None
+    figures = {
+        "seconds": seconds,
+        "peak_mib": peak_rss_mib(),
+        "resident_mib": resident,
+        "compute_mib": computing,
+    }
     (workdir / f"{run}-{release_name}.json").write_text(json.dumps(figures))
 
 
@@ -238,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{made[name + ' suppressed']:,} records suppressed"
             )
         print()
-        columns = f"{'time (s)':>9} {'ratio':>7} {'peak RSS (MiB)':>14} {'above 0.01':>11}"
+        columns = f"{'time (s)':>9} {'ratio':>7} {'data (MiB)':>10} {'peak (MiB)':>10} {'above 0.01':>11}"
         print(f"{'release':<11} {'run':<9} {columns}")
         for name in releases:
             outcomes = {run: run_child(run, name, workdir) for run in RUNS}
@@ -247,9 +275,12 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             base = outcomes["baseline"][0]["seconds"]
             for run, (figures, risk) in outcomes.items():
+                resident = figures["resident_mib"] or float("nan")
+                peak = figures["compute_mib"] or figures["peak_mib"]
+                above = int(np.count_nonzero(risk > 0.01))
                 print(
                     f"{name:<11} {run:<9} {figures['seconds']:>9.2f} {base / figures['seconds']:>6.1f}x "
-                    f"{figures['peak_mib']:>14.0f} {int(np.count_nonzero(risk > 0.01)):>11,}"
+                    f"{resident:>10.0f} {peak:>10.0f} {above:>11,}"
                 )
             difference = float(np.max(np.abs(outcomes["ours"][1] - outcomes["baseline"][1])))
             agree = bool(np.allclose(outcomes["ours"][1], outcomes["baseline"][1], rtol=1e-9, atol=1e-12))
@@ -257,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<11} ours vs baseline: max |difference| {difference:.3g}, allclose {verdict}")
             status = status or (0 if agree else 1)
     print("\nratio: the baseline's time over the run's (the baseline is 1.0x); both measured in this run.")
+    print("data: resident before the computation (original and release loaded); peak: the highest resident")
+    print("memory during the computation (Linux; else the process's peak).")
     return status
 
 

@@ -18,7 +18,8 @@ A released label is read, in this order, as:
 
 A missing released value covers every value under the ``wildcard`` treatment of nulls (sdcMicro's
 convention; a missing original value is then covered by every released value) and only a missing
-value under ``category``. Anything else (a centroid, a perturbed number, a label of another
+value under ``category``; so does the leaf ``null_label``, if given (a hierarchy's stand-in for a
+missing value). Anything else (a centroid, a perturbed number, a label of another
 hierarchy) is an :class:`~sdckit.errors.InputError` naming the attribute and the label: coverage
 assumes a *truthful* release, whose every value covers the original value it replaces.
 
@@ -135,13 +136,17 @@ def attribute_cover(
     everything = np.arange(n_slots, dtype=np.int64)
     covers: list[np.ndarray] = []
     for label in label_texts:
-        covers.append(_read_label(label, slot_of_text, nodes, leaf_slot, values, everything, name, where))
+        covers.append(
+            _null_cover(everything, missing)
+            if label == null_label and label not in slot_of_text
+            else _read_label(label, slot_of_text, nodes, leaf_slot, values, everything, name, where)
+        )
     labels: list[str | None] = list(label_texts)
     released_labels = label_codes.astype(np.int32)
     if released_missing:
         released_labels = np.where(label_codes < 0, n_labels, label_codes).astype(np.int32)
         labels.append(None)
-        covers.append(everything if missing == "wildcard" else np.zeros(1, dtype=np.int64))
+        covers.append(_null_cover(everything, missing))
     if missing == "wildcard":
         # A missing original value is unknown to the adversary: every released value covers it.
         covers = [np.union1d(cover, [0]) for cover in covers]
@@ -159,6 +164,11 @@ def attribute_cover(
         covering=np.ascontiguousarray(label_list[order]),
         categories=categories,
     )
+
+
+def _null_cover(everything: np.ndarray, missing: str) -> np.ndarray:
+    """What a missing released value covers: every value (wildcard) or a missing one (category)."""
+    return everything if missing == "wildcard" else np.zeros(1, dtype=np.int64)
 
 
 def _read_label(
