@@ -18,6 +18,12 @@ Two treatments of missing values are offered, chosen by the ``missing`` paramete
     neither side misses (:func:`wildcard_frequencies`).
 
 Optional sampling weights replace counts by sums of weights (estimated population frequencies).
+
+A third way to count compares two tables: an original (what an adversary knows) and a release of it
+whose values may be generalized. *Coverage counting* (:func:`coverage_pattern_sizes`, labels read by
+:mod:`sdckit.coverage`) gives every original record the number of released records whose values
+cover its values: an interval its numbers, a hierarchy node its leaves, a set its members, ``*``
+everything. Wildcard nulls are its special case where a label covers one value or every value.
 """
 
 from __future__ import annotations
