@@ -20,6 +20,15 @@ from sdckit.cli._common import (
 from sdckit.cli._outputs import Outputs
 from sdckit.cli._scale import ChunkRowsOption, EngineOption, Scale, SchedulerOption, WorkersOption
 
+OriginalOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--original",
+        help="The original data DATA is a release of: also report k as an adversary who knows the "
+        "original values sees the release (released records covering each record).",
+    ),
+]
+
 
 def check(
     data: DataArgument,
@@ -41,14 +50,7 @@ def check(
             "category; default: the config's risk.missing."
         ),
     ] = None,
-    original: Annotated[
-        Path | None,
-        typer.Option(
-            "--original",
-            help="The original data DATA is a release of: also report k as an adversary who knows the "
-            "original values sees the release (released records covering each record).",
-        ),
-    ] = None,
+    original: OriginalOption = None,
     summary: SummaryOption = None,
     show: Annotated[int, typer.Option(help="How many violating classes to list.")] = 10,
     engine: EngineOption = None,
@@ -86,10 +88,7 @@ def check(
             f"on {', '.join(result.quasi_identifiers)} (nulls as {result.missing})"
         )
         report.add(_achieved(result))
-        figures = result.figures()
-        if original is not None:
-            figures["as_adversary_sees"] = seen = _as_adversary_sees(settings, data, original, result, k)
-            report.line(_seen_line(seen))
+        figures = _with_adversary_view(result, report, settings, data, original, k)
         if result.required:
             verdict_text = "[bold green]satisfied[/]" if result.satisfied else "[bold red]not satisfied[/]"
             report.line(f"required {', '.join(result.required)}: {verdict_text}")
@@ -130,6 +129,15 @@ def _achieved(result) -> RichTable:
         violating = f"{int((~r.passes).sum()):,}" if r.model in result.required else "-"
         achieved.add_row(r.model, f"{r.worst():.4g}", violating)
     return achieved
+
+
+def _with_adversary_view(result, report: Report, settings, data: Path, original: Path | None, k) -> dict:
+    """The figures of the verdict, with k as the adversary sees it when the original is given."""
+    figures = result.figures()
+    if original is not None:
+        figures["as_adversary_sees"] = seen = _as_adversary_sees(settings, data, original, result, k)
+        report.line(_seen_line(seen))
+    return figures
 
 
 def _as_adversary_sees(settings, data: Path, original: Path, result, k: int | None) -> dict:
