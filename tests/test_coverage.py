@@ -29,7 +29,7 @@ SET_VALUES = ("x", "y", "z")
 
 AGE = Hierarchy(
     "age",
-    (("25", "38", "39", "40"), ("20-29", "35-44", "35-44", "35-44"), ("*", "*", "*", "*")),
+    (("25", "38", "39", "40"), ("20-29", "35-44"), ("*",)),
     np.array([[0, 0, 0], [1, 1, 0], [2, 1, 0], [3, 1, 0]]),
 )
 
@@ -477,3 +477,25 @@ def test_cli_check_reports_k_as_released_and_as_the_adversary_sees_it(released_f
     # class covers it, so the adversary's k is never below the released one.
     assert seen["k"] >= figures["k"] >= 4
     assert "as an adversary who knows original.csv sees it" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("missing", ["wildcard", "category"])
+def test_null_label_stands_for_a_missing_original_value(missing):
+    """The generalization-based methods of the experiment release a missing value as the leaf
+    '(missing)' of a hierarchy: that leaf is a released null, and a node holding it covers a null."""
+    tree = Hierarchy(
+        "letter",
+        (("a", "b", "(missing)"), ("ab", "(missing)"), ("*",)),
+        np.array([[0, 0, 0], [1, 0, 0], [2, 1, 0]]),
+    )
+    original = pl.DataFrame({"letter": ["a", None, "b", None]})
+    released = pl.DataFrame({"letter": ["ab", "(missing)", "a", "*"]})
+    counts = coverage_counts(
+        original, released, ["letter"], hierarchies={"letter": tree}, missing=missing, null_label="(missing)"
+    )
+    if missing == "wildcard":
+        # A null original value is covered by everything, '(missing)' covers everything.
+        assert counts.tolist() == [4, 4, 3, 4]
+    else:
+        # 'a': ab, a, *; null: (missing), *; 'b': ab, *.
+        assert counts.tolist() == [3, 2, 2, 2]
