@@ -223,11 +223,14 @@ QUASI = ("age", "letter", "member")
 
 @pytest.mark.parametrize("k", [2, 5, 11])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_mondrian_release_covers_every_record_k_times(k, seed):
+@pytest.mark.parametrize("mode", ["strict", "relaxed"])
+def test_mondrian_release_covers_every_record_k_times(k, seed, mode):
     from sdckit.anonymize.mondrian import mondrian
 
     table = _people(400, seed)
-    release = mondrian(table, [KAnonymity(k)], quasi_identifiers=QUASI, hierarchies={"letter": TREE})
+    release = mondrian(
+        table, [KAnonymity(k)], quasi_identifiers=QUASI, hierarchies={"letter": TREE}, mode=mode
+    )
     labels = release.table.data
     # Intervals, sets and nodes are all read.
     assert labels.get_column("age").cast(pl.String).str.contains("-").any()
