@@ -502,3 +502,12 @@ def test_null_label_stands_for_a_missing_original_value(missing):
     else:
         # 'a': ab, a, *; null: (missing), *; 'b': ab, *.
         assert counts.tolist() == [3, 2, 2, 2]
+
+
+def test_empty_and_single_record_tables():
+    table = _people(10, 1)
+    empty = Table(table.data.head(0), table.schema)
+    assert coverage_counts(empty.data, empty.data, ["age", "letter"]).shape == (0,)
+    assert combined_risk(empty, original=empty).risk.shape == (0,)
+    one = Table(table.data.head(1), table.schema)
+    assert combined_risk(one, original=one).risk.tolist() == combined_risk(one).risk.tolist()

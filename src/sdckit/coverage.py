@@ -286,7 +286,7 @@ def counts_of_covers(covers: Sequence[AttributeCover], n_targets: int, sizes: np
     """Per target record, the sums (n_targets x m) of ``sizes`` (released records x m, or one column)
     over the released records covering it on every attribute of ``covers``."""
     sizes = np.asarray(sizes, dtype=np.float64)
-    matrix = sizes.reshape(len(sizes), -1) if sizes.ndim == 1 else sizes
+    matrix = sizes.reshape(len(sizes), 1) if sizes.ndim == 1 else sizes
     targets = (
         np.stack([cover.target_slots for cover in covers], axis=1)
         if covers

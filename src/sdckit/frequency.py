@@ -634,7 +634,7 @@ def coverage_pattern_sizes(
     value or every value.
     """
     sizes = np.asarray(sizes, dtype=np.float64)
-    matrix = sizes.reshape(len(sizes), -1) if sizes.ndim == 1 else sizes
+    matrix = sizes.reshape(len(sizes), 1) if sizes.ndim == 1 else sizes
     n_targets, k = targets.shape
     if k == 0 or n_targets == 0 or len(released) == 0:
         return np.tile(matrix.sum(axis=0), (n_targets, 1)) if n_targets else np.zeros((0, matrix.shape[1]))
@@ -697,7 +697,7 @@ def coverage_group_sizes(
     cover it. Only one representative per group is looked at. Also returns the number of released
     groups that hold some size (a distinct released combination)."""
     sizes = np.asarray(released_sizes, dtype=np.float64)
-    matrix = sizes.reshape(len(sizes), -1) if sizes.ndim == 1 else sizes
+    matrix = sizes.reshape(len(sizes), 1) if sizes.ndim == 1 else sizes
     group_sums = np.stack(
         [
             np.bincount(released_keys, weights=matrix[:, c], minlength=n_released_groups)
