@@ -33,6 +33,7 @@ test: $(STAMP) browser
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_risk.py
+	$(BIN)/python benchmarks/bench_coverage.py
 	$(BIN)/python benchmarks/bench_shapes.py --quick
 	$(BIN)/python benchmarks/bench_generalization.py
 	$(BIN)/python benchmarks/bench_local.py

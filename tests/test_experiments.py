@@ -88,7 +88,19 @@ def test_experiment_rows_and_files(students, tmp_path):
     original = rows.row(0, named=True)
     targeted = rows.row(1, named=True)
     assert original["high_risk"] == combined_risk(students, alpha=100, epsilon=0.01).above(0.01)
+    assert original["high_risk_as_released"] == original["high_risk"]
     assert targeted["high_risk"] <= original["high_risk"]
+    # Every release is measured against the original records with coverage matching: a suppressed
+    # cell no longer hides the adversary's knowledge of the true value, so the count as released
+    # (the record's own null a wildcard) is at most the count by coverage.
+    assert result.parameters["matching"] == "coverage"
+    assert targeted["high_risk_as_released"] <= targeted["high_risk"]
+    for row in rows.iter_rows(named=True):
+        if row["method"] in result.risk_after:
+            after = result.risk_after[row["method"]]
+            assert after.parameters["coverage"] is True
+            assert row["high_risk"] == after.above(0.01)
+            assert row["mean_risk"] == pytest.approx(after.summary()["mean_risk"])
     # Equation (5): S / (n q), q the quasi-identifiers (public probability > 0.01).
     q = len(result.quasi_identifiers)
     assert targeted["ncp"] == pytest.approx(targeted["suppressed_cells"] / (3000 * q))

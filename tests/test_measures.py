@@ -48,6 +48,8 @@ def test_the_command_takes_exactly_its_own_and_the_shared_options(spec):
     if not spec.compares:
         shared.add("--release")
         shared |= {"--engine", "--scheduler", "--workers", "--chunk-rows"}  # a measure of microdata
+    if spec.original:
+        shared.add("--original")  # DATA measured as a release of ORIGINAL, by coverage
     aliases = {
         alias
         for field in spec.params.model_fields.values()

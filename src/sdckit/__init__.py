@@ -25,6 +25,7 @@ _EXPORTS = {
     "Table": "sdckit.table",
     "ValueRange": "sdckit.table",
     "combined_risk": "sdckit.risk.combined",
+    "coverage_counts": "sdckit.coverage",
     "encode": "sdckit.frequency",
     "enumerate_known_sets": "sdckit.risk.combined",
     "frequencies": "sdckit.frequency",

@@ -449,6 +449,120 @@ def wildcard_pair_sums(
     return result
 
 
+@njit(cache=True, nogil=True)
+def _find(values, low, high, value):  # pragma: no cover - compiled
+    """Index of ``value`` in the ascending ``values[low:high]``, or -1."""
+    end = high
+    while low < high:
+        middle = (low + high) >> 1
+        if values[middle] < value:
+            low = middle + 1
+        else:
+            high = middle
+    return low if low < end and values[low] == value else -1
+
+
+@njit(cache=True, nogil=True)
+def coverage_join(
+    t_value,
+    t_low,
+    t_high,
+    t_leaf,
+    r_value,
+    r_low,
+    r_high,
+    r_leaf,
+    r_sums,
+    depth,
+    cover_ptr,
+    cover_labels,
+    slot_base,
+    n_targets,
+):  # pragma: no cover - compiled
+    """The loop of :func:`sdckit.frequency.coverage_pattern_sizes`: a depth-first join of two tries.
+
+    The target trie holds the distinct target patterns (a node per distinct prefix; its value the
+    slot of its attribute, 0 = null), the released trie the distinct released patterns (values: label
+    ids). Node 0 of each is the root; ``*_low[g]:*_high[g]`` are the children of node g, in ascending
+    value order, and ``*_leaf[g]`` is the number of the pattern of a leaf (depth ``depth``). A pair
+    (target node, released node) at depth j is extended to each pair of children whose label covers
+    the slot (label in ``cover_labels[cover_ptr[slot_base[j] + slot] : ...]``, ascending); pairs of
+    leaves add the released pattern's sums (``r_sums``, one row per released pattern) to the target
+    pattern's. Only pairs whose prefixes cover each other are visited: the cost is the number of such
+    pairs over all depths, each found by a binary search in the shorter of the two lists.
+    """
+    columns = r_sums.shape[1]
+    result = np.zeros((n_targets, columns), dtype=np.float64)
+    capacity = 1024
+    stack_t = np.empty(capacity, dtype=np.int64)
+    stack_r = np.empty(capacity, dtype=np.int64)
+    stack_d = np.empty(capacity, dtype=np.int64)
+    size = 1
+    stack_t[0] = 0
+    stack_r[0] = 0
+    stack_d[0] = 0
+    while size > 0:
+        size -= 1
+        t = stack_t[size]
+        r = stack_r[size]
+        level = stack_d[size]
+        r_first = r_low[r]
+        r_last = r_high[r]
+        n_children = r_last - r_first
+        base = slot_base[level]
+        last_level = level == depth - 1
+        for child in range(t_low[t], t_high[t]):
+            start = cover_ptr[base + t_value[child]]
+            stop = cover_ptr[base + t_value[child] + 1]
+            if stop == start:
+                continue
+            if stop - start <= n_children:
+                for position in range(start, stop):
+                    found = _find(r_value, r_first, r_last, cover_labels[position])
+                    if found < 0:
+                        continue
+                    if last_level:
+                        target, released = t_leaf[child], r_leaf[found]
+                        for c in range(columns):
+                            result[target, c] += r_sums[released, c]
+                        continue
+                    if size == capacity:
+                        capacity *= 2
+                        stack_t = _grown(stack_t, capacity)
+                        stack_r = _grown(stack_r, capacity)
+                        stack_d = _grown(stack_d, capacity)
+                    stack_t[size] = child
+                    stack_r[size] = found
+                    stack_d[size] = level + 1
+                    size += 1
+            else:
+                for found in range(r_first, r_last):
+                    if _find(cover_labels, start, stop, r_value[found]) < 0:
+                        continue
+                    if last_level:
+                        target, released = t_leaf[child], r_leaf[found]
+                        for c in range(columns):
+                            result[target, c] += r_sums[released, c]
+                        continue
+                    if size == capacity:
+                        capacity *= 2
+                        stack_t = _grown(stack_t, capacity)
+                        stack_r = _grown(stack_r, capacity)
+                        stack_d = _grown(stack_d, capacity)
+                    stack_t[size] = child
+                    stack_r[size] = found
+                    stack_d[size] = level + 1
+                    size += 1
+    return result
+
+
+@njit(cache=True, nogil=True)
+def _grown(values, capacity):  # pragma: no cover - compiled
+    grown = np.empty(capacity, dtype=values.dtype)
+    grown[: values.shape[0]] = values
+    return grown
+
+
 def warm_up() -> None:
     """Load the compiled kernels of the counts and of the combined risk from numba's cache, on a few
     values of the types real calls use. The first call of any kernel in a process also initializes

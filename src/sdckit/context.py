@@ -20,12 +20,15 @@ class Context:
     ``config``: the :class:`~sdckit.config.Config` the table was read with (its ``risk`` section
     gives defaults of the risk-driven methods, its ``data.weights`` the sampling weights), or None;
     ``progress``: ``progress(done, total)`` for a progress bar; ``stage``: ``stage(message)`` for
-    methods that proceed in rounds.
+    methods that proceed in rounds; ``original``: for a measure that accepts it (``sdckit risk
+    <measure> RELEASE --original ORIGINAL``), the original data the measured table is a release of,
+    read as the adversary knows it (see :mod:`sdckit.coverage`), or None.
     """
 
     config: Any = None
     progress: ProgressCallback | None = None
     stage: StageCallback | None = None
+    original: Any = None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,12 @@ Two treatments of missing values are offered, chosen by the ``missing`` paramete
     neither side misses (:func:`wildcard_frequencies`).
 
 Optional sampling weights replace counts by sums of weights (estimated population frequencies).
+
+A third way to count compares two tables: an original (what an adversary knows) and a release of it
+whose values may be generalized. *Coverage counting* (:func:`coverage_pattern_sizes`, labels read by
+:mod:`sdckit.coverage`) gives every original record the number of released records whose values
+cover its values: an interval its numbers, a hierarchy node its leaves, a set its members, ``*``
+everything. Wildcard nulls are its special case where a label covers one value or every value.
 """
 
 from __future__ import annotations
@@ -567,3 +573,149 @@ def merge_pattern_counts(
         aggregations.append(pl.col(weight).sum())
     # The streaming engine groups about twice as fast as the in-memory one here (polars 2.1).
     return frame.lazy().group_by(list(keys)).agg(aggregations).collect(engine="streaming")
+
+
+def _trie(patterns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The trie of the rows of ``patterns`` (N x m, sorted lexicographically, m >= 1).
+
+    Node 0 is the root; then the nodes of depth 1 (distinct first values), depth 2, ... Returns per
+    node its value, the range ``low:high`` of its children's node numbers (ascending values), the
+    number of the leaf (distinct row) it is, -1 above the leaves, and per row its leaf number.
+    """
+    n, m = patterns.shape
+    new = np.zeros(n, dtype=bool)
+    starts, ids, counts = [], [], []
+    for j in range(m):
+        if n:
+            new[0] = True
+            new[1:] |= patterns[1:, j] != patterns[:-1, j]
+        start = np.flatnonzero(new)
+        starts.append(start)
+        ids.append(np.cumsum(new) - 1)
+        counts.append(len(start))
+    offsets = np.concatenate(([1], 1 + np.cumsum(counts)))
+    total = int(offsets[-1])
+    value = np.zeros(total, dtype=np.int64)
+    low = np.zeros(total, dtype=np.int64)
+    high = np.zeros(total, dtype=np.int64)
+    leaf = np.full(total, -1, dtype=np.int64)
+    low[0], high[0] = offsets[0], offsets[1]
+    for j in range(m):
+        node = slice(int(offsets[j]), int(offsets[j + 1]))
+        value[node] = patterns[starts[j], j]
+        if j + 1 < m:
+            first = ids[j + 1][starts[j]] + offsets[j + 1]
+            low[node] = first
+            high[node] = np.append(first[1:], offsets[j + 2])
+    leaf[int(offsets[m - 1]) : int(offsets[m])] = np.arange(counts[m - 1], dtype=np.int64)
+    return value, low, high, leaf, ids[m - 1]
+
+
+def coverage_pattern_sizes(
+    targets: np.ndarray,
+    released: np.ndarray,
+    sizes: np.ndarray,
+    covers: Sequence[tuple[np.ndarray, np.ndarray]],
+) -> np.ndarray:
+    """For every target row, the sums of ``sizes`` over the released rows that cover it.
+
+    ``targets`` (T x k) holds slots of original values (0 = missing, see :mod:`sdckit.coverage`),
+    ``released`` (R x k) label ids, ``sizes`` (R x m) what to sum (counts, weights); ``covers[j]`` is
+    attribute j's ``(pointer, covering)``: the labels covering slot s are
+    ``covering[pointer[s]:pointer[s+1]]``, ascending. A released row covers a target row iff each of
+    its labels covers the target's slot. Returns T x m (float64).
+
+    Exact. Both sides are collapsed to their distinct patterns, put in tries (attributes ordered from
+    the narrowest labels to the widest) and joined depth-first by :func:`sdckit._kernels.coverage_join`,
+    which visits only the pairs of prefixes that cover each other: on a full-domain release a target
+    prefix is covered by one node (plus '*' of the suppressed records), on a Mondrian release by the
+    few classes' boxes that contain it, so the cost stays near-linear in the distinct patterns. The
+    wildcard treatment of nulls (:func:`wildcard_pattern_sizes`) is the case where a label covers one
+    value or every value.
+    """
+    sizes = np.asarray(sizes, dtype=np.float64)
+    matrix = sizes.reshape(len(sizes), 1) if sizes.ndim == 1 else sizes
+    n_targets, k = targets.shape
+    if k == 0 or n_targets == 0 or len(released) == 0:
+        return np.tile(matrix.sum(axis=0), (n_targets, 1)) if n_targets else np.zeros((0, matrix.shape[1]))
+    # Narrow labels first: fewer pairs of prefixes survive the first depths.
+    widths = [len(covering) / max(len(pointer) - 1, 1) for pointer, covering in covers]
+    attribute_order = np.argsort(widths, kind="stable")
+    targets = targets[:, attribute_order]
+    released = released[:, attribute_order]
+    chosen = [covers[j] for j in attribute_order]
+    t_order = np.lexsort(targets.T[::-1])
+    r_order = np.lexsort(released.T[::-1])
+    t_value, t_low, t_high, t_leaf, t_row_leaf = _trie(targets[t_order])
+    r_value, r_low, r_high, r_leaf, r_row_leaf = _trie(released[r_order])
+    n_released_leaves = int(r_row_leaf[-1]) + 1
+    released_sums = np.zeros((n_released_leaves, matrix.shape[1]), dtype=np.float64)
+    for c in range(matrix.shape[1]):
+        released_sums[:, c] = np.bincount(r_row_leaf, weights=matrix[r_order, c], minlength=n_released_leaves)
+    pointers, labels, bases = [], [], []
+    base, label_offset = 0, 0
+    for pointer, covering in chosen:
+        pointers.append(pointer + label_offset)
+        labels.append(covering)
+        bases.append(base)
+        base += len(pointer)
+        label_offset += len(covering)
+    leaf_sums = _kernels.coverage_join(
+        t_value,
+        t_low,
+        t_high,
+        t_leaf,
+        r_value,
+        r_low,
+        r_high,
+        r_leaf,
+        released_sums,
+        k,
+        np.concatenate(pointers).astype(np.int64),
+        np.concatenate(labels).astype(np.int64),
+        np.array(bases, dtype=np.int64),
+        int(t_row_leaf[-1]) + 1,
+    )
+    result = np.empty((n_targets, matrix.shape[1]), dtype=np.float64)
+    result[t_order] = leaf_sums[t_row_leaf]
+    return result
+
+
+def coverage_group_sizes(
+    target_keys: np.ndarray,
+    n_target_groups: int,
+    target_slots: Sequence[np.ndarray],
+    released_keys: np.ndarray,
+    n_released_groups: int,
+    released_labels: Sequence[np.ndarray],
+    released_sizes: np.ndarray,
+    covers: Sequence[tuple[np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, int]:
+    """:func:`coverage_pattern_sizes` for targets and released records already grouped by their
+    values on the attributes (dense keys, e.g. from :func:`extend_keys`): per target group, the sum of
+    ``released_sizes`` (one per released record, or records x m) over the released records that
+    cover it. Only one representative per group is looked at. Also returns the number of released
+    groups that hold some size (a distinct released combination)."""
+    sizes = np.asarray(released_sizes, dtype=np.float64)
+    matrix = sizes.reshape(len(sizes), 1) if sizes.ndim == 1 else sizes
+    group_sums = np.stack(
+        [
+            np.bincount(released_keys, weights=matrix[:, c], minlength=n_released_groups)
+            for c in range(matrix.shape[1])
+        ],
+        axis=1,
+    )
+    t_first = _kernels.first_of_groups(np.ascontiguousarray(target_keys, dtype=np.int64), n_target_groups)
+    r_first = _kernels.first_of_groups(np.ascontiguousarray(released_keys, dtype=np.int64), n_released_groups)
+    targets = (
+        np.stack([slots[t_first] for slots in target_slots], axis=1)
+        if target_slots
+        else np.zeros((n_target_groups, 0), dtype=np.int32)
+    )
+    released = (
+        np.stack([labels[r_first] for labels in released_labels], axis=1)
+        if released_labels
+        else np.zeros((n_released_groups, 0), dtype=np.int32)
+    )
+    result = coverage_pattern_sizes(targets, released, group_sums, covers)
+    return (result.reshape(-1) if sizes.ndim == 1 else result), n_released_groups

@@ -45,7 +45,9 @@ class MeasureSpec:
     measure has no per-record figures; ``compares``: the measure takes an original and a release;
     ``outputs``: further files it can write (``write(result, path, title)``); ``headline``: the dotted
     path in the figures of the one number an R-U map plots for this measure (a share in [0, 1] or a
-    risk; for a utility measure, a loss: lower is better), None if it has none.
+    risk; for a utility measure, a loss: lower is better), None if it has none; ``original``: the
+    measure of one file also measures it as a release of an original (``--original``, given to
+    ``run`` as ``context.original``), with coverage matching (:mod:`sdckit.coverage`).
     """
 
     name: str
@@ -60,6 +62,7 @@ class MeasureSpec:
     progress_label: str = "progress"
     outputs: tuple[ExtraOutput, ...] = ()
     headline: str | None = None
+    original: bool = False
 
 
 RISK_MEASURES: Registry[MeasureSpec] = Registry("risk measure")

@@ -42,7 +42,7 @@ from sdckit.registry import Registry
 
 PANEL = "measure options"
 RECORD_SUFFIXES = (".parquet", ".pq", ".csv")
-SHARED = ("config", "output", "summary", "quiet", "release", *SCALE_NAMES)
+SHARED = ("config", "output", "summary", "quiet", "release", "original", *SCALE_NAMES)
 
 DataArgument = Annotated[Path, typer.Argument(help="Microdata file: CSV (delimiter sniffed) or Parquet.")]
 OriginalArgument = Annotated[Path, typer.Argument(help="The original microdata (CSV or Parquet).")]
@@ -54,6 +54,15 @@ RecordsOption = Annotated[
 ]
 AsReleaseOption = Annotated[
     bool, typer.Option("--release", help="DATA is a release sdckit wrote: read it as check does.")
+]
+OriginalOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--original",
+        help="DATA is a release of this original (CSV or Parquet): measure the original records as an "
+        "adversary who knows their values sees the release (generalized values cover the values they "
+        "stand for).",
+    ),
 ]
 
 
@@ -77,6 +86,8 @@ def _shared_parameters(spec: MeasureSpec) -> list[inspect.Parameter]:
     shared.append(inspect.Parameter("summary", keyword, default=None, annotation=SummaryOption))
     if not spec.compares:
         shared.append(inspect.Parameter("release", keyword, default=False, annotation=AsReleaseOption))
+    if spec.original:
+        shared.append(inspect.Parameter("original", keyword, default=None, annotation=OriginalOption))
     shared.append(inspect.Parameter("quiet", keyword, default=False, annotation=QuietOption))
     if not spec.compares:
         shared.extend(scale_parameters())
@@ -125,6 +136,7 @@ def measure(
     summary: Path | None,
     quiet: bool,
     release: bool | None,
+    original: Path | None = None,
     **scale_options: Any,
 ) -> None:
     """Parse, read, measure, report, write: the body every measure's command shares."""
@@ -135,14 +147,16 @@ def measure(
         params = spec.params.parse(
             given, spell=lambda name: option_name(name, fields.get(name)), method=spec.name
         )
-        outputs = _declare_outputs(spec, inputs, config, given, output, extras, summary)
+        outputs = _declare_outputs(
+            spec, [*inputs, *([original] if original else [])], config, given, output, extras, summary
+        )
         started = time.perf_counter()
         settings = load_config(config)
 
         def in_memory() -> tuple[Any, int]:
-            return _in_memory(spec, inputs, settings, params, release, quiet, started)
+            return _in_memory(spec, inputs, settings, params, release, quiet, started, original)
 
-        scaled = None if release or spec.compares else _scaled_measure(spec.name)
+        scaled = None if release or original or spec.compares else _scaled_measure(spec.name)
         output_parts = output if spec.records is not None else None
         computed = run_where_asked(
             Scale.of(scale_options),
@@ -158,9 +172,10 @@ def measure(
         result, records = computed.result, computed.records
         figures = spec.summary(result)
         elapsed = time.perf_counter() - started
-        document = _document(spec, inputs, params, figures, elapsed)
+        document = _document(spec, inputs, params, figures, elapsed, original)
         report = Report()
         what = f"{inputs[0].name} → {inputs[1].name}" if spec.compares else inputs[0].name
+        what = f"{what} (release of {original.name})" if original else what
         report.line(f"[bold]{what}[/]: {records:,} records, {spec.group} {spec.name} — {elapsed:.2f} s")
         for item in spec.report(figures):
             report.line(item) if isinstance(item, str) else report.add(item)
@@ -178,11 +193,15 @@ def measure(
             remove_folder(computed.folder)
 
 
-def _document(spec: MeasureSpec, inputs: list[Path], params: Any, figures: dict, elapsed: float) -> dict:
+def _document(
+    spec: MeasureSpec, inputs: list[Path], params: Any, figures: dict, elapsed: float, original: Path | None
+) -> dict:
     """The --summary: the inputs, the measure and its parameters, its figures and the time taken."""
     named = (
         {"original": str(inputs[0]), "release": str(inputs[1])} if spec.compares else {"data": str(inputs[0])}
     )
+    if original is not None:
+        named["original"] = str(original)
     return {
         **named,
         "measure": spec.name,
@@ -217,17 +236,22 @@ def _in_memory(
     release: bool | None,
     quiet: bool,
     started: float,
+    original: Path | None = None,
 ) -> tuple[Any, int]:
-    """Read the input(s) whole and measure: the result and the number of records."""
+    """Read the input(s) whole and measure: the result and the number of records. With
+    ``original``, DATA is read as a release and the original as data, for coverage matching."""
     from sdckit.context import Context
     from sdckit.measures import run_measure
 
     if spec.compares:
         tables = [settings.read(inputs[0]), settings.read_release(inputs[1])]
     else:
-        tables = [settings.read_release(inputs[0]) if release else settings.read(inputs[0])]
+        tables = [settings.read_release(inputs[0]) if release or original else settings.read(inputs[0])]
+    known = settings.read(original) if original is not None else None
     with progress_bar(not quiet, spec.progress_label) as progress:
-        context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
+        context = Context(
+            config=settings, progress=progress, stage=stage_messages(quiet, started), original=known
+        )
         result = run_measure(spec, *tables, params=params, context=context)
     return result, tables[0].n_records
 

@@ -20,6 +20,15 @@ from sdckit.cli._common import (
 from sdckit.cli._outputs import Outputs
 from sdckit.cli._scale import ChunkRowsOption, EngineOption, Scale, SchedulerOption, WorkersOption
 
+OriginalOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--original",
+        help="The original data DATA is a release of: also report k as an adversary who knows the "
+        "original values sees the release (released records covering each record).",
+    ),
+]
+
 
 def check(
     data: DataArgument,
@@ -41,6 +50,7 @@ def check(
             "category; default: the config's risk.missing."
         ),
     ] = None,
+    original: OriginalOption = None,
     summary: SummaryOption = None,
     show: Annotated[int, typer.Option(help="How many violating classes to list.")] = 10,
     engine: EngineOption = None,
@@ -53,6 +63,8 @@ def check(
     The table is read as a release (Config.read_release): identifiers the release dropped are not
     needed, the delimiter is found, and generalized values such as 20-29, {a,b} or '*' are classes as
     written. With --missing wildcard a null matches every value (only k-anonymity is then checked).
+    With --original, k is also reported as an adversary who knows the original values sees the
+    release: the fewest released records whose values cover a record's quasi-identifiers.
     Without -k/-l/-t the achieved values are reported with nothing required; with them, exit status 3
     says that a required model is not satisfied (the --summary is written all the same).
     """
@@ -60,7 +72,7 @@ def check(
     from sdckit.errors import ConfigError
 
     with user_errors():
-        outputs = Outputs([data, config])
+        outputs = Outputs([data, config, *([original] if original else [])])
         outputs.file(summary, "--summary", (".json",))
         asked = dict(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
         _validate(asked)
@@ -76,12 +88,13 @@ def check(
             f"on {', '.join(result.quasi_identifiers)} (nulls as {result.missing})"
         )
         report.add(_achieved(result))
+        figures = _with_adversary_view(result, report, settings, data, original, k)
         if result.required:
             verdict_text = "[bold green]satisfied[/]" if result.satisfied else "[bold red]not satisfied[/]"
             report.line(f"required {', '.join(result.required)}: {verdict_text}")
             if show > 0 and checked.violating().height:
                 report.add(checked.violating().head(show))
-        stage_json(outputs, summary, result.figures())
+        stage_json(outputs, summary, figures)
         unmet = None if result.satisfied else f"{data.name} does not satisfy {', '.join(result.failing)}"
         finish(outputs, report, unmet, allowed=True)
 
@@ -116,3 +129,54 @@ def _achieved(result) -> RichTable:
         violating = f"{int((~r.passes).sum()):,}" if r.model in result.required else "-"
         achieved.add_row(r.model, f"{r.worst():.4g}", violating)
     return achieved
+
+
+def _with_adversary_view(result, report: Report, settings, data: Path, original: Path | None, k) -> dict:
+    """The figures of the verdict, with k as the adversary sees it when the original is given."""
+    figures = result.figures()
+    if original is not None:
+        figures["as_adversary_sees"] = seen = _as_adversary_sees(settings, data, original, result, k)
+        report.line(_seen_line(seen))
+    return figures
+
+
+def _as_adversary_sees(settings, data: Path, original: Path, result, k: int | None) -> dict:
+    """k of the release as an adversary who knows the original values sees it: per original record,
+    the released records whose quasi-identifier values cover its own (:mod:`sdckit.coverage`)."""
+    import numpy as np
+
+    from sdckit.coverage import coverage_counts
+    from sdckit.errors import InputError
+    from sdckit.risk.combined import schema_hierarchies
+
+    release, known = settings.read_release(data), settings.read(original)
+    if known.n_records != release.n_records:
+        raise InputError(
+            f"{data}: the release has {release.n_records:,} records and {original} {known.n_records:,}: "
+            "--original needs the original's records, in the same order"
+        )
+    counts = coverage_counts(
+        known.data,
+        release.data,
+        result.quasi_identifiers,
+        hierarchies=schema_hierarchies(known),
+        missing=result.missing,
+        where=f"{data}: ",
+    )
+    seen = {"original": str(original), "k": int(counts.min()) if len(counts) else 0, "records": len(counts)}
+    if k is not None:
+        seen["required_k"] = k
+        seen["records_below_k"] = int(np.count_nonzero(counts < k))
+    return seen
+
+
+def _seen_line(seen: dict) -> str:
+    below = (
+        f"; {seen['records_below_k']:,} records covered fewer than {seen['required_k']} times"
+        if "required_k" in seen
+        else ""
+    )
+    return (
+        f"k as an adversary who knows {Path(seen['original']).name} sees it: [bold]{seen['k']:,}[/] "
+        f"(fewest released records covering a record's quasi-identifiers){below}"
+    )

@@ -96,13 +96,15 @@ def experiment_targeted_suppression(
 
 def _targeted_table(result: Any, delta: float, name: str) -> RichTable:
     shown = RichTable(title=f"Targeted suppression vs. privacy models — {name}", title_justify="left")
-    for column in ("method", "NCP %", f"records > {delta:g}", "suppressed cells", "note"):
+    columns = ("method", "NCP %", f"records > {delta:g}", "as released", "suppressed cells", "note")
+    for column in columns:
         shown.add_column(column, justify="left" if column in ("method", "note") else "right")
     for row in result.rows.iter_rows(named=True):
         shown.add_row(
             row["method"],
             "-" if row["ncp"] is None else f"{100 * row['ncp']:.3f}",
             "-" if row["high_risk"] is None else f"{row['high_risk']:,}",
+            "-" if row["high_risk_as_released"] is None else f"{row['high_risk_as_released']:,}",
             "-" if row["suppressed_cells"] is None else f"{row['suppressed_cells']:,}",
             row["note"] or "",
         )

@@ -47,16 +47,20 @@ from pydantic import Field
 
 from sdckit import _kernels
 from sdckit.context import Context, ExtraOutput
-from sdckit.errors import ConfigError
+from sdckit.coverage import AttributeCover, attribute_covers
+from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import (
     Encoding,
     check_missing,
     check_weights,
+    coverage_group_sizes,
     encode,
+    extend_keys,
     grouped_quantiles,
     initial_keys,
     wildcard_group_sizes,
 )
+from sdckit.hierarchy import Hierarchy
 from sdckit.measures import register_measure
 from sdckit.params import Finite, MethodParams, Whole
 from sdckit.table import Role, Table
@@ -265,6 +269,9 @@ def combined_risk(
     missing: str = "wildcard",
     weights: str | np.ndarray | None = None,
     progress: ProgressCallback | None = None,
+    original: Table | None = None,
+    hierarchies: dict[str, Hierarchy] | None = None,
+    null_label: str | None = None,
 ) -> RecordRisk:
     """Combined identity + attribute disclosure risk D(r) of every record (Orooji & Knapp, 2019).
 
@@ -290,6 +297,18 @@ def combined_risk(
         weight, so no count is 0.
     progress
         Called as ``progress(done, total)`` after each known set.
+    original
+        Measure ``table`` as a *release* of ``original`` (same records in the same order), as an
+        adversary who knows the original values sees it: count(r(KS)) is the number (weight sum) of
+        released records whose values *cover* r's original values on KS (:mod:`sdckit.coverage`:
+        ``38-40`` covers 39, a hierarchy node its leaves, ``{a,b}`` a and b, ``*`` everything; a
+        null as ``missing`` says). C_UKS(r) is read from r's released values, as without
+        ``original``. A release that changes nothing gives the risk of the original.
+    hierarchies
+        With ``original``: the hierarchies whose nodes labels may be (default: those of the original's
+        schema).
+    null_label
+        With ``original``: a hierarchy leaf that stands for a missing original value.
     """
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not alpha > 1:
         raise ConfigError(
@@ -314,6 +333,9 @@ def combined_risk(
     names = _measured_attributes(table, epsilon, weights_column)
     schema = table.schema
     candidates = [name for name in names if schema[name].public_probability > epsilon]
+    covers = None
+    if original is not None:
+        covers = _release_covers(table, original, candidates, hierarchies, missing, null_label)
     sensitive = [name for name in names if schema[name].sensitivity > 0]
     # C of the full unknown set per record: sum of W(A) * W(r(A)) (a missing value weighs 0).
     # Sensitive attributes that can be known are encoded (their weights are needed per pattern);
@@ -352,6 +374,11 @@ def combined_risk(
     consequence_codes, consequence_counts = _kernels.densify_hashed(total_consequence.view(np.int64))
     columns = [encoding.codes[j] for j in range(d)] + [consequence_codes]
     radices = [c + 1 for c in encoding.cardinalities[:d]] + [len(consequence_counts) + 1]
+    if covers is not None:
+        # Records with the same released values may hold different original values: they are
+        # counted apart, so the original values are part of a pattern.
+        columns += [cover.target_slots for cover in covers]
+        radices += [cover.n_slots + 1 for cover in covers]
     # Mixed-radix keys of as many columns as fit in 62 bits; when the next one would not fit, the key
     # so far is replaced by its dense number (first-appearance order, as the final numbering).
     # A hashed pass per 62 bits rather than per column: 46 columns of 2 to 64 values take 3.
@@ -406,9 +433,27 @@ def combined_risk(
     # Inverse count of a pattern alone in its group (it is then a single record): 1 or 1/weight.
     alone = _inverse(pattern_weights)
 
+    if covers is not None:
+        released_sizes = weights_array if weights_array is not None else np.ones(n, dtype=np.float64)
+        _coverage_known_sets(
+            covers,
+            representative,
+            released_sizes,
+            known_sets,
+            candidate_probabilities,
+            alpha,
+            consequence,
+            zero,
+            pattern_total,
+            (risk, best, top, combinations, probabilities),
+            progress,
+        )
+        known_sets_done = True
+    else:
+        known_sets_done = False
     extender = _kernels.KeyExtender(n_patterns)
     stack: list[_Node] = []
-    for index, known_set in enumerate(known_sets):
+    for index, known_set in enumerate([] if known_sets_done else known_sets):
         untracked = 0
         if not known_set:
             keys, sizes = initial_keys(n_patterns)
@@ -488,6 +533,9 @@ def combined_risk(
     )
     if n == 0:
         best = np.zeros(0, dtype=np.float64)
+    parameters: dict[str, Any] = {"alpha": alpha, "epsilon": epsilon, "missing": missing}
+    if covers is not None:
+        parameters["coverage"] = True
     return RecordRisk(
         risk=risk,
         top_known_set=top,
@@ -498,8 +546,128 @@ def combined_risk(
         epsilon=epsilon,
         missing=missing,
         weighted=weights_array is not None,
-        parameters={"alpha": alpha, "epsilon": epsilon, "missing": missing},
+        parameters=parameters,
     )
+
+
+def _release_covers(
+    release: Table,
+    original: Table,
+    candidates: Sequence[str],
+    hierarchies: dict[str, Hierarchy] | None,
+    missing: str,
+    null_label: str | None,
+) -> list[AttributeCover]:
+    """The covers of the attributes that can be known, read from a release of ``original``."""
+    if original.n_records != release.n_records:
+        where = f"{release.source}: " if release.source else ""
+        raise InputError(
+            f"{where}the release has {release.n_records:,} records and the original {original.n_records:,}: "
+            "coverage needs the original's records, in the same order"
+        )
+    if hierarchies is None:
+        hierarchies = schema_hierarchies(original)
+    return attribute_covers(
+        original.data,
+        release.data,
+        candidates,
+        hierarchies=hierarchies,
+        missing=missing,
+        null_label=null_label,
+        where=f"{release.source}: " if release.source else "",
+    )
+
+
+def schema_hierarchies(table: Table) -> dict[str, Hierarchy]:
+    """The hierarchies of a table's schema (configured ones, read with the data)."""
+    return {
+        attribute.name: attribute.hierarchy
+        for attribute in table.schema
+        if isinstance(attribute.hierarchy, Hierarchy)
+    }
+
+
+def _coverage_known_sets(
+    covers: list[AttributeCover],
+    representative: np.ndarray,
+    released_sizes: np.ndarray,
+    known_sets: list[tuple[int, ...]],
+    probabilities: list[float],
+    alpha: float,
+    consequence: dict[str, np.ndarray],
+    zero: np.ndarray,
+    pattern_total: np.ndarray,
+    state: tuple[np.ndarray, ...],
+    progress: ProgressCallback | None,
+) -> None:
+    """The loop over known sets of :func:`combined_risk` with an original: per known set, the
+    patterns are grouped by their original values and the released records by their labels (keys
+    extended from the parent set's), and each target group's count is the coverage count of the
+    released groups (:func:`sdckit.frequency.coverage_group_sizes`)."""
+    risk, best, top, combinations, pk_of_set = state
+    n_patterns = len(representative)
+    target_slots = [np.ascontiguousarray(cover.target_slots[representative]) for cover in covers]
+    names = [cover.name for cover in covers]
+    # The released records collapse to their distinct label patterns, with their counts (weights).
+    keys, sizes = initial_keys(len(released_sizes))
+    for cover in covers:
+        keys, sizes = extend_keys(keys, sizes, cover.released_labels, len(cover.labels))
+    first = _kernels.first_of_groups(keys.astype(np.int64), len(sizes))
+    released_labels = [np.ascontiguousarray(cover.released_labels[first]) for cover in covers]
+    released_sizes = np.bincount(keys, weights=released_sizes, minlength=len(sizes))
+    n_released = len(sizes)
+    target_extender = _kernels.KeyExtender(n_patterns)
+    released_extender = _kernels.KeyExtender(n_released)
+    alone = np.zeros(n_patterns, dtype=np.float64)  # unused: no pattern is left untracked
+    stack: list[tuple[tuple[int, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    for index, known_set in enumerate(known_sets):
+        if not known_set:
+            t_keys, t_sizes = initial_keys(n_patterns)
+            r_keys, r_sizes = initial_keys(n_released)
+            known_weight = zero
+            pk = 1.0
+        else:
+            while stack and stack[-1][0] != known_set[:-1]:
+                stack.pop()
+            _, parent_t, parent_t_sizes, parent_r, parent_r_sizes, known_weight = stack[-1]
+            attribute = known_set[-1]
+            cover = covers[attribute]
+            t_keys, t_sizes, _ = target_extender.extend(
+                parent_t, parent_t_sizes, target_slots[attribute], cover.n_slots
+            )
+            r_keys, r_sizes, _ = released_extender.extend(
+                parent_r, parent_r_sizes, released_labels[attribute], len(cover.labels)
+            )
+            if consequence[names[attribute]] is not zero:
+                known_weight = known_weight + consequence[names[attribute]]
+            pk = float(np.prod([probabilities[j] for j in known_set]))
+        counts, distinct = coverage_group_sizes(
+            t_keys,
+            len(t_sizes),
+            [target_slots[j] for j in known_set],
+            r_keys,
+            len(r_sizes),
+            [released_labels[j] for j in known_set],
+            released_sizes,
+            [(covers[j].pointer, covers[j].covering) for j in known_set],
+        )
+        pk_of_set[index] = pk
+        combinations[index] = distinct
+        _kernels.accumulate(
+            risk,
+            best,
+            top,
+            np.int32(index),
+            pk * alpha,
+            pattern_total,
+            known_weight,
+            t_keys,
+            _inverse(counts),
+            alone,
+        )
+        stack.append((known_set, t_keys, t_sizes, r_keys, r_sizes, known_weight))
+        if progress is not None:
+            progress(index + 1, len(known_sets))
 
 
 # The measure: parameters, run, figures, registration ------------------------------------------
@@ -544,11 +712,14 @@ def _combined_risk(result: RecordRisk, path: Path, title: str) -> None:
         ),
     ),
     headline="mean_risk",
+    original=True,
 )
 def run(table: Table, params: CombinedParams, context: Context) -> RecordRisk:
     chosen = chosen_parameters(params, context.config)
     weights = context.config.data.weights if context.config is not None else None
-    result = combined_risk(table, weights=weights, progress=context.progress, **chosen)
+    result = combined_risk(
+        table, weights=weights, progress=context.progress, original=context.original, **chosen
+    )
     return replace(result, parameters={**result.parameters, "threshold": params.threshold, "top": params.top})
 
 

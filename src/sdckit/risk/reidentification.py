@@ -90,15 +90,20 @@ import numpy as np
 import polars as pl
 from pydantic import Field, model_validator
 
+from sdckit import _kernels
 from sdckit.errors import ConfigError, InputError, SdcWarning
 from sdckit.frequency import (
     check_weights,
+    coverage_group_sizes,
     encode,
+    extend_keys,
     group_records,
     group_sizes,
     grouped_quantiles,
+    initial_keys,
     wildcard_pattern_sizes,
 )
+from sdckit.hierarchy import Hierarchy
 from sdckit.measures import Context, register_measure
 from sdckit.params import Finite, MethodParams, Whole
 from sdckit.table import Role, Table
@@ -752,6 +757,8 @@ def reidentification_risk(
     multiplicity: np.ndarray | None = None,
     weight_sums: np.ndarray | None = None,
     first_record: np.ndarray | None = None,
+    original: Table | None = None,
+    hierarchies: dict[str, Hierarchy] | None = None,
 ) -> ReidentificationRisk:
     """Re-identification risk of ``table``: keys are the attributes with role quasi-identifier,
     ``weights`` the column of sampling weights (None: not a sample survey), the household id the
@@ -762,7 +769,16 @@ def reidentification_risk(
     ``multiplicity`` (records per row), ``weight_sums`` (their sum of sampling weights, instead of
     ``weights``) and ``first_record`` (the number of each row's first record) describe a table of
     distinct patterns standing for the records of a data set (:mod:`sdckit.scale`): the figures are
-    then those of the records."""
+    then those of the records.
+
+    With ``original``, ``table`` is a release of it (same records, same order) measured as an
+    adversary who knows the original key values sees it: ``f_k`` of a record is the number of released
+    records whose key values *cover* its original ones (:mod:`sdckit.coverage`; ``hierarchies``: the
+    nodes labels may be, default those of the original's schema), ``F_k`` their weight sum, and every
+    figure built on them (individual, global, household risk, k-anonymity violations, attacker
+    models) follows. l-diversity and population uniqueness stay those of the release's classes as
+    released (identical labels). A record that no released record covers (an untruthful release)
+    is an error."""
     keys = [attribute.name for attribute in table.schema.with_role(Role.QUASI_IDENTIFIER)]
     where = f"{table.source}: " if table.source else ""
     if not keys:
@@ -812,6 +828,11 @@ def reidentification_risk(
         f_pattern, F_pattern = both[:, 0], both[:, 1]  # noqa: N806
     else:
         f_pattern, F_pattern = counts, np.asarray(sums, dtype=np.float64)  # noqa: N806
+    released_pattern_of, released_counts = pattern_of, counts
+    if original is not None:
+        pattern_of, f_pattern, F_pattern, counts = _covered_frequencies(  # noqa: N806
+            table, original, keys, missing, weight_values, hierarchies
+        )
     if weight_values is not None and np.any(F_pattern <= 0):
         bad = int(np.flatnonzero(F_pattern[pattern_of] <= 0)[0])
         described = ", ".join(f"{name}={table.column(name)[bad]}" for name in keys)
@@ -838,7 +859,6 @@ def reidentification_risk(
             stacklevel=2,
         )
     fk, Fk, risk = f_pattern[pattern_of], F_pattern[pattern_of], risk_pattern[pattern_of]  # noqa: N806
-
     household_values, n_households, household = None, 0, None
     if households:
         household = households[0]
@@ -852,12 +872,14 @@ def reidentification_risk(
     l_diversity = {}
     for attribute in table.schema.with_role(Role.SENSITIVE):
         sensitive = encode(table.data, [attribute.name]).codes[0]
-        l_diversity[attribute.name] = _distinct_l(patterns, pattern_of, cardinalities, sensitive, wildcard)
+        l_diversity[attribute.name] = _distinct_l(
+            patterns, released_pattern_of, cardinalities, sensitive, wildcard
+        )
 
     population = None
     if sampling_fraction is not None or population_size is not None:
         size = population_size if population_size is not None else n / sampling_fraction
-        population = population_uniqueness(counts, size) if n else None
+        population = population_uniqueness(released_counts, size) if n else None
 
     return ReidentificationRisk(
         keys=tuple(keys),
@@ -883,6 +905,73 @@ def reidentification_risk(
         multiplicity=multiplicity,
         first_record=first_record,
     )
+
+
+def _covered_frequencies(
+    release: Table,
+    original: Table,
+    keys: list[str],
+    missing: str,
+    weights: np.ndarray | None,
+    hierarchies: dict[str, Hierarchy] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """f_k and F_k by coverage (see :func:`reidentification_risk`): each record's pattern (its
+    released and original key values), and per pattern f, F and the number of records."""
+    from sdckit.coverage import attribute_covers
+    from sdckit.risk.combined import schema_hierarchies
+
+    where = f"{release.source}: " if release.source else ""
+    if original.n_records != release.n_records:
+        raise InputError(
+            f"{where}the release has {release.n_records:,} records and the original {original.n_records:,}: "
+            "coverage needs the original's records, in the same order"
+        )
+    covers = attribute_covers(
+        original.data,
+        release.data,
+        keys,
+        hierarchies=schema_hierarchies(original) if hierarchies is None else hierarchies,
+        missing=missing,
+        where=where,
+    )
+    n = release.n_records
+    t_keys, t_sizes = initial_keys(n)
+    r_keys, r_sizes = initial_keys(n)
+    for cover in covers:
+        t_keys, t_sizes = extend_keys(t_keys, t_sizes, cover.target_slots, cover.n_slots)
+        r_keys, r_sizes = extend_keys(r_keys, r_sizes, cover.released_labels, len(cover.labels))
+    ones = np.ones(n, dtype=np.float64)
+    sizes = np.stack([ones, weights if weights is not None else ones], axis=1)
+    per_target, _ = coverage_group_sizes(
+        t_keys,
+        len(t_sizes),
+        [cover.target_slots for cover in covers],
+        r_keys,
+        len(r_sizes),
+        [cover.released_labels for cover in covers],
+        sizes,
+        [(cover.pointer, cover.covering) for cover in covers],
+    )
+    if np.any(per_target[:, 0] <= 0):
+        bad = int(np.flatnonzero(per_target[t_keys, 0] <= 0)[0])
+        described = ", ".join(f"{name}={original.column(name)[bad]}" for name in keys)
+        raise InputError(
+            f"{where}record {bad + 1} ({described}): no released record covers its original key values "
+            "(the release is not truthful: coverage measures generalization and suppression only)"
+        )
+    if weights is not None and np.any(per_target[:, 1] <= 0):
+        bad = int(np.flatnonzero(per_target[t_keys, 1] <= 0)[0])
+        raise InputError(
+            f"{where}record {bad + 1}: estimated population frequency F = 0, all released records "
+            "covering its key values have weight 0"
+        )
+    # A record's pattern: its released key values and its original ones.
+    combined = r_keys.astype(np.int64) * len(t_sizes) + t_keys
+    pattern_of, counts = _kernels.densify_hashed(combined)
+    first = _kernels.first_of_groups(pattern_of.astype(np.int64), len(counts))
+    f_pattern = per_target[t_keys[first], 0]
+    F_pattern = per_target[t_keys[first], 1]  # noqa: N806
+    return pattern_of, f_pattern, F_pattern, counts.astype(np.float64)
 
 
 class ReidentificationParams(MethodParams):
@@ -1018,6 +1107,7 @@ def _report(figures: dict[str, Any]) -> list[Any]:
     report=_report,
     records=_records,
     headline="global_risk",
+    original=True,
 )
 def _run(table: Table, params: ReidentificationParams, context: Context) -> ReidentificationRisk:
     config = context.config
@@ -1033,4 +1123,5 @@ def _run(table: Table, params: ReidentificationParams, context: Context) -> Reid
         top=params.top,
         sampling_fraction=params.sampling_fraction,
         population_size=params.population_size,
+        original=context.original,
     )
