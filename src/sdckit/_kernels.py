@@ -382,6 +382,41 @@ def combine_levels(stack, levels, cards, direct_upper):  # pragma: no cover - co
 
 
 @njit(cache=True, nogil=True)
+def tag_closure(status, levels, strides, max_levels, start, value, upward):  # pragma: no cover - compiled
+    """Set ``status`` to ``value`` on lattice node ``start`` and every node above it (``upward``) or
+    below it, by depth-first search over the immediate successors (``node + strides[j]`` while
+    ``levels[node, j] < max_levels[j]``) or predecessors. A node already holding ``value`` is not
+    entered: the nodes tagged with one value always form an up-set (or a down-set), so its
+    neighbours hold it too. Returns how many nodes were newly tagged."""
+    if status[start] == value:
+        return 0
+    stack = np.empty(status.shape[0], dtype=np.int64)
+    status[start] = value
+    stack[0] = start
+    top = 1
+    tagged = 1
+    d = strides.shape[0]
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        for j in range(d):
+            if upward:
+                if levels[node, j] >= max_levels[j]:
+                    continue
+                neighbour = node + strides[j]
+            else:
+                if levels[node, j] <= 0:
+                    continue
+                neighbour = node - strides[j]
+            if status[neighbour] != value:
+                status[neighbour] = value
+                stack[top] = neighbour
+                top += 1
+                tagged += 1
+    return tagged
+
+
+@njit(cache=True, nogil=True)
 def wildcard_pair_sums(
     patterns, sizes, order, offsets, masks, totals, radices
 ):  # pragma: no cover - compiled

@@ -182,6 +182,9 @@ class Hierarchy:
         """
         text = value_strings(column)
         coded = text.cast(self._enum(), strict=False)
+        if coded.null_count() == 0:
+            # Every value is a leaf (the usual case): the Enum's physical codes are the leaf codes.
+            return np.array(coded.to_physical().to_numpy(), dtype=np.int32)
         uncovered = coded.is_null() & text.is_not_null()
         if uncovered.any():
             values = column.filter(uncovered)
@@ -222,7 +225,10 @@ class Hierarchy:
 
     def validate(self) -> None:
         """Check that the leaves are distinct and that each level is a function of the previous one;
-        raise :class:`ConfigError` naming the file, the line and the level otherwise."""
+        raise :class:`ConfigError` naming the file, the line and the level otherwise. A hierarchy
+        that passed is not checked again (its labels and codes do not change)."""
+        if self._cache.get("valid"):
+            return
         leaves = pl.Series(self.labels[0], dtype=pl.String)
         repeated = np.flatnonzero(~leaves.is_first_distinct().to_numpy())
         if repeated.size:
@@ -256,6 +262,7 @@ class Hierarchy:
                     f"'{self.labels[level + 1][parent[row]]}' here but to "
                     f"'{self.labels[level + 1][parent[other]]}' on line {self._line(other)}"
                 )
+        self._cache["valid"] = True
 
     # Conversions ---------------------------------------------------------------------------------
 
