@@ -203,6 +203,12 @@ class Hierarchy:
         # A copy: polars hands out read-only arrays, and callers mark suppressed records with -1.
         return np.array(coded.to_physical().cast(pl.Int32).fill_null(-1).to_numpy(), dtype=np.int32)
 
+    def leaf_code_expression(self, name: str) -> pl.Expr:
+        """For a text column ``name``: the leaf codes as an expression (null where no leaf matches),
+        so that several columns are coded in one parallel ``select``; :meth:`leaf_codes` does the
+        same for one column and explains the values no leaf covers."""
+        return pl.col(name).cast(self._enum(), strict=False).to_physical()
+
     def generalize(self, leaf_codes: np.ndarray, level: int) -> np.ndarray:
         """The node at ``level`` of every leaf code (int32; -1 stays -1)."""
         level = self._level(level)

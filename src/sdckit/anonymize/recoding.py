@@ -121,8 +121,19 @@ def _combinations(
     weights: np.ndarray | None,
 ) -> _Combinations:
     n = table.n_records
+    # Text columns are coded in one parallel select; a column with a null there (a missing value
+    # or one no leaf covers) goes through Hierarchy.leaf_codes, which explains it.
+    text = [
+        (name, hierarchy)
+        for name, hierarchy in zip(quasi_identifiers, hierarchies, strict=True)
+        if table.data.schema[name] == pl.String
+    ]
+    coded = table.data.select([h.leaf_code_expression(name) for name, h in text]) if text else None
     leaf_columns = []
     for name, hierarchy in zip(quasi_identifiers, hierarchies, strict=True):
+        if coded is not None and name in coded.columns and coded[name].null_count() == 0:
+            leaf_columns.append(np.asarray(coded[name].to_numpy(), dtype=np.int32))
+            continue
         codes = hierarchy.leaf_codes(table.column(name))
         missing = int(np.count_nonzero(codes < 0))
         if missing:
@@ -217,10 +228,12 @@ class _Search:
         self.class_free_bound = metric in CLASS_FREE_BOUND
         # Generalized codes of every combination at every level, and node counts per level.
         leaf_codes = self.combinations.leaf_codes
-        self.generalized = [
-            [np.ascontiguousarray(h.codes[leaf_codes[:, j], level]) for level in range(h.n_levels)]
+        # One gather per attribute: (levels x leaves) table, indexed by the combinations' leaves.
+        by_level = [
+            np.ascontiguousarray(h.codes.T)[:, np.ascontiguousarray(leaf_codes[:, j])]
             for j, h in enumerate(hierarchies)
         ]
+        self.generalized = [list(codes) for codes in by_level]
         self.node_counts = [[len(h.leaf_counts(level)) for level in range(h.n_levels)] for h in hierarchies]
         # The same codes as one padded (attribute, level, combination) array, so that a node's classes
         # are combined and densified in one compiled pass (skipped when it would be large).
@@ -229,9 +242,8 @@ class _Search:
         self.stack = None
         if len(hierarchies) and len(hierarchies) * depth * count * 4 <= 256 * 2**20:
             self.stack = np.zeros((len(hierarchies), depth, count), dtype=np.int32)
-            for j, codes in enumerate(self.generalized):
-                for level, generalized in enumerate(codes):
-                    self.stack[j, level] = generalized
+            for j, codes in enumerate(by_level):
+                self.stack[j, : len(codes)] = codes
         self.evaluations = 0
         self.rolled_up = 0
         # Evaluated nodes kept to derive the classes of their generalizations from (roll-up): levels,
@@ -338,7 +350,7 @@ class _Search:
         are generalized and grouped, O(its classes x attributes), then mapped onto the combinations
         (one gather). Class numbers come out as from the combinations (first appearance), and the
         sizes and sensitive counts are sums of the source's. None when no evaluated node below has
-        at most half as many classes as there are combinations."""
+        at most 90% as many classes as there are combinations."""
         below = np.all(self._source_levels <= np.asarray(levels), axis=1)
         candidates = np.where(below, self._source_classes, np.iinfo(np.int64).max)
         chosen = int(np.argmin(candidates))
@@ -383,7 +395,7 @@ class _Search:
         """Keep an evaluated node with few classes as a roll-up source (at most ``_SOURCES``: a new one
         replaces the one with the most classes)."""
         slot = int(np.argmax(self._source_classes))
-        if 2 * n_classes > len(self.combinations.counts) or n_classes >= self._source_classes[slot]:
+        if 10 * n_classes > 9 * len(self.combinations.counts) or n_classes >= self._source_classes[slot]:
             return
         first = _kernels.first_of_groups(classes, n_classes)
         sensitive = {
@@ -841,22 +853,24 @@ def _release(
     suppressed = combination_suppressed[record_combination]
     record_classes = np.where(suppressed, -1, node.classes[record_combination]).astype(np.int64)
     columns = []
-    penalty = np.empty((len(suppressed), len(search.quasi_identifiers)), dtype=np.float64)
+    # NCP of every cell: per combination, then one gather over the records.
+    combination_penalty = np.empty((len(combination_suppressed), len(search.quasi_identifiers)))
+    for j, hierarchy in enumerate(search.hierarchies):
+        level = node.levels[j]
+        combination_penalty[:, j] = hierarchy.ncp(level)[search.generalized[j][level]]
+    combination_penalty[combination_suppressed] = 1.0
+    penalty = combination_penalty[record_combination]
     for j, name in enumerate(search.quasi_identifiers):
         hierarchy = search.hierarchies[j]
         level = node.levels[j]
-        penalty[:, j] = hierarchy.ncp(level)[search.generalized[j][level][record_combination]]
-        penalty[suppressed, j] = 1.0
         # Released as an Enum of the level's labels (and '*'): the text a user sees, stored as small
         # integer codes that later checks group exactly without hashing text.
         categories = list(hierarchy.labels[level])
         if SUPPRESSED not in categories:
             categories.append(SUPPRESSED)
         labels = pl.Series(name, categories, dtype=pl.Enum(categories))
-        codes = np.where(
-            suppressed, categories.index(SUPPRESSED), search.generalized[j][level][record_combination]
-        )
-        columns.append(labels.gather(codes))
+        codes = np.where(combination_suppressed, categories.index(SUPPRESSED), search.generalized[j][level])
+        columns.append(labels.gather(codes[record_combination]))
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
     released = table.data.with_columns(columns).drop(identifiers)
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
