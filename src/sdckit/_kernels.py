@@ -417,6 +417,32 @@ def tag_closure(status, levels, strides, max_levels, start, value, upward):  # p
 
 
 @njit(cache=True, nogil=True)
+def upward_chain(status, levels, strides, max_levels, start, rank):  # pragma: no cover - compiled
+    """A chain of untagged lattice nodes upwards from ``start``: each step raises the attribute ``j``
+    with the smallest ``rank[node, j]`` (ties: the first attribute) among the successors whose
+    ``status`` is 0, up to a node with none. Returns the nodes (int64)."""
+    d = strides.shape[0]
+    chain = np.empty(levels.shape[0], dtype=np.int64)
+    chain[0] = start
+    length = 1
+    node = start
+    while True:
+        chosen = -1
+        for j in range(d):
+            if (
+                levels[node, j] < max_levels[j]
+                and status[node + strides[j]] == 0
+                and (chosen < 0 or rank[node, j] < rank[node, chosen])
+            ):
+                chosen = j
+        if chosen < 0:
+            return chain[:length]
+        node = node + strides[chosen]
+        chain[length] = node
+        length += 1
+
+
+@njit(cache=True, nogil=True)
 def wildcard_pair_sums(
     patterns, sizes, order, offsets, masks, totals, radices
 ):  # pragma: no cover - compiled

@@ -10,7 +10,8 @@ The search is exact (Samarati 2001; LeFevre et al. 2005 "Incognito"; Kohlmayer e
 
 * Every node's equivalence classes are computed from the *distinct* quasi-identifier combinations
   of the data and their counts, generalized by table look-up and grouped with a compiled hash, never
-  by regrouping the records.
+  by regrouping the records; when an evaluated, more specific node has fewer classes, from its
+  classes instead (ARX's roll-up: each of them lies in one class of the node).
 * A model is monotone when the union of two passing classes passes (every model here, without
   suppression); with a suppression limit, when the union of a passing class with *any* class passes
   (``PrivacyModel.monotonic_with_suppression``: k-anonymity and distinct l-diversity, as ARX's
@@ -501,22 +502,12 @@ def _tag(search: _Search, status: np.ndarray, start: int, value: int) -> None:
     )
 
 
-def _chain(search: _Search, status: np.ndarray, start: int, rank: Callable[[int, int], float]) -> list[int]:
+def _chain(search: _Search, status: np.ndarray, start: int, rank: np.ndarray) -> list[int]:
     """A chain of untagged nodes upwards from ``start``: each step raises the attribute ``j`` with the
-    smallest ``rank(node, j)`` (ties: the first attribute), up to a node with no untagged successor."""
-    chain = [start]
-    node = start
-    levels = search.level_matrix
-    while True:
-        options = [
-            (rank(node, j), j)
-            for j, stride in enumerate(search.strides)
-            if levels[node, j] < search.max_levels[j] and status[node + int(stride)] == 0
-        ]
-        if not options:
-            return chain
-        node = node + int(search.strides[min(options)[1]])
-        chain.append(node)
+    smallest ``rank[node, j]`` (ties: the first attribute), up to a node with no untagged successor."""
+    return _kernels.upward_chain(
+        status, search.level_matrix, search.strides, search.max_levels, int(start), rank
+    ).tolist()
 
 
 def _binary_search(
@@ -544,7 +535,7 @@ def _classify(search: _Search, progress: ProgressCallback | None) -> np.ndarray:
     """Satisfied (1) or not (-1) for every node, by binary searches along chains (monotone case).
     Along a chain, the attribute with the most levels left is raised first (ties: the first one)."""
     status = np.zeros(search.size, dtype=np.int8)
-    rank = -(search.max_levels - search.level_matrix).astype(np.int64)  # fewer levels left: later
+    rank = -(search.max_levels - search.level_matrix).astype(np.float64)  # fewer levels left: later
 
     def visit(node: int) -> bool:
         satisfied = search.evaluate(search.levels_of(node)).satisfied
@@ -555,7 +546,7 @@ def _classify(search: _Search, progress: ProgressCallback | None) -> np.ndarray:
         start = int(start)
         if status[start] != 0:
             continue
-        _binary_search(search, status, _chain(search, status, start, lambda node, j: rank[node, j]), visit)
+        _binary_search(search, status, _chain(search, status, start, rank), visit)
         if progress is not None:
             progress(int(np.count_nonzero(status)), search.size)
     return status
@@ -666,24 +657,47 @@ def _bounded_search(
     if top is not None:
         visit(search.size - 1, top)
     nodes = np.arange(search.size, dtype=np.int64)
-    if search.max_suppressed > 0:
+    top_down = search.max_suppressed > 0
+    if top_down:
         statistics["strategy"] = "top-down, predictive tagging and the metric's bound"
-        for node in nodes[np.lexsort((nodes, bounds, -search.heights))].tolist():
-            if status[node] >= 0 and not evaluated[node] and bounds[node] <= cutoff:
-                visit(node)
+        order = nodes[np.lexsort((nodes, bounds, -search.heights))]
     else:
         statistics["strategy"] = "by increasing bound, binary searches along chains"
+        order = nodes[np.lexsort((nodes, search.heights, bounds))]
+        # Along a chain, raise the attribute whose successor has the smallest bound.
+        rank = np.full((search.size, len(search.strides)), np.inf)
+        for j, stride in enumerate(search.strides):
+            below_top = np.flatnonzero(search.level_matrix[:, j] < search.max_levels[j])
+            rank[below_top, j] = bounds[below_top + stride]
+    ordered_bounds = bounds[order]
 
-        def rank(node: int, j: int) -> float:
-            return float(bounds[node + int(search.strides[j])])
+    def next_open(index: int) -> int:
+        """The position, from ``index`` on, of the next node in the order that is neither tagged
+        failing nor evaluated (nor, top-down, above the cutoff): vectorized, a block at a time."""
+        while index < len(order):
+            block = order[index : index + 512]
+            open_ = (status[block] >= 0) & ~evaluated[block]
+            if top_down:
+                open_ &= ordered_bounds[index : index + 512] <= cutoff  # not sorted by bound here
+            first = int(np.argmax(open_))
+            if open_[first]:
+                return index + first
+            index += 512
+        return len(order)
 
-        for node in nodes[np.lexsort((nodes, search.heights, bounds))].tolist():
-            if bounds[node] > cutoff:
-                break
-            if status[node] == 0:
-                _binary_search(search, status, _chain(search, status, node, rank), visit)
-            if status[node] >= 0 and not evaluated[node]:
-                visit(node)
+    index = 0
+    while True:
+        index = next_open(index)
+        if index >= len(order):
+            break
+        node = int(order[index])
+        index += 1
+        if ordered_bounds[index - 1] > cutoff:
+            break  # sorted by bound: no later node can win
+        if not top_down and status[node] == 0:
+            _binary_search(search, status, _chain(search, status, node, rank), visit)
+        if status[node] >= 0 and not evaluated[node]:
+            visit(node)
     statistics["candidates"] = int(np.count_nonzero(evaluated))
     return best, statistics
 
