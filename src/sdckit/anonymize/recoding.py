@@ -88,16 +88,32 @@ class _Combinations:
 
 @dataclass
 class _Node:
-    """One evaluated lattice node."""
+    """One evaluated lattice node.
+
+    The class of each combination is computed on first use: a node rolled up from a more specific
+    one holds the class of each of that node's classes (``class_of``) and that node (``parent``),
+    and its classes are ``class_of[parent.classes]``; most nodes a search evaluates never need them.
+    """
 
     levels: tuple[int, ...]
-    classes: np.ndarray  # class of each combination
+    known_classes: np.ndarray | None  # class of each combination, when computed
     n_classes: int
     sizes: np.ndarray  # records per class
     passes: np.ndarray  # per class: satisfies every model
     n_suppressed: float
     satisfied: bool
     monotone_ok: bool  # the models whose satisfaction is monotone hold within the suppression limit
+    first: np.ndarray | None = None  # the first combination of each class, when computed
+    parent: _Node | None = None
+    class_of: np.ndarray | None = None
+
+    @property
+    def classes(self) -> np.ndarray:
+        if self.known_classes is None:
+            assert self.parent is not None and self.class_of is not None
+            self.known_classes = self.class_of[self.parent.classes]
+            self.parent = None  # no longer needed: let it go
+        return self.known_classes
 
     def view(self, problem: _Search, suppress: bool = True) -> GeneralizationView:
         suppressed = ~self.passes[self.classes] if suppress else np.zeros(len(self.classes), dtype=bool)
@@ -345,19 +361,24 @@ class _Search:
             )
         return ClassStatistics(sizes=sizes, sensitive=sensitive)
 
-    def _roll_up(self, levels: tuple[int, ...]) -> tuple[np.ndarray, int, np.ndarray, ClassStatistics] | None:
+    def _roll_up(
+        self, levels: tuple[int, ...]
+    ) -> tuple[_Node, np.ndarray, np.ndarray, ClassStatistics] | None:
         """The classes of the node at ``levels`` derived from an evaluated, more specific node with
         few classes (ARX's roll-up): each of its classes lies in one class here, so only its classes
-        are generalized and grouped, O(its classes x attributes), then mapped onto the combinations
-        (one gather). Class numbers come out as from the combinations (first appearance), and the
-        sizes and sensitive counts are sums of the source's. None when no evaluated node below has
-        at most 90% as many classes as there are combinations."""
+        are generalized and grouped, O(its classes x attributes); nothing per combination (the
+        combinations' classes are mapped later, if ever needed). Class numbers come out as from the
+        combinations (first appearance), and the sizes and sensitive counts are sums of the
+        source's. Returns the source, the class of each of its classes, the first combination of
+        each class, and the statistics; None when no evaluated node below has at most 90% as many
+        classes as there are combinations."""
         below = np.all(self._source_levels <= np.asarray(levels), axis=1)
         candidates = np.where(below, self._source_classes, np.iinfo(np.int64).max)
         chosen = int(np.argmin(candidates))
         if self._sources[chosen] is None or not below[chosen]:
             return None
-        source_classes, first, source_sizes, source_sensitive = self._sources[chosen]
+        source, source_sensitive = self._sources[chosen]
+        first, source_sizes = source.first, source.sizes
         count = len(first)
         cards = [self.node_counts[j][level] for j, level in enumerate(levels)]
         upper = math.prod(cards)
@@ -372,7 +393,8 @@ class _Search:
         else:
             class_of, _ = _kernels.densify_hashed(combined)
         n_classes = int(class_of.max()) + 1 if count else 0
-        classes = class_of[source_classes]
+        # The first combination of each class: that of its first class in the source.
+        new_first = first[_kernels.first_of_groups(class_of, n_classes)]
         sizes = np.bincount(class_of, weights=source_sizes, minlength=n_classes)
         sensitive = {}
         for name, (pair_classes, pair_values, pair_counts) in source_sensitive.items():
@@ -390,34 +412,38 @@ class _Search:
                 categories=categories,
             )
         self.rolled_up += 1
-        return classes, n_classes, sizes, ClassStatistics(sizes=sizes, sensitive=sensitive)
+        return source, class_of, new_first, ClassStatistics(sizes=sizes, sensitive=sensitive)
 
-    def _keep_source(self, levels: tuple[int, ...], classes: np.ndarray, n_classes: int, statistics) -> None:
+    def _keep_source(self, node: _Node, statistics: ClassStatistics) -> None:
         """Keep an evaluated node with few classes as a roll-up source (at most ``_SOURCES``: a new one
         replaces the one with the most classes)."""
         slot = int(np.argmax(self._source_classes))
+        n_classes = node.n_classes
         if 10 * n_classes > 9 * len(self.combinations.counts) or n_classes >= self._source_classes[slot]:
             return
-        first = _kernels.first_of_groups(classes, n_classes)
+        if node.first is None:
+            node.first = _kernels.first_of_groups(node.classes, n_classes)
         sensitive = {
             name: (counts.classes, counts.values, counts.counts)
             for name, counts in statistics.sensitive.items()
         }
-        self._sources[slot] = (classes, first, statistics.sizes, sensitive)
-        self._source_levels[slot] = levels
+        self._sources[slot] = (node, sensitive)
+        self._source_levels[slot] = node.levels
         self._source_classes[slot] = n_classes
 
     def evaluate(self, levels: Sequence[int]) -> _Node:
         self.evaluations += 1
         levels = tuple(int(level) for level in levels)
         rolled = self._roll_up(levels)
+        parent = class_of = first = classes = None
         if rolled is not None:
-            classes, n_classes, sizes, statistics = rolled
+            parent, class_of, first, statistics = rolled
+            sizes = statistics.sizes
+            n_classes = len(sizes)
         else:
             classes, n_classes = self.classes(levels)
             sizes = np.bincount(classes, weights=self.combinations.counts, minlength=n_classes)
             statistics = self.statistics(classes, n_classes, sizes)
-        self._keep_source(levels, classes, n_classes, statistics)
         passes, results = evaluate_all(self.models, statistics)
         n_suppressed = float(sizes[~passes].sum())
         satisfied = n_suppressed <= self.max_suppressed + 1e-9
@@ -430,7 +456,10 @@ class _Search:
                 if model in self.monotone_models:
                     monotone_passes &= result.passes
             monotone_ok = float(sizes[~monotone_passes].sum()) <= self.max_suppressed + 1e-9
-        return _Node(levels, classes, n_classes, sizes, passes, n_suppressed, satisfied, monotone_ok)
+        node = _Node(levels, classes, n_classes, sizes, passes, n_suppressed, satisfied, monotone_ok)
+        node.first, node.parent, node.class_of = first, parent, class_of
+        self._keep_source(node, statistics)
+        return node
 
     def value(self, node: _Node) -> float:
         return float(self.metric.value(node.view(self)))
@@ -884,7 +913,7 @@ def _release(
             categories.append(SUPPRESSED)
         labels = pl.Series(name, categories, dtype=pl.Enum(categories))
         codes = np.where(combination_suppressed, categories.index(SUPPRESSED), search.generalized[j][level])
-        columns.append(labels.gather(codes[record_combination]))
+        columns.append(labels[codes[record_combination]])  # numpy indexing: no expression round trip
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
     released = table.data.with_columns(columns).drop(identifiers)
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
