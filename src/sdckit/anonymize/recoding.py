@@ -59,6 +59,7 @@ from sdckit.models import (
     SensitiveCounts,
     evaluate_all,
 )
+from sdckit.models.base import TOLERANCE
 from sdckit.params import Finite, MethodParams, PrivacyModelParams, Whole
 from sdckit.table import Role, Schema, Table
 from sdckit.utility.base import GeneralizationView
@@ -224,6 +225,13 @@ class _Search:
             m for m in self.models if (m.monotonic_with_suppression if suppression_limit > 0 else m.monotonic)
         ]
         self.all_monotone = len(self.monotone_models) == len(self.models)
+        # k-anonymity alone (the usual case): a class passes when its size reaches the largest k,
+        # as KAnonymity.evaluate says, without building the models' results.
+        self.k_only = (
+            max(m.k for m in self.models) - TOLERANCE
+            if self.models and all(type(m) is KAnonymity for m in self.models)
+            else None
+        )
         self.metric = METRICS[metric]
         sensitive = sorted({m.sensitive_attribute for m in models if m.sensitive_attribute})
         self.combinations = _combinations(table, quasi_identifiers, hierarchies, sensitive, weights)
@@ -372,6 +380,8 @@ class _Search:
         source's. Returns the source, the class of each of its classes, the first combination of
         each class, and the statistics; None when no evaluated node below has at most 90% as many
         classes as there are combinations."""
+        if self._sources[int(np.argmin(self._source_classes))] is None:
+            return None  # no source yet
         below = np.all(self._source_levels <= np.asarray(levels), axis=1)
         candidates = np.where(below, self._source_classes, np.iinfo(np.int64).max)
         chosen = int(np.argmin(candidates))
@@ -444,7 +454,10 @@ class _Search:
             classes, n_classes = self.classes(levels)
             sizes = np.bincount(classes, weights=self.combinations.counts, minlength=n_classes)
             statistics = self.statistics(classes, n_classes, sizes)
-        passes, results = evaluate_all(self.models, statistics)
+        if self.k_only is not None:
+            passes, results = sizes >= self.k_only, []
+        else:
+            passes, results = evaluate_all(self.models, statistics)
         n_suppressed = float(sizes[~passes].sum())
         satisfied = n_suppressed <= self.max_suppressed + 1e-9
         if self.all_monotone:
