@@ -382,6 +382,23 @@ def combine_levels(stack, levels, cards, direct_upper):  # pragma: no cover - co
 
 
 @njit(cache=True, nogil=True)
+def combine_levels_at(stack, levels, cards, rows, direct_upper):  # pragma: no cover - compiled
+    """As :func:`combine_levels`, over the combinations ``rows`` only (one class representative each,
+    for a roll-up)."""
+    m = stack.shape[0]
+    count = rows.shape[0]
+    combined = np.zeros(count, dtype=np.int64)
+    for j in range(m):
+        row = stack[j, levels[j]]
+        radix = cards[j]
+        for i in range(count):
+            combined[i] = combined[i] * radix + row[rows[i]]
+    if direct_upper > 0:
+        return densify_direct(combined, direct_upper)
+    return densify_hashed(combined)
+
+
+@njit(cache=True, nogil=True)
 def tag_closure(status, levels, strides, max_levels, start, value, upward):  # pragma: no cover - compiled
     """Set ``status`` to ``value`` on lattice node ``start`` and every node above it (``upward``) or
     below it, by depth-first search over the immediate successors (``node + strides[j]`` while

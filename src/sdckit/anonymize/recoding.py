@@ -394,14 +394,19 @@ class _Search:
         upper = math.prod(cards)
         if upper >= 2**62:
             return None
-        combined = np.zeros(count, dtype=np.int64)
-        for j, level in enumerate(levels):
-            combined *= cards[j]
-            combined += self.generalized[j][level][first]
-        if upper <= 4 * count + 1024:
-            class_of, _ = _kernels.densify_direct(combined, upper)
+        direct = upper if upper <= 4 * count + 1024 else 0
+        if self.stack is not None:
+            at = (np.asarray(levels, dtype=np.int64), np.asarray(cards, dtype=np.int64))
+            class_of, _ = _kernels.combine_levels_at(self.stack, *at, first, direct)
         else:
-            class_of, _ = _kernels.densify_hashed(combined)
+            combined = np.zeros(count, dtype=np.int64)
+            for j, level in enumerate(levels):
+                combined *= cards[j]
+                combined += self.generalized[j][level][first]
+            if direct:
+                class_of, _ = _kernels.densify_direct(combined, upper)
+            else:
+                class_of, _ = _kernels.densify_hashed(combined)
         n_classes = int(class_of.max()) + 1 if count else 0
         # The first combination of each class: that of its first class in the source.
         new_first = first[_kernels.first_of_groups(class_of, n_classes)]
