@@ -314,3 +314,35 @@ def test_check_bad_requirements_exit_2_without_output(tmp_path, options, words):
     for word in words:
         assert word in text, (word, text)
     assert not (tmp_path / "c.json").exists()
+
+
+def test_version_and_root_help_load_no_command_group():
+    """`sdckit --version` and `sdckit --help` are answered before typer, polars, numba or any command
+    group is imported (the start-up of issue 19); the help lists every entry with its short help, as
+    the app does."""
+    from sdckit.cli._entries import ENTRIES
+
+    script = (
+        "import sys\n"
+        "from sdckit.cli import main\n"
+        "for option in ('--version', '--help'):\n"
+        "    try:\n"
+        "        main([option])\n"
+        "    except SystemExit as exit_:\n"
+        "        assert exit_.code == 0, exit_.code\n"
+        "heavy = ('typer', 'click', 'rich', 'polars', 'numpy', 'numba')\n"
+        "heavy = sorted(m for m in heavy if m in sys.modules)\n"
+        "print('loaded:', heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("sdckit ")
+    assert "Usage: sdckit [OPTIONS] COMMAND [ARGS]..." in done.stdout
+    for name, (_, _, short_help) in ENTRIES.items():
+        assert f"  {name} " in done.stdout and short_help.split()[0] in done.stdout
+    assert done.stdout.rstrip().endswith("loaded: []")
+    # The app's own help lists the same entries.
+    result = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    for name, (_, _, short_help) in ENTRIES.items():
+        assert name in result.output and short_help in result.output

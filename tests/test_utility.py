@@ -21,6 +21,7 @@ from sdckit.utility import (
     METRICS,
     GeneralizationView,
     average_class_size,
+    average_class_size_arx,
     compute_all,
     discernibility,
     discernibility_star,
@@ -29,6 +30,7 @@ from sdckit.utility import (
     loss_per_attribute,
     ncp,
     non_uniform_entropy,
+    non_uniform_entropy_monotone,
     precision,
 )
 
@@ -137,18 +139,19 @@ def test_view_a_age_level_1_with_suppressed_class():
     assert discernibility(view) == pytest.approx(57.0)
     # DM*: all classes 16 + 4 + 1 + 25 = 46.
     assert discernibility_star(view) == pytest.approx(46.0)
-    # AECS: 11 kept records / 3 kept classes.
+    # AECS: 11 kept records / 3 kept classes; ARX's: 12 records / (3 kept classes + 1 suppressed).
     assert average_class_size(view) == pytest.approx(11 / 3)
+    assert average_class_size_arx(view) == pytest.approx(3.0)
 
     # Precision loss: age 1/2, sex 0/1. Kept: 11 * (1/2 + 0); suppressed: 1 * 2. (5.5 + 2) / 24.
     assert precision(view) == pytest.approx(7.5 / 24)
 
-    # Non-uniform entropy, age (f(20-29) = f(30-39) = 6):
-    #   c0 3*log2(6/3) = 3, c1 1*1, c2 2*1, c3 4*log2(6/4), c5 1*log2(6/2),
-    #   c4 suppressed: 1*log2(12/2).
-    # sex: kept 0; c4 suppressed (M): log2(12/5).
-    # total = 6 + 4 log2(1.5) + log2 3 + log2 6 + log2(12/5) = 5 + 7 log2 3 - log2 5 = 13.77281
-    assert non_uniform_entropy(view) == pytest.approx(5 + 7 * LOG2_3 - math.log2(5))
+    # Non-uniform entropy (ARX's), every record charged its generalized values; age (f(20-29) =
+    # f(30-39) = 6): c0 3*log2(6/3) = 3, c1 1*1, c2 2*1, c3 4*log2(6/4), c4 1*log2(6/2), c5 the same
+    # -> 6 + 4 log2(1.5) + 2 log2 3 = 2 + 6 log2 3; sex at level 0: 0. The one suppressed record adds
+    # -1*log2(1/1) = 0 per attribute. The monotone form is the first term alone.
+    assert non_uniform_entropy(view) == pytest.approx(2 + 6 * LOG2_3)
+    assert non_uniform_entropy_monotone(view) == pytest.approx(2 + 6 * LOG2_3)
 
     assert compute_all(view) == pytest.approx(
         {
@@ -158,8 +161,10 @@ def test_view_a_age_level_1_with_suppressed_class():
             "dm": 57.0,
             "dm_star": 46.0,
             "aecs": 11 / 3,
+            "aecs_arx": 3.0,
             "precision": 7.5 / 24,
-            "entropy": 5 + 7 * LOG2_3 - math.log2(5),
+            "entropy": 2 + 6 * LOG2_3,
+            "entropy_monotone": 2 + 6 * LOG2_3,
         }
     )
 
@@ -180,10 +185,13 @@ def test_view_a_lower_bounds():
             "dm_star": 46.0,
             # (12 - 1) / 4 classes
             "aecs": 11 / 4,
+            # 12 records / 4 classes
+            "aecs_arx": 3.0,
             # (1/2 + 0) / 2
             "precision": 0.25,
             # age: 3 + 1 + 2 + 4 log2(1.5) + 2 log2 3 = 2 + 6 log2 3 ; sex 0
             "entropy": 2 + 6 * LOG2_3,
+            "entropy_monotone": 2 + 6 * LOG2_3,
         }
     )
     assert METRICS["aecs"].lower_bound(view, 20.0) == 0.0
@@ -200,6 +208,7 @@ def test_view_b_everything_at_root():
     assert discernibility(view) == pytest.approx(144.0)
     assert discernibility_star(view) == pytest.approx(144.0)
     assert average_class_size(view) == pytest.approx(12.0)
+    assert average_class_size_arx(view) == pytest.approx(12.0)
     assert precision(view) == pytest.approx(1.0)
     # age: 3 log2(12/3) + 3 log2(12/3) + 4 log2(12/4) + 2 log2(12/2) = 14 + 6 log2 3
     # sex: 5 log2(12/5) + 7 log2(12/7)
@@ -221,8 +230,10 @@ def test_view_c_original_data():
             "dm_star": 32.0,
             # 12 records / 6 classes
             "aecs": 2.0,
+            "aecs_arx": 2.0,
             "precision": 0.0,
             "entropy": 0.0,
+            "entropy_monotone": 0.0,
         }
     )
 
@@ -244,10 +255,27 @@ def test_view_d_sex_generalized_two_records_suppressed():
     assert average_class_size(view) == pytest.approx(10 / 3)
     # Precision: age 0/2, sex 1/1: (10 * 1 + 2 * 2) / 24
     assert precision(view) == pytest.approx(14 / 24)
-    # Entropy: age 2 suppressed records of 35 -> 2 log2(12/2); sex at the root for every record
-    # (kept at level 1 = root, suppressed = root): 5 log2(12/5) + 7 log2(12/7).
-    expected = 2 * math.log2(6) + 5 * math.log2(12 / 5) + 7 * math.log2(12 / 7)
-    assert non_uniform_entropy(view) == pytest.approx(expected)  # 16.92836
+    # ARX's AECS: 12 records / (3 kept classes + 1 for the suppressed).
+    assert average_class_size_arx(view) == pytest.approx(3.0)
+    # Entropy: age at level 0 costs 0; sex at the root for every record: 5 log2(12/5) + 7 log2(12/7).
+    # The 2 suppressed records share their generalized values (35, *): -2 log2(2/2) = 0 each.
+    expected = 5 * math.log2(12 / 5) + 7 * math.log2(12 / 7)
+    assert non_uniform_entropy(view) == pytest.approx(expected)  # 11.92836
+    assert non_uniform_entropy_monotone(view) == pytest.approx(expected)
+
+
+def test_entropy_of_suppressed_records_by_hand():
+    # Levels (0, 0), c1 (25, M) and c4 (35, M) suppressed: S = 2. Generalization costs nothing at
+    # level 0. Suppressed records: age values 25 and 35 once each -> -2 * log2(1/2) = 2; sex M twice
+    # -> -2 log2(2/2) = 0. ARX's entropy is 2, its monotone form 0. (Charging them the root instead,
+    # as sdckit did before, gave log2(12/3) + log2(12/2) + 2 log2(12/5) = 6.11.)
+    view = toy_view((0, 0), suppressed_combinations=[1, 4])
+    assert view.n_suppressed == 2
+    assert non_uniform_entropy(view) == pytest.approx(2.0)
+    assert non_uniform_entropy_monotone(view) == 0.0
+    # ARX's AECS: 12 / (4 kept classes + 1); ours: 10 kept records / 4 kept classes.
+    assert average_class_size_arx(view) == pytest.approx(12 / 5)
+    assert average_class_size(view) == pytest.approx(10 / 4)
 
 
 def test_everything_suppressed():
@@ -262,8 +290,13 @@ def test_everything_suppressed():
             "dm": 144.0,
             # DM* ignores suppression: the classes at levels (0, 0)
             "dm_star": 32.0,
+            # every record in the one class of the suppressed
+            "aecs_arx": 12.0,
             "precision": 1.0,
+            # nothing generalized; the 12 suppressed records' values: age 3, 3, 4, 2 of 12 ->
+            # 14 + 6 log2 3; sex 5, 7 of 12
             "entropy": 14 + 6 * LOG2_3 + 5 * math.log2(12 / 5) + 7 * math.log2(12 / 7),
+            "entropy_monotone": 0.0,
         }
     )
 
@@ -275,7 +308,7 @@ def test_weighted_counts_scale():
     half = compute_all(toy_view((1, 0), suppressed_combinations=[4], counts=COUNTS / 2))
     for name in ("loss", "gcp", "precision"):
         assert half[name] == pytest.approx(full[name])
-    for name in ("ncp", "aecs", "entropy"):
+    for name in ("ncp", "aecs", "aecs_arx", "entropy", "entropy_monotone"):
         assert half[name] == pytest.approx(full[name] / 2)
     for name in ("dm", "dm_star"):
         assert half[name] == pytest.approx(full[name] / 4)
@@ -322,6 +355,7 @@ def test_empty_view():
     view = make_view(NAMES, (AGE, SEX), np.zeros((0, 2), dtype=np.int64), np.zeros(0), (0, 0))
     values = compute_all(view)
     assert math.isnan(values.pop("aecs"))
+    assert math.isnan(values.pop("aecs_arx"))
     assert all(value == 0.0 for value in values.values())
     assert METRICS["aecs"].lower_bound(view, 0.0) == 0.0
 
@@ -339,7 +373,18 @@ def test_invalid_parameters():
 
 
 def test_registry():
-    assert list(METRICS) == ["loss", "ncp", "gcp", "dm", "dm_star", "aecs", "precision", "entropy"]
+    assert list(METRICS) == [
+        "loss",
+        "ncp",
+        "gcp",
+        "dm",
+        "dm_star",
+        "aecs",
+        "aecs_arx",
+        "precision",
+        "entropy",
+        "entropy_monotone",
+    ]
     for name, metric in METRICS.items():
         assert metric.name == name
         assert metric.monotonic_without_suppression
@@ -449,7 +494,7 @@ def test_lower_bounds_hold_for_every_coarser_view(data, table):
             for name, metric in METRICS.items():
                 value = metric.value(coarser)
                 if math.isnan(value):
-                    assert name == "aecs" and flags.all()
+                    assert name in ("aecs", "aecs_arx") and (flags.all() or name == "aecs_arx"), name
                     continue
                 assert bounds[name] <= value + TOL * max(1.0, abs(value)), (
                     name,
@@ -506,6 +551,7 @@ def test_vectorized_matches_per_record_definition(table):
     ref_ncp = 0.0
     ref_precision = 0.0
     ref_entropy = 0.0
+    suppressed_values: list[dict] = [{} for _ in hs]
     for c in range(len(counts)):
         w = counts[c]
         for j, h in enumerate(hs):
@@ -518,18 +564,24 @@ def test_vectorized_matches_per_record_definition(table):
                 ref_loss[j] += w
                 ref_ncp += w
                 ref_precision += w
-                ref_entropy += w * -math.log2(f_leaf / n)
+                suppressed_values[j][node] = suppressed_values[j].get(node, 0.0) + w
             else:
                 ref_loss[j] += w * ((leaves - 1) / (h.n_leaves - 1) if h.n_leaves > 1 else 0.0)
                 ref_ncp += w * (leaves / h.n_leaves if leaves > 1 else 0.0)
                 ref_precision += w * (levels[j] / h.height if h.height else 0.0)
-                ref_entropy += w * -math.log2(f_leaf / f_node)
+            # ARX's entropy charges every record, suppressed or not, its generalized value.
+            ref_entropy += w * -math.log2(f_leaf / f_node)
     ref_loss /= n
     assert list(loss_per_attribute(view).values()) == pytest.approx(ref_loss)
     assert loss(view) == pytest.approx(np.prod(1 + ref_loss) ** (1 / d) - 1)
     assert ncp(view) == pytest.approx(ref_ncp)
     assert gcp(view) == pytest.approx(ref_ncp / (d * n))
     assert precision(view) == pytest.approx(ref_precision / (d * n))
+    assert non_uniform_entropy_monotone(view) == pytest.approx(ref_entropy, abs=1e-9)
+    # plus, per attribute, -sum_g c_g log2(c_g / S) over the S suppressed records
+    n_suppressed = sum(suppressed_values[0].values()) if d else 0.0
+    for values in suppressed_values:
+        ref_entropy += sum(-c * math.log2(c / n_suppressed) for c in values.values())
     assert non_uniform_entropy(view) == pytest.approx(ref_entropy, abs=1e-9)
 
 

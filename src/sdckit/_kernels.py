@@ -382,6 +382,84 @@ def combine_levels(stack, levels, cards, direct_upper):  # pragma: no cover - co
 
 
 @njit(cache=True, nogil=True)
+def combine_levels_at(stack, levels, cards, rows, direct_upper):  # pragma: no cover - compiled
+    """As :func:`combine_levels`, over the combinations ``rows`` only (one class representative each,
+    for a roll-up)."""
+    m = stack.shape[0]
+    count = rows.shape[0]
+    combined = np.zeros(count, dtype=np.int64)
+    for j in range(m):
+        row = stack[j, levels[j]]
+        radix = cards[j]
+        for i in range(count):
+            combined[i] = combined[i] * radix + row[rows[i]]
+    if direct_upper > 0:
+        return densify_direct(combined, direct_upper)
+    return densify_hashed(combined)
+
+
+@njit(cache=True, nogil=True)
+def tag_closure(status, levels, strides, max_levels, start, value, upward):  # pragma: no cover - compiled
+    """Set ``status`` to ``value`` on lattice node ``start`` and every node above it (``upward``) or
+    below it, by depth-first search over the immediate successors (``node + strides[j]`` while
+    ``levels[node, j] < max_levels[j]``) or predecessors. A node already holding ``value`` is not
+    entered: the nodes tagged with one value always form an up-set (or a down-set), so its
+    neighbours hold it too. Returns how many nodes were newly tagged."""
+    if status[start] == value:
+        return 0
+    stack = np.empty(status.shape[0], dtype=np.int64)
+    status[start] = value
+    stack[0] = start
+    top = 1
+    tagged = 1
+    d = strides.shape[0]
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        for j in range(d):
+            if upward:
+                if levels[node, j] >= max_levels[j]:
+                    continue
+                neighbour = node + strides[j]
+            else:
+                if levels[node, j] <= 0:
+                    continue
+                neighbour = node - strides[j]
+            if status[neighbour] != value:
+                status[neighbour] = value
+                stack[top] = neighbour
+                top += 1
+                tagged += 1
+    return tagged
+
+
+@njit(cache=True, nogil=True)
+def upward_chain(status, levels, strides, max_levels, start, rank):  # pragma: no cover - compiled
+    """A chain of untagged lattice nodes upwards from ``start``: each step raises the attribute ``j``
+    with the smallest ``rank[node, j]`` (ties: the first attribute) among the successors whose
+    ``status`` is 0, up to a node with none. Returns the nodes (int64)."""
+    d = strides.shape[0]
+    chain = np.empty(levels.shape[0], dtype=np.int64)
+    chain[0] = start
+    length = 1
+    node = start
+    while True:
+        chosen = -1
+        for j in range(d):
+            if (
+                levels[node, j] < max_levels[j]
+                and status[node + strides[j]] == 0
+                and (chosen < 0 or rank[node, j] < rank[node, chosen])
+            ):
+                chosen = j
+        if chosen < 0:
+            return chain[:length]
+        node = node + strides[chosen]
+        chain[length] = node
+        length += 1
+
+
+@njit(cache=True, nogil=True)
 def wildcard_pair_sums(
     patterns, sizes, order, offsets, masks, totals, radices
 ):  # pragma: no cover - compiled

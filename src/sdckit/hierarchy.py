@@ -182,6 +182,9 @@ class Hierarchy:
         """
         text = value_strings(column)
         coded = text.cast(self._enum(), strict=False)
+        if coded.null_count() == 0:
+            # Every value is a leaf (the usual case): the Enum's physical codes are the leaf codes.
+            return np.array(coded.to_physical().to_numpy(), dtype=np.int32)
         uncovered = coded.is_null() & text.is_not_null()
         if uncovered.any():
             values = column.filter(uncovered)
@@ -199,6 +202,12 @@ class Hierarchy:
             )
         # A copy: polars hands out read-only arrays, and callers mark suppressed records with -1.
         return np.array(coded.to_physical().cast(pl.Int32).fill_null(-1).to_numpy(), dtype=np.int32)
+
+    def leaf_code_expression(self, name: str) -> pl.Expr:
+        """For a text column ``name``: the leaf codes as an expression (null where no leaf matches),
+        so that several columns are coded in one parallel ``select``; :meth:`leaf_codes` does the
+        same for one column and explains the values no leaf covers."""
+        return pl.col(name).cast(self._enum(), strict=False).to_physical()
 
     def generalize(self, leaf_codes: np.ndarray, level: int) -> np.ndarray:
         """The node at ``level`` of every leaf code (int32; -1 stays -1)."""
@@ -222,7 +231,10 @@ class Hierarchy:
 
     def validate(self) -> None:
         """Check that the leaves are distinct and that each level is a function of the previous one;
-        raise :class:`ConfigError` naming the file, the line and the level otherwise."""
+        raise :class:`ConfigError` naming the file, the line and the level otherwise. A hierarchy
+        that passed is not checked again (its labels and codes do not change)."""
+        if self._cache.get("valid"):
+            return
         leaves = pl.Series(self.labels[0], dtype=pl.String)
         repeated = np.flatnonzero(~leaves.is_first_distinct().to_numpy())
         if repeated.size:
@@ -256,6 +268,7 @@ class Hierarchy:
                     f"'{self.labels[level + 1][parent[row]]}' here but to "
                     f"'{self.labels[level + 1][parent[other]]}' on line {self._line(other)}"
                 )
+        self._cache["valid"] = True
 
     # Conversions ---------------------------------------------------------------------------------
 

@@ -10,18 +10,24 @@ The search is exact (Samarati 2001; LeFevre et al. 2005 "Incognito"; Kohlmayer e
 
 * Every node's equivalence classes are computed from the *distinct* quasi-identifier combinations
   of the data and their counts, generalized by table look-up and grouped with a compiled hash, never
-  by regrouping the records.
-* When satisfying the models is monotone in the lattice (without suppression: every model here; with
-  suppression: k-anonymity and distinct l-diversity, since merging a passing class with anything
-  passes), the lattice is classified with binary searches along chains: a satisfying node tags all
-  its generalizations as satisfying, a failing node all its specializations as failing.
-* Without suppression every metric is monotone, so only the minimal satisfying nodes can be optimal.
-  With suppression the metrics are not monotone; each satisfying node is evaluated unless the
-  metric's lower bound at one of its specializations (a bound valid for every generalization of
-  that node whatever is suppressed) already reaches the best value found, in which case the node and
-  all its generalizations are pruned.
-* When satisfaction is not monotone (entropy or recursive l-diversity or t-closeness with
-  suppression), every node not pruned by the bound is evaluated.
+  by regrouping the records; when an evaluated, more specific node has fewer classes, from its
+  classes instead (ARX's roll-up: each of them lies in one class of the node).
+* A model is monotone when the union of two passing classes passes (every model here, without
+  suppression); with a suppression limit, when the union of a passing class with *any* class passes
+  (``PrivacyModel.monotonic_with_suppression``: k-anonymity and distinct l-diversity, as ARX's
+  ``isMonotonicWithSuppression``), since then a generalization suppresses a subset of the records
+  its specialization suppresses. Every evaluated node tags, through the monotone models, all its
+  generalizations as holding or all its specializations as failing (predictive tagging); a node
+  tagged failing is never evaluated, also when other, non-monotone models are combined with them.
+* For metrics whose lower bound depends on the levels only (loss, ncp, gcp, precision, both
+  entropies) the bound of every node is computed at once; a node whose bound exceeds the best value
+  found is not evaluated (the bound holds for the node and every generalization of it, whatever is
+  suppressed). Without suppression nodes are taken by increasing bound with binary searches along
+  chains; with suppression the lattice is walked top-down (see :func:`_bounded_search`).
+* For dm, dm_star, aecs and aecs_arx the bound needs the classes of a specialization: when the models
+  are monotone the lattice is classified with binary searches along chains; without suppression only
+  the minimal satisfying nodes can be optimal; otherwise a node is evaluated unless the bound at one
+  of its specializations already reaches the best value found.
 
 Lattices larger than ``max_nodes`` are searched by a clearly labelled greedy heuristic
 (``Release.heuristic``): starting from the original data, raise the level of the attribute whose
@@ -53,6 +59,7 @@ from sdckit.models import (
     SensitiveCounts,
     evaluate_all,
 )
+from sdckit.models.base import TOLERANCE
 from sdckit.params import Finite, MethodParams, PrivacyModelParams, Whole
 from sdckit.table import Role, Schema, Table
 from sdckit.utility.base import GeneralizationView
@@ -60,7 +67,13 @@ from sdckit.utility.metrics import METRICS, compute_all, loss_per_attribute
 
 ProgressCallback = Callable[[int, int], None]
 
+_SOURCES = 32  # evaluated nodes kept for roll-up
+
 SUPPRESSED = "*"
+
+#: Metrics whose lower bound depends on the levels only (not on the classes): the value computed as if
+#: nothing were suppressed.
+CLASS_FREE_BOUND = ("loss", "ncp", "gcp", "precision", "entropy", "entropy_monotone")
 
 
 @dataclass
@@ -76,15 +89,32 @@ class _Combinations:
 
 @dataclass
 class _Node:
-    """One evaluated lattice node."""
+    """One evaluated lattice node.
+
+    The class of each combination is computed on first use: a node rolled up from a more specific
+    one holds the class of each of that node's classes (``class_of``) and that node (``parent``),
+    and its classes are ``class_of[parent.classes]``; most nodes a search evaluates never need them.
+    """
 
     levels: tuple[int, ...]
-    classes: np.ndarray  # class of each combination
+    known_classes: np.ndarray | None  # class of each combination, when computed
     n_classes: int
     sizes: np.ndarray  # records per class
     passes: np.ndarray  # per class: satisfies every model
     n_suppressed: float
     satisfied: bool
+    monotone_ok: bool  # the models whose satisfaction is monotone hold within the suppression limit
+    first: np.ndarray | None = None  # the first combination of each class, when computed
+    parent: _Node | None = None
+    class_of: np.ndarray | None = None
+
+    @property
+    def classes(self) -> np.ndarray:
+        if self.known_classes is None:
+            assert self.parent is not None and self.class_of is not None
+            self.known_classes = self.class_of[self.parent.classes]
+            self.parent = None  # no longer needed: let it go
+        return self.known_classes
 
     def view(self, problem: _Search, suppress: bool = True) -> GeneralizationView:
         suppressed = ~self.passes[self.classes] if suppress else np.zeros(len(self.classes), dtype=bool)
@@ -109,8 +139,19 @@ def _combinations(
     weights: np.ndarray | None,
 ) -> _Combinations:
     n = table.n_records
+    # Text columns are coded in one parallel select; a column with a null there (a missing value
+    # or one no leaf covers) goes through Hierarchy.leaf_codes, which explains it.
+    text = [
+        (name, hierarchy)
+        for name, hierarchy in zip(quasi_identifiers, hierarchies, strict=True)
+        if table.data.schema[name] == pl.String
+    ]
+    coded = table.data.select([h.leaf_code_expression(name) for name, h in text]) if text else None
     leaf_columns = []
     for name, hierarchy in zip(quasi_identifiers, hierarchies, strict=True):
+        if coded is not None and name in coded.columns and coded[name].null_count() == 0:
+            leaf_columns.append(np.asarray(coded[name].to_numpy(), dtype=np.int32))
+            continue
         codes = hierarchy.leaf_codes(table.column(name))
         missing = int(np.count_nonzero(codes < 0))
         if missing:
@@ -178,6 +219,19 @@ class _Search:
         self.quasi_identifiers = tuple(quasi_identifiers)
         self.hierarchies = tuple(hierarchies)
         self.models = list(models)
+        # The models whose satisfaction within the limit is monotone in the lattice: with no
+        # suppression every monotonic model; with suppression k-anonymity and distinct l-diversity.
+        self.monotone_models = [
+            m for m in self.models if (m.monotonic_with_suppression if suppression_limit > 0 else m.monotonic)
+        ]
+        self.all_monotone = len(self.monotone_models) == len(self.models)
+        # k-anonymity alone (the usual case): a class passes when its size reaches the largest k,
+        # as KAnonymity.evaluate says, without building the models' results.
+        self.k_only = (
+            max(m.k for m in self.models) - TOLERANCE
+            if self.models and all(type(m) is KAnonymity for m in self.models)
+            else None
+        )
         self.metric = METRICS[metric]
         sensitive = sorted({m.sensitive_attribute for m in models if m.sensitive_attribute})
         self.combinations = _combinations(table, quasi_identifiers, hierarchies, sensitive, weights)
@@ -196,13 +250,15 @@ class _Search:
         self.heights = self.level_matrix.sum(axis=1, dtype=np.int64)
         # Metrics whose value without suppression does not depend on the classes: their bound can
         # be computed from the levels alone, before the node's classes.
-        self.class_free_bound = metric in ("loss", "ncp", "gcp", "precision", "entropy")
+        self.class_free_bound = metric in CLASS_FREE_BOUND
         # Generalized codes of every combination at every level, and node counts per level.
         leaf_codes = self.combinations.leaf_codes
-        self.generalized = [
-            [np.ascontiguousarray(h.codes[leaf_codes[:, j], level]) for level in range(h.n_levels)]
+        # One gather per attribute: (levels x leaves) table, indexed by the combinations' leaves.
+        by_level = [
+            np.ascontiguousarray(h.codes.T)[:, np.ascontiguousarray(leaf_codes[:, j])]
             for j, h in enumerate(hierarchies)
         ]
+        self.generalized = [list(codes) for codes in by_level]
         self.node_counts = [[len(h.leaf_counts(level)) for level in range(h.n_levels)] for h in hierarchies]
         # The same codes as one padded (attribute, level, combination) array, so that a node's classes
         # are combined and densified in one compiled pass (skipped when it would be large).
@@ -211,10 +267,16 @@ class _Search:
         self.stack = None
         if len(hierarchies) and len(hierarchies) * depth * count * 4 <= 256 * 2**20:
             self.stack = np.zeros((len(hierarchies), depth, count), dtype=np.int32)
-            for j, codes in enumerate(self.generalized):
-                for level, generalized in enumerate(codes):
-                    self.stack[j, level] = generalized
+            for j, codes in enumerate(by_level):
+                self.stack[j, : len(codes)] = codes
         self.evaluations = 0
+        self.rolled_up = 0
+        # Evaluated nodes kept to derive the classes of their generalizations from (roll-up): levels,
+        # and per node its classes, the first combination of each class, the class sizes and the
+        # (class, value, count) triples of each sensitive attribute.
+        self._source_levels = np.zeros((_SOURCES, len(hierarchies)), dtype=np.int64)
+        self._source_classes = np.full(_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)  # free: max
+        self._sources: list[Any] = [None] * _SOURCES
         self.leaf_frequencies = tuple(
             np.bincount(leaf_codes[:, j], weights=self.combinations.counts, minlength=h.n_leaves)
             for j, h in enumerate(hierarchies)
@@ -307,16 +369,115 @@ class _Search:
             )
         return ClassStatistics(sizes=sizes, sensitive=sensitive)
 
+    def _roll_up(
+        self, levels: tuple[int, ...]
+    ) -> tuple[_Node, np.ndarray, np.ndarray, ClassStatistics] | None:
+        """The classes of the node at ``levels`` derived from an evaluated, more specific node with
+        few classes (ARX's roll-up): each of its classes lies in one class here, so only its classes
+        are generalized and grouped, O(its classes x attributes); nothing per combination (the
+        combinations' classes are mapped later, if ever needed). Class numbers come out as from the
+        combinations (first appearance), and the sizes and sensitive counts are sums of the
+        source's. Returns the source, the class of each of its classes, the first combination of
+        each class, and the statistics; None when no evaluated node below has at most 90% as many
+        classes as there are combinations."""
+        if self._sources[int(np.argmin(self._source_classes))] is None:
+            return None  # no source yet
+        below = np.all(self._source_levels <= np.asarray(levels), axis=1)
+        candidates = np.where(below, self._source_classes, np.iinfo(np.int64).max)
+        chosen = int(np.argmin(candidates))
+        if self._sources[chosen] is None or not below[chosen]:
+            return None
+        source, source_sensitive = self._sources[chosen]
+        first, source_sizes = source.first, source.sizes
+        count = len(first)
+        cards = [self.node_counts[j][level] for j, level in enumerate(levels)]
+        upper = math.prod(cards)
+        if upper >= 2**62:
+            return None
+        direct = upper if upper <= 4 * count + 1024 else 0
+        if self.stack is not None:
+            at = (np.asarray(levels, dtype=np.int64), np.asarray(cards, dtype=np.int64))
+            class_of, _ = _kernels.combine_levels_at(self.stack, *at, first, direct)
+        else:
+            combined = np.zeros(count, dtype=np.int64)
+            for j, level in enumerate(levels):
+                combined *= cards[j]
+                combined += self.generalized[j][level][first]
+            if direct:
+                class_of, _ = _kernels.densify_direct(combined, upper)
+            else:
+                class_of, _ = _kernels.densify_hashed(combined)
+        n_classes = int(class_of.max()) + 1 if count else 0
+        # The first combination of each class: that of its first class in the source.
+        new_first = first[_kernels.first_of_groups(class_of, n_classes)]
+        sizes = np.bincount(class_of, weights=source_sizes, minlength=n_classes)
+        sensitive = {}
+        for name, (pair_classes, pair_values, pair_counts) in source_sensitive.items():
+            _, _, _, n_values, overall, categories = self.combinations.sensitive[name]
+            new_classes, new_values, new_counts = _kernels.aggregate_pairs(
+                class_of[pair_classes].astype(np.int64), pair_values, pair_counts, n_classes, n_values
+            )
+            sensitive[name] = SensitiveCounts(
+                attribute=name,
+                classes=new_classes,
+                values=new_values,
+                counts=new_counts,
+                n_values=n_values,
+                overall=overall,
+                categories=categories,
+            )
+        self.rolled_up += 1
+        return source, class_of, new_first, ClassStatistics(sizes=sizes, sensitive=sensitive)
+
+    def _keep_source(self, node: _Node, statistics: ClassStatistics) -> None:
+        """Keep an evaluated node with few classes as a roll-up source (at most ``_SOURCES``: a new one
+        replaces the one with the most classes)."""
+        slot = int(np.argmax(self._source_classes))
+        n_classes = node.n_classes
+        if 10 * n_classes > 9 * len(self.combinations.counts) or n_classes >= self._source_classes[slot]:
+            return
+        if node.first is None:
+            node.first = _kernels.first_of_groups(node.classes, n_classes)
+        sensitive = {
+            name: (counts.classes, counts.values, counts.counts)
+            for name, counts in statistics.sensitive.items()
+        }
+        self._sources[slot] = (node, sensitive)
+        self._source_levels[slot] = node.levels
+        self._source_classes[slot] = n_classes
+
     def evaluate(self, levels: Sequence[int]) -> _Node:
         self.evaluations += 1
         levels = tuple(int(level) for level in levels)
-        classes, n_classes = self.classes(levels)
-        sizes = np.bincount(classes, weights=self.combinations.counts, minlength=n_classes)
-        statistics = self.statistics(classes, n_classes, sizes)
-        passes, _ = evaluate_all(self.models, statistics)
+        rolled = self._roll_up(levels)
+        parent = class_of = first = classes = None
+        if rolled is not None:
+            parent, class_of, first, statistics = rolled
+            sizes = statistics.sizes
+            n_classes = len(sizes)
+        else:
+            classes, n_classes = self.classes(levels)
+            sizes = np.bincount(classes, weights=self.combinations.counts, minlength=n_classes)
+            statistics = self.statistics(classes, n_classes, sizes)
+        if self.k_only is not None:
+            passes, results = sizes >= self.k_only, []
+        else:
+            passes, results = evaluate_all(self.models, statistics)
         n_suppressed = float(sizes[~passes].sum())
         satisfied = n_suppressed <= self.max_suppressed + 1e-9
-        return _Node(levels, classes, n_classes, sizes, passes, n_suppressed, satisfied)
+        if self.all_monotone:
+            monotone_ok = satisfied
+        else:
+            # Records suppressed by the monotone models alone are among those suppressed by all.
+            monotone_passes = np.ones(n_classes, dtype=bool)
+            for model, result in zip(self.models, results, strict=True):
+                if model in self.monotone_models:
+                    monotone_passes &= result.passes
+            monotone_ok = float(sizes[~monotone_passes].sum()) <= self.max_suppressed + 1e-9
+        node = _Node(levels, classes, n_classes, sizes, passes, n_suppressed, satisfied, monotone_ok)
+        node.first, node.parent, node.class_of = first, parent, class_of
+        self._keep_source(node, statistics)
+        return node
 
     def value(self, node: _Node) -> float:
         return float(self.metric.value(node.view(self)))
@@ -358,62 +519,83 @@ class _Search:
         """The metric's bound at ``levels`` without computing classes (class-free metrics only)."""
         return float(self.metric.lower_bound(self._unsuppressed_view(levels), self.max_suppressed))
 
+    def level_bounds(self) -> np.ndarray:
+        """The class-free bound of the metric at every node (a lower bound of the value of the node
+        and of every generalization of it, whatever is suppressed), for the whole lattice at once.
 
-def _satisfaction_is_monotone(models: Sequence[PrivacyModel], suppression_limit: float) -> bool:
-    if suppression_limit <= 0:
-        return all(model.monotonic for model in models)
-    # With suppression, a record's class can only stop violating when classes merge for these two.
-    return all(isinstance(model, KAnonymity | DistinctLDiversity) for model in models)
+        Loss combines per-attribute losses by a geometric mean (:meth:`loss_bounds`). The bounds of
+        ncp, gcp, precision and both entropies are sums over the attributes of a term that depends on
+        that attribute's level only, so each term is measured once per (attribute, level), with the
+        other attributes at level 0, and summed over the nodes.
+        """
+        if self.metric.name == "loss":
+            return self.loss_bounds()
+        d = len(self.hierarchies)
+        base = self.lower_bound_of_levels((0,) * d)
+        total = np.full(self.size, base, dtype=np.float64)
+        for j in range(d):
+            per_level = np.zeros(int(self.max_levels[j]) + 1)
+            for level in range(1, len(per_level)):
+                levels = tuple(level if i == j else 0 for i in range(d))
+                per_level[level] = self.lower_bound_of_levels(levels) - base
+            total += per_level[self.level_matrix[:, j]]
+        return total
 
 
 def _tag(search: _Search, status: np.ndarray, start: int, value: int) -> None:
     """Tag ``start`` and all its generalizations (value 1) or specializations (value -1)."""
-    mask = search.generalizations(start) if value > 0 else search.specializations(start)
-    status[mask] = value
+    _kernels.tag_closure(
+        status, search.level_matrix, search.strides, search.max_levels, int(start), int(value), value > 0
+    )
+
+
+def _chain(search: _Search, status: np.ndarray, start: int, rank: np.ndarray) -> list[int]:
+    """A chain of untagged nodes upwards from ``start``: each step raises the attribute ``j`` with the
+    smallest ``rank[node, j]`` (ties: the first attribute), up to a node with no untagged successor."""
+    return _kernels.upward_chain(
+        status, search.level_matrix, search.strides, search.max_levels, int(start), rank
+    ).tolist()
+
+
+def _binary_search(
+    search: _Search, status: np.ndarray, chain: list[int], visit: Callable[[int], bool]
+) -> None:
+    """Find where the monotone models start to hold along ``chain`` with a binary search; every
+    evaluated node tags its generalizations (holding) or specializations (failing)."""
+    low, high = 0, len(chain) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        if status[chain[middle]] != 0:
+            # Tagged by an earlier step of this search: move towards the unknown part.
+            if status[chain[middle]] > 0:
+                high = middle - 1
+            else:
+                low = middle + 1
+            continue
+        if visit(chain[middle]):
+            high = middle - 1
+        else:
+            low = middle + 1
 
 
 def _classify(search: _Search, progress: ProgressCallback | None) -> np.ndarray:
-    """Satisfied (1) or not (-1) for every node, by binary searches along chains (monotone case)."""
+    """Satisfied (1) or not (-1) for every node, by binary searches along chains (monotone case).
+    Along a chain, the attribute with the most levels left is raised first (ties: the first one)."""
     status = np.zeros(search.size, dtype=np.int8)
-    done = 0
+    rank = -(search.max_levels - search.level_matrix).astype(np.float64)  # fewer levels left: later
+
+    def visit(node: int) -> bool:
+        satisfied = search.evaluate(search.levels_of(node)).satisfied
+        _tag(search, status, node, 1 if satisfied else -1)
+        return satisfied
+
     for start in search.order():
         start = int(start)
         if status[start] != 0:
             continue
-        chain = [start]
-        node = start
-        while True:
-            levels = search.level_matrix[node]
-            options = [
-                (int(search.max_levels[j]) - int(levels[j]), -j)
-                for j in range(len(levels))
-                if levels[j] < search.max_levels[j] and status[node + int(search.strides[j])] == 0
-            ]
-            if not options:
-                break
-            _, negative_j = max(options)
-            node = node + int(search.strides[-negative_j])
-            chain.append(node)
-        low, high = 0, len(chain) - 1
-        while low <= high:
-            middle = (low + high) // 2
-            if status[chain[middle]] != 0:
-                # Tagged by an earlier step of this search: move towards the unknown part.
-                if status[chain[middle]] > 0:
-                    high = middle - 1
-                else:
-                    low = middle + 1
-                continue
-            node_result = search.evaluate(search.levels_of(chain[middle]))
-            if node_result.satisfied:
-                _tag(search, status, chain[middle], 1)
-                high = middle - 1
-            else:
-                _tag(search, status, chain[middle], -1)
-                low = middle + 1
+        _binary_search(search, status, _chain(search, status, start, rank), visit)
         if progress is not None:
-            done = int(np.count_nonzero(status))
-            progress(done, search.size)
+            progress(int(np.count_nonzero(status)), search.size)
     return status
 
 
@@ -433,14 +615,18 @@ class _Best:
 
 
 def _optimum(
-    search: _Search, monotone: bool, suppression_limit: float, progress: ProgressCallback | None
+    search: _Search,
+    monotone: bool,
+    suppression_limit: float,
+    progress: ProgressCallback | None,
+    top: _Node | None = None,
 ) -> tuple[_Best, dict[str, Any]]:
+    statistics: dict[str, Any] = {"lattice_size": search.size}
+    if search.class_free_bound:
+        return _bounded_search(search, progress, statistics, top)
     best = _Best()
     pruned = np.zeros(search.size, dtype=bool)
     order = search.order()
-    statistics: dict[str, Any] = {"lattice_size": search.size}
-    if search.metric.name == "loss" and (suppression_limit > 0 or not monotone):
-        return _best_first(search, progress, statistics)
     if monotone:
         status = _classify(search, progress)
         statistics["satisfying_nodes"] = int(np.count_nonzero(status > 0))
@@ -461,15 +647,7 @@ def _optimum(
         if pruned[search.predecessors(node)].any():
             pruned[node] = True
             continue
-        levels = search.levels_of(node)
-        if (
-            search.class_free_bound
-            and best.node is not None
-            and search.lower_bound_of_levels(levels) >= best.value
-        ):
-            pruned[node] = True
-            continue
-        result = search.evaluate(levels)
+        result = search.evaluate(search.levels_of(node))
         if best.node is not None and search.lower_bound(result) >= best.value:
             pruned[node] = True
             continue
@@ -481,26 +659,93 @@ def _optimum(
     return best, statistics
 
 
-def _best_first(
-    search: _Search, progress: ProgressCallback | None, statistics: dict[str, Any]
+def _bounded_search(
+    search: _Search, progress: ProgressCallback | None, statistics: dict[str, Any], top: _Node | None
 ) -> tuple[_Best, dict[str, Any]]:
-    """Evaluate nodes in increasing order of their level-only Loss bound; stop when the bound
-    exceeds the best Loss found (no later node can do better)."""
-    bounds = search.loss_bounds()
-    nodes = np.arange(search.size, dtype=np.int64)
-    order = nodes[np.lexsort((nodes, search.heights, bounds))]
+    """The optimum for a metric whose bound depends on the levels only (ARX's Flash idea: predictive
+    tagging with the monotone models, pruning with the metric's bound).
+
+    ``bound[v]`` is at most the value of ``v`` and of every generalization of ``v``, whatever is
+    suppressed, so a node whose bound exceeds the best value found cannot win (ties are kept: the
+    best is then chosen by height and levels). Each evaluated node tags, through the models whose
+    satisfaction is monotone (all of them without suppression; k-anonymity and distinct l-diversity
+    with it), its generalizations as holding or its specializations as failing; a node tagged failing
+    is never evaluated. Every other node whose bound does not exceed the best is evaluated, so the
+    result is the exhaustive search's.
+
+    The order differs with and without suppression (it changes how many nodes are evaluated, never
+    the result). Without suppression a satisfying node's value is its bound, so nodes are taken by
+    increasing bound, and the status of an untagged one is found by a binary search along a chain
+    of untagged nodes above it (each step raising the attribute of the smallest bound), which tags
+    large failing down-sets at once. With suppression few satisfying nodes have a bound below the
+    optimum but many failing ones do; the lattice is walked top-down (by decreasing height, then
+    bound), so that the failing nodes evaluated are the highest ones, whose specializations they
+    tag, and the satisfying nodes found early bound the rest.
+    """
+    bounds = search.level_bounds()
+    status = np.zeros(search.size, dtype=np.int8)
+    evaluated = np.zeros(search.size, dtype=bool)
     best = _Best()
-    evaluated = 0
-    for node in order:
-        if best.node is not None and bounds[node] > best.value:
-            break
-        result = search.evaluate(search.levels_of(int(node)))
-        evaluated += 1
-        if result.satisfied:
+    cutoff = math.inf
+
+    def visit(node: int, result: _Node | None = None) -> bool:
+        nonlocal cutoff
+        if result is None:
+            result = search.evaluate(search.levels_of(node))
+        evaluated[node] = True
+        _tag(search, status, node, 1 if result.monotone_ok else -1)
+        if result.satisfied and bounds[node] <= cutoff:  # else its value cannot reach the best
             best.offer(result, search.value(result))
-        if progress is not None and evaluated % 64 == 0:
-            progress(evaluated, search.size)
-    statistics.update(strategy="best-first on the Loss bound", candidates=evaluated)
+            cutoff = best.value + 1e-9 * max(1.0, abs(best.value))
+        if progress is not None and search.evaluations % 64 == 0:
+            progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
+        return result.monotone_ok
+
+    if top is not None:
+        visit(search.size - 1, top)
+    nodes = np.arange(search.size, dtype=np.int64)
+    top_down = search.max_suppressed > 0
+    if top_down:
+        statistics["strategy"] = "top-down, predictive tagging and the metric's bound"
+        order = nodes[np.lexsort((nodes, bounds, -search.heights))]
+    else:
+        statistics["strategy"] = "by increasing bound, binary searches along chains"
+        order = nodes[np.lexsort((nodes, search.heights, bounds))]
+        # Along a chain, raise the attribute whose successor has the smallest bound.
+        rank = np.full((search.size, len(search.strides)), np.inf)
+        for j, stride in enumerate(search.strides):
+            below_top = np.flatnonzero(search.level_matrix[:, j] < search.max_levels[j])
+            rank[below_top, j] = bounds[below_top + stride]
+    ordered_bounds = bounds[order]
+
+    def next_open(index: int) -> int:
+        """The position, from ``index`` on, of the next node in the order that is neither tagged
+        failing nor evaluated (nor, top-down, above the cutoff): vectorized, a block at a time."""
+        while index < len(order):
+            block = order[index : index + 512]
+            open_ = (status[block] >= 0) & ~evaluated[block]
+            if top_down:
+                open_ &= ordered_bounds[index : index + 512] <= cutoff  # not sorted by bound here
+            first = int(np.argmax(open_))
+            if open_[first]:
+                return index + first
+            index += 512
+        return len(order)
+
+    index = 0
+    while True:
+        index = next_open(index)
+        if index >= len(order):
+            break
+        node = int(order[index])
+        index += 1
+        if ordered_bounds[index - 1] > cutoff:
+            break  # sorted by bound: no later node can win
+        if not top_down and status[node] == 0:
+            _binary_search(search, status, _chain(search, status, node, rank), visit)
+        if status[node] >= 0 and not evaluated[node]:
+            visit(node)
+    statistics["candidates"] = int(np.count_nonzero(evaluated))
     return best, statistics
 
 
@@ -625,8 +870,9 @@ def full_domain_generalization(
         # except for k (too few records) and distinct l (too few values), which no subset helps.
         if suppression_limit <= 0 or isinstance(model, KAnonymity | DistinctLDiversity):
             model.check_feasible(whole)
-    monotone = _satisfaction_is_monotone(models, suppression_limit)
-    if monotone and not search.evaluate(search.max_levels.tolist()).satisfied:
+    monotone = search.all_monotone
+    top = search.evaluate(search.max_levels.tolist()) if monotone else None
+    if top is not None and not top.satisfied:
         # Satisfaction is monotone, so if the most general node fails, every node fails.
         raise ConfigError(
             "the privacy models cannot be satisfied by any generalization within the suppression limit "
@@ -639,7 +885,7 @@ def full_domain_generalization(
     elif heuristic:
         best, details = _heuristic(search)
     else:
-        best, details = _optimum(search, monotone, suppression_limit, progress)
+        best, details = _optimum(search, monotone, suppression_limit, progress, top)
     if best.node is None:
         raise ConfigError(
             "the privacy models cannot be satisfied by any generalization within the suppression limit "
@@ -668,22 +914,24 @@ def _release(
     suppressed = combination_suppressed[record_combination]
     record_classes = np.where(suppressed, -1, node.classes[record_combination]).astype(np.int64)
     columns = []
-    penalty = np.empty((len(suppressed), len(search.quasi_identifiers)), dtype=np.float64)
+    # NCP of every cell: per combination, then one gather over the records.
+    combination_penalty = np.empty((len(combination_suppressed), len(search.quasi_identifiers)))
+    for j, hierarchy in enumerate(search.hierarchies):
+        level = node.levels[j]
+        combination_penalty[:, j] = hierarchy.ncp(level)[search.generalized[j][level]]
+    combination_penalty[combination_suppressed] = 1.0
+    penalty = combination_penalty[record_combination]
     for j, name in enumerate(search.quasi_identifiers):
         hierarchy = search.hierarchies[j]
         level = node.levels[j]
-        penalty[:, j] = hierarchy.ncp(level)[search.generalized[j][level][record_combination]]
-        penalty[suppressed, j] = 1.0
         # Released as an Enum of the level's labels (and '*'): the text a user sees, stored as small
         # integer codes that later checks group exactly without hashing text.
         categories = list(hierarchy.labels[level])
         if SUPPRESSED not in categories:
             categories.append(SUPPRESSED)
         labels = pl.Series(name, categories, dtype=pl.Enum(categories))
-        codes = np.where(
-            suppressed, categories.index(SUPPRESSED), search.generalized[j][level][record_combination]
-        )
-        columns.append(labels.gather(codes))
+        codes = np.where(combination_suppressed, categories.index(SUPPRESSED), search.generalized[j][level])
+        columns.append(labels[codes[record_combination]])  # numpy indexing: no expression round trip
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
     released = table.data.with_columns(columns).drop(identifiers)
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
@@ -818,7 +1066,18 @@ class GeneralizeParams(PrivacyModelParams):
         Finite, Field(ge=0, le=1, description="Largest share of records that may be suppressed ('*').")
     ] = 0.0
     metric: Annotated[
-        Literal["loss", "ncp", "gcp", "dm", "dm_star", "aecs", "precision", "entropy"],
+        Literal[
+            "loss",
+            "ncp",
+            "gcp",
+            "dm",
+            "dm_star",
+            "aecs",
+            "aecs_arx",
+            "precision",
+            "entropy",
+            "entropy_monotone",
+        ],
         Field(description="Utility metric the search minimizes."),
     ] = "loss"
     max_nodes: Annotated[

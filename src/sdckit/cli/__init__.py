@@ -46,21 +46,39 @@ def main(arguments: list[str] | None = None) -> None:
     sys.unraisablehook = _unraisable
     code = EXIT_INTERNAL
     try:
-        from sdckit.cli._root import run
+        given = sys.argv[1:] if arguments is None else list(arguments)
+        if given[:1] == ["--version"]:
+            # Eager and first (as the app would print it whatever follows), without loading the app.
+            from sdckit import __version__
 
-        code = run(arguments)
+            sys.stdout.write(f"sdckit {__version__}\n")
+            code = EXIT_OK
+        elif given == ["--help"]:
+            # The root's help is its entries' short help: printed without loading typer or a group.
+            import shutil
+
+            from sdckit.cli._entries import root_help
+
+            sys.stdout.write(root_help(min(shutil.get_terminal_size().columns, 80)))
+            code = EXIT_OK
+        else:
+            from sdckit.cli._root import run
+
+            code = run(arguments)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
         code = EXIT_OK  # a reader such as `head` closed stdout after the outputs were written
     finally:
         interrupts.deferred = True  # from here on Ctrl-C is only noted, and undoes the run
-        from sdckit.cli import _outputs
-
-        _outputs.discard_pending()
+        # Nothing can be pending when no command loaded the outputs (--version, --help).
+        _outputs = sys.modules.get("sdckit.cli._outputs")
+        if _outputs is not None:
+            _outputs.discard_pending()
     _quiet_stdout()
     if interrupts.received:
-        _outputs.discard_committed()
+        if _outputs is not None:
+            _outputs.discard_committed()
         code = EXIT_INTERRUPTED
     if code == EXIT_INTERRUPTED:
         sys.stderr.write("interrupted\n")

@@ -3,7 +3,9 @@
 Each group's module imports the library it drives (the anonymization methods import numba and scipy,
 the table methods HiGHS, serve FastAPI), so a run builds only the group its command line names
 (:func:`build_app`): ``sdckit risk combined`` never imports the anonymization methods. The whole app
-(:data:`app`, built on first use) serves ``--help``, mistyped commands and the tests.
+(:data:`app`, built on first use) serves the tests. ``sdckit --help``, a bare ``sdckit`` and a
+mistyped command are served by a root whose entries are placeholders with their short help
+(:func:`_light_app`), which imports no group (nor polars): a start-up of typer alone.
 """
 
 from __future__ import annotations
@@ -16,34 +18,15 @@ from typing import Annotated, Any
 import typer
 
 from sdckit.cli import _click as click
-from sdckit.cli._common import console, errors
-
-#: Every entry of the root, in help order: name -> (module, group (a Typer) or command function, help).
-_ENTRIES: dict[str, tuple[str, str, str]] = {
-    "risk": ("risk", "app", "Disclosure-risk measures of a file (combined, ...)."),
-    "utility": ("utility", "app", "Information loss of a release against its original."),
-    "check": ("check", "check", "The k, l and t a table or release achieves."),
-    "anonymize": ("anonymize", "app", "Anonymize with one method; one command per method."),
-    "protect": ("protect", "protect", "Run a recipe: a chain of methods, replayable bit for bit."),
-    "apply": ("protect", "apply", "Re-apply a learnt transformation to new data; export its mappings."),
-    "evaluate": (
-        "evaluate",
-        "evaluate",
-        "Risk and utility of releases against their original: R-U map, HTML report.",
-    ),
-    "table": ("table", "app", "Protect tables: cell suppression, audit, rounding, CTA, cell key."),
-    "experiment": ("experiment", "app", "Reproduce the experiments of the papers."),
-    "serve": ("serve", "serve", "Serve protected answers to statistical queries over HTTP."),
-    "keys": ("serve", "keys", "Analysts' API keys of a query server: add, revoke, list."),
-    "query": ("query", "query", "Send one query to a query server; print its protected answer."),
-}
+from sdckit.cli._entries import ENTRIES as _ENTRIES
+from sdckit.cli._entries import SUMMARY
 
 
 def _version(value: bool) -> None:
     if value:
         from sdckit import __version__
 
-        console.print(f"sdckit {__version__}")
+        typer.echo(f"sdckit {__version__}")
         raise typer.Exit()
 
 
@@ -59,16 +42,21 @@ def _main(
     """
 
 
-def build_app(names: Sequence[str] | None = None) -> typer.Typer:
-    """The root app with the entries ``names`` (every entry when None), in help order."""
+def _root_app() -> typer.Typer:
     root = typer.Typer(
         name="sdckit",
-        help="Statistical disclosure control: measure and reduce the disclosure risk of microdata.",
+        help=SUMMARY,
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
     )
     root.callback()(_main)
+    return root
+
+
+def build_app(names: Sequence[str] | None = None) -> typer.Typer:
+    """The root app with the entries ``names`` (every entry when None), in help order."""
+    root = _root_app()
     for name, (module_name, attribute, short_help) in _ENTRIES.items():
         if names is not None and name not in names:
             continue
@@ -77,6 +65,19 @@ def build_app(names: Sequence[str] | None = None) -> typer.Typer:
             root.add_typer(target, name=name, short_help=short_help)
         else:
             root.command(name, short_help=short_help)(target)
+    return root
+
+
+def _placeholder() -> None:
+    """Never run: an entry of the light root is only listed."""
+
+
+def _light_app() -> typer.Typer:
+    """The root with every entry as a placeholder command carrying its short help: enough for the
+    root's help and for click's 'No such command' with its suggestion."""
+    root = _root_app()
+    for name, (_, _, short_help) in _ENTRIES.items():
+        root.command(name, short_help=short_help)(_placeholder)
     return root
 
 
@@ -94,6 +95,10 @@ def _full_app() -> typer.Typer:
 def __getattr__(name: str) -> Any:
     if name == "app":
         return _full_app()
+    if name == "errors":
+        from sdckit.cli._common import errors
+
+        return errors
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -104,7 +109,7 @@ def run(arguments: list[str] | None = None) -> int:
     try:
         if given[:1] == ["--version"]:  # eager and first: the app would print it whatever follows
             _version(True)
-        application = build_app([chosen]) if chosen is not None else _full_app()
+        application = build_app([chosen]) if chosen is not None else _light_app()
         result = application(args=arguments, standalone_mode=False)
     except click.Exit as exit_:
         return exit_.exit_code

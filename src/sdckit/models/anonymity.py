@@ -32,6 +32,7 @@ class KAnonymity(PrivacyModel):
 
     sensitive_attribute = None
     monotonic = True
+    monotonic_with_suppression = True
 
     def __init__(self, k: int) -> None:
         self.k = integer_parameter("k", k, 1)

@@ -304,12 +304,18 @@ class PrivacyModel(ABC):
 
     ``name`` describes the model and its parameters; ``sensitive_attribute`` is the attribute it
     protects (None for k-anonymity); ``monotonic`` is True when the union of two passing classes always
-    passes, which lets a generalization search prune the lattice.
+    passes, which lets a generalization search prune the lattice. ``monotonic_with_suppression`` is
+    True when the union of a passing class with *any* class passes: then, with a suppression limit,
+    a generalization of a node satisfying the model within the limit satisfies it within the limit
+    too (its suppressed records are among the node's), as ARX's ``isMonotonicWithSuppression``. It
+    holds for k-anonymity and distinct l-diversity, as in ARX, and fails for entropy and recursive
+    l-diversity and t-closeness (counter-examples in tests/test_recoding.py).
     """
 
     name: str
     sensitive_attribute: str | None = None
     monotonic: bool = True
+    monotonic_with_suppression: bool = False
 
     @abstractmethod
     def evaluate(self, statistics: ClassStatistics) -> ModelResult:

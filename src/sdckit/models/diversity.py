@@ -45,6 +45,7 @@ class DistinctLDiversity(PrivacyModel):
     """
 
     monotonic = True
+    monotonic_with_suppression = True
 
     def __init__(self, attribute: str, l: int) -> None:  # noqa: E741 (the literature's name)
         self.sensitive_attribute = attribute_parameter(attribute)

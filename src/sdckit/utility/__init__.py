@@ -12,6 +12,7 @@ from sdckit.utility.metrics import (
     METRICS,
     Metric,
     average_class_size,
+    average_class_size_arx,
     compute_all,
     discernibility,
     discernibility_star,
@@ -20,6 +21,7 @@ from sdckit.utility.metrics import (
     loss_per_attribute,
     ncp,
     non_uniform_entropy,
+    non_uniform_entropy_monotone,
     precision,
     release_ncp,
 )
@@ -29,6 +31,7 @@ __all__ = [
     "GeneralizationView",
     "Metric",
     "average_class_size",
+    "average_class_size_arx",
     "compute_all",
     "discernibility",
     "discernibility_star",
@@ -37,6 +40,7 @@ __all__ = [
     "loss_per_attribute",
     "ncp",
     "non_uniform_entropy",
+    "non_uniform_entropy_monotone",
     "precision",
     "release_ncp",
 ]
