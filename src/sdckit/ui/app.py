@@ -284,7 +284,8 @@ def create_app(session: Session, token: str, port: int) -> FastAPI:
         params, errors = parse_params(spec.params, values, name)
         state["step"] = {"method": name, "values": values, "errors": errors}
         if params is not None:
-            given = {key: value for key, value in values.items() if value.strip()}
+            defaults = {f.name: f.default for f in param_fields(spec.params)}
+            given = {k: v for k, v in values.items() if v.strip() and v.strip() != defaults.get(k)}
             label = name + "".join(f" {key}={value}" for key, value in given.items())
             with session.lock:
                 session.steps.append({"method": name, "params": params.to_recipe(), "label": label})

@@ -124,6 +124,7 @@ class Session:
     def update_config(self, form: dict[str, str]) -> None:
         """Take the form's texts (``attr-<i>-<setting>``, ``risk-<setting>``) and validate them."""
         with self.lock:
+            self.data_error = self.load_error = None  # said once, next to the file that failed
             for number, row in enumerate(self.rows):
                 row.settings = {
                     key: form[f"attr-{number}-{key}"].strip()
