@@ -10,7 +10,7 @@ from html import escape
 from typing import Any
 
 WIDTH, HEIGHT = 760, 300
-LEFT, RIGHT, TOP, BOTTOM = 64, 16, 14, 44
+LEFT, RIGHT, TOP, BOTTOM = 84, 16, 14, 44
 
 
 def _ticks_log(low: float, high: float) -> list[float]:
