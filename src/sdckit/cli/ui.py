@@ -36,22 +36,36 @@ def ui(
     an R-U map and export them. The address printed carries a random token: without it every request
     is refused (403)."""
     with user_errors():
-        from sdckit.ui.session import Session
-
-        folder = workdir if workdir is not None else Path(tempfile.mkdtemp(prefix="sdckit-ui-"))
-        session = Session(folder.resolve())
-        if config is not None:
-            session.load_config(str(config))
-        if data is not None:
-            session.open_data(str(data))
         listener = _listen("127.0.0.1", port)
+        folder = workdir if workdir is not None else Path(tempfile.mkdtemp(prefix="sdckit-ui-"))
+        session = None
         try:
+            session = _session(folder, data, config)
             _serve(session, listener)
         finally:
             listener.close()
-            session.jobs.shutdown()
+            if session is not None:
+                session.jobs.shutdown()
             if workdir is None:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+def _session(folder: Path, data: Path | None, config: Path | None):
+    """The workbench's state with the files given at start; one that cannot be read is exit 2 (a
+    configuration that does not fit the data is shown on the page, where it is fixed)."""
+    from sdckit.errors import ConfigError
+    from sdckit.ui.session import Session
+
+    session = Session(folder.resolve())
+    if config is not None:
+        session.load_config(str(config))
+        if session.load_error:
+            raise ConfigError(session.load_error)
+    if data is not None:
+        session.open_data(str(data))
+        if session.data_error:
+            raise ConfigError(session.data_error)
+    return session
 
 
 def _serve(session, listener) -> None:
@@ -62,9 +76,6 @@ def _serve(session, listener) -> None:
     token = secrets.token_urlsafe(32)
     port = listener.getsockname()[1]
     app = create_app(session, token, port)
-    problems = [m for m in (session.load_error, session.data_error) if m]
-    for problem in problems:
-        console.print(f"[bold yellow]warning:[/] {problem}", highlight=False, soft_wrap=True)
     console.print(
         f"sdckit workbench on http://127.0.0.1:{port}/?token={token} (open this address; Ctrl-C stops)",
         highlight=False,

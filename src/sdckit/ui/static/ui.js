@@ -21,7 +21,7 @@
           poll(fresh);
         })
         .catch(function () { window.setTimeout(function () { poll(element); }, 2000); });
-    }, 700);
+    }, 400);
   }
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-poll]").forEach(poll);
