@@ -19,6 +19,13 @@ from sdckit.errors import SdcError
 from sdckit.ui.forms import ATTRIBUTE_SETTINGS, RISK_SETTINGS, AttributeRow, draft_yaml, errors_by_field
 from sdckit.ui.jobs import DONE, Job, Jobs
 
+#: The hierarchy builders the form suggests (docs/configuration.md).
+BUILDERS = (
+    "{intervals: {width: 10}}",
+    "{intervals: [0, 20, 40, 60]}",
+    "{order: [low, mid, high]}",
+    "{mask: 5}",
+)
 #: Compare's defaults: the measures of ``sdckit evaluate`` that stay quick on a laptop.
 COMPARE_RISK = ("reidentification", "linkage")
 COMPARE_UTILITY = ("propensity", "tables")
@@ -154,6 +161,21 @@ class Session:
             self.config_errors = errors_by_field(str(error), lines)
             return
         self.config = config
+
+    def hierarchy_choices(self) -> list[str]:
+        """What the hierarchy fields suggest: the builders, and the ARX hierarchy files (``*.csv``
+        with "hierarchy" in the name) beside the data and beside the configuration loaded."""
+        found: list[str] = []
+        folders = {Path(self.data_path).resolve().parent} if self.data_path else set()
+        folders |= {
+            Path(t).parent for row in self.rows if (t := row.setting("hierarchy")) and not t.startswith("{")
+        }
+        for folder in sorted(folders):
+            try:
+                found += sorted(str(p) for p in folder.glob("*.csv") if "hierarchy" in p.name.lower())
+            except OSError:
+                continue
+        return [*BUILDERS, *dict.fromkeys(found)]
 
     def field_error(self, attribute: str, setting: str) -> str | None:
         return self.config_errors.get((attribute, setting))
