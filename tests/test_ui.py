@@ -164,8 +164,15 @@ def submit(bench: Workbench, identifier: str) -> None:
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
-    button = by_id(bench, identifier)
-    button.click()
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    for _ in range(20):  # a run's status is refreshed in place while it runs: find its button anew
+        button = by_id(bench, identifier)
+        try:
+            button.click()
+            break
+        except StaleElementReferenceException:
+            continue
     WebDriverWait(bench.driver, 60).until(expected_conditions.staleness_of(button))
 
 
@@ -195,6 +202,17 @@ def choose(bench: Workbench, identifier: str, value: str) -> None:
     from selenium.webdriver.support.ui import Select
 
     Select(by_id(bench, identifier)).select_by_value(value)
+
+
+def assert_every_control_is_labelled(bench: Workbench) -> None:
+    """Every field, list and button of the page has a name a screen reader says (keyboard use)."""
+    unnamed = bench.driver.execute_script(
+        """return Array.from(document.querySelectorAll('input:not([type=hidden]), select, textarea'))
+             .filter(e => e.labels.length === 0).map(e => e.id || e.name)
+           .concat(Array.from(document.querySelectorAll('button')).filter(b => !b.textContent.trim()
+             && !b.getAttribute('aria-label')).map(b => 'button'));"""
+    )
+    assert unnamed == [], unnamed
 
 
 def errors_shown(bench: Workbench) -> list[str]:
@@ -274,6 +292,7 @@ def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
     ethnicity_missing = 100 * frame["ethnicity"].null_count() / frame.height
     assert rows[3].find_elements("css selector", "td")[2].text == f"{ethnicity_missing:.1f}%"
     shoot(bench, "01-describe-data-opened")
+    assert_every_control_is_labelled(bench)
 
     set_attributes(bench)
     assert by_id(bench, "config-valid").text.startswith("The configuration is valid")
@@ -292,6 +311,7 @@ def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
     submit(bench, "run-measure")
     above = int(wait_for(bench, "above-threshold").text.replace(",", ""))
     shoot(bench, "03-measure")
+    assert_every_control_is_labelled(bench)
     status, _, err = cli(
         "risk", "combined", data, "--config", str(config), "--summary", str(tmp_path / "risk.json"),
         "--output", str(tmp_path / "scores.parquet"), "--threshold", "0.01", "--quiet",
@@ -336,6 +356,7 @@ def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
         assert latest.find_element("css selector", ".job-title").text == f"R{number} {method} k=5"
         assert "satisfied" in latest.find_element("css selector", ".run-figures").text
         shoot(bench, f"0{3 + number}-protect-{method}")
+        assert_every_control_is_labelled(bench)
         submit(bench, "clear-recipe")
 
     # Compare: both releases on the R-U map
@@ -348,10 +369,12 @@ def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
     table = by_id(bench, "releases").text
     assert "birth_year" in table and "gender" in table  # suppressed cells and levels per attribute
     shoot(bench, "06-compare-ru-map")
+    assert_every_control_is_labelled(bench)
     by_id(bench, "keep-r1").click()
     submit(bench, "keep")
     assert by_id(bench, "kept-name").text == "R1 mondrian k=5"
     shoot(bench, "07-export")
+    assert_every_control_is_labelled(bench)
 
     # Export, and replay the recipe with sdckit protect to the same bytes
     links = {
@@ -471,8 +494,10 @@ def test_a_second_request_is_quick_during_a_million_record_risk_run(bench):
         assert statistics.median(latencies) < 0.5 and max(latencies) < 2.0, latencies
         bench.driver.get(f"{bench.base}/measure")
         shoot(bench, "12-million-records-running")
-        client.post(f"/jobs/{job}/cancel", data={"back": "/measure"})
+        submit(bench, f"cancel-{job}")  # the page's Cancel button: the job's process is terminated
+        assert by_id(bench, f"job-{job}").get_attribute("data-state") == "cancelled"
         assert 'data-state="cancelled"' in client.get(f"/jobs/{job}").text
+        shoot(bench, "13-million-records-cancelled")
         assert not (bench.workdir / "jobs" / job / "result.json").exists()
     assert np.isfinite(sum(latencies))
 

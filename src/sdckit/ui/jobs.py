@@ -44,7 +44,12 @@ class Job:
             return RUNNING
         if self.ended is None:
             self.process.join(0)
-            self.ended = time.time()
+            written = [
+                p.stat().st_mtime
+                for p in (self.folder / "result.json", self.folder / "error.json")
+                if p.exists()
+            ]
+            self.ended = max(written) if written else time.time()
         if (self.folder / "result.json").exists():
             return DONE
         return FAILED
