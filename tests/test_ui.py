@@ -161,10 +161,9 @@ def wait_for(bench: Workbench, identifier: str, timeout: float = 120):
 
 def submit(bench: Workbench, identifier: str) -> None:
     """Click a form's button and wait for the page it leads to."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
-
-    from selenium.common.exceptions import StaleElementReferenceException
 
     for _ in range(20):  # a run's status is refreshed in place while it runs: find its button anew
         button = by_id(bench, identifier)
@@ -341,6 +340,16 @@ def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
     checked = json.loads((tmp_path / "check.json").read_text())
     assert int(by_id(bench, "violating-classes").text) == checked["violating_classes"] > 0
     assert int(by_id(bench, "violating-records").text) == checked["violating_records"]
+    from sdckit.ui.charts import flatten
+
+    shown_figures = dict(
+        row.text.split(" ", 1)
+        for row in driver.find_elements("css selector", "#reidentification-figures tbody tr")
+    )
+    cli("risk", "reidentification", data, "--config", str(config), "--summary", str(tmp_path / "reid.json"))
+    reidentification = dict(flatten(json.loads((tmp_path / "reid.json").read_text())))
+    assert len(shown_figures) > 20 and {"global_risk", "expected_reidentifications"} <= set(shown_figures)
+    assert shown_figures == {key: reidentification[key] for key in shown_figures}
 
     # Protect: Mondrian k=5, then generalization k=5, each its own recipe
     for number, method in enumerate(("mondrian", "generalize"), start=1):

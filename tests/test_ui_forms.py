@@ -143,3 +143,18 @@ def test_each_line_of_a_message_goes_next_to_its_field():
         ("\x00risk", ""): message.splitlines()[4],
         ("notes", ""): message.splitlines()[5],
     }
+
+
+def test_the_histogram_counts_are_those_the_png_draws():
+    """risk_bins: log-spaced edges over the positive risks (the PNG's), counts per bin (the last
+    bin closed, as numpy's and matplotlib's), and the records at 0 that a log axis cannot show."""
+    import numpy as np
+
+    from sdckit.evaluate.plots import risk_bins
+
+    bins = risk_bins(np.array([0.0, 0.0, 1.0, 10.0, 100.0, 5.0]), bins=2)
+    assert bins["edges"] == pytest.approx([1.0, 10.0, 100.0])
+    assert (bins["counts"], bins["zeros"]) == ([2, 2], 2)
+    single = risk_bins(np.array([0.5, 0.5]), bins=1)  # one value: from half to twice it
+    assert (single["edges"], single["counts"], single["zeros"]) == ([0.25, 1.0], [2], 0)
+    assert risk_bins(np.zeros(3)) == {"edges": [], "counts": [], "zeros": 3}
