@@ -158,3 +158,29 @@ def test_the_histogram_counts_are_those_the_png_draws():
     single = risk_bins(np.array([0.5, 0.5]), bins=1)  # one value: from half to twice it
     assert (single["edges"], single["counts"], single["zeros"]) == ([0.25, 1.0], [2], 0)
     assert risk_bins(np.zeros(3)) == {"edges": [], "counts": [], "zeros": 3}
+
+
+def test_an_attribute_that_is_no_column_stays_and_is_reported_as_the_command_line_reports_it(tmp_path):
+    """Opening other data keeps what the configuration says of a column it lacks, with the message
+    of ``--config`` next to it; nothing is dropped silently."""
+    import polars as pl
+
+    from sdckit.config import load_config
+    from sdckit.errors import ConfigError
+    from sdckit.ui.session import Session
+
+    pl.DataFrame({"age": [30, 40], "sex": ["F", "M"]}).write_csv(tmp_path / "a.csv")
+    pl.DataFrame({"age": [30, 40]}).write_csv(tmp_path / "b.csv")
+    session = Session(tmp_path / "wd", warm_up=False)
+    session.open_data(str(tmp_path / "a.csv"))
+    session.update_config(
+        {"attr-0-role": "quasi-identifier", "attr-1-role": "quasi-identifier", "attr-1-public": "0.5"}
+    )
+    assert session.config is not None and session.config_errors == {}
+    session.open_data(str(tmp_path / "b.csv"))
+    assert [row.name for row in session.rows] == ["age", "sex"]
+    with pytest.raises(ConfigError) as raised:
+        load_config(session.config_path).read(tmp_path / "b.csv")
+    assert session.config is None
+    assert session.field_error("sex", "") == str(raised.value)
+    assert "unknown attribute 'sex'" in str(raised.value)

@@ -82,7 +82,7 @@ def _read(path: Path) -> dict[str, Any] | None:
 class Jobs:
     """The jobs of a session, in order of start, under ``root``."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, warm_up: bool = True) -> None:
         self.root = root
         self.jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
@@ -90,7 +90,8 @@ class Jobs:
         self._context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if "forkserver" in methods:
             self._context.set_forkserver_preload(["sdckit.ui.worker"])
-            threading.Thread(target=self._warm_up, daemon=True).start()
+            if warm_up:
+                threading.Thread(target=self._warm_up, daemon=True).start()
 
     @staticmethod
     def _warm_up() -> None:

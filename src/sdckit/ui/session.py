@@ -69,10 +69,12 @@ class Session:
     measure_job: str | None = None
     compare_job: str | None = None
     lock: threading.RLock = field(default_factory=threading.RLock)
+    #: start the jobs' fork server at once (a server does; a test of the form need not)
+    warm_up: bool = True
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.jobs = Jobs(self.workdir / "jobs")
+        self.jobs = Jobs(self.workdir / "jobs", warm_up=self.warm_up)
 
     @property
     def config_path(self) -> Path:
@@ -102,7 +104,14 @@ class Session:
             self.data_error = None
             self.data_path = path
             self.records = table.n_records
-            self.rows = _describe(table.data, {row.name: row.settings for row in self.rows})
+            described = _describe(table.data, {row.name: row.settings for row in self.rows})
+            columns = set(table.data.columns)
+            # attributes of the configuration that are no column of these data stay (and are reported)
+            self.rows = described + [
+                AttributeRow(row.name, settings=row.settings)
+                for row in self.rows
+                if row.name not in columns and row.settings
+            ]
             self.validate()
 
     def load_config(self, path: str) -> None:
