@@ -21,6 +21,7 @@ ENTRIES: dict[str, tuple[str, str, str]] = {
     "serve": ("serve", "serve", "Serve protected answers to statistical queries over HTTP."),
     "keys": ("serve", "keys", "Analysts' API keys of a query server: add, revoke, list."),
     "query": ("query", "query", "Send one query to a query server; print its protected answer."),
+    "ui": ("ui", "ui", "A local browser workbench: describe, measure, protect, compare, export."),
 }
 
 

@@ -44,6 +44,28 @@ def save_figure(figure, path: str | os.PathLike, *, dpi: int | None = None) -> N
         pyplot().close(figure)
 
 
+def log_edges(positive: np.ndarray, bins: int = 60) -> np.ndarray:
+    """The ``bins + 1`` log-spaced edges of a risk histogram over positive values (from half to twice
+    the value when all are equal)."""
+    low, high = float(positive.min()), float(positive.max())
+    if high <= low:
+        low, high = low / 2, high * 2
+    return np.geomspace(low, high, bins + 1)
+
+
+def risk_bins(risks: np.ndarray, bins: int = 60) -> dict[str, object]:
+    """The counts :func:`risk_histogram` draws for one risk vector: ``edges`` (log-spaced over the
+    positive risks), ``counts`` per bin, and ``zeros``, the records at risk 0 that a log axis cannot
+    show (as its legend says)."""
+    values = np.asarray(risks, dtype=np.float64)
+    positive = values[values > 0]
+    if not positive.size:
+        return {"edges": [], "counts": [], "zeros": int(values.size)}
+    edges = log_edges(positive, bins)
+    counts, _ = np.histogram(positive, bins=edges)
+    return {"edges": edges.tolist(), "counts": counts.tolist(), "zeros": int(values.size - positive.size)}
+
+
 def risk_histogram(
     risks: Mapping[str, np.ndarray] | np.ndarray,
     path: str | os.PathLike,
@@ -65,10 +87,7 @@ def risk_histogram(
     positive = np.concatenate([values[values > 0] for values in series.values()] or [np.zeros(0)])
     figure, axes = plt.subplots(figsize=(8, 4.8), dpi=110)
     if positive.size:
-        low, high = float(positive.min()), float(positive.max())
-        if high <= low:
-            low, high = low / 2, high * 2
-        edges = np.geomspace(low, high, bins + 1)
+        edges = log_edges(positive, bins)
         for label, values in series.items():
             zeros = int(np.count_nonzero(values <= 0))
             note = f" ({zeros:,} at 0 not shown)" if zeros else ""
