@@ -186,6 +186,21 @@ def test_first_example_is_2_diverse_under_every_reading():
     for matching in MATCHINGS:
         assert np.allclose(_max_p(frame, columns, buckets, matching), 0.5), matching
         assert _l(frame, columns, buckets, matching) == pytest.approx(2.0)
+    # The readings differ in t1's distribution: SPEC's D(t1, B1) = {dyspepsia .5, flu .5} is the
+    # strict reading's; ignoring the zip of the sensitive column gives B1's whole distribution.
+    encoding = encode(frame, list(frame.columns))
+    codes = encoding.codes[encoding.index("disease")].astype(np.int64)
+    values = sorted(set(frame["disease"]))  # codes follow the sorted values
+    for matching, expected in (
+        ("strict", {"dyspepsia": 0.5, "flu": 0.5}),
+        ("bucket", {"bronchitis": 0.25, "dyspepsia": 0.25, "flu": 0.5}),
+        ("none", {"bronchitis": 0.25, "dyspepsia": 0.25, "flu": 0.5}),
+    ):
+        keys, qi = diversity_keys(encoding, columns, "disease", matching=matching)
+        p = tuple_probabilities(keys, qi, codes, len(values), [np.asarray(b) for b in buckets])
+        assert dict(zip(values, p[0], strict=True)) == pytest.approx(
+            {v: expected.get(v, 0.0) for v in values}
+        )
 
 
 MULTI = pl.DataFrame(
@@ -312,6 +327,11 @@ def test_readings_table_never_claims_more_than_the_bound():
     assert (strict <= readings.filter(pl.col("reading") == "none")["single_bucket_l"] + 1e-9).all()
     summary = reachable(readings, (2, 3, 4))
     assert summary["reading"].to_list() == ["strict", "bucket", "none"] * 2
+    for row in summary.iter_rows(named=True):
+        reached = [] if row["slicing reaches"] == "none" else row["slicing reaches"].split(", ")
+        assert len(reached) == (
+            0 if row["slicing buckets"] == "-" else len(row["slicing buckets"].split(", "))
+        )
 
 
 ADULT = adult_directory() / "adult_full.csv"

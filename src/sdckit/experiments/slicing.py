@@ -645,7 +645,8 @@ def diversity_readings(
 
 def reachable(readings: pl.DataFrame, ls: Sequence[int]) -> pl.DataFrame:
     """Per sensitive-column size and reading: the single-bucket bound, the l of ``ls`` each method
-    reaches at every number of columns tried, and whether both reach all of ``ls``."""
+    reaches at every number of columns tried with the fewest buckets it then has (1 bucket: the
+    table could not be split at all), and whether both reach all of ``ls``."""
     from sdckit.anonymize.slicing import MATCHINGS
 
     rows = []
@@ -656,9 +657,16 @@ def reachable(readings: pl.DataFrame, ls: Sequence[int]) -> pl.DataFrame:
         for method in PARTITION_OF:
             mine = part.filter(pl.col("method") == method)
             n_configs = mine["columns"].n_unique()
-            counts = mine.filter(pl.col("satisfied")).group_by("l").len()
-            every[method] = sorted(int(value) for value, n in counts.iter_rows() if n == n_configs)
+            counts = (
+                mine.filter(pl.col("satisfied"))
+                .group_by("l")
+                .agg(pl.len().alias("n"), pl.col("buckets").min().alias("buckets"))
+                .sort("l")
+            )
+            kept = counts.filter(pl.col("n") == n_configs)
+            every[method] = kept["l"].to_list()
             row[f"{method} reaches"] = ", ".join(map(str, every[method])) or "none"
+            row[f"{method} buckets"] = ", ".join(map(str, kept["buckets"].to_list())) or "-"
         row[f"l = {min(ls)}..{max(ls)} reachable"] = all(set(ls) <= set(v) for v in every.values())
         rows.append(row)
     order = {reading: i for i, reading in enumerate(MATCHINGS)}
