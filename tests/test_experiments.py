@@ -203,13 +203,13 @@ def synthetic_for_slicing(n: int = 600, seed: int = 0) -> pl.DataFrame:
 
 
 def test_all_columns_correlation_counts_lone_columns_as_zero():
-    from sdckit.experiments.slicing import _all_columns_correlation
+    from sdckit.experiments.slicing import average_correlation
 
     names = ["a", "b", "c", "d"]
     matrix = np.array([[1, 0.6, 0.2, 0.0], [0.6, 1, 0.4, 0.1], [0.2, 0.4, 1, 0.3], [0.0, 0.1, 0.3, 1]])
     # {a, b, c}: (0.6 + 0.2 + 0.4) / 3 = 0.4; {d} alone: 0 -> 0.2
-    assert _all_columns_correlation(matrix, names, [("a", "b", "c"), ("d",)]) == pytest.approx(0.2)
-    assert _all_columns_correlation(matrix, names, [("a", "b"), ("c", "d")]) == pytest.approx(0.45)
+    assert average_correlation(matrix, names, [("a", "b", "c"), ("d",)]) == pytest.approx(0.2)
+    assert average_correlation(matrix, names, [("a", "b"), ("c", "d")]) == pytest.approx(0.45)
 
 
 def test_slicing_experiment_tables_and_files(tmp_path):

@@ -1116,19 +1116,42 @@ def _overlapping_columns(
     return [tuple(column) for column in found] + [sensitive_column]
 
 
+#: Readings of tuple matching for the quasi-identifiers of the sensitive column (the slicing experiment's
+#: study; releases always use "strict").
+MATCHINGS = ("strict", "bucket", "none")
+
+
 def diversity_keys(
-    encoding: Any, columns: Sequence[Sequence[str]], sensitive: str
+    encoding: Any, columns: Sequence[Sequence[str]], sensitive: str, *, matching: str = "strict"
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """The tuple keys of the diversity check: one dense key array per non-sensitive column (the
     record's projection on the column), and the key of the sensitive column without ``sensitive``
-    (zeros when that column is the sensitive attribute alone). ``columns`` has the sensitive column last."""
+    (zeros when that column is the sensitive attribute alone). ``columns`` has the sensitive column last.
+
+    ``matching`` is the reading of tuple matching for the quasi-identifiers Q = C_c - {S} of the
+    sensitive column. ``"strict"`` (SPEC §1.7, Li et al.'s Definitions 3-4, the only reading a
+    release uses): t[Q] must occur in B (f_c(t,B) is a factor of f(t,B)) and only the sensitive values
+    of B's rows whose Q part equals t[Q] are candidates (D(t,B)). ``"bucket"``: t[Q] still weighs the
+    bucket (f_c is a factor) but every sensitive value of B is a candidate (D(t,B) is B's sensitive
+    distribution). ``"none"``: Q is ignored (f_c = 1, D(t,B) is B's distribution), as if the sensitive
+    column were {S} alone. The three coincide when the sensitive column is {S} alone.
+    """
+    if matching not in MATCHINGS:
+        raise ConfigError(f"matching must be one of {', '.join(MATCHINGS)}, got {matching!r}")
     column_keys = [group_keys(encoding, list(column))[0].astype(np.int64) for column in columns[:-1]]
     rest = [name for name in columns[-1] if name != sensitive]
     if rest:
         sensitive_qi_key = group_keys(encoding, rest)[0].astype(np.int64)
     else:
         sensitive_qi_key = np.zeros(encoding.n_records, dtype=np.int64)
-    return column_keys, sensitive_qi_key
+    if matching == "strict":
+        return column_keys, sensitive_qi_key
+    # f(t,B) D(t,B)[s] = prod_i cnt_i/|B| * cnt_(q,s)/|B|: with q = 0 for every record the last factor
+    # is B's share of s; "bucket" keeps t[Q]'s share as one more column factor.
+    zeros = np.zeros(encoding.n_records, dtype=np.int64)
+    if matching == "bucket":
+        return [*column_keys, sensitive_qi_key], zeros
+    return column_keys, zeros
 
 
 def _split_codes(table: Table, encoding: Any, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -1158,11 +1181,14 @@ def _partition_tuples(
     min_bucket_size: int | None,
     rng: np.random.Generator,
     progress: ProgressCallback | None,
+    matching: str = "strict",
 ) -> tuple[list[np.ndarray], float]:
+    """The tuple partition under l-diverse slicing, checked with the tuple matching ``matching`` (see
+    :func:`diversity_keys`; releases always use ``"strict"``); the buckets and the largest p(t, s)."""
     from sdckit.anonymize.tuple_partition import mondrian_tuple_partition, random_halving_partition
     from sdckit.models.sliced import SlicedDiversity, tuple_probabilities
 
-    column_keys, sensitive_qi_key = diversity_keys(encoding, columns, sensitive)
+    column_keys, sensitive_qi_key = diversity_keys(encoding, columns, sensitive, matching=matching)
     n = encoding.n_records
     whole = [np.arange(n, dtype=np.int64)]
     probabilities = tuple_probabilities(

@@ -128,7 +128,9 @@ def experiment_slicing(
         str, typer.Option("--columns", help="Numbers of columns: a range 2-10 or a list.")
     ] = "2-10",
     runs: Annotated[int, typer.Option("--runs", help="Seeded runs per number of columns.")] = 50,
-    sensitive_column_size: Annotated[int, typer.Option(help="Attributes in the sensitive column.")] = 3,
+    sensitive_column_size: Annotated[
+        int | None, typer.Option(help="Attributes in the sensitive column (default 3).")
+    ] = None,
     beta: Annotated[int, typer.Option("--beta", help="Improved slicing: minimum number of groups.")] = 2,
     max_labels: Annotated[
         int, typer.Option("--max-labels", help="Improved slicing: columns per attribute.")
@@ -136,6 +138,23 @@ def experiment_slicing(
     ls: Annotated[str, typer.Option("--ls", help="The l to test, comma-separated.")] = "2,3,4,5,6",
     min_bucket_size: Annotated[int, typer.Option("--min-bucket-size", help="Smallest bucket.")] = 250,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the first run.")] = 0,
+    correlation: Annotated[
+        str, typer.Option("--correlation", help="phi2, pearson (|Pearson| on codes) or cramers-v.")
+    ] = "phi2",
+    averaging: Annotated[
+        str | None, typer.Option("--averaging", help="lone-zero (default), paired-columns or pairs.")
+    ] = None,
+    matching: Annotated[
+        str | None,
+        typer.Option("--matching", help="Matching of the l checks: strict (default), bucket, none."),
+    ] = None,
+    study: Annotated[bool, typer.Option("--study", help="Run the sensitivity study instead.")] = False,
+    study_sizes: Annotated[
+        str | None, typer.Option("--study-sizes", help="Study: sensitive-column sizes (default 1-4).")
+    ] = None,
+    readings_columns: Annotated[
+        str | None, typer.Option("--readings-columns", help="Study: columns of the l readings (2,6,10).")
+    ] = None,
     quiet: Quiet = False,
 ) -> None:
     """Dhaigude & Kumar's improved slicing against slicing (Li et al.): Figure 2 (average correlation
@@ -143,42 +162,89 @@ def experiment_slicing(
     configuration satisfies, and the time of Mondrian-style vs random-halving tuple partitioning.
 
     Records with a missing value are removed first (Adult: 30,162 remain). Writes correlation.csv,
-    diversity.csv, timing.csv, results.md, figure2.png and summary.json.
+    diversity.csv, timing.csv, results.md, figure2.png and summary.json; with --study, study.csv,
+    curves.csv, readings.csv, results.md, figure2.png (the closest combination) and summary.json.
     """
-    from sdckit.experiments.data import complete_records
-    from sdckit.experiments.slicing import (
-        check_attributes,
-        slicing_experiment,
-        summary,
-        write_slicing_experiment,
-    )
-
+    settings = dict(locals())
     with user_errors():
-        n_columns = whole_numbers(columns, "--columns", minimum=2)
-        l_values = whole_numbers(ls, "--ls", minimum=1)
-        in_range(runs, "--runs", 1, None)
-        outputs = Outputs([data, config])
-        outputs.directory(output, "--output")
-        started = time.perf_counter()
-        say = stage_messages(quiet, started)
-        table = complete_records(_read(data, config, missing_values), say)
-        check_attributes(table, sensitive, sensitive_column_size, beta, source=str(data))
-        result = slicing_experiment(
-            table,
-            sensitive=sensitive,
-            n_columns=n_columns,
-            runs=runs,
-            sensitive_column_size=sensitive_column_size,
-            beta=beta,
-            max_labels=max_labels,
-            ls=l_values,
-            min_bucket_size=min_bucket_size,
-            seed=seed,
-            say=say,
-        )
-        figures = summary(result, elapsed_seconds=time.perf_counter() - started)
-        write = lambda folder: write_slicing_experiment(result, folder, name=data.name)  # noqa: E731
-        _finish(outputs, output, _slicing_table(result, data.name), write, figures)
+        _slicing_run(settings)
+
+
+def _slicing_run(o: dict[str, Any]) -> None:
+    """The body of ``sdckit experiment slicing`` (``o``: its options by name)."""
+    from sdckit.anonymize.slicing import MATCHINGS
+    from sdckit.experiments import slicing as experiment
+    from sdckit.experiments.data import complete_records
+
+    n_columns = whole_numbers(o["columns"], "--columns", minimum=2)
+    l_values = whole_numbers(o["ls"], "--ls", minimum=1)
+    in_range(o["runs"], "--runs", 1, None)
+    only = (
+        ("study_sizes", "readings_columns")
+        if not o["study"]
+        else ("sensitive_column_size", "averaging", "matching")
+    )
+    for name in only:
+        if o[name] is not None:
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(
+                f"{flag} " + ("needs --study" if not o["study"] else "does not apply to --study")
+            )
+    default = {"study_sizes": "1-4", "readings_columns": "2,6,10", "sensitive_column_size": 3}
+    default.update(averaging="lone-zero", matching="strict")
+    o.update({name: value for name, value in default.items() if o[name] is None})
+    in_range(o["sensitive_column_size"], "--sensitive-column-size", 1, None)
+    sizes = whole_numbers(o["study_sizes"], "--study-sizes", minimum=1)
+    readings_columns = whole_numbers(o["readings_columns"], "--readings-columns", minimum=2)
+    for value, option, choices in (
+        (o["correlation"], "--correlation", experiment.MEASURES),
+        (o["averaging"], "--averaging", experiment.AVERAGINGS),
+        (o["matching"], "--matching", MATCHINGS),
+    ):
+        if value not in choices:
+            raise ConfigError(f"{option} must be one of {', '.join(choices)}, got {value!r}")
+    data = o["data"]
+    outputs = Outputs([data, o["config"]])
+    outputs.directory(o["output"], "--output")
+    started = time.perf_counter()
+    say = stage_messages(o["quiet"], started)
+    table = complete_records(_read(data, o["config"], o["missing_values"]), say)
+    common = {
+        "sensitive": o["sensitive"], "n_columns": n_columns, "runs": o["runs"], "beta": o["beta"],
+        "max_labels": o["max_labels"], "ls": l_values, "min_bucket_size": o["min_bucket_size"],
+        "seed": o["seed"], "correlation": o["correlation"], "say": say,
+    }  # fmt: skip
+    if o["study"]:
+        experiment.check_attributes(table, o["sensitive"], min(sizes), o["beta"], source=str(data))
+        result = experiment.slicing_study(table, sizes=sizes, readings_columns=readings_columns, **common)
+        figures = experiment.study_summary(result, elapsed_seconds=time.perf_counter() - started)
+        write = lambda folder: experiment.write_slicing_study(result, folder, name=data.name)  # noqa: E731
+        shown: Any = _study_table(result, data.name)
+    else:
+        size = o["sensitive_column_size"]
+        experiment.check_attributes(table, o["sensitive"], size, o["beta"], source=str(data))
+        result = experiment.slicing_experiment(
+            table, sensitive_column_size=size, averaging=o["averaging"],
+            matching=o["matching"], **common,
+        )  # fmt: skip
+        figures = experiment.summary(result, elapsed_seconds=time.perf_counter() - started)
+        write = lambda folder: experiment.write_slicing_experiment(result, folder, name=data.name)  # noqa: E731
+        shown = _slicing_table(result, data.name)
+    _finish(outputs, o["output"], shown, write, figures)
+
+
+def _study_table(result: Any, name: str) -> RichTable:
+    shown = RichTable(title=f"Which reading reproduces Figure 2's two trends — {name}", title_justify="left")
+    for column in ("measure", "averaging", "sensitive column", "slicing falls", "improved rises, falls"):
+        shown.add_column(column)
+    shown.add_column("closeness", justify="right")
+    for row in result.grid.head(5).iter_rows(named=True):
+        shown.add_row(
+            row["measure"], row["averaging"], str(row["sensitive_column_size"]),
+            "yes" if row["slicing_falls"] else "no", "yes" if row["improved_rises_then_falls"] else "no",
+            f"{row['closeness']:.3f}",
+        )  # fmt: skip
+    return shown
 
 
 def _read(data: Path, config: Path | None, missing_values: str) -> Any:

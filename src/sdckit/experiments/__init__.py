@@ -6,7 +6,9 @@
   records above the risk threshold before and after (its Table 2, Figure 2).
 * :mod:`sdckit.experiments.slicing`: Section 3 of Dhaigude & Kumar's improved slicing against slicing
   (Li et al., 2012): Figure 2 (average correlation inside the released columns), which l each
-  configuration satisfies, and the time of the two tuple partitionings.
+  configuration satisfies, and the time of the two tuple partitionings; and a sensitivity study of
+  which correlation measure, averaging, sensitive-column size and reading of tuple matching reproduce
+  the paper.
 * :mod:`sdckit.experiments.quasi_sensitive`: Section 3 of Shi, Xiong & Fung (2010), "Anonymizing data
   with quasi-sensitive attribute values": Figures 5 and 6 on Adult's quasi-identifiers with
   synthesized terms and knowledge.

@@ -56,10 +56,17 @@ def ncp_bar_chart(frame: pl.DataFrame, path: str | os.PathLike, title: str) -> N
     save_figure(figure, path, dpi=120)
 
 
-def correlation_chart(correlation: pl.DataFrame, path: str | os.PathLike, name: str) -> None:
+def correlation_chart(
+    correlation: pl.DataFrame,
+    path: str | os.PathLike,
+    name: str,
+    ylabel: str = "average φ² inside the released columns",
+    subtitle: str = "",
+) -> None:
     """Dhaigude & Kumar's Figure 2: the average correlation inside the released columns against the
     number of columns, slicing vs improved slicing, with the standard deviation over the runs
-    (``correlation`` the slicing experiment's table of that name)."""
+    (``correlation`` the slicing experiment's table of that name; ``ylabel`` names the measure and
+    the averaging, ``subtitle`` is added to the title)."""
     plt = pyplot()
 
     figure, axis = plt.subplots(figsize=(6.0, 4.0))
@@ -70,8 +77,8 @@ def correlation_chart(correlation: pl.DataFrame, path: str | os.PathLike, name: 
             marker=marker, capsize=3, label=method,
         )  # fmt: skip
     axis.set_xlabel("number of columns")
-    axis.set_ylabel("average φ² inside the released columns")
-    axis.set_title(f"Figure 2 — {name}", fontsize=10)
+    axis.set_ylabel(ylabel)
+    axis.set_title(f"Figure 2 — {name}" + (f"\n{subtitle}" if subtitle else ""), fontsize=10)
     axis.legend()
     figure.tight_layout()
     save_figure(figure, path, dpi=120)
