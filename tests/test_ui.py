@@ -161,10 +161,14 @@ def wait_for(bench: Workbench, identifier: str, timeout: float = 120):
 
 def submit(bench: Workbench, identifier: str) -> None:
     """Click a form's button and wait for the page it leads to."""
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
+    def loaded(driver) -> bool:
+        return driver.execute_script("return document.readyState") == "complete"
+
+    WebDriverWait(bench.driver, 60).until(loaded)
     for _ in range(20):  # a run's status is refreshed in place while it runs: find its button anew
         button = by_id(bench, identifier)
         try:
@@ -172,7 +176,13 @@ def submit(bench: Workbench, identifier: str) -> None:
             break
         except StaleElementReferenceException:
             continue
+        except WebDriverException as error:
+            # chromedriver's form of a stale element when the node left the document mid-click
+            if "does not belong to the document" not in str(error):
+                raise
+            continue
     WebDriverWait(bench.driver, 60).until(expected_conditions.staleness_of(button))
+    WebDriverWait(bench.driver, 60).until(loaded)
 
 
 def wait_ended(bench: Workbench, selector: str, timeout: float = 120) -> str:
