@@ -269,6 +269,16 @@ class _Search:
             self.stack = np.zeros((len(hierarchies), depth, count), dtype=np.int32)
             for j, codes in enumerate(by_level):
                 self.stack[j, : len(codes)] = codes
+        # Under k-anonymity alone a node is evaluated by one compiled call (classes, sizes, first
+        # combination of each class, the k check): the class count of every (attribute, level) as
+        # the mixed radix, a scratch table for the grouping, and whether the counts are whole
+        # numbers (then the kernel's sum of the suppressed sizes is exact, as numpy's).
+        self._level_counts = np.ones((len(hierarchies), max(depth, 1)), dtype=np.int64)
+        for j, per_level in enumerate(self.node_counts):
+            self._level_counts[j, : len(per_level)] = per_level
+        self._fast_k = self.k_only is not None and self.stack is not None
+        self._scratch = np.full(4 * count + 1024, -1, dtype=np.int32) if self._fast_k else None
+        self._whole_counts = weights is None
         self.evaluations = 0
         self.rolled_up = 0
         # Evaluated nodes kept to derive the classes of their generalizations from (roll-up): levels,
@@ -446,9 +456,53 @@ class _Search:
         self._source_levels[slot] = node.levels
         self._source_classes[slot] = n_classes
 
+    def _evaluate_k(self, levels: tuple[int, ...]) -> _Node | None:
+        """:meth:`evaluate` under k-anonymity alone: the same node (classes numbered alike, the same
+        sizes and roll-up sources) from one compiled call that chooses the source and one that
+        groups, sums the sizes and checks k, with no per-node numpy steps. None when the key range
+        does not fit in int64 (the general path then handles the node)."""
+        at = np.array(levels, dtype=np.int64)
+        chosen, replaced = _kernels.choose_source(self._source_levels, self._source_classes, at)
+        parent = None
+        if chosen >= 0:
+            parent = self._sources[chosen][0]
+            fits, class_of, sizes, first, passes, failing, suppressed = _kernels.roll_up_k(
+                self.stack, at, self._level_counts, parent.first, parent.sizes, self.k_only, self._scratch
+            )
+            classes = None
+        else:
+            fits, classes, sizes, first, passes, failing, suppressed = _kernels.classes_k(
+                self.stack, at, self._level_counts, self.combinations.counts, self.k_only, self._scratch
+            )
+            class_of = None
+        if not fits:
+            return None
+        if parent is not None:
+            self.rolled_up += 1
+        if not failing:
+            n_suppressed = 0.0
+        elif self._whole_counts:
+            n_suppressed = float(suppressed)
+        else:  # numpy's (pairwise) sum, as the general path
+            n_suppressed = float(sizes[~passes].sum())
+        satisfied = n_suppressed <= self.max_suppressed + 1e-9
+        n_classes = len(sizes)
+        node = _Node(levels, classes, n_classes, sizes, passes, n_suppressed, satisfied, satisfied, first)
+        node.parent, node.class_of = parent, class_of
+        # As _keep_source: a node with few classes replaces the kept one with the most.
+        if 10 * n_classes <= 9 * len(self.combinations.counts) and n_classes < self._source_classes[replaced]:
+            self._sources[replaced] = (node, {})
+            self._source_levels[replaced] = levels
+            self._source_classes[replaced] = n_classes
+        return node
+
     def evaluate(self, levels: Sequence[int]) -> _Node:
         self.evaluations += 1
         levels = tuple(int(level) for level in levels)
+        if self._fast_k:
+            node = self._evaluate_k(levels)
+            if node is not None:
+                return node
         rolled = self._roll_up(levels)
         parent = class_of = first = classes = None
         if rolled is not None:
