@@ -399,6 +399,17 @@ def combine_levels_at(stack, levels, cards, rows, direct_upper):  # pragma: no c
 
 
 @njit(cache=True, nogil=True)
+def level_codes(out, codes, leaves):  # pragma: no cover - compiled
+    """``out[level, i] = codes[leaves[i], level]``: the node of each combination's leaf at every level
+    of a hierarchy (``codes``: leaves x levels), written straight into a row block of the search's
+    (attribute, level, combination) array."""
+    for level in range(codes.shape[1]):
+        row = out[level]
+        for i in range(leaves.shape[0]):
+            row[i] = codes[leaves[i], level]
+
+
+@njit(cache=True, nogil=True)
 def choose_source(source_levels, source_classes, levels):  # pragma: no cover - compiled
     """For a roll-up: the kept node (row of ``source_levels``) at most as general as ``levels`` on every
     attribute with the fewest classes (ties: the first; free rows hold the largest int64, never
@@ -494,22 +505,47 @@ def _classes_weighted(combined, weights, upper, table, k):  # pragma: no cover -
 
 
 @njit(cache=True, nogil=True)
+def _combine_into(combined, stack, levels, level_counts, rows):  # pragma: no cover - compiled
+    """``combined[i]`` = the mixed-radix value of the codes ``stack[j, levels[j], i]`` (of
+    ``rows[i]`` when ``rows`` is not empty) over the attributes j with more than one class at their
+    level (one class adds no digit)."""
+    count = combined.shape[0]
+    for j in range(stack.shape[0]):
+        radix = level_counts[j, levels[j]]
+        if radix == 1:
+            continue
+        row = stack[j, levels[j]]
+        if rows.shape[0] == 0:  # a contiguous row at a time: vectorizes
+            for i in range(count):
+                combined[i] = combined[i] * radix + row[i]
+        else:
+            for i in range(count):
+                combined[i] = combined[i] * radix + row[rows[i]]
+
+
+@njit(cache=True, nogil=True)
+def _classes_of_levels(stack, levels, level_counts, rows, weights, k, table):  # pragma: no cover - compiled
+    upper = _mixed_product(levels, level_counts)
+    count = rows.shape[0] if rows.shape[0] else stack.shape[2]
+    if upper < 0:  # the keys would not fit in int64: nothing computed
+        return False, *_classes_weighted(np.zeros(0, dtype=np.int64), weights, 1, table, k)
+    if upper < np.int64(1) << 31:  # 32-bit keys: the multiply-adds vectorize twice as wide
+        combined32 = np.zeros(count, dtype=np.int32)
+        _combine_into(combined32, stack, levels, level_counts, rows)
+        return True, *_classes_weighted(combined32, weights, upper, table, k)
+    combined = np.zeros(count, dtype=np.int64)
+    _combine_into(combined, stack, levels, level_counts, rows)
+    return True, *_classes_weighted(combined, weights, upper, table, k)
+
+
+@njit(cache=True, nogil=True)
 def classes_k(stack, levels, level_counts, weights, k, table):  # pragma: no cover - compiled
     """A lattice node under k-anonymity alone, in one call: the classes of the combinations of codes
     ``stack[j, levels[j], i]`` over attributes j (mixed radix: ``level_counts[j, level]`` is the
     number of classes of attribute j at that level), with :func:`_classes_weighted`'s figures for
     the combination ``weights``. ``fits`` is False (and nothing is computed) when the key range
     would not fit in int64."""
-    upper = _mixed_product(levels, level_counts)
-    count = stack.shape[2] if upper >= 0 else 0
-    combined = np.zeros(count, dtype=np.int64)
-    for j in range(stack.shape[0] if upper >= 0 else 0):  # a contiguous row at a time: vectorizes
-        row = stack[j, levels[j]]
-        radix = level_counts[j, levels[j]]
-        for i in range(count):
-            combined[i] = combined[i] * radix + row[i]
-    keys, sizes, first, passes, failing, suppressed = _classes_weighted(combined, weights, upper, table, k)
-    return upper >= 0, keys, sizes, first, passes, failing, suppressed
+    return _classes_of_levels(stack, levels, level_counts, np.zeros(0, dtype=np.int64), weights, k, table)
 
 
 @njit(cache=True, nogil=True)
@@ -517,18 +553,12 @@ def roll_up_k(stack, levels, level_counts, rows, weights, k, table):  # pragma: 
     """As :func:`classes_k` over the combinations ``rows`` only (the first combination of each class
     of a more specific node, ``weights`` its class sizes: ARX's roll-up). The first element of each
     new class is returned as a combination (``rows[...]``)."""
-    upper = _mixed_product(levels, level_counts)
-    count = rows.shape[0] if upper >= 0 else 0
-    combined = np.zeros(count, dtype=np.int64)
-    for j in range(stack.shape[0] if upper >= 0 else 0):
-        row = stack[j, levels[j]]
-        radix = level_counts[j, levels[j]]
-        for i in range(count):
-            combined[i] = combined[i] * radix + row[rows[i]]
-    keys, sizes, first, passes, failing, suppressed = _classes_weighted(combined, weights, upper, table, k)
+    fits, keys, sizes, first, passes, failing, suppressed = _classes_of_levels(
+        stack, levels, level_counts, rows, weights, k, table
+    )
     for g in range(first.shape[0]):
         first[g] = rows[first[g]]
-    return upper >= 0, keys, sizes, first, passes, failing, suppressed
+    return fits, keys, sizes, first, passes, failing, suppressed
 
 
 @njit(cache=True, nogil=True)

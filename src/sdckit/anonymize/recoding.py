@@ -161,9 +161,16 @@ def _combinations(
                 "the hierarchy lists)"
             )
         leaf_columns.append(codes.astype(np.int32))
-    keys, sizes = initial_keys(n)
-    for codes, hierarchy in zip(leaf_columns, hierarchies, strict=True):
-        keys, sizes = extend_keys(keys, sizes, codes, hierarchy.n_leaves)
+    if math.prod(h.n_leaves for h in hierarchies) < 2**62:
+        # One mixed-radix key per record and one grouping (first-appearance order, as extend_keys).
+        mixed = np.zeros(n, dtype=np.int64)
+        for codes, hierarchy in zip(leaf_columns, hierarchies, strict=True):
+            _kernels.mix_radix(mixed, codes, np.int64(hierarchy.n_leaves))
+        keys, sizes = _kernels.densify_hashed(mixed)
+    else:
+        keys, sizes = initial_keys(n)
+        for codes, hierarchy in zip(leaf_columns, hierarchies, strict=True):
+            keys, sizes = extend_keys(keys, sizes, codes, hierarchy.n_leaves)
     n_combinations = len(sizes)
     representative = np.empty(n_combinations, dtype=np.int64)
     representative[keys] = np.arange(n, dtype=np.int64)
@@ -253,22 +260,25 @@ class _Search:
         self.class_free_bound = metric in CLASS_FREE_BOUND
         # Generalized codes of every combination at every level, and node counts per level.
         leaf_codes = self.combinations.leaf_codes
-        # One gather per attribute: (levels x leaves) table, indexed by the combinations' leaves.
-        by_level = [
-            np.ascontiguousarray(h.codes.T)[:, np.ascontiguousarray(leaf_codes[:, j])]
-            for j, h in enumerate(hierarchies)
-        ]
-        self.generalized = [list(codes) for codes in by_level]
         self.node_counts = [[len(h.leaf_counts(level)) for level in range(h.n_levels)] for h in hierarchies]
-        # The same codes as one padded (attribute, level, combination) array, so that a node's classes
-        # are combined and densified in one compiled pass (skipped when it would be large).
+        # The codes as one padded (attribute, level, combination) array, so that a node's classes are
+        # combined and densified in one compiled pass (skipped when it would be large): filled by
+        # one compiled gather per attribute, and ``generalized`` holds views of its rows.
         count = len(self.combinations.counts)
         depth = int(self.max_levels.max()) + 1 if len(hierarchies) else 0
         self.stack = None
         if len(hierarchies) and len(hierarchies) * depth * count * 4 <= 256 * 2**20:
             self.stack = np.zeros((len(hierarchies), depth, count), dtype=np.int32)
-            for j, codes in enumerate(by_level):
-                self.stack[j, : len(codes)] = codes
+            for j, h in enumerate(hierarchies):
+                leaves = np.ascontiguousarray(leaf_codes[:, j])
+                _kernels.level_codes(self.stack[j], np.ascontiguousarray(h.codes, dtype=np.int32), leaves)
+            self.generalized = [list(self.stack[j, : h.n_levels]) for j, h in enumerate(hierarchies)]
+        else:
+            # One gather per attribute: (levels x leaves) table, indexed by the combinations' leaves.
+            self.generalized = [
+                list(np.ascontiguousarray(h.codes.T)[:, np.ascontiguousarray(leaf_codes[:, j])])
+                for j, h in enumerate(hierarchies)
+            ]
         # Under k-anonymity alone a node is evaluated by one compiled call (classes, sizes, first
         # combination of each class, the k check): the class count of every (attribute, level) as
         # the mixed radix, a scratch table for the grouping, and whether the counts are whole
