@@ -410,6 +410,27 @@ def level_codes(out, codes, leaves):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def column_weight_sums(codes, column, weights, n_values):  # pragma: no cover - compiled
+    """Sum of ``weights`` per value of ``codes[:, column]`` (values 0 .. n_values-1), in row order as
+    ``np.bincount`` with weights, read in place (a column of a C-order array is strided)."""
+    sums = np.zeros(n_values, dtype=np.float64)
+    for i in range(codes.shape[0]):
+        sums[codes[i, column]] += weights[i]
+    return sums
+
+
+@njit(cache=True, nogil=True)
+def successor_bounds(bounds, levels, strides, max_levels):  # pragma: no cover - compiled
+    """``out[node, j]`` = the bound of the node one level higher on attribute j, or +inf at its top."""
+    out = np.full(levels.shape, np.inf)
+    for node in range(levels.shape[0]):
+        for j in range(levels.shape[1]):
+            if levels[node, j] < max_levels[j]:
+                out[node, j] = bounds[node + strides[j]]
+    return out
+
+
+@njit(cache=True, nogil=True)
 def choose_source(source_levels, source_classes, levels):  # pragma: no cover - compiled
     """For a roll-up: the kept node (row of ``source_levels``) at most as general as ``levels`` on every
     attribute with the fewest classes (ties: the first; free rows hold the largest int64, never
@@ -455,8 +476,11 @@ def _classes_weighted(combined, weights, upper, table, k):  # pragma: no cover -
     open-addressing table of its own."""
     n = combined.shape[0]
     keys = np.empty(n, dtype=np.int32)
-    sizes = np.zeros(n + 1, dtype=np.float64)
-    first = np.empty(n + 1, dtype=np.int64)
+    # At most min(n, upper) keys: most nodes have few classes, and zeroing room for n would cost
+    # more than grouping them.
+    room = min(n, max(upper, 0)) + 1
+    sizes = np.zeros(room, dtype=np.float64)
+    first = np.empty(room, dtype=np.int64)
     groups = 0
     if upper <= table.shape[0]:
         for i in range(n):

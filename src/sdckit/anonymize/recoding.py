@@ -250,10 +250,10 @@ class _Search:
             self.strides[j] = self.strides[j + 1] * (self.max_levels[j + 1] + 1)
         self.size = int(np.prod(self.max_levels + 1)) if len(hierarchies) else 1
         # Levels of every node (row = node id in mixed radix, most significant attribute first).
-        remainder = np.arange(self.size, dtype=np.int64)
-        self.level_matrix = np.zeros((self.size, len(hierarchies)), dtype=np.int16)
-        for j, stride in enumerate(self.strides):
-            self.level_matrix[:, j], remainder = np.divmod(remainder, stride)
+        shape = tuple(int(m) + 1 for m in self.max_levels)
+        self.level_matrix = np.ascontiguousarray(
+            np.indices(shape, dtype=np.int16).reshape(len(hierarchies), self.size).T
+        )
         self.heights = self.level_matrix.sum(axis=1, dtype=np.int64)
         # Metrics whose value without suppression does not depend on the classes: their bound can
         # be computed from the levels alone, before the node's classes.
@@ -298,13 +298,13 @@ class _Search:
         self._source_classes = np.full(_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)  # free: max
         self._sources: list[Any] = [None] * _SOURCES
         self.leaf_frequencies = tuple(
-            np.bincount(leaf_codes[:, j], weights=self.combinations.counts, minlength=h.n_leaves)
+            _kernels.column_weight_sums(leaf_codes, j, self.combinations.counts, h.n_leaves)
             for j, h in enumerate(hierarchies)
         )
 
     # ------------------------------------------------------------------ lattice
     def levels_of(self, node: int) -> tuple[int, ...]:
-        return tuple(int(level) for level in self.level_matrix[node])
+        return tuple(self.level_matrix[node].tolist())
 
     def node_of(self, levels: Sequence[int]) -> int:
         return int(np.dot(np.asarray(levels, dtype=np.int64), self.strides))
@@ -508,7 +508,7 @@ class _Search:
 
     def evaluate(self, levels: Sequence[int]) -> _Node:
         self.evaluations += 1
-        levels = tuple(int(level) for level in levels)
+        levels = tuple(map(int, levels))
         if self._fast_k:
             node = self._evaluate_k(levels)
             if node is not None:
@@ -561,8 +561,9 @@ class _Search:
             levels = tuple(min(level, int(m)) for m in self.max_levels)
             per_attribute[:, level] = list(loss_per_attribute(self._unsuppressed_view(levels)).values())
         logs = np.zeros(self.size)
+        per_attribute = np.log1p(per_attribute)  # per (attribute, level), then gathered: same values
         for j in range(len(self.hierarchies)):
-            logs += np.log1p(per_attribute[j][self.level_matrix[:, j]])
+            logs += per_attribute[j][self.level_matrix[:, j]]
         return np.exp(logs / max(len(self.hierarchies), 1)) - 1.0
 
     def _unsuppressed_view(self, levels: tuple[int, ...]) -> GeneralizationView:
@@ -767,19 +768,15 @@ def _bounded_search(
 
     if top is not None:
         visit(search.size - 1, top)
-    nodes = np.arange(search.size, dtype=np.int64)
     top_down = search.max_suppressed > 0
     if top_down:
         statistics["strategy"] = "top-down, predictive tagging and the metric's bound"
-        order = nodes[np.lexsort((nodes, bounds, -search.heights))]
+        order = np.lexsort((bounds, -search.heights))  # stable: ties in node order
     else:
         statistics["strategy"] = "by increasing bound, binary searches along chains"
-        order = nodes[np.lexsort((nodes, search.heights, bounds))]
+        order = np.lexsort((search.heights, bounds))  # stable: ties in node order
         # Along a chain, raise the attribute whose successor has the smallest bound.
-        rank = np.full((search.size, len(search.strides)), np.inf)
-        for j, stride in enumerate(search.strides):
-            below_top = np.flatnonzero(search.level_matrix[:, j] < search.max_levels[j])
-            rank[below_top, j] = bounds[below_top + stride]
+        rank = _kernels.successor_bounds(bounds, search.level_matrix, search.strides, search.max_levels)
     ordered_bounds = bounds[order]
 
     def next_open(index: int) -> int:
@@ -984,7 +981,7 @@ def _release(
         level = node.levels[j]
         combination_penalty[:, j] = hierarchy.ncp(level)[search.generalized[j][level]]
     combination_penalty[combination_suppressed] = 1.0
-    penalty = combination_penalty[record_combination]
+    penalty = np.take(combination_penalty, record_combination, axis=0)  # rows: faster than [index]
     for j, name in enumerate(search.quasi_identifiers):
         hierarchy = search.hierarchies[j]
         level = node.levels[j]
