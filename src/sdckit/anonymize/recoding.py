@@ -990,7 +990,8 @@ def _release(
         categories = list(hierarchy.labels[level])
         if SUPPRESSED not in categories:
             categories.append(SUPPRESSED)
-        labels = pl.Series(name, categories, dtype=pl.Enum(categories))
+        text = pl.Series(name, categories, dtype=pl.String)  # one conversion of the labels, not two
+        labels = text.cast(pl.Enum(text))
         codes = np.where(combination_suppressed, categories.index(SUPPRESSED), search.generalized[j][level])
         columns.append(labels[codes[record_combination]])  # numpy indexing: no expression round trip
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
