@@ -529,9 +529,9 @@ def _classes_weighted(combined, weights, upper, table, k):  # pragma: no cover -
 
 
 @njit(cache=True, nogil=True)
-def _combine_into(combined, stack, levels, level_counts, rows):  # pragma: no cover - compiled
+def _combine_into(combined, stack, levels, level_counts, rows, gather):  # pragma: no cover - compiled
     """``combined[i]`` = the mixed-radix value of the codes ``stack[j, levels[j], i]`` (of
-    ``rows[i]`` when ``rows`` is not empty) over the attributes j with more than one class at their
+    ``rows[i]`` with ``gather``) over the attributes j with more than one class at their
     level (one class adds no digit)."""
     count = combined.shape[0]
     for j in range(stack.shape[0]):
@@ -539,7 +539,7 @@ def _combine_into(combined, stack, levels, level_counts, rows):  # pragma: no co
         if radix == 1:
             continue
         row = stack[j, levels[j]]
-        if rows.shape[0] == 0:  # a contiguous row at a time: vectorizes
+        if not gather:  # a contiguous row at a time: vectorizes
             for i in range(count):
                 combined[i] = combined[i] * radix + row[i]
         else:
@@ -548,17 +548,22 @@ def _combine_into(combined, stack, levels, level_counts, rows):  # pragma: no co
 
 
 @njit(cache=True, nogil=True)
-def _classes_of_levels(stack, levels, level_counts, rows, weights, k, table):  # pragma: no cover - compiled
+def _classes_of_levels(
+    stack, levels, level_counts, rows, gather, weights, k, table
+):  # pragma: no cover - compiled
+    """The body of :func:`classes_k` (all combinations) and :func:`roll_up_k` (``rows``, with
+    ``gather``): combine in int32 when the key range allows (AVX2 has no 64-bit multiply, so the
+    int64 loop does not vectorize), else int64, then group."""
     upper = _mixed_product(levels, level_counts)
-    count = rows.shape[0] if rows.shape[0] else stack.shape[2]
+    count = rows.shape[0] if gather else stack.shape[2]
     if upper < 0:  # the keys would not fit in int64: nothing computed
         return False, *_classes_weighted(np.zeros(0, dtype=np.int64), weights, 1, table, k)
     if upper < np.int64(1) << 31:  # 32-bit keys: the multiply-adds vectorize twice as wide
         combined32 = np.zeros(count, dtype=np.int32)
-        _combine_into(combined32, stack, levels, level_counts, rows)
+        _combine_into(combined32, stack, levels, level_counts, rows, gather)
         return True, *_classes_weighted(combined32, weights, upper, table, k)
     combined = np.zeros(count, dtype=np.int64)
-    _combine_into(combined, stack, levels, level_counts, rows)
+    _combine_into(combined, stack, levels, level_counts, rows, gather)
     return True, *_classes_weighted(combined, weights, upper, table, k)
 
 
@@ -569,7 +574,8 @@ def classes_k(stack, levels, level_counts, weights, k, table):  # pragma: no cov
     number of classes of attribute j at that level), with :func:`_classes_weighted`'s figures for
     the combination ``weights``. ``fits`` is False (and nothing is computed) when the key range
     would not fit in int64."""
-    return _classes_of_levels(stack, levels, level_counts, np.zeros(0, dtype=np.int64), weights, k, table)
+    no_rows = np.zeros(0, dtype=np.int64)
+    return _classes_of_levels(stack, levels, level_counts, no_rows, False, weights, k, table)
 
 
 @njit(cache=True, nogil=True)
@@ -578,7 +584,7 @@ def roll_up_k(stack, levels, level_counts, rows, weights, k, table):  # pragma: 
     of a more specific node, ``weights`` its class sizes: ARX's roll-up). The first element of each
     new class is returned as a combination (``rows[...]``)."""
     fits, keys, sizes, first, passes, failing, suppressed = _classes_of_levels(
-        stack, levels, level_counts, rows, weights, k, table
+        stack, levels, level_counts, rows, True, weights, k, table
     )
     for g in range(first.shape[0]):
         first[g] = rows[first[g]]
