@@ -399,6 +399,199 @@ def combine_levels_at(stack, levels, cards, rows, direct_upper):  # pragma: no c
 
 
 @njit(cache=True, nogil=True)
+def level_codes(out, codes, leaves):  # pragma: no cover - compiled
+    """``out[level, i] = codes[leaves[i], level]``: the node of each combination's leaf at every level
+    of a hierarchy (``codes``: leaves x levels), written straight into a row block of the search's
+    (attribute, level, combination) array."""
+    for level in range(codes.shape[1]):
+        row = out[level]
+        for i in range(leaves.shape[0]):
+            row[i] = codes[leaves[i], level]
+
+
+@njit(cache=True, nogil=True)
+def column_weight_sums(codes, column, weights, n_values):  # pragma: no cover - compiled
+    """Sum of ``weights`` per value of ``codes[:, column]`` (values 0 .. n_values-1), in row order as
+    ``np.bincount`` with weights, read in place (a column of a C-order array is strided)."""
+    sums = np.zeros(n_values, dtype=np.float64)
+    for i in range(codes.shape[0]):
+        sums[codes[i, column]] += weights[i]
+    return sums
+
+
+@njit(cache=True, nogil=True)
+def successor_bounds(bounds, levels, strides, max_levels):  # pragma: no cover - compiled
+    """``out[node, j]`` = the bound of the node one level higher on attribute j, or +inf at its top."""
+    out = np.full(levels.shape, np.inf)
+    for node in range(levels.shape[0]):
+        for j in range(levels.shape[1]):
+            if levels[node, j] < max_levels[j]:
+                out[node, j] = bounds[node + strides[j]]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def choose_source(source_levels, source_classes, levels):  # pragma: no cover - compiled
+    """For a roll-up: the kept node (row of ``source_levels``) at most as general as ``levels`` on every
+    attribute with the fewest classes (ties: the first; free rows hold the largest int64, never
+    chosen), or -1; and the row a new source would replace (the first with the most classes)."""
+    chosen = -1
+    fewest = np.iinfo(np.int64).max
+    replaced = 0
+    for s in range(source_levels.shape[0]):
+        if source_classes[s] > source_classes[replaced]:
+            replaced = s
+        if source_classes[s] >= fewest:
+            continue
+        below = True
+        for j in range(levels.shape[0]):
+            if source_levels[s, j] > levels[j]:
+                below = False
+                break
+        if below:
+            chosen = s
+            fewest = source_classes[s]
+    return chosen, replaced
+
+
+@njit(cache=True, nogil=True)
+def _mixed_product(levels, level_counts):  # pragma: no cover - compiled
+    """The product of the class counts of ``levels`` (the mixed-radix key range), or -1 when it
+    reaches 2**62 (the keys would not fit in int64)."""
+    upper = np.int64(1)
+    for j in range(levels.shape[0]):
+        card = level_counts[j, levels[j]]
+        if upper >= (np.int64(1) << 62) // max(card, 1):
+            return -1
+        upper *= card
+    return upper
+
+
+@njit(cache=True, nogil=True)
+def _classes_weighted(combined, weights, upper, table, k):  # pragma: no cover - compiled
+    """Dense keys (int32, first-appearance order) of the non-negative ``combined`` values below
+    ``upper``, with per key: the sum of ``weights`` (in element order, as ``np.bincount``), the first
+    element, and whether the sum reaches ``k``; and the number of keys below ``k`` and their summed
+    weight. Through the scratch ``table`` (all -1, left so) when ``upper`` fits in it, else an
+    open-addressing table of its own."""
+    n = combined.shape[0]
+    keys = np.empty(n, dtype=np.int32)
+    # At most min(n, upper) keys: most nodes have few classes, and zeroing room for n would cost
+    # more than grouping them.
+    room = min(n, max(upper, 0)) + 1
+    sizes = np.zeros(room, dtype=np.float64)
+    first = np.empty(room, dtype=np.int64)
+    groups = 0
+    if upper <= table.shape[0]:
+        for i in range(n):
+            value = combined[i]
+            key = table[value]
+            if key < 0:
+                key = groups
+                table[value] = key
+                first[groups] = i
+                groups += 1
+            keys[i] = key
+            sizes[key] += weights[i]
+        for g in range(groups):
+            table[combined[first[g]]] = -1
+    else:
+        bits = 4
+        while (1 << bits) < 2 * n + 2:
+            bits += 1
+        slots = 1 << bits
+        mask = slots - 1
+        shift = np.uint64(64 - bits)
+        stored = np.full(slots, -1, dtype=np.int64)
+        assigned = np.empty(slots, dtype=np.int32)
+        for i in range(n):
+            value = combined[i]
+            slot = _probe(stored, value, shift, mask)
+            if stored[slot] == value:
+                key = assigned[slot]
+            else:
+                stored[slot] = value
+                key = groups
+                assigned[slot] = key
+                first[groups] = i
+                groups += 1
+            keys[i] = key
+            sizes[key] += weights[i]
+    passes = np.empty(groups, dtype=np.bool_)
+    failing = 0
+    suppressed = 0.0
+    for g in range(groups):
+        passes[g] = sizes[g] >= k
+        if not passes[g]:
+            failing += 1
+            suppressed += sizes[g]
+    return keys, sizes[:groups].copy(), first[:groups].copy(), passes, failing, suppressed
+
+
+@njit(cache=True, nogil=True)
+def _combine_into(combined, stack, levels, level_counts, rows, gather):  # pragma: no cover - compiled
+    """``combined[i]`` = the mixed-radix value of the codes ``stack[j, levels[j], i]`` (of
+    ``rows[i]`` with ``gather``) over the attributes j with more than one class at their
+    level (one class adds no digit)."""
+    count = combined.shape[0]
+    for j in range(stack.shape[0]):
+        radix = level_counts[j, levels[j]]
+        if radix == 1:
+            continue
+        row = stack[j, levels[j]]
+        if not gather:  # a contiguous row at a time: vectorizes
+            for i in range(count):
+                combined[i] = combined[i] * radix + row[i]
+        else:
+            for i in range(count):
+                combined[i] = combined[i] * radix + row[rows[i]]
+
+
+@njit(cache=True, nogil=True)
+def _classes_of_levels(
+    stack, levels, level_counts, rows, gather, weights, k, table
+):  # pragma: no cover - compiled
+    """The body of :func:`classes_k` (all combinations) and :func:`roll_up_k` (``rows``, with
+    ``gather``): combine in int32 when the key range allows (AVX2 has no 64-bit multiply, so the
+    int64 loop does not vectorize), else int64, then group."""
+    upper = _mixed_product(levels, level_counts)
+    count = rows.shape[0] if gather else stack.shape[2]
+    if upper < 0:  # the keys would not fit in int64: nothing computed
+        return False, *_classes_weighted(np.zeros(0, dtype=np.int64), weights, 1, table, k)
+    if upper < np.int64(1) << 31:  # 32-bit keys: the multiply-adds vectorize twice as wide
+        combined32 = np.zeros(count, dtype=np.int32)
+        _combine_into(combined32, stack, levels, level_counts, rows, gather)
+        return True, *_classes_weighted(combined32, weights, upper, table, k)
+    combined = np.zeros(count, dtype=np.int64)
+    _combine_into(combined, stack, levels, level_counts, rows, gather)
+    return True, *_classes_weighted(combined, weights, upper, table, k)
+
+
+@njit(cache=True, nogil=True)
+def classes_k(stack, levels, level_counts, weights, k, table):  # pragma: no cover - compiled
+    """A lattice node under k-anonymity alone, in one call: the classes of the combinations of codes
+    ``stack[j, levels[j], i]`` over attributes j (mixed radix: ``level_counts[j, level]`` is the
+    number of classes of attribute j at that level), with :func:`_classes_weighted`'s figures for
+    the combination ``weights``. ``fits`` is False (and nothing is computed) when the key range
+    would not fit in int64."""
+    no_rows = np.zeros(0, dtype=np.int64)
+    return _classes_of_levels(stack, levels, level_counts, no_rows, False, weights, k, table)
+
+
+@njit(cache=True, nogil=True)
+def roll_up_k(stack, levels, level_counts, rows, weights, k, table):  # pragma: no cover - compiled
+    """As :func:`classes_k` over the combinations ``rows`` only (the first combination of each class
+    of a more specific node, ``weights`` its class sizes: ARX's roll-up). The first element of each
+    new class is returned as a combination (``rows[...]``)."""
+    fits, keys, sizes, first, passes, failing, suppressed = _classes_of_levels(
+        stack, levels, level_counts, rows, True, weights, k, table
+    )
+    for g in range(first.shape[0]):
+        first[g] = rows[first[g]]
+    return fits, keys, sizes, first, passes, failing, suppressed
+
+
+@njit(cache=True, nogil=True)
 def tag_closure(status, levels, strides, max_levels, start, value, upward):  # pragma: no cover - compiled
     """Set ``status`` to ``value`` on lattice node ``start`` and every node above it (``upward``) or
     below it, by depth-first search over the immediate successors (``node + strides[j]`` while

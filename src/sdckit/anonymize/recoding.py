@@ -161,9 +161,16 @@ def _combinations(
                 "the hierarchy lists)"
             )
         leaf_columns.append(codes.astype(np.int32))
-    keys, sizes = initial_keys(n)
-    for codes, hierarchy in zip(leaf_columns, hierarchies, strict=True):
-        keys, sizes = extend_keys(keys, sizes, codes, hierarchy.n_leaves)
+    if math.prod(h.n_leaves for h in hierarchies) < 2**62:
+        # One mixed-radix key per record and one grouping (first-appearance order, as extend_keys).
+        mixed = np.zeros(n, dtype=np.int64)
+        for codes, hierarchy in zip(leaf_columns, hierarchies, strict=True):
+            _kernels.mix_radix(mixed, codes, np.int64(hierarchy.n_leaves))
+        keys, sizes = _kernels.densify_hashed(mixed)
+    else:
+        keys, sizes = initial_keys(n)
+        for codes, hierarchy in zip(leaf_columns, hierarchies, strict=True):
+            keys, sizes = extend_keys(keys, sizes, codes, hierarchy.n_leaves)
     n_combinations = len(sizes)
     representative = np.empty(n_combinations, dtype=np.int64)
     representative[keys] = np.arange(n, dtype=np.int64)
@@ -243,32 +250,45 @@ class _Search:
             self.strides[j] = self.strides[j + 1] * (self.max_levels[j + 1] + 1)
         self.size = int(np.prod(self.max_levels + 1)) if len(hierarchies) else 1
         # Levels of every node (row = node id in mixed radix, most significant attribute first).
-        remainder = np.arange(self.size, dtype=np.int64)
-        self.level_matrix = np.zeros((self.size, len(hierarchies)), dtype=np.int16)
-        for j, stride in enumerate(self.strides):
-            self.level_matrix[:, j], remainder = np.divmod(remainder, stride)
+        shape = tuple(int(m) + 1 for m in self.max_levels)
+        self.level_matrix = np.ascontiguousarray(
+            np.indices(shape, dtype=np.int16).reshape(len(hierarchies), self.size).T
+        )
         self.heights = self.level_matrix.sum(axis=1, dtype=np.int64)
         # Metrics whose value without suppression does not depend on the classes: their bound can
         # be computed from the levels alone, before the node's classes.
         self.class_free_bound = metric in CLASS_FREE_BOUND
         # Generalized codes of every combination at every level, and node counts per level.
         leaf_codes = self.combinations.leaf_codes
-        # One gather per attribute: (levels x leaves) table, indexed by the combinations' leaves.
-        by_level = [
-            np.ascontiguousarray(h.codes.T)[:, np.ascontiguousarray(leaf_codes[:, j])]
-            for j, h in enumerate(hierarchies)
-        ]
-        self.generalized = [list(codes) for codes in by_level]
         self.node_counts = [[len(h.leaf_counts(level)) for level in range(h.n_levels)] for h in hierarchies]
-        # The same codes as one padded (attribute, level, combination) array, so that a node's classes
-        # are combined and densified in one compiled pass (skipped when it would be large).
+        # The codes as one padded (attribute, level, combination) array, so that a node's classes are
+        # combined and densified in one compiled pass (skipped when it would be large): filled by
+        # one compiled gather per attribute, and ``generalized`` holds views of its rows.
         count = len(self.combinations.counts)
         depth = int(self.max_levels.max()) + 1 if len(hierarchies) else 0
         self.stack = None
         if len(hierarchies) and len(hierarchies) * depth * count * 4 <= 256 * 2**20:
             self.stack = np.zeros((len(hierarchies), depth, count), dtype=np.int32)
-            for j, codes in enumerate(by_level):
-                self.stack[j, : len(codes)] = codes
+            for j, h in enumerate(hierarchies):
+                leaves = np.ascontiguousarray(leaf_codes[:, j])
+                _kernels.level_codes(self.stack[j], np.ascontiguousarray(h.codes, dtype=np.int32), leaves)
+            self.generalized = [list(self.stack[j, : h.n_levels]) for j, h in enumerate(hierarchies)]
+        else:
+            # One gather per attribute: (levels x leaves) table, indexed by the combinations' leaves.
+            self.generalized = [
+                list(np.ascontiguousarray(h.codes.T)[:, np.ascontiguousarray(leaf_codes[:, j])])
+                for j, h in enumerate(hierarchies)
+            ]
+        # Under k-anonymity alone a node is evaluated by one compiled call (classes, sizes, first
+        # combination of each class, the k check): the class count of every (attribute, level) as
+        # the mixed radix, a scratch table for the grouping, and whether the counts are whole
+        # numbers (then the kernel's sum of the suppressed sizes is exact, as numpy's).
+        self._level_counts = np.ones((len(hierarchies), max(depth, 1)), dtype=np.int64)
+        for j, per_level in enumerate(self.node_counts):
+            self._level_counts[j, : len(per_level)] = per_level
+        self._fast_k = self.k_only is not None and self.stack is not None
+        self._scratch = np.full(4 * count + 1024, -1, dtype=np.int32) if self._fast_k else None
+        self._whole_counts = weights is None
         self.evaluations = 0
         self.rolled_up = 0
         # Evaluated nodes kept to derive the classes of their generalizations from (roll-up): levels,
@@ -278,13 +298,13 @@ class _Search:
         self._source_classes = np.full(_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)  # free: max
         self._sources: list[Any] = [None] * _SOURCES
         self.leaf_frequencies = tuple(
-            np.bincount(leaf_codes[:, j], weights=self.combinations.counts, minlength=h.n_leaves)
+            _kernels.column_weight_sums(leaf_codes, j, self.combinations.counts, h.n_leaves)
             for j, h in enumerate(hierarchies)
         )
 
     # ------------------------------------------------------------------ lattice
     def levels_of(self, node: int) -> tuple[int, ...]:
-        return tuple(int(level) for level in self.level_matrix[node])
+        return tuple(self.level_matrix[node].tolist())
 
     def node_of(self, levels: Sequence[int]) -> int:
         return int(np.dot(np.asarray(levels, dtype=np.int64), self.strides))
@@ -446,9 +466,53 @@ class _Search:
         self._source_levels[slot] = node.levels
         self._source_classes[slot] = n_classes
 
+    def _evaluate_k(self, levels: tuple[int, ...]) -> _Node | None:
+        """:meth:`evaluate` under k-anonymity alone: the same node (classes numbered alike, the same
+        sizes and roll-up sources) from one compiled call that chooses the source and one that
+        groups, sums the sizes and checks k, with no per-node numpy steps. None when the key range
+        does not fit in int64 (the general path then handles the node)."""
+        at = np.array(levels, dtype=np.int64)
+        chosen, replaced = _kernels.choose_source(self._source_levels, self._source_classes, at)
+        parent = None
+        if chosen >= 0:
+            parent = self._sources[chosen][0]
+            fits, class_of, sizes, first, passes, failing, suppressed = _kernels.roll_up_k(
+                self.stack, at, self._level_counts, parent.first, parent.sizes, self.k_only, self._scratch
+            )
+            classes = None
+        else:
+            fits, classes, sizes, first, passes, failing, suppressed = _kernels.classes_k(
+                self.stack, at, self._level_counts, self.combinations.counts, self.k_only, self._scratch
+            )
+            class_of = None
+        if not fits:
+            return None
+        if parent is not None:
+            self.rolled_up += 1
+        if not failing:
+            n_suppressed = 0.0
+        elif self._whole_counts:
+            n_suppressed = float(suppressed)
+        else:  # numpy's (pairwise) sum, as the general path
+            n_suppressed = float(sizes[~passes].sum())
+        satisfied = n_suppressed <= self.max_suppressed + 1e-9
+        n_classes = len(sizes)
+        node = _Node(levels, classes, n_classes, sizes, passes, n_suppressed, satisfied, satisfied, first)
+        node.parent, node.class_of = parent, class_of
+        # As _keep_source: a node with few classes replaces the kept one with the most.
+        if 10 * n_classes <= 9 * len(self.combinations.counts) and n_classes < self._source_classes[replaced]:
+            self._sources[replaced] = (node, {})
+            self._source_levels[replaced] = levels
+            self._source_classes[replaced] = n_classes
+        return node
+
     def evaluate(self, levels: Sequence[int]) -> _Node:
         self.evaluations += 1
-        levels = tuple(int(level) for level in levels)
+        levels = tuple(map(int, levels))
+        if self._fast_k:
+            node = self._evaluate_k(levels)
+            if node is not None:
+                return node
         rolled = self._roll_up(levels)
         parent = class_of = first = classes = None
         if rolled is not None:
@@ -497,8 +561,9 @@ class _Search:
             levels = tuple(min(level, int(m)) for m in self.max_levels)
             per_attribute[:, level] = list(loss_per_attribute(self._unsuppressed_view(levels)).values())
         logs = np.zeros(self.size)
+        per_attribute = np.log1p(per_attribute)  # per (attribute, level), then gathered: same values
         for j in range(len(self.hierarchies)):
-            logs += np.log1p(per_attribute[j][self.level_matrix[:, j]])
+            logs += per_attribute[j][self.level_matrix[:, j]]
         return np.exp(logs / max(len(self.hierarchies), 1)) - 1.0
 
     def _unsuppressed_view(self, levels: tuple[int, ...]) -> GeneralizationView:
@@ -703,19 +768,15 @@ def _bounded_search(
 
     if top is not None:
         visit(search.size - 1, top)
-    nodes = np.arange(search.size, dtype=np.int64)
     top_down = search.max_suppressed > 0
     if top_down:
         statistics["strategy"] = "top-down, predictive tagging and the metric's bound"
-        order = nodes[np.lexsort((nodes, bounds, -search.heights))]
+        order = np.lexsort((bounds, -search.heights))  # stable: ties in node order
     else:
         statistics["strategy"] = "by increasing bound, binary searches along chains"
-        order = nodes[np.lexsort((nodes, search.heights, bounds))]
+        order = np.lexsort((search.heights, bounds))  # stable: ties in node order
         # Along a chain, raise the attribute whose successor has the smallest bound.
-        rank = np.full((search.size, len(search.strides)), np.inf)
-        for j, stride in enumerate(search.strides):
-            below_top = np.flatnonzero(search.level_matrix[:, j] < search.max_levels[j])
-            rank[below_top, j] = bounds[below_top + stride]
+        rank = _kernels.successor_bounds(bounds, search.level_matrix, search.strides, search.max_levels)
     ordered_bounds = bounds[order]
 
     def next_open(index: int) -> int:
@@ -920,7 +981,7 @@ def _release(
         level = node.levels[j]
         combination_penalty[:, j] = hierarchy.ncp(level)[search.generalized[j][level]]
     combination_penalty[combination_suppressed] = 1.0
-    penalty = combination_penalty[record_combination]
+    penalty = np.take(combination_penalty, record_combination, axis=0)  # rows: faster than [index]
     for j, name in enumerate(search.quasi_identifiers):
         hierarchy = search.hierarchies[j]
         level = node.levels[j]
@@ -929,7 +990,8 @@ def _release(
         categories = list(hierarchy.labels[level])
         if SUPPRESSED not in categories:
             categories.append(SUPPRESSED)
-        labels = pl.Series(name, categories, dtype=pl.Enum(categories))
+        text = pl.Series(name, categories, dtype=pl.String)  # one conversion of the labels, not two
+        labels = text.cast(pl.Enum(text))
         codes = np.where(combination_suppressed, categories.index(SUPPRESSED), search.generalized[j][level])
         columns.append(labels[codes[record_combination]])  # numpy indexing: no expression round trip
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
