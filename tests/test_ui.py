@@ -162,11 +162,25 @@ def wait_for(bench: Workbench, identifier: str, timeout: float = 120):
 def submit(bench: Workbench, identifier: str) -> None:
     """Click a form's button and wait for the page it leads to."""
     from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
+
+    def left_document(error: WebDriverException) -> bool:
+        # chromedriver's two forms of a node that is no longer in the page
+        return isinstance(error, StaleElementReferenceException) or (
+            "does not belong to the document" in str(error)
+        )
 
     def loaded(driver) -> bool:
         return driver.execute_script("return document.readyState") == "complete"
+
+    def gone(_driver) -> bool:
+        try:
+            button.is_enabled()
+        except WebDriverException as error:
+            if left_document(error):
+                return True
+            raise
+        return False
 
     WebDriverWait(bench.driver, 60).until(loaded)
     for _ in range(20):  # a run's status is refreshed in place while it runs: find its button anew
@@ -174,14 +188,10 @@ def submit(bench: Workbench, identifier: str) -> None:
         try:
             button.click()
             break
-        except StaleElementReferenceException:
-            continue
         except WebDriverException as error:
-            # chromedriver's form of a stale element when the node left the document mid-click
-            if "does not belong to the document" not in str(error):
+            if not left_document(error):
                 raise
-            continue
-    WebDriverWait(bench.driver, 60).until(expected_conditions.staleness_of(button))
+    WebDriverWait(bench.driver, 60).until(gone)
     WebDriverWait(bench.driver, 60).until(loaded)
 
 
