@@ -787,43 +787,31 @@ def coverage_join(
             stop = cover_ptr[base + t_value[child] + 1]
             if stop == start:
                 continue
-            if stop - start <= n_children:
-                for position in range(start, stop):
-                    found = _find(r_value, r_first, r_last, cover_labels[position])
+            # Walk the shorter list, finding each of its entries in the other by binary search.
+            by_label = stop - start <= n_children
+            for i in range(stop - start if by_label else n_children):
+                if by_label:
+                    found = _find(r_value, r_first, r_last, cover_labels[start + i])
                     if found < 0:
                         continue
-                    if last_level:
-                        target, released = t_leaf[child], r_leaf[found]
-                        for c in range(columns):
-                            result[target, c] += r_sums[released, c]
-                        continue
-                    if size == capacity:
-                        capacity *= 2
-                        stack_t = _grown(stack_t, capacity)
-                        stack_r = _grown(stack_r, capacity)
-                        stack_d = _grown(stack_d, capacity)
-                    stack_t[size] = child
-                    stack_r[size] = found
-                    stack_d[size] = level + 1
-                    size += 1
-            else:
-                for found in range(r_first, r_last):
+                else:
+                    found = r_first + i
                     if _find(cover_labels, start, stop, r_value[found]) < 0:
                         continue
-                    if last_level:
-                        target, released = t_leaf[child], r_leaf[found]
-                        for c in range(columns):
-                            result[target, c] += r_sums[released, c]
-                        continue
-                    if size == capacity:
-                        capacity *= 2
-                        stack_t = _grown(stack_t, capacity)
-                        stack_r = _grown(stack_r, capacity)
-                        stack_d = _grown(stack_d, capacity)
-                    stack_t[size] = child
-                    stack_r[size] = found
-                    stack_d[size] = level + 1
-                    size += 1
+                if last_level:
+                    target, released = t_leaf[child], r_leaf[found]
+                    for c in range(columns):
+                        result[target, c] += r_sums[released, c]
+                    continue
+                if size == capacity:
+                    capacity *= 2
+                    stack_t = _grown(stack_t, capacity)
+                    stack_r = _grown(stack_r, capacity)
+                    stack_d = _grown(stack_d, capacity)
+                stack_t[size] = child
+                stack_r[size] = found
+                stack_d[size] = level + 1
+                size += 1
     return result
 
 
