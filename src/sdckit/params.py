@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import difflib
 import math
+import types
+import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Self
 
@@ -35,6 +37,19 @@ def option_name(name: str, field: Any | None = None) -> str:
     if "option" in extra:
         return str(extra["option"])
     return f"-{name}" if len(name) == 1 else f"--{name.replace('_', '-')}"
+
+
+def unwrap_annotation(annotation: Any) -> tuple[Any, list[Any]]:
+    """The base type of a field's annotation (Optional and Annotated removed) and its Literal choices,
+    as the command line and the workbench's forms read a parameters object."""
+    while typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    arguments = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return unwrap_annotation(arguments[0])
+    if typing.get_origin(annotation) is Literal:
+        return str, list(arguments)
+    return annotation, []
 
 
 class MethodParams(BaseModel):

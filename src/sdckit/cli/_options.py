@@ -4,17 +4,15 @@ one option per field, with its type, choices, default and description."""
 from __future__ import annotations
 
 import inspect
-import types
-import typing
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
 from sdckit.cli import _click as click
-from sdckit.params import option_name
+from sdckit.params import option_name, unwrap_annotation
 
 
 def spec_options(spec: Any) -> list[str]:
@@ -46,21 +44,9 @@ def owner_naming_command(specs: Iterable[Any]) -> type[TyperCommand]:
     return OwnerNamingCommand
 
 
-def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
-    """The base type of a field's annotation (Optional and Annotated removed) and Literal choices."""
-    while typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    arguments = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return _unwrap(arguments[0])
-    if typing.get_origin(annotation) is Literal:
-        return str, list(arguments)
-    return annotation, []
-
-
 def field_parameter(name: str, field: Any, panel: str) -> inspect.Parameter:
     """The typer option of one field of a parameters object (``max_rounds`` -> ``--max-rounds``)."""
-    base, choices = _unwrap(field.annotation)
+    base, choices = unwrap_annotation(field.annotation)
     option = option_name(name, field)
     help_text = field.description or ""
     if choices:

@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import json
 import re
-import types
-import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from sdckit.params import MethodParams, option_name
+from sdckit.params import MethodParams, option_name, unwrap_annotation
 
 #: The settings of an attribute the form edits, in the order of the configuration page.
 ATTRIBUTE_SETTINGS = ("role", "kind", "public", "sensitivity", "values", "ranges", "hierarchy")
@@ -48,18 +46,6 @@ class FormField:
     choices: list[str] = field(default_factory=list)
     required: bool = False
     kind: str = "text"
-
-
-def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
-    """Base type (Optional and Annotated removed) and Literal choices, as the command line reads it."""
-    while typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    arguments = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return _unwrap(arguments[0])
-    if typing.get_origin(annotation) is Literal:
-        return str, list(arguments)
-    return annotation, []
 
 
 def _bounds(info: Any) -> str:
@@ -89,7 +75,7 @@ def param_fields(params: type[MethodParams]) -> list[FormField]:
     """The form fields of a parameters object, in the order of its fields."""
     fields = []
     for name, info in params.model_fields.items():
-        base, choices = _unwrap(info.annotation)
+        base, choices = unwrap_annotation(info.annotation)
         required = info.is_required()
         default = None if required else info.get_default(call_default_factory=True)
         kind = {int: "whole number", float: "number", bool: "yes/no", Path: "file path"}.get(base, "text")
@@ -133,7 +119,7 @@ def values_from_form(params: type[MethodParams], form: Mapping[str, str]) -> dic
         text = str(form.get(name, "")).strip()
         if not text:
             continue
-        base, choices = _unwrap(info.annotation)
+        base, choices = unwrap_annotation(info.annotation)
         value: Any = text
         if base is bool:
             value = {"true": True, "false": False}.get(text.lower(), text)
