@@ -35,6 +35,7 @@ import polars as pl
 import pytest
 
 from browser import chrome
+from test_cli_anonymize import squeezed
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
@@ -556,3 +557,16 @@ def test_ui_refuses_a_port_out_of_range_with_one_message(tmp_path):
     assert status == 2
     assert err.strip() == "error: --port must be between 0 and 65535, got 70000"
     assert out == ""
+
+
+def test_ui_refuses_a_workdir_that_is_a_file_with_one_message(tmp_path):
+    # found by trying it: it was an internal error (FileExistsError, exit 1)
+    path = tmp_path / "data.csv"
+    path.write_text("a\n1\n", encoding="utf-8")
+    status, out, err = cli("ui", "--port", "0", "--workdir", str(path))
+    assert status == 2
+    assert squeezed(err) == squeezed(
+        f"error: --workdir {path}: is a file, not a folder; give a folder (created if absent)"
+    )
+    assert out == ""
+    assert path.read_text(encoding="utf-8") == "a\n1\n"

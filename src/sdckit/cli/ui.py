@@ -36,6 +36,12 @@ def ui(
     an R-U map and export them. The address printed carries a random token: without it every request
     is refused (403)."""
     with user_errors():
+        if workdir is not None and workdir.exists() and not workdir.is_dir():
+            from sdckit.errors import ConfigError
+
+            raise ConfigError(
+                f"--workdir {workdir}: is a file, not a folder; give a folder (created if absent)"
+            )
         listener = _listen("127.0.0.1", port)
         folder = workdir if workdir is not None else Path(tempfile.mkdtemp(prefix="sdckit-ui-"))
         session = None
