@@ -16,6 +16,7 @@ status of a run, polled by the page) and ``POST /jobs/{id}/cancel``.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -124,7 +125,21 @@ def create_app(session: Session, token: str, port: int) -> FastAPI:
             return PlainTextResponse("not found", status_code=404)
         return FileResponse(HERE / "static" / name, media_type=STATIC[name])
 
-    # Describe ----------------------------------------------------------------------------------
+    _describe_routes(app, session, render, go)
+    _measure_routes(app, session, state, render, go)
+    _protect_routes(app, session, state, render, go)
+    _job_routes(app, session, templates, go)
+    _compare_routes(app, session, state, render, go)
+    return app
+
+
+def _describe_routes(
+    app: FastAPI,
+    session: Session,
+    render: Callable[..., HTMLResponse],
+    go: Callable[[str], RedirectResponse],
+) -> None:
+    """Describe: the data's columns, the attribute form, the configuration in and out."""
 
     @app.get("/describe")
     def describe() -> HTMLResponse:
@@ -170,7 +185,15 @@ def create_app(session: Session, token: str, port: int) -> FastAPI:
             headers={"Content-Disposition": 'attachment; filename="config.yaml"'},
         )
 
-    # Measure -----------------------------------------------------------------------------------
+
+def _measure_routes(
+    app: FastAPI,
+    session: Session,
+    state: dict[str, Any],
+    render: Callable[..., HTMLResponse],
+    go: Callable[[str], RedirectResponse],
+) -> None:
+    """Measure: the risk measures as jobs, their figures on the page."""
 
     def measure_forms() -> list[dict[str, Any]]:
         from sdckit.measures import measure_spec
@@ -243,7 +266,15 @@ def create_app(session: Session, token: str, port: int) -> FastAPI:
                 state["notice"] = str(error)
         return go("/measure")
 
-    # Protect -----------------------------------------------------------------------------------
+
+def _protect_routes(
+    app: FastAPI,
+    session: Session,
+    state: dict[str, Any],
+    render: Callable[..., HTMLResponse],
+    go: Callable[[str], RedirectResponse],
+) -> None:
+    """Protect: the recipe's steps from the registry's forms, run as a job."""
 
     @app.get("/protect")
     def protect_page(method: str | None = None) -> HTMLResponse:
@@ -319,7 +350,11 @@ def create_app(session: Session, token: str, port: int) -> FastAPI:
                     state["notice"] = str(error)
         return go("/protect")
 
-    # Jobs --------------------------------------------------------------------------------------
+
+def _job_routes(
+    app: FastAPI, session: Session, templates: Any, go: Callable[[str], RedirectResponse]
+) -> None:
+    """Jobs: a run's status (polled by the page) and its cancellation."""
 
     @app.get("/jobs/{identifier}")
     def job_status(identifier: str, back: str = "/") -> Response:
@@ -337,7 +372,15 @@ def create_app(session: Session, token: str, port: int) -> FastAPI:
             await run_in_threadpool(session.jobs.cancel, job)
         return go(_back(fields.get("back"), "/"))
 
-    # Compare and export ------------------------------------------------------------------------
+
+def _compare_routes(
+    app: FastAPI,
+    session: Session,
+    state: dict[str, Any],
+    render: Callable[..., HTMLResponse],
+    go: Callable[[str], RedirectResponse],
+) -> None:
+    """Compare and export: the R-U map of the releases, the one kept, its files."""
 
     def compare_options() -> dict[str, Any]:
         return state["compare"] or {
@@ -444,8 +487,6 @@ def create_app(session: Session, token: str, port: int) -> FastAPI:
                 "no report yet: place the releases on the R-U map first", status_code=404
             )
         return FileResponse(job.folder / "report.html", media_type="text/html", filename="report.html")
-
-    return app
 
 
 def _given(params: Any, given: dict[str, str]) -> dict[str, Any]:
