@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from oracles import brute_frequencies
 from sdckit.errors import ConfigError
-from sdckit.frequency import encode, extend_keys, frequencies, group_keys, group_records
+from sdckit.frequency import combine_codes, encode, extend_keys, frequencies, group_keys, group_records
 
 
 def frame_and_rows(columns: dict[str, list]):
@@ -203,3 +203,35 @@ def test_aggregate_pairs_sums_each_class_value_pair_in_order(triples):
         )
         assert list(zip(got[0].tolist(), got[1].tolist(), strict=True)) == keys
         np.testing.assert_allclose(got[2], [expected[key] for key in keys])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 40).flatmap(
+        lambda n: st.lists(
+            st.integers(1, 2**40).flatmap(
+                lambda cardinality: st.tuples(
+                    st.just(cardinality), st.lists(st.integers(-1, 3), min_size=n, max_size=n)
+                )
+            ),
+            min_size=1,
+            max_size=6,
+        )
+    )
+)
+def test_combine_codes_numbers_groups_as_extend_keys_even_past_62_bits(columns):
+    # Cardinalities up to 2**40 make the mixed-radix key overflow 62 bits after two columns, so the
+    # key is densified midway; the numbering must still be extend_keys' (first appearance).
+    n = len(columns[0][1])
+    codes = [
+        np.array([min(c, cardinality - 1) for c in values], dtype=np.int32) for cardinality, values in columns
+    ]
+    cardinalities = [cardinality for cardinality, _ in columns]
+    keys, sizes = combine_codes(codes, cardinalities, n)
+    expected_keys, expected_sizes = np.zeros(n, dtype=np.int32), np.array([n], dtype=np.int64)
+    for column, cardinality in zip(codes, cardinalities, strict=True):
+        expected_keys, expected_sizes = extend_keys(
+            expected_keys, expected_sizes, column, min(cardinality, 2**31 - 1)
+        )
+    assert keys.tolist() == expected_keys.tolist()
+    assert sizes.tolist() == expected_sizes.tolist()

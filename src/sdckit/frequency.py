@@ -232,6 +232,29 @@ def extend_keys(
     return new_keys, new_sizes
 
 
+def combine_codes(
+    columns: Sequence[np.ndarray], cardinalities: Sequence[int], n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Dense keys (int32, numbered in order of first appearance, as :func:`extend_keys` numbers them)
+    and group sizes of the records' combinations of ``columns`` (codes ``-1`` .. ``cardinality - 1``;
+    ``-1``, a missing value, is a value of its own).
+
+    Mixed-radix keys of as many columns as fit in 62 bits, one compiled pass per column; when the next
+    column would not fit, the key so far is replaced by its dense number, so one hashed pass is
+    needed per 62 bits rather than per column (46 columns of 2 to 64 values take 3).
+    """
+    combined = np.zeros(n, dtype=np.int64)
+    bound = 1
+    for codes, cardinality in zip(columns, cardinalities, strict=True):
+        radix = int(cardinality) + 1
+        if bound * radix >= 2**62:
+            dense, dense_sizes = _kernels.densify_hashed(combined)
+            combined, bound = dense.astype(np.int64), len(dense_sizes)
+        _kernels.mix_codes(combined, codes, radix)
+        bound *= radix
+    return _kernels.densify_hashed(combined)
+
+
 def initial_keys(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Keys and sizes of the empty attribute set: one group holding every record."""
     return np.zeros(n, dtype=np.int32), np.array([n] if n else [], dtype=np.int64)

@@ -49,7 +49,7 @@ from sdckit import _kernels
 from sdckit.anonymize.base import Context, models_unmet, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
-from sdckit.frequency import encode, extend_keys, initial_keys
+from sdckit.frequency import combine_codes, encode, extend_keys, initial_keys
 from sdckit.hierarchy import Hierarchy
 from sdckit.models import (
     ClassStatistics,
@@ -161,16 +161,8 @@ def _combinations(
                 "the hierarchy lists)"
             )
         leaf_columns.append(codes.astype(np.int32))
-    if math.prod(h.n_leaves for h in hierarchies) < 2**62:
-        # One mixed-radix key per record and one grouping (first-appearance order, as extend_keys).
-        mixed = np.zeros(n, dtype=np.int64)
-        for codes, hierarchy in zip(leaf_columns, hierarchies, strict=True):
-            _kernels.mix_radix(mixed, codes, np.int64(hierarchy.n_leaves))
-        keys, sizes = _kernels.densify_hashed(mixed)
-    else:
-        keys, sizes = initial_keys(n)
-        for codes, hierarchy in zip(leaf_columns, hierarchies, strict=True):
-            keys, sizes = extend_keys(keys, sizes, codes, hierarchy.n_leaves)
+    # One mixed-radix key per record and one grouping.
+    keys, sizes = combine_codes(leaf_columns, [h.n_leaves for h in hierarchies], n)
     n_combinations = len(sizes)
     representative = np.empty(n_combinations, dtype=np.int64)
     representative[keys] = np.arange(n, dtype=np.int64)

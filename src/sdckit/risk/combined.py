@@ -53,6 +53,7 @@ from sdckit.frequency import (
     Encoding,
     check_missing,
     check_weights,
+    combine_codes,
     coverage_group_sizes,
     encode,
     extend_keys,
@@ -373,25 +374,13 @@ def combined_risk(
     # number of records (or sum of weights), and give each record its pattern's figures at the end.
     consequence_codes, consequence_counts = _kernels.densify_hashed(total_consequence.view(np.int64))
     columns = [encoding.codes[j] for j in range(d)] + [consequence_codes]
-    radices = [c + 1 for c in encoding.cardinalities[:d]] + [len(consequence_counts) + 1]
+    cardinalities = list(encoding.cardinalities[:d]) + [len(consequence_counts)]
     if covers is not None:
         # Records with the same released values may hold different original values: they are
         # counted apart, so the original values are part of a pattern.
         columns += [cover.target_slots for cover in covers]
-        radices += [cover.n_slots + 1 for cover in covers]
-    # Mixed-radix keys of as many columns as fit in 62 bits; when the next one would not fit, the key
-    # so far is replaced by its dense number (first-appearance order, as the final numbering).
-    # A hashed pass per 62 bits rather than per column: 46 columns of 2 to 64 values take 3.
-    combined = np.zeros(n, dtype=np.int64)
-    bound = 1
-    for codes, radix in zip(columns, radices, strict=True):
-        if bound * radix >= 2**62:
-            dense, dense_sizes = _kernels.densify_hashed(combined)
-            combined, bound = dense.astype(np.int64), len(dense_sizes)
-        _kernels.mix_codes(combined, codes, radix)
-        bound *= radix
-    record_pattern, pattern_sizes = _kernels.densify_hashed(combined)
-    del combined
+        cardinalities += [cover.n_slots for cover in covers]
+    record_pattern, pattern_sizes = combine_codes(columns, cardinalities, n)
     n_patterns = len(pattern_sizes)
     representative = np.empty(n_patterns, dtype=np.int64)
     representative[record_pattern] = np.arange(n, dtype=np.int64)
