@@ -579,6 +579,58 @@ def classes_k(stack, levels, level_counts, weights, k, table):  # pragma: no cov
 
 
 @njit(cache=True, nogil=True)
+def _sizes_direct(combined, weights, upper, table, k):  # pragma: no cover - compiled
+    """:func:`_classes_weighted`'s figures without the key of each element, for values below
+    ``upper`` <= ``table.shape[0]``: the weights are summed straight at their value (one indexed
+    load per element instead of two dependent ones), and the scratch ``table`` (all -1, left so)
+    holds each value's first element, so the classes come out numbered alike (first appearance)
+    with the same sums in the same order."""
+    n = combined.shape[0]
+    acc = np.zeros(upper, dtype=np.float64)
+    order = np.empty(min(n, upper) + 1, dtype=np.int64)
+    groups = 0
+    for i in range(n):
+        value = combined[i]
+        if table[value] < 0:
+            table[value] = i
+            order[groups] = value
+            groups += 1
+        acc[value] += weights[i]
+    sizes = np.empty(groups, dtype=np.float64)
+    first = np.empty(groups, dtype=np.int64)
+    passes = np.empty(groups, dtype=np.bool_)
+    failing = 0
+    suppressed = 0.0
+    for g in range(groups):
+        value = order[g]
+        first[g] = table[value]
+        table[value] = -1
+        sizes[g] = acc[value]
+        passes[g] = sizes[g] >= k
+        if not passes[g]:
+            failing += 1
+            suppressed += sizes[g]
+    return sizes, first, passes, failing, suppressed
+
+
+@njit(cache=True, nogil=True)
+def sizes_k(stack, levels, level_counts, weights, k, table):  # pragma: no cover - compiled
+    """:func:`classes_k` without the class of each combination (most evaluated nodes never need
+    them; :func:`classes_k` computes them, numbered alike, when one does): ``fits``, the class
+    sizes, the first combination of each class, which classes reach ``k``, how many do not and their
+    summed size."""
+    upper = _mixed_product(levels, level_counts)
+    if 0 <= upper <= table.shape[0]:
+        combined = np.zeros(stack.shape[2], dtype=np.int32)  # upper < 2**31: int32 keys
+        _combine_into(combined, stack, levels, level_counts, np.zeros(0, dtype=np.int64), False)
+        return True, *_sizes_direct(combined, weights, upper, table, k)
+    fits, _, sizes, first, passes, failing, suppressed = classes_k(
+        stack, levels, level_counts, weights, k, table
+    )
+    return fits, sizes, first, passes, failing, suppressed
+
+
+@njit(cache=True, nogil=True)
 def roll_up_k(stack, levels, level_counts, rows, weights, k, table):  # pragma: no cover - compiled
     """As :func:`classes_k` over the combinations ``rows`` only (the first combination of each class
     of a more specific node, ``weights`` its class sizes: ARX's roll-up). The first element of each

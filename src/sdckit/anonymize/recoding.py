@@ -107,13 +107,19 @@ class _Node:
     first: np.ndarray | None = None  # the first combination of each class, when computed
     parent: _Node | None = None
     class_of: np.ndarray | None = None
+    compute: Callable[[], np.ndarray] | None = None  # the classes from the combinations, if asked
 
     @property
     def classes(self) -> np.ndarray:
         if self.known_classes is None:
-            assert self.parent is not None and self.class_of is not None
-            self.known_classes = self.class_of[self.parent.classes]
-            self.parent = None  # no longer needed: let it go
+            if self.parent is not None:
+                assert self.class_of is not None
+                self.known_classes = self.class_of[self.parent.classes]
+                self.parent = None  # no longer needed: let it go
+            else:
+                assert self.compute is not None
+                self.known_classes = self.compute()
+                self.compute = None
         return self.known_classes
 
     def view(self, problem: _Search, suppress: bool = True) -> GeneralizationView:
@@ -471,9 +477,8 @@ class _Search:
             fits, class_of, sizes, first, passes, failing, suppressed = _kernels.roll_up_k(
                 self.stack, at, self._level_counts, parent.first, parent.sizes, self.k_only, self._scratch
             )
-            classes = None
         else:
-            fits, classes, sizes, first, passes, failing, suppressed = _kernels.classes_k(
+            fits, sizes, first, passes, failing, suppressed = _kernels.sizes_k(
                 self.stack, at, self._level_counts, self.combinations.counts, self.k_only, self._scratch
             )
             class_of = None
@@ -489,14 +494,22 @@ class _Search:
             n_suppressed = float(sizes[~passes].sum())
         satisfied = n_suppressed <= self.max_suppressed + 1e-9
         n_classes = len(sizes)
-        node = _Node(levels, classes, n_classes, sizes, passes, n_suppressed, satisfied, satisfied, first)
+        node = _Node(levels, None, n_classes, sizes, passes, n_suppressed, satisfied, satisfied, first)
         node.parent, node.class_of = parent, class_of
+        if parent is None:
+            node.compute = lambda: self._classes_k(at)
         # As _keep_source: a node with few classes replaces the kept one with the most.
         if 10 * n_classes <= 9 * len(self.combinations.counts) and n_classes < self._source_classes[replaced]:
             self._sources[replaced] = (node, {})
             self._source_levels[replaced] = levels
             self._source_classes[replaced] = n_classes
         return node
+
+    def _classes_k(self, at: np.ndarray) -> np.ndarray:
+        """The class of every combination at the levels ``at`` (as :meth:`_evaluate_k` numbers them)."""
+        return _kernels.classes_k(
+            self.stack, at, self._level_counts, self.combinations.counts, self.k_only, self._scratch
+        )[1]
 
     def evaluate(self, levels: Sequence[int]) -> _Node:
         self.evaluations += 1
