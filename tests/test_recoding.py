@@ -615,6 +615,23 @@ def test_level_bounds_of_the_whole_lattice_are_each_nodes_bound(problem, metric)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), st.sampled_from(CLASS_FREE_BOUND), st.booleans())
+def test_value_of_a_node_with_nothing_suppressed_skips_its_classes_bit_for_bit(problem, metric, weighted):
+    # _Search.value does not compute the classes of a node that suppresses nothing when the metric's
+    # bound depends on the levels only: the value must be the one from the node's own view.
+    from sdckit.anonymize.recoding import _Search
+
+    frame, names, hierarchies, models = problem
+    weights = np.random.default_rng(frame.height).uniform(0.5, 2.0, frame.height) if weighted else None
+    table = Table.from_frame(frame.drop("id"))
+    search = _Search(table, names, [hierarchies[n] for n in names], models, 0.0, metric, weights)
+    for node in search.order():
+        result = search.evaluate(search.levels_of(int(node)))
+        if result.passes.all():
+            assert search.value(result) == float(search.metric.value(result.view(search)))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), st.sampled_from([0.0, 0.1]), st.booleans())
 def test_compiled_k_only_evaluation_equals_the_general_one(problem, limit, weighted):
     # Under k-anonymity alone a node is evaluated by one compiled call: every node, evaluated in the

@@ -126,6 +126,16 @@ class Hierarchy:
             self._cache[key] = counts
         return self._cache[key]
 
+    def leaves_under(self, level: int) -> np.ndarray:
+        """For every leaf, the number of leaves under its node at ``level`` (float64, read-only)."""
+        level = self._level(level)
+        key = ("leaves_under", level)
+        if key not in self._cache:
+            under = self.leaf_counts(level)[self.codes[:, level]].astype(np.float64)
+            under.setflags(write=False)
+            self._cache[key] = under
+        return self._cache[key]
+
     def ncp(self, level: int) -> np.ndarray:
         """Categorical NCP of every node at ``level``: 0 for a node with one leaf, else its number of
         leaves over the number of leaves of the hierarchy (Xu et al., 2006)."""

@@ -549,6 +549,10 @@ class _Search:
         return node
 
     def value(self, node: _Node) -> float:
+        if self.class_free_bound and node.passes.all():
+            # Nothing suppressed: the value of a metric whose bound depends on the levels only does
+            # not read the classes, so they are not computed (the same value, bit for bit: tested).
+            return float(self.metric.value(self._unsuppressed_view(node.levels)))
         return float(self.metric.value(node.view(self)))
 
     def lower_bound(self, node: _Node) -> float:

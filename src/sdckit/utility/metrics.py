@@ -142,11 +142,6 @@ def _leaf_frequencies(
     return _LeafFrequencies(all_records, kept, n_suppressed, n)
 
 
-def _leaves_under_value(hierarchy: Hierarchy, level: int) -> np.ndarray:
-    """For every leaf, the number of leaves under its generalized value at ``level`` (float64)."""
-    return hierarchy.leaf_counts(level)[hierarchy.codes[:, level]].astype(np.float64)
-
-
 def _kept_totals(
     view: GeneralizationView,
     leaf_cost: Callable[[Hierarchy, int], np.ndarray],
@@ -167,7 +162,7 @@ def _loss_leaf_cost(hierarchy: Hierarchy, level: int) -> np.ndarray:
     domain = hierarchy.n_leaves
     if domain <= 1:
         return np.zeros(domain, dtype=np.float64)
-    return (_leaves_under_value(hierarchy, level) - 1.0) / (domain - 1.0)
+    return (hierarchy.leaves_under(level) - 1.0) / (domain - 1.0)
 
 
 def _ncp_leaf_cost(hierarchy: Hierarchy, level: int) -> np.ndarray:
