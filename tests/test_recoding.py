@@ -660,6 +660,31 @@ def test_compiled_k_only_evaluation_equals_the_general_one(problem, limit, weigh
     assert searches[0].rolled_up == searches[1].rolled_up
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), st.sampled_from(["loss", "ncp", "entropy", "precision"]), st.integers(1, 8))
+def test_compiled_walk_equals_the_python_loop(problem, metric, k):
+    # Without suppression, under k alone, _bounded_search runs as one compiled loop
+    # (_kernels.bounded_walk_k): the same nodes evaluated and tagged, in the same order (so the same
+    # roll-ups), the same optimum, as the Python loop.
+    from sdckit.anonymize.recoding import _bounded_search, _Search
+
+    frame, names, hierarchies, _ = problem
+    table = Table.from_frame(frame.drop("id"))
+    runs = []
+    for compiled in (True, False):
+        search = _Search(table, names, [hierarchies[n] for n in names], [KAnonymity(k)], 0.0, metric, None)
+        assert search.walks_compiled()
+        if not compiled:
+            search.walks_compiled = lambda: False
+        top = search.evaluate(search.max_levels.tolist())
+        assume(top.satisfied)
+        best, statistics = _bounded_search(search, None, {}, top)
+        runs.append((best.node.levels, best.value, statistics, search.evaluations, search.rolled_up))
+        node = best.node
+        assert np.array_equal(node.classes, search.classes(node.levels)[0])
+    assert runs[0] == runs[1]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), st.sampled_from([0.0, 0.1, 0.3]), st.sampled_from(sorted(METRICS)))
 def test_random_releases_satisfy_their_models(problem, limit, metric):

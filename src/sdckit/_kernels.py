@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.typed import List
 
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
 
@@ -917,3 +918,185 @@ def warm_up_in_background() -> None:
     thread = threading.Thread(target=warm_up, name="sdckit-kernels", daemon=True)
     _warming.append(thread)
     thread.start()
+
+
+@njit(cache=True, nogil=True)
+def source_lists(first, sizes, offsets):  # pragma: no cover - compiled
+    """The roll-up sources of :func:`bounded_walk_k` as typed lists (built here: a list filled from
+    Python converts every array): slot s holds ``first[offsets[s]:offsets[s + 1]]`` and the same
+    slice of ``sizes``."""
+    first_list = List()
+    sizes_list = List()
+    for s in range(offsets.shape[0] - 1):
+        first_list.append(first[offsets[s] : offsets[s + 1]].copy())
+        sizes_list.append(sizes[offsets[s] : offsets[s + 1]].copy())
+    return first_list, sizes_list
+
+
+@njit(cache=True, nogil=True)
+def _visit_k(
+    node,
+    level_matrix,
+    strides,
+    max_levels,
+    status,
+    evaluated,
+    stack,
+    level_counts,
+    weights,
+    k,
+    table,
+    max_suppressed,
+    source_levels,
+    source_classes,
+    source_first,
+    source_sizes,
+    counters,
+):  # pragma: no cover - compiled
+    """One node of :func:`bounded_walk_k`: evaluated as ``_Search._evaluate_k`` does (rolled up from
+    the kept node below with the fewest classes, else from the combinations; kept as a source when it
+    has few classes, replacing the one with the most), marked evaluated, and its generalizations
+    tagged holding or its specializations failing. Returns whether it satisfies k within the
+    limit; ``counters`` counts evaluations and roll-ups."""
+    d = strides.shape[0]
+    levels = np.empty(d, dtype=np.int64)
+    for j in range(d):
+        levels[j] = level_matrix[node, j]
+    chosen, replaced = choose_source(source_levels, source_classes, levels)
+    if chosen >= 0:
+        _, _, sizes, first, _, failing, suppressed = roll_up_k(
+            stack, levels, level_counts, source_first[chosen], source_sizes[chosen], k, table
+        )
+        counters[1] += 1
+    else:
+        _, sizes, first, _, failing, suppressed = sizes_k(stack, levels, level_counts, weights, k, table)
+    counters[0] += 1
+    n_suppressed = suppressed if failing else 0.0
+    satisfied = n_suppressed <= max_suppressed + 1e-9
+    n_classes = sizes.shape[0]
+    if 10 * n_classes <= 9 * weights.shape[0] and n_classes < source_classes[replaced]:
+        source_first[replaced] = first
+        source_sizes[replaced] = sizes
+        source_levels[replaced, :] = levels
+        source_classes[replaced] = n_classes
+    evaluated[node] = True
+    tag_closure(status, level_matrix, strides, max_levels, node, 1 if satisfied else -1, satisfied)
+    return satisfied
+
+
+@njit(cache=True, nogil=True)
+def bounded_walk_k(
+    order,
+    ordered_bounds,
+    bounds,
+    rank,
+    level_matrix,
+    strides,
+    max_levels,
+    status,
+    evaluated,
+    stack,
+    level_counts,
+    weights,
+    k,
+    table,
+    max_suppressed,
+    source_levels,
+    source_classes,
+    source_first,
+    source_sizes,
+    counters,
+    index,
+    cutoff,
+    visits,
+    satisfied,
+):  # pragma: no cover - compiled
+    """The loop of ``recoding._bounded_search`` without suppression, under k-anonymity alone with
+    whole counts whose keys fit in int64 at every node, compiled: from position ``index`` of the
+    ``order`` (by increasing bound), the next node neither tagged failing nor evaluated is taken,
+    and the search stops when its bound exceeds ``cutoff``; an untagged one starts a binary search
+    along the chain of untagged nodes above it (:func:`upward_chain` with ``rank``), then the node
+    itself is visited if still open (:func:`_visit_k`). Every visited node and whether it satisfies
+    k are appended to ``visits`` and ``satisfied``.
+
+    Returns after the first step in which a satisfying node with a bound at most ``cutoff`` was
+    visited (the caller computes its metric value and lowers the cutoff, then calls again from the
+    returned position), or at the end: (position, visits recorded, finished)."""
+    n_visits = 0
+    size = order.shape[0]
+    while True:
+        while index < size and (status[order[index]] < 0 or evaluated[order[index]]):
+            index += 1
+        if index >= size:
+            return index, n_visits, True
+        node = order[index]
+        index += 1
+        if ordered_bounds[index - 1] > cutoff:
+            return index, n_visits, True  # sorted by bound: no later node can win
+        offered = False
+        if status[node] == 0:
+            chain = upward_chain(status, level_matrix, strides, max_levels, node, rank)
+            low, high = 0, chain.shape[0] - 1
+            while low <= high:
+                middle = (low + high) // 2
+                if status[chain[middle]] != 0:
+                    # Tagged by an earlier step of this search: move towards the unknown part.
+                    if status[chain[middle]] > 0:
+                        high = middle - 1
+                    else:
+                        low = middle + 1
+                    continue
+                visited = chain[middle]
+                ok = _visit_k(
+                    visited,
+                    level_matrix,
+                    strides,
+                    max_levels,
+                    status,
+                    evaluated,
+                    stack,
+                    level_counts,
+                    weights,
+                    k,
+                    table,
+                    max_suppressed,
+                    source_levels,
+                    source_classes,
+                    source_first,
+                    source_sizes,
+                    counters,
+                )
+                visits[n_visits] = visited
+                satisfied[n_visits] = ok
+                n_visits += 1
+                offered |= ok and bounds[visited] <= cutoff
+                if ok:
+                    high = middle - 1
+                else:
+                    low = middle + 1
+        if status[node] >= 0 and not evaluated[node]:
+            ok = _visit_k(
+                node,
+                level_matrix,
+                strides,
+                max_levels,
+                status,
+                evaluated,
+                stack,
+                level_counts,
+                weights,
+                k,
+                table,
+                max_suppressed,
+                source_levels,
+                source_classes,
+                source_first,
+                source_sizes,
+                counters,
+            )
+            visits[n_visits] = node
+            satisfied[n_visits] = ok
+            n_visits += 1
+            offered |= ok and bounds[node] <= cutoff
+        if offered:
+            return index, n_visits, False

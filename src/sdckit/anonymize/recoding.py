@@ -489,6 +489,29 @@ class _Search:
             return None
         if parent is not None:
             self.rolled_up += 1
+        node = self._k_node(levels, None, sizes, first, passes, failing, suppressed)
+        node.parent, node.class_of = parent, class_of
+        if parent is None:
+            node.compute = lambda: self._classes_k(at)
+        n_classes = node.n_classes
+        # As _keep_source: a node with few classes replaces the kept one with the most.
+        if 10 * n_classes <= 9 * len(self.combinations.counts) and n_classes < self._source_classes[replaced]:
+            self._sources[replaced] = (node, {})
+            self._source_levels[replaced] = levels
+            self._source_classes[replaced] = n_classes
+        return node
+
+    def _k_node(
+        self,
+        levels: tuple[int, ...],
+        classes: np.ndarray | None,
+        sizes: np.ndarray,
+        first: np.ndarray,
+        passes: np.ndarray,
+        failing: int,
+        suppressed: float,
+    ) -> _Node:
+        """The node of a compiled k-only evaluation (``failing`` classes of ``suppressed`` records)."""
         if not failing:
             n_suppressed = 0.0
         elif self._whole_counts:
@@ -496,17 +519,45 @@ class _Search:
         else:  # numpy's (pairwise) sum, as the general path
             n_suppressed = float(sizes[~passes].sum())
         satisfied = n_suppressed <= self.max_suppressed + 1e-9
-        n_classes = len(sizes)
-        node = _Node(levels, None, n_classes, sizes, passes, n_suppressed, satisfied, satisfied, first)
-        node.parent, node.class_of = parent, class_of
-        if parent is None:
-            node.compute = lambda: self._classes_k(at)
-        # As _keep_source: a node with few classes replaces the kept one with the most.
-        if 10 * n_classes <= 9 * len(self.combinations.counts) and n_classes < self._source_classes[replaced]:
-            self._sources[replaced] = (node, {})
-            self._source_levels[replaced] = levels
-            self._source_classes[replaced] = n_classes
-        return node
+        return _Node(levels, classes, len(sizes), sizes, passes, n_suppressed, satisfied, satisfied, first)
+
+    def walks_compiled(self) -> bool:
+        """Whether :func:`_bounded_search` can run as one compiled loop (:func:`_kernels.bounded_walk_k`):
+        k-anonymity alone, no suppression, whole counts, and keys that fit in int64 at every node (they
+        do at the most specific one)."""
+        return (
+            self._fast_k
+            and self._whole_counts
+            and self.max_suppressed <= 0
+            and _kernels._mixed_product(np.zeros(len(self.hierarchies), dtype=np.int64), self._level_counts)
+            >= 0
+        )
+
+    def node_k(self, levels: tuple[int, ...]) -> _Node:
+        """A node under k-anonymity alone evaluated afresh from the combinations, with its classes: as
+        :meth:`evaluate` gives it, but neither counted nor kept as a roll-up source."""
+        at = np.array(levels, dtype=np.int64)
+        _, classes, sizes, first, passes, failing, suppressed = _kernels.classes_k(
+            self.stack, at, self._level_counts, self.combinations.counts, self.k_only, self._scratch
+        )
+        return self._k_node(levels, classes, sizes, first, passes, failing, suppressed)
+
+    def compiled_sources(self) -> tuple[Any, Any]:
+        """The kept roll-up sources' first combinations and class sizes as typed lists (free slots:
+        empty arrays), for the compiled walk, which keeps them in place of :attr:`_sources`."""
+        nodes = [None if source is None else source[0] for source in self._sources]
+        first = [np.zeros(0, dtype=np.int64) if node is None else node.first for node in nodes]
+        sizes = [np.zeros(0, dtype=np.float64) if node is None else node.sizes for node in nodes]
+        offsets = np.concatenate(([0], np.cumsum([len(f) for f in first]))).astype(np.int64)
+        return _kernels.source_lists(
+            np.concatenate(first).astype(np.int64), np.concatenate(sizes).astype(np.float64), offsets
+        )
+
+    def forget_sources(self) -> None:
+        """Free every roll-up slot (after the compiled walk replaced them with its own)."""
+        self._sources = [None] * _SOURCES
+        self._source_levels[:] = 0
+        self._source_classes[:] = np.iinfo(np.int64).max
 
     def _classes_k(self, at: np.ndarray) -> np.ndarray:
         """The class of every combination at the levels ``at`` (as :meth:`_evaluate_k` numbers them)."""
@@ -765,15 +816,18 @@ def _bounded_search(
     best = _Best()
     cutoff = math.inf
 
-    def visit(node: int, result: _Node | None = None) -> bool:
+    def offer(node: int, result: _Node) -> None:
         nonlocal cutoff
+        if result.satisfied and bounds[node] <= cutoff:  # else its value cannot reach the best
+            best.offer(result, search.value(result))
+            cutoff = best.value + 1e-9 * max(1.0, abs(best.value))
+
+    def visit(node: int, result: _Node | None = None) -> bool:
         if result is None:
             result = search.evaluate(search.levels_of(node))
         evaluated[node] = True
         _tag(search, status, node, 1 if result.monotone_ok else -1)
-        if result.satisfied and bounds[node] <= cutoff:  # else its value cannot reach the best
-            best.offer(result, search.value(result))
-            cutoff = best.value + 1e-9 * max(1.0, abs(best.value))
+        offer(node, result)
         if progress is not None and search.evaluations % 64 == 0:
             progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
         return result.monotone_ok
@@ -790,6 +844,32 @@ def _bounded_search(
         # Along a chain, raise the attribute whose successor has the smallest bound.
         rank = _kernels.successor_bounds(bounds, search.level_matrix, search.strides, search.max_levels)
     ordered_bounds = bounds[order]
+    if not top_down and search.walks_compiled():
+        # The same loop, compiled: it returns whenever a satisfying node may be offered, so that its
+        # value is computed here and the cutoff lowered, in the order the nodes were visited.
+        first, sizes = search.compiled_sources()
+        counters = np.zeros(2, dtype=np.int64)
+        visits = np.empty(search.size, dtype=np.int64)
+        satisfied = np.empty(search.size, dtype=bool)
+        index, done, reported = 0, False, search.evaluations // 64
+        while not done:
+            index, n_visits, done = _kernels.bounded_walk_k(
+                order, ordered_bounds, bounds, rank, search.level_matrix, search.strides, search.max_levels,
+                status, evaluated, search.stack, search._level_counts, search.combinations.counts,
+                search.k_only, search._scratch, search.max_suppressed, search._source_levels,
+                search._source_classes, first, sizes, counters, index, cutoff, visits, satisfied,
+            )  # fmt: skip
+            for node, ok in zip(visits[:n_visits].tolist(), satisfied[:n_visits].tolist(), strict=True):
+                if ok and bounds[node] <= cutoff:
+                    offer(node, search.node_k(search.levels_of(node)))
+            if progress is not None and (search.evaluations + int(counters[0])) // 64 > reported:
+                reported = (search.evaluations + int(counters[0])) // 64
+                progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
+        search.evaluations += int(counters[0])
+        search.rolled_up += int(counters[1])
+        search.forget_sources()
+        statistics["candidates"] = int(np.count_nonzero(evaluated))
+        return best, statistics
 
     def next_open(index: int) -> int:
         """The position, from ``index`` on, of the next node in the order that is neither tagged
