@@ -400,20 +400,14 @@ def combine_levels_at(stack, levels, cards, rows, direct_upper):  # pragma: no c
 
 
 @njit(cache=True, nogil=True)
-def level_stack(leaf_codes, codes, offsets, n_levels, depth):  # pragma: no cover - compiled
-    """The (attribute, level, combination) array of a generalization search: ``out[j, level, i]`` is
-    the node at ``level`` of combination i's leaf of attribute j, ``codes[offsets[j] + leaf,
-    level]`` (``codes``: the hierarchies' leaves x levels tables one under the other, padded to
-    ``depth`` levels); rows past an attribute's ``n_levels`` are 0. One pass over the
-    combinations, reading each row once."""
-    count, d = leaf_codes.shape
-    out = np.zeros((d, depth, count), dtype=np.int32)
-    for i in range(count):
-        for j in range(d):
-            row = offsets[j] + leaf_codes[i, j]
-            for level in range(n_levels[j]):
-                out[j, level, i] = codes[row, level]
-    return out
+def level_codes(out, codes, leaves):  # pragma: no cover - compiled
+    """``out[level, i] = codes[leaves[i], level]``: the node of each combination's leaf at every level
+    of a hierarchy (``codes``: leaves x levels), written straight into a row block of the search's
+    (attribute, level, combination) array."""
+    for level in range(codes.shape[1]):
+        row = out[level]
+        for i in range(leaves.shape[0]):
+            row[i] = codes[leaves[i], level]
 
 
 @njit(cache=True, nogil=True)

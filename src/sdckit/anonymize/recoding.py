@@ -261,18 +261,15 @@ class _Search:
         self.node_counts = [[len(h.leaf_counts(level)) for level in range(h.n_levels)] for h in hierarchies]
         # The codes as one padded (attribute, level, combination) array, so that a node's classes are
         # combined and densified in one compiled pass (skipped when it would be large): filled by
-        # one compiled pass over the combinations, and ``generalized`` holds views of its rows.
+        # one compiled gather per attribute, and ``generalized`` holds views of its rows.
         count = len(self.combinations.counts)
         depth = int(self.max_levels.max()) + 1 if len(hierarchies) else 0
         self.stack = None
         if len(hierarchies) and len(hierarchies) * depth * count * 4 <= 256 * 2**20:
-            n_leaves = np.array([h.n_leaves for h in hierarchies], dtype=np.int64)
-            offsets = np.concatenate(([0], np.cumsum(n_leaves)[:-1]))
-            tables = np.zeros((int(n_leaves.sum()), depth), dtype=np.int32)
+            self.stack = np.zeros((len(hierarchies), depth, count), dtype=np.int32)
             for j, h in enumerate(hierarchies):
-                tables[offsets[j] : offsets[j] + h.n_leaves, : h.n_levels] = h.codes
-            n_levels = np.array([h.n_levels for h in hierarchies], dtype=np.int64)
-            self.stack = _kernels.level_stack(leaf_codes, tables, offsets, n_levels, depth)
+                leaves = np.ascontiguousarray(leaf_codes[:, j])
+                _kernels.level_codes(self.stack[j], np.ascontiguousarray(h.codes, dtype=np.int32), leaves)
             self.generalized = [list(self.stack[j, : h.n_levels]) for j, h in enumerate(hierarchies)]
         else:
             # One gather per attribute: (levels x leaves) table, indexed by the combinations' leaves.
