@@ -580,14 +580,14 @@ def classes_k(stack, levels, level_counts, weights, k, table):  # pragma: no cov
 
 
 @njit(cache=True, nogil=True)
-def _sizes_direct(combined, weights, upper, table, k):  # pragma: no cover - compiled
+def _sizes_direct(combined, weights, upper, table, sums, k):  # pragma: no cover - compiled
     """:func:`_classes_weighted`'s figures without the key of each element, for values below
     ``upper`` <= ``table.shape[0]``: the weights are summed straight at their value (one indexed
     load per element instead of two dependent ones), and the scratch ``table`` (all -1, left so)
     holds each value's first element, so the classes come out numbered alike (first appearance)
-    with the same sums in the same order."""
+    with the same sums in the same order. The sums are kept in the scratch ``sums`` (as long as
+    ``table``; set where a value first appears, so nothing is cleared)."""
     n = combined.shape[0]
-    acc = np.zeros(upper, dtype=np.float64)
     order = np.empty(min(n, upper) + 1, dtype=np.int64)
     groups = 0
     for i in range(n):
@@ -596,7 +596,8 @@ def _sizes_direct(combined, weights, upper, table, k):  # pragma: no cover - com
             table[value] = i
             order[groups] = value
             groups += 1
-        acc[value] += weights[i]
+            sums[value] = 0.0
+        sums[value] += weights[i]
     sizes = np.empty(groups, dtype=np.float64)
     first = np.empty(groups, dtype=np.int64)
     passes = np.empty(groups, dtype=np.bool_)
@@ -606,7 +607,7 @@ def _sizes_direct(combined, weights, upper, table, k):  # pragma: no cover - com
         value = order[g]
         first[g] = table[value]
         table[value] = -1
-        sizes[g] = acc[value]
+        sizes[g] = sums[value]
         passes[g] = sizes[g] >= k
         if not passes[g]:
             failing += 1
@@ -615,7 +616,7 @@ def _sizes_direct(combined, weights, upper, table, k):  # pragma: no cover - com
 
 
 @njit(cache=True, nogil=True)
-def sizes_k(stack, levels, level_counts, weights, k, table):  # pragma: no cover - compiled
+def sizes_k(stack, levels, level_counts, weights, k, table, sums):  # pragma: no cover - compiled
     """:func:`classes_k` without the class of each combination (most evaluated nodes never need
     them; :func:`classes_k` computes them, numbered alike, when one does): ``fits``, the class
     sizes, the first combination of each class, which classes reach ``k``, how many do not and their
@@ -624,7 +625,7 @@ def sizes_k(stack, levels, level_counts, weights, k, table):  # pragma: no cover
     if 0 <= upper <= table.shape[0]:
         combined = np.zeros(stack.shape[2], dtype=np.int32)  # upper < 2**31: int32 keys
         _combine_into(combined, stack, levels, level_counts, np.zeros(0, dtype=np.int64), False)
-        return True, *_sizes_direct(combined, weights, upper, table, k)
+        return True, *_sizes_direct(combined, weights, upper, table, sums, k)
     fits, _, sizes, first, passes, failing, suppressed = classes_k(
         stack, levels, level_counts, weights, k, table
     )
@@ -940,6 +941,7 @@ def _visit_k(
     weights,
     k,
     table,
+    sums,
     max_suppressed,
     source_levels,
     source_classes,
@@ -963,7 +965,9 @@ def _visit_k(
         )
         counters[1] += 1
     else:
-        _, sizes, first, _, failing, suppressed = sizes_k(stack, levels, level_counts, weights, k, table)
+        _, sizes, first, _, failing, suppressed = sizes_k(
+            stack, levels, level_counts, weights, k, table, sums
+        )
     counters[0] += 1
     n_suppressed = suppressed if failing else 0.0
     satisfied = n_suppressed <= max_suppressed + 1e-9
@@ -994,6 +998,7 @@ def bounded_walk_k(
     weights,
     k,
     table,
+    sums,
     max_suppressed,
     source_levels,
     source_classes,
@@ -1053,6 +1058,7 @@ def bounded_walk_k(
                     weights,
                     k,
                     table,
+                    sums,
                     max_suppressed,
                     source_levels,
                     source_classes,
@@ -1081,6 +1087,7 @@ def bounded_walk_k(
                 weights,
                 k,
                 table,
+                sums,
                 max_suppressed,
                 source_levels,
                 source_classes,

@@ -266,7 +266,11 @@ class _Search:
         depth = int(self.max_levels.max()) + 1 if len(hierarchies) else 0
         self.stack = None
         if len(hierarchies) and len(hierarchies) * depth * count * 4 <= 256 * 2**20:
-            self.stack = np.zeros((len(hierarchies), depth, count), dtype=np.int32)
+            # The narrowest integer type that holds every code: a node reads one row per attribute
+            # of the combinations' length, so its cost is memory traffic (Adult's fit in bytes).
+            widest = max(h.n_leaves for h in hierarchies)
+            dtype = np.uint8 if widest <= 2**8 else np.uint16 if widest <= 2**16 else np.int32
+            self.stack = np.zeros((len(hierarchies), depth, count), dtype=dtype)
             for j, h in enumerate(hierarchies):
                 leaves = np.ascontiguousarray(leaf_codes[:, j])
                 _kernels.level_codes(self.stack[j], np.ascontiguousarray(h.codes, dtype=np.int32), leaves)
@@ -286,6 +290,7 @@ class _Search:
             self._level_counts[j, : len(per_level)] = per_level
         self._fast_k = self.k_only is not None and self.stack is not None
         self._scratch = np.full(4 * count + 1024, -1, dtype=np.int32) if self._fast_k else None
+        self._sums = np.empty(4 * count + 1024, dtype=np.float64) if self._fast_k else None
         self._whole_counts = weights is None
         self.evaluations = 0
         self.rolled_up = 0
@@ -479,7 +484,13 @@ class _Search:
             )
         else:
             fits, sizes, first, passes, failing, suppressed = _kernels.sizes_k(
-                self.stack, at, self._level_counts, self.combinations.counts, self.k_only, self._scratch
+                self.stack,
+                at,
+                self._level_counts,
+                self.combinations.counts,
+                self.k_only,
+                self._scratch,
+                self._sums,
             )
             class_of = None
         if not fits:
@@ -853,7 +864,7 @@ def _bounded_search(
             index, n_visits, done = _kernels.bounded_walk_k(
                 order, ordered_bounds, bounds, rank, search.level_matrix, search.strides, search.max_levels,
                 status, evaluated, search.stack, search._level_counts, search.combinations.counts,
-                search.k_only, search._scratch, search.max_suppressed, search._source_levels,
+                search.k_only, search._scratch, search._sums, search.max_suppressed, search._source_levels,
                 search._source_classes, first, sizes, counters, index, cutoff, visits, satisfied,
             )  # fmt: skip
             for node, ok in zip(visits[:n_visits].tolist(), satisfied[:n_visits].tolist(), strict=True):
