@@ -1093,7 +1093,8 @@ def _release(
         text = pl.Series(name, categories, dtype=pl.String)  # one conversion of the labels, not two
         labels = text.cast(pl.Enum(text))
         codes = np.where(combination_suppressed, categories.index(SUPPRESSED), search.generalized[j][level])
-        columns.append(labels[codes[record_combination]])  # numpy indexing: no expression round trip
+        # numpy indexing (no expression round trip) by uint32, which polars takes without a copy
+        columns.append(labels[codes.astype(np.uint32)[record_combination]])
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
     released = table.data.with_columns(columns).drop(identifiers)
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
