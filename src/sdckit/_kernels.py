@@ -909,22 +909,20 @@ def _text_slot(first, second, multiplier, shift):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _place_texts(
-    label_firsts, label_seconds, multiplier, shift, slots, firsts, seconds
-):  # pragma: no cover - compiled
-    """Fill an empty table with the labels' words (linear probing); the number of labels not in their
-    home slot."""
-    mask = np.uint64(slots.shape[0] - 1)
+def _place_texts(words, starts, multiplier, shift, table):  # pragma: no cover - compiled
+    """Fill an empty table with the labels (linear probing); the number of labels not in their home slot."""
+    mask = np.uint64(table.shape[0] - 1)
     displaced = 0
-    for j in range(label_firsts.shape[0]):
-        slot = _text_slot(label_firsts[j], label_seconds[j], multiplier, shift)
-        if slots[slot] >= 0:
+    for j in range(words.shape[0]):
+        slot = _text_slot(words[j, 0], words[j, 1], multiplier, shift)
+        if table[slot, 2] != 0:
             displaced += 1
-            while slots[slot] >= 0:
+            while table[slot, 2] != 0:
                 slot = (slot + _ONE) & mask
-        slots[slot] = j
-        firsts[slot] = label_firsts[j]
-        seconds[slot] = label_seconds[j]
+        table[slot, 0] = words[j, 0]
+        table[slot, 1] = words[j, 1]
+        table[slot, 2] = j + 1
+        table[slot, 3] = starts[j]
     return displaced
 
 
@@ -933,20 +931,20 @@ def text_table(label_bytes, label_offsets):  # pragma: no cover - compiled
     """An open-addressing table of texts, for :func:`text_codes`.
 
     Label j is the UTF-8 bytes ``label_bytes[label_offsets[j]:label_offsets[j + 1]]``. Returns
-    ``(slots, firsts, seconds, multiplier, duplicate)``: the slots (linear probing) hold a label
-    (int32, -1: empty) and its two words (see above); the home slot of a text is
-    :func:`_text_slot` with ``multiplier``; ``duplicate`` is the first label spelled like an earlier
-    one (then the table is not to be used), or -1.
+    ``(table, multiplier, duplicate)``: a slot of the table (uint64, 4 words, one cache line for a
+    look-up; linear probing) holds a label's two words (see above), the label + 1 (0: empty) and
+    where its bytes start; the home slot of a text is :func:`_text_slot` with ``multiplier``;
+    ``duplicate`` is the first label spelled like an earlier one (then the table is not to be used),
+    or -1.
 
     A value whose label is not in its home slot costs a look-up a mispredicted branch or two, more
-    than the rest of it: the table is sparse (16 slots a label up to 4,096 labels, 4 beyond) and the
-    multiplier the first of up to 64 (4 beyond 4,096 labels) that leaves no label out of its home
-    slot, or else the one that leaves the fewest.
+    than the rest of it: the table is sparse (at least 2 slots a label, and 16 up to 1,024 slots, 32
+    KiB) and the multiplier the first of up to 64 (4 beyond 4,096 labels) that leaves no label out of
+    its home slot, or else the one that leaves the fewest.
     """
     n = label_offsets.shape[0] - 1
     base = label_bytes.ctypes.data
-    label_firsts = np.zeros(n, dtype=np.uint64)
-    label_seconds = np.zeros(n, dtype=np.uint64)
+    words = np.zeros((n, 2), dtype=np.uint64)
     for j in range(n):
         start = label_offsets[j]
         length = label_offsets[j + 1] - start
@@ -960,57 +958,54 @@ def text_table(label_bytes, label_offsets):  # pragma: no cover - compiled
                 second |= byte << np.uint64(8 * (b - 4))
         if length > 12:
             second = _long_hash(base + start, length)
-        label_firsts[j] = first
-        label_seconds[j] = second
+        words[j, 0] = first
+        words[j, 1] = second
     bits = 3
-    while (1 << bits) < (16 if n <= 4096 else 4) * n:
+    while (1 << bits) < 2 * n or ((1 << bits) < 16 * n and (1 << bits) < 1024):
         bits += 1
     size = 1 << bits
     shift = np.uint64(64 - bits)
     mask = np.uint64(size - 1)
-    slots = np.full(size, -1, dtype=np.int32)
-    firsts = np.zeros(size, dtype=np.uint64)
-    seconds = np.zeros(size, dtype=np.uint64)
+    table = np.zeros((size, 4), dtype=np.uint64)
     # Duplicates: labels with the same words and, past 12 bytes, the same other bytes.
     for j in range(n):
-        first = label_firsts[j]
-        second = label_seconds[j]
+        first = words[j, 0]
+        second = words[j, 1]
         start = label_offsets[j]
         length = label_offsets[j + 1] - start
         slot = _text_slot(first, second, _FIBONACCI, shift)
-        while slots[slot] >= 0:
+        while table[slot, 2] != 0:
             if (
-                firsts[slot] == first
-                and seconds[slot] == second
-                and (length <= 12 or _same_long(base + start, base + label_offsets[slots[slot]], length))
+                table[slot, 0] == first
+                and table[slot, 1] == second
+                and (length <= 12 or _same_long(base + start, base + np.int64(table[slot, 3]), length))
             ):
-                return slots, firsts, seconds, _FIBONACCI, j
+                return table, _FIBONACCI, j
             slot = (slot + _ONE) & mask
-        slots[slot] = j
-        firsts[slot] = first
-        seconds[slot] = second
+        table[slot, 0] = first
+        table[slot, 1] = second
+        table[slot, 2] = j + 1
+        table[slot, 3] = start
     best = _FIBONACCI
     fewest = n + 1
     candidate = _FIBONACCI
     for _ in range(64 if n <= 4096 else 4):
         multiplier = candidate | _ONE
-        slots[:] = -1
-        displaced = _place_texts(label_firsts, label_seconds, multiplier, shift, slots, firsts, seconds)
+        table[:] = 0
+        displaced = _place_texts(words, label_offsets, multiplier, shift, table)
         if displaced < fewest:
             best, fewest = multiplier, displaced
             if displaced == 0:
                 break
         candidate = (candidate ^ (candidate >> np.uint64(31))) * _MIX_1 + _FIBONACCI
     if fewest > 0:
-        slots[:] = -1
-        _place_texts(label_firsts, label_seconds, best, shift, slots, firsts, seconds)
-    return slots, firsts, seconds, best, -1
+        table[:] = 0
+        _place_texts(words, label_offsets, best, shift, table)
+    return table, best, -1
 
 
 @njit(cache=True, nogil=True)
-def text_codes(
-    chunks, buffers, sizes, label_bytes, label_offsets, slots, firsts, seconds, multiplier, out
-):  # pragma: no cover - compiled
+def text_codes(chunks, buffers, sizes, label_bytes, table, multiplier, out):  # pragma: no cover - compiled
     """The label of every value of a text column held as Arrow ``string_view`` arrays, by its exact
     bytes (-1: null or no label), into ``out`` (int32), one chunk after the other.
 
@@ -1025,9 +1020,9 @@ def text_codes(
     are those of :func:`text_table`.
     """
     base = label_bytes.ctypes.data
-    mask = np.uint64(slots.shape[0] - 1)
+    mask = np.uint64(table.shape[0] - 1)
     bits = 0
-    while (1 << bits) < slots.shape[0]:
+    while (1 << bits) < table.shape[0]:
         bits += 1
     shift = np.uint64(64 - bits)
     position = 0
@@ -1039,7 +1034,6 @@ def text_codes(
         first_buffer = chunks[c, 4]
         n_buffers = chunks[c, 5]
         for i in range(n):
-            code = -1
             if validity != 0:
                 bit = bit_offset + i
                 if (_byte_at(validity + (bit >> 3)) >> (bit & 7)) & 1 == 0:
@@ -1060,13 +1054,14 @@ def text_codes(
                 second = _long_hash(address, length)
             else:
                 first, second = _short_words(first, second)
+            code = -1
             slot = _text_slot(first, second, multiplier, shift)
-            while slots[slot] >= 0:
+            while table[slot, 2] != 0:
                 # The same length, first bytes and second word: the label (past 12 bytes, if the rest is).
-                if ((firsts[slot] == first) & (seconds[slot] == second)) and (
-                    not long or _same_long(address, base + label_offsets[slots[slot]], length)
+                if ((table[slot, 0] == first) & (table[slot, 1] == second)) and (
+                    not long or _same_long(address, base + np.int64(table[slot, 3]), length)
                 ):
-                    code = slots[slot]
+                    code = np.int64(table[slot, 2]) - 1
                     break
                 slot = (slot + _ONE) & mask
             out[position + i] = code

@@ -252,11 +252,10 @@ class Hierarchy:
             sizes += [buffer.size for buffer in data]
             arrays.append(array)  # keeps the buffers alive until the codes are out
         out = np.empty(len(column), dtype=np.int32)
-        label_bytes, label_offsets, slots, firsts, seconds, multiplier = table
+        label_bytes, slots, multiplier = table
         _kernels.text_codes(
             np.array(chunks, dtype=np.int64).reshape(-1, 6), np.array(buffers, dtype=np.int64),
-            np.array(sizes, dtype=np.int64), label_bytes, label_offsets, slots, firsts, seconds, multiplier,
-            out,
+            np.array(sizes, dtype=np.int64), label_bytes, slots, multiplier, out,
         )  # fmt: skip
         return out
 
@@ -552,11 +551,9 @@ class Hierarchy:
             label_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
             label_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
             np.cumsum([len(label) for label in encoded], out=label_offsets[1:])
-            slots, firsts, seconds, multiplier, duplicate = _kernels.text_table(label_bytes, label_offsets)
+            slots, multiplier, duplicate = _kernels.text_table(label_bytes, label_offsets)
             self._cache["text table"] = (
-                None
-                if duplicate >= 0
-                else (label_bytes, label_offsets, slots, firsts, seconds, np.uint64(multiplier))
+                None if duplicate >= 0 else (label_bytes, slots, np.uint64(multiplier))
             )
         return self._cache["text table"]
 
