@@ -1097,6 +1097,10 @@ def warm_up() -> None:
     group_weight_sums(keys, values, len(sizes))
     accumulate(values, values.copy(), np.zeros(n, dtype=np.int32), np.int32(0), 1.0, values, values, keys,
                inverse, values)  # fmt: skip
+    label_bytes = np.frombuffer(b"ab", dtype=np.uint8)  # read-only, as Hierarchy makes it
+    table, multiplier, _ = text_table(label_bytes, np.array([0, 1, 2], dtype=np.int64))
+    none = np.zeros(0, dtype=np.int64)
+    text_codes(none.reshape(0, 6), none, none, label_bytes, table, np.uint64(multiplier), codes[:0])
 
 
 _warming: list[object] = []

@@ -232,7 +232,7 @@ class Hierarchy:
         # Each chunk as Arrow has it (no copy): its views, validity bitmap and data buffers, by address.
         chunks, buffers, sizes, arrays = [], [], [], []
         for part in column.get_chunks() if column.n_chunks() > 1 else (column,):
-            array = part.to_arrow(compat_level=_newest())
+            array = part.to_arrow(compat_level=_NEWEST)
             if not isinstance(array, pa.Array) or not pa.types.is_string_view(array.type):
                 return None
             n, offset = len(array), array.offset
@@ -538,8 +538,9 @@ class Hierarchy:
         return self._cache["enum"]
 
     def _text_table(self) -> tuple[np.ndarray, ...] | None:
-        """The leaves as UTF-8 bytes and offsets, with their hash table (:func:`sdckit._kernels.text_table`);
-        None when two leaves are spelled alike or a leaf is not valid UTF-8."""
+        """The leaves as UTF-8 bytes, their hash table and its multiplier
+        (:func:`sdckit._kernels.text_table`); None when two leaves are spelled alike or a leaf is not
+        valid UTF-8."""
         if "text table" not in self._cache:
             from sdckit import _kernels
 
@@ -565,16 +566,8 @@ class Hierarchy:
 
 
 _SNIFF_BYTES = 64 * 1024
-
-
-def _newest() -> pl.CompatLevel:
-    """polars' newest Arrow flavour (text as string views), made once."""
-    if not _NEWEST:
-        _NEWEST.append(pl.CompatLevel.newest())
-    return _NEWEST[0]
-
-
-_NEWEST: list[pl.CompatLevel] = []
+#: polars' newest Arrow flavour: text as string views.
+_NEWEST = pl.CompatLevel.newest()
 
 
 def _where(name: str, source: str | None, line: int | None = None) -> str:
