@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_coverage.py
 	$(BIN)/python benchmarks/bench_shapes.py --quick
 	$(BIN)/python benchmarks/bench_generalization.py
+	$(BIN)/python benchmarks/bench_text_codes.py
 	$(BIN)/python benchmarks/bench_local.py
 	$(BIN)/python benchmarks/bench_slicing.py
 	$(BIN)/python benchmarks/bench_qs.py

@@ -175,6 +175,81 @@ def test_values_are_matched_as_a_configuration_spells_them() -> None:
     assert hierarchy.leaf_codes(pl.Series([34])).flags.writeable
 
 
+def flat(labels: list[str]) -> Hierarchy:
+    """A hierarchy of one level: the leaves alone."""
+    return Hierarchy("t", (tuple(labels),), np.arange(len(labels)).reshape(-1, 1))
+
+
+def enum_codes(column: pl.Series, labels: list[str]) -> np.ndarray:
+    """The leaf codes as the Enum cast gives them (nulls as -1): what Hierarchy.text_leaf_codes must equal."""
+    coded = column.cast(pl.Enum(labels), strict=False).to_physical().cast(pl.Int32).fill_null(-1)
+    return coded.to_numpy()
+
+
+def test_text_leaf_codes_match_values_byte_for_byte() -> None:
+    # Inline views (up to 12 bytes: '', 'abcdefghijkl', 'é' * 6, '中' * 4) and views into the data
+    # buffers (13 bytes and more, some alike but for one byte in the middle or at the end).
+    labels = ["", "a", "abcdefghijkl", "abcdefghijklm", "é" * 6, "中" * 4, "😀" * 3 + "a"]
+    labels += ["x" * 40, "x" * 39 + "y"]
+    assert [len(label.encode()) for label in labels[2:7]] == [12, 13, 12, 12, 13]
+    hierarchy = flat(labels)
+    values = [*labels, None, "abcdefghijk", "abcdefghijklM", "x" * 19 + "y" + "x" * 20, "é" * 5, "", "😀"]
+    column = pl.concat([pl.Series("t", values[:7]), pl.Series("t", values[7:])], rechunk=False)
+    codes = hierarchy.text_leaf_codes(column)
+    expected = [0, 1, 2, 3, 4, 5, 6, 7, 8, -1, -1, -1, -1, -1, 0, -1]
+    np.testing.assert_array_equal(codes, expected)
+    assert codes.dtype == np.int32 and codes.flags.writeable
+    np.testing.assert_array_equal(hierarchy.text_leaf_codes(column[3:]), expected[3:])
+    # Not text: the caller codes the column through the Enum.
+    assert hierarchy.text_leaf_codes(pl.Series([1, 2])) is None
+    assert hierarchy.text_leaf_codes(pl.Series(["a"], dtype=pl.Categorical)) is None
+    # leaf_codes takes this way for text, with the same missing values and the same error.
+    np.testing.assert_array_equal(hierarchy.leaf_codes(pl.Series(["a", None, "x" * 40])), [1, -1, 7])
+    with pytest.raises(ConfigError, match=r"does not cover 1 value of the data: 'abcdefghijk'"):
+        hierarchy.leaf_codes(pl.Series(["a", "abcdefghijk", None]))
+
+
+def test_text_leaf_codes_with_leaves_spelled_alike() -> None:
+    # Two leaves alike: no table of them (the Enum's error stands, as before).
+    hierarchy = flat(["abcdefghijklmnop", "abcdefghijklmnop"])
+    assert hierarchy.text_leaf_codes(pl.Series(["abcdefghijklmnop"])) is None
+
+
+#: Texts of 0 to 40 characters of 1 to 4 UTF-8 bytes each, from a few characters (so that many are
+#: alike but for a byte), and texts of exactly 12 and 13 bytes.
+_TEXTS = (
+    st.text(alphabet="ab-é中😀", max_size=40)
+    | st.text(alphabet="ab", min_size=12, max_size=13)
+    | st.sampled_from(["", "é" * 6, "中" * 4, "中" * 4 + "a", "😀" * 3, "😀" * 3 + "b"])
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    labels=st.lists(_TEXTS, max_size=25, unique=True),
+    picks=st.lists(st.integers(min_value=0, max_value=30) | st.none() | _TEXTS, max_size=60),
+    cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=3),
+    start=st.integers(min_value=0, max_value=6),
+)
+def test_text_leaf_codes_equal_the_enum_cast(
+    labels: list[str], picks: list[int | str | None], cuts: list[int], start: int
+) -> None:
+    values = [labels[pick] if isinstance(pick, int) and pick < len(labels) else pick for pick in picks]
+    values = [str(value) if isinstance(value, int) else value for value in values]
+    hierarchy = flat(labels)
+    bounds = [0, *sorted(min(cut, len(values)) for cut in cuts), len(values)]
+    parts = [pl.Series("t", values[a:b], dtype=pl.String) for a, b in zip(bounds, bounds[1:], strict=False)]
+    column = pl.concat(parts, rechunk=False)[start:]  # several chunks, the first one sliced
+    codes = hierarchy.text_leaf_codes(column)
+    np.testing.assert_array_equal(codes, enum_codes(column, labels))
+    uncovered = (codes < 0) & column.is_not_null().to_numpy()
+    if uncovered.any():
+        with pytest.raises(ConfigError, match="does not cover"):
+            hierarchy.leaf_codes(column)
+    else:
+        np.testing.assert_array_equal(hierarchy.leaf_codes(column), codes)
+
+
 def test_generalize_keeps_missing_values_missing() -> None:
     hierarchy = small()
     leaves = hierarchy.leaf_codes(pl.Series([34.0, None, 41.0, 7.5]))

@@ -145,16 +145,25 @@ def _combinations(
     weights: np.ndarray | None,
 ) -> _Combinations:
     n = table.n_records
-    # Text columns are coded in one parallel select; a column with a null there (a missing value
-    # or one no leaf covers) goes through Hierarchy.leaf_codes, which explains it.
-    text = [
-        (name, hierarchy)
-        for name, hierarchy in zip(quasi_identifiers, hierarchies, strict=True)
-        if table.data.schema[name] == pl.String
-    ]
-    coded = table.data.select([h.leaf_code_expression(name) for name, h in text]) if text else None
+    # Text columns are looked up in their hierarchy's table of leaves (Hierarchy.text_leaf_codes),
+    # or where that does not apply coded in one parallel select. A column with a -1 (a missing value
+    # or one no leaf covers) there, or a null in the select, goes through Hierarchy.leaf_codes, which
+    # explains it.
+    pairs = list(zip(quasi_identifiers, hierarchies, strict=True))
+    looked_up, selected = {}, []
+    for name, hierarchy in pairs:
+        if table.data.schema[name] == pl.String:
+            codes = hierarchy.text_leaf_codes(table.column(name))
+            if codes is None:
+                selected.append((name, hierarchy))
+            elif not np.any(codes < 0):
+                looked_up[name] = codes
+    coded = table.data.select([h.leaf_code_expression(name) for name, h in selected]) if selected else None
     leaf_columns = []
-    for name, hierarchy in zip(quasi_identifiers, hierarchies, strict=True):
+    for name, hierarchy in pairs:
+        if name in looked_up:
+            leaf_columns.append(looked_up[name])
+            continue
         if coded is not None and name in coded.columns and coded[name].null_count() == 0:
             leaf_columns.append(np.asarray(coded[name].to_numpy(), dtype=np.int32))
             continue
