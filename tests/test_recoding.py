@@ -685,6 +685,36 @@ def test_compiled_walk_equals_the_python_loop(problem, metric, k):
     assert runs[0] == runs[1]
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_compiled_walk_on_a_large_lattice_returns_for_progress_and_equals_the_python_loop(seed):
+    # 6 attributes of 27 leaves, 4 levels each: 4,096 nodes and more than 64 evaluations, so the
+    # compiled walk also returns every 64 evaluations (progress, Ctrl-C) and resumes where it was.
+    from sdckit.anonymize.recoding import _bounded_search, _Search
+
+    rng = np.random.default_rng(seed)
+    names = [f"a{j}" for j in range(6)]
+    leaves = [str(i) for i in range(27)]
+    rows = [[leaf, f"g{int(leaf) // 3}", f"h{int(leaf) // 9}", "*"] for leaf in leaves]
+    hierarchies = [Hierarchy.from_rows(name, rows) for name in names]
+    frame = pl.DataFrame(
+        {name: rng.choice(leaves, size=3_000, p=rng.dirichlet(np.ones(27))) for name in names}
+    )
+    runs = []
+    for compiled in (True, False):
+        search = _Search(Table.from_frame(frame), names, hierarchies, [KAnonymity(3)], 0.0, "loss", None)
+        assert search.walks_compiled()
+        if not compiled:
+            search.walks_compiled = lambda: False
+        top = search.evaluate(search.max_levels.tolist())
+        reports: list[int] = []
+        best, statistics = _bounded_search(
+            search, lambda done, _, reports=reports: reports.append(done), {}, top
+        )
+        assert search.evaluations > 64 and reports  # progress reported along the way
+        runs.append((best.node.levels, best.value, statistics, search.evaluations, search.rolled_up))
+    assert runs[0] == runs[1]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), st.sampled_from([0.0, 0.1, 0.3]), st.sampled_from(sorted(METRICS)))
 def test_random_releases_satisfy_their_models(problem, limit, metric):

@@ -1266,6 +1266,7 @@ def bounded_walk_k(
     cutoff,
     visits,
     satisfied,
+    until,
 ):  # pragma: no cover - compiled
     """The loop of ``recoding._bounded_search`` without suppression, under k-anonymity alone with
     whole counts whose keys fit in int64 at every node, compiled: from position ``index`` of the
@@ -1277,7 +1278,9 @@ def bounded_walk_k(
 
     Returns after the first step in which a satisfying node with a bound at most ``cutoff`` was
     visited (the caller computes its metric value and lowers the cutoff, then calls again from the
-    returned position), or at the end: (position, visits recorded, finished)."""
+    returned position), after the step in which the evaluations (``counters[0]``) reached ``until``
+    (so that the caller reports progress and can be interrupted), or at the end: (position, visits
+    recorded, finished)."""
     n_visits = 0
     size = order.shape[0]
     while True:
@@ -1356,5 +1359,5 @@ def bounded_walk_k(
             satisfied[n_visits] = ok
             n_visits += 1
             offered |= ok and bounds[node] <= cutoff
-        if offered:
+        if offered or counters[0] >= until:
             return index, n_visits, False

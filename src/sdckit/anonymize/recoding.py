@@ -863,7 +863,8 @@ def _bounded_search(
     ordered_bounds = bounds[order]
     if not top_down and search.walks_compiled():
         # The same loop, compiled: it returns whenever a satisfying node may be offered, so that its
-        # value is computed here and the cutoff lowered, in the order the nodes were visited.
+        # value is computed here and the cutoff lowered, in the order the nodes were visited, and
+        # every 64 evaluations, so that progress is reported and Ctrl-C is not held up.
         first, sizes = search.compiled_sources()
         counters = np.zeros(2, dtype=np.int64)
         visits = np.empty(search.size, dtype=np.int64)
@@ -875,6 +876,7 @@ def _bounded_search(
                 status, evaluated, search.stack, search._level_counts, search.combinations.counts,
                 search.k_only, search._scratch, search._sums, search.max_suppressed, search._source_levels,
                 search._source_classes, first, sizes, counters, index, cutoff, visits, satisfied,
+                int(counters[0]) + 64,
             )  # fmt: skip
             for node, ok in zip(visits[:n_visits].tolist(), satisfied[:n_visits].tolist(), strict=True):
                 if ok and bounds[node] <= cutoff:
