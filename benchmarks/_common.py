@@ -13,6 +13,31 @@ from pathlib import Path
 
 #: The Adult data of ../shared/data (never copied into the repository).
 ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
+#: Its columns, in the file's order; each has ARX's hierarchy ``adult_hierarchy_<column>.csv``.
+ADULT_COLUMNS = (
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+    "salary-class",
+)
+
+
+def load_adult_text(hierarchies: Iterable[str] = ADULT_COLUMNS):
+    """The Adult records with every column as text (as read: several chunks a column), and ARX's
+    hierarchy of each of ``hierarchies``; exits naming the file when its columns are not Adult's."""
+    import polars as pl
+
+    from sdckit.hierarchy import Hierarchy
+
+    frame = pl.read_csv(ADULT / "adult.csv", separator=";", infer_schema=False)
+    if tuple(frame.columns) != ADULT_COLUMNS:
+        raise SystemExit(f"unexpected columns in {ADULT / 'adult.csv'}: {frame.columns}")
+    return frame, {c: Hierarchy.from_csv(ADULT / f"adult_hierarchy_{c}.csv", c) for c in hierarchies}
 
 
 def peak_rss_mib() -> float:

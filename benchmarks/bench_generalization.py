@@ -57,20 +57,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import ADULT, adult_missing, peak_rss_mib, print_header, version
+from _common import ADULT, ADULT_COLUMNS, adult_missing, load_adult_text, peak_rss_mib, print_header, version
 
 ROOT = Path(__file__).resolve().parent.parent
-COLUMNS = (
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-)
+COLUMNS = ADULT_COLUMNS
 SENSITIVE = "occupation"
 KS = (2, 5, 10, 20, 50)
 LIMITS = (0.0, 0.05)
@@ -123,15 +113,7 @@ def missing_data() -> str | None:
 
 def load_adult():
     """The Adult records as text (polars) and a hierarchy per column."""
-    import polars as pl
-
-    from sdckit.hierarchy import Hierarchy
-
-    frame = pl.read_csv(ADULT / "adult.csv", separator=";", infer_schema=False)
-    if tuple(frame.columns) != COLUMNS:
-        raise SystemExit(f"unexpected columns in {ADULT / 'adult.csv'}: {frame.columns}")
-    hierarchies = {c: Hierarchy.from_csv(ADULT / f"adult_hierarchy_{c}.csv", c) for c in COLUMNS}
-    return frame, hierarchies
+    return load_adult_text()
 
 
 def models_of(model_set: str, k: int) -> list:

@@ -36,20 +36,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import ADULT, adult_missing, peak_rss_mib, print_header
+from _common import ADULT, ADULT_COLUMNS, adult_missing, load_adult_text, peak_rss_mib, print_header
 
 ROOT = Path(__file__).resolve().parent.parent
-COLUMNS = (
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-)
+COLUMNS = ADULT_COLUMNS
 SENSITIVE = "occupation"
 QUASI_IDENTIFIERS = [c for c in COLUMNS if c != SENSITIVE]
 NUMERIC = ("age",)
@@ -73,18 +63,8 @@ def missing_data() -> str | None:
 def load_adult():
     import polars as pl
 
-    from sdckit.hierarchy import Hierarchy
-
-    frame = pl.read_csv(ADULT / "adult.csv", separator=";", infer_schema=False)
-    if tuple(frame.columns) != COLUMNS:
-        raise SystemExit(f"unexpected columns in {ADULT / 'adult.csv'}: {frame.columns}")
-    frame = frame.with_columns(pl.col("age").cast(pl.Int64))
-    hierarchies = {
-        c: Hierarchy.from_csv(ADULT / f"adult_hierarchy_{c}.csv", c)
-        for c in QUASI_IDENTIFIERS
-        if c not in NUMERIC
-    }
-    return frame, hierarchies
+    frame, hierarchies = load_adult_text([c for c in QUASI_IDENTIFIERS if c not in NUMERIC])
+    return frame.with_columns(pl.col("age").cast(pl.Int64)), hierarchies
 
 
 # ----------------------------------------------------------------------------------------------

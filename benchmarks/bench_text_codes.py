@@ -39,20 +39,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from _common import ADULT, adult_missing, peak_rss_mib, print_header
+from _common import ADULT_COLUMNS, adult_missing, load_adult_text, peak_rss_mib, print_header
 from sdckit.hierarchy import Hierarchy
 
-COLUMNS = (
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-)
+COLUMNS = ADULT_COLUMNS
 RECORDS = 1_000_000
 REPEATS = 25
 WARM_UP = 5
@@ -60,9 +50,7 @@ WARM_UP = 5
 
 def load_adult() -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
     """The Adult records as text (as read, several chunks a column) and a hierarchy per column."""
-    frame = pl.read_csv(ADULT / "adult.csv", separator=";", infer_schema=False)
-    hierarchies = {c: Hierarchy.from_csv(ADULT / f"adult_hierarchy_{c}.csv", c) for c in COLUMNS}
-    return frame.select(COLUMNS), hierarchies
+    return load_adult_text()
 
 
 def synthetic(records: int, seed: int = 0) -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
