@@ -1186,31 +1186,15 @@ def source_lists(first, sizes, offsets):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _visit_k(
-    node,
-    level_matrix,
-    strides,
-    max_levels,
-    status,
-    evaluated,
-    stack,
-    level_counts,
-    weights,
-    k,
-    table,
-    sums,
-    max_suppressed,
-    source_levels,
-    source_classes,
-    source_first,
-    source_sizes,
-    counters,
-):  # pragma: no cover - compiled
+def _visit_k(node, lattice, evaluation, sources, visits, satisfied, n_visits):  # pragma: no cover - compiled
     """One node of :func:`bounded_walk_k`: evaluated as ``_Search._evaluate_k`` does (rolled up from
     the kept node below with the fewest classes, else from the combinations; kept as a source when it
-    has few classes, replacing the one with the most), marked evaluated, and its generalizations
-    tagged holding or its specializations failing. Returns whether it satisfies k within the
-    limit; ``counters`` counts evaluations and roll-ups."""
+    has few classes, replacing the one with the most), marked evaluated, its generalizations tagged
+    holding or its specializations failing, and recorded as visit ``n_visits``. Returns whether it
+    satisfies k within the limit; ``counters`` counts evaluations and roll-ups."""
+    level_matrix, strides, max_levels, status, evaluated = lattice
+    stack, level_counts, weights, k, table, sums, max_suppressed, counters = evaluation
+    source_levels, source_classes, source_first, source_sizes = sources
     d = strides.shape[0]
     levels = np.empty(d, dtype=np.int64)
     for j in range(d):
@@ -1227,7 +1211,7 @@ def _visit_k(
         )
     counters[0] += 1
     n_suppressed = suppressed if failing else 0.0
-    satisfied = n_suppressed <= max_suppressed + 1e-9
+    ok = n_suppressed <= max_suppressed + 1e-9
     n_classes = sizes.shape[0]
     if 10 * n_classes <= 9 * weights.shape[0] and n_classes < source_classes[replaced]:
         source_first[replaced] = first
@@ -1235,8 +1219,10 @@ def _visit_k(
         source_levels[replaced, :] = levels
         source_classes[replaced] = n_classes
     evaluated[node] = True
-    tag_closure(status, level_matrix, strides, max_levels, node, 1 if satisfied else -1, satisfied)
-    return satisfied
+    tag_closure(status, level_matrix, strides, max_levels, node, 1 if ok else -1, ok)
+    visits[n_visits] = node
+    satisfied[n_visits] = ok
+    return ok
 
 
 @njit(cache=True, nogil=True)
@@ -1245,23 +1231,11 @@ def bounded_walk_k(
     ordered_bounds,
     bounds,
     rank,
-    level_matrix,
-    strides,
-    max_levels,
-    status,
-    evaluated,
-    stack,
-    level_counts,
-    weights,
-    k,
-    table,
-    sums,
-    max_suppressed,
-    source_levels,
-    source_classes,
+    lattice,
+    evaluation,
+    kept,
     source_first,
     source_sizes,
-    counters,
     index,
     cutoff,
     visits,
@@ -1270,17 +1244,25 @@ def bounded_walk_k(
 ):  # pragma: no cover - compiled
     """The loop of ``recoding._bounded_search`` without suppression, under k-anonymity alone with
     whole counts whose keys fit in int64 at every node, compiled: from position ``index`` of the
-    ``order`` (by increasing bound), the next node neither tagged failing nor evaluated is taken,
+    ``order`` (by increasing bound) of the lattice (``lattice``: levels of every node, strides,
+    top levels, tags, evaluated flags), the next node neither tagged failing nor evaluated is taken,
     and the search stops when its bound exceeds ``cutoff``; an untagged one starts a binary search
     along the chain of untagged nodes above it (:func:`upward_chain` with ``rank``), then the node
-    itself is visited if still open (:func:`_visit_k`). Every visited node and whether it satisfies
-    k are appended to ``visits`` and ``satisfied``.
+    itself is visited if still open (:func:`_visit_k`, with ``evaluation``: the codes, class counts,
+    combination counts, k, scratch tables, suppression limit and counters; and the roll-up
+    sources: ``kept``, their levels and class counts, and the typed lists ``source_first`` and
+    ``source_sizes``, apart because a tuple holding typed lists costs numba about 0.1 ms to type at
+    every call). Every visited node and whether it satisfies k are appended to ``visits`` and
+    ``satisfied``.
 
     Returns after the first step in which a satisfying node with a bound at most ``cutoff`` was
     visited (the caller computes its metric value and lowers the cutoff, then calls again from the
     returned position), after the step in which the evaluations (``counters[0]``) reached ``until``
     (so that the caller reports progress and can be interrupted), or at the end: (position, visits
     recorded, finished)."""
+    level_matrix, strides, max_levels, status, evaluated = lattice
+    counters = evaluation[-1]
+    sources = (kept[0], kept[1], source_first, source_sizes)
     n_visits = 0
     size = order.shape[0]
     while True:
@@ -1305,58 +1287,15 @@ def bounded_walk_k(
                     else:
                         low = middle + 1
                     continue
-                visited = chain[middle]
-                ok = _visit_k(
-                    visited,
-                    level_matrix,
-                    strides,
-                    max_levels,
-                    status,
-                    evaluated,
-                    stack,
-                    level_counts,
-                    weights,
-                    k,
-                    table,
-                    sums,
-                    max_suppressed,
-                    source_levels,
-                    source_classes,
-                    source_first,
-                    source_sizes,
-                    counters,
-                )
-                visits[n_visits] = visited
-                satisfied[n_visits] = ok
+                ok = _visit_k(chain[middle], lattice, evaluation, sources, visits, satisfied, n_visits)
                 n_visits += 1
-                offered |= ok and bounds[visited] <= cutoff
+                offered |= ok and bounds[chain[middle]] <= cutoff
                 if ok:
                     high = middle - 1
                 else:
                     low = middle + 1
         if status[node] >= 0 and not evaluated[node]:
-            ok = _visit_k(
-                node,
-                level_matrix,
-                strides,
-                max_levels,
-                status,
-                evaluated,
-                stack,
-                level_counts,
-                weights,
-                k,
-                table,
-                sums,
-                max_suppressed,
-                source_levels,
-                source_classes,
-                source_first,
-                source_sizes,
-                counters,
-            )
-            visits[n_visits] = node
-            satisfied[n_visits] = ok
+            ok = _visit_k(node, lattice, evaluation, sources, visits, satisfied, n_visits)
             n_visits += 1
             offered |= ok and bounds[node] <= cutoff
         if offered or counters[0] >= until:

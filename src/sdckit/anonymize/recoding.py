@@ -869,14 +869,23 @@ def _bounded_search(
         counters = np.zeros(2, dtype=np.int64)
         visits = np.empty(search.size, dtype=np.int64)
         satisfied = np.empty(search.size, dtype=bool)
+        lattice = (search.level_matrix, search.strides, search.max_levels, status, evaluated)
+        evaluation = (
+            search.stack,
+            search._level_counts,
+            search.combinations.counts,
+            search.k_only,
+            search._scratch,
+            search._sums,
+            search.max_suppressed,
+            counters,
+        )
+        kept = (search._source_levels, search._source_classes)
         index, done, reported = 0, False, search.evaluations // 64
         while not done:
             index, n_visits, done = _kernels.bounded_walk_k(
-                order, ordered_bounds, bounds, rank, search.level_matrix, search.strides, search.max_levels,
-                status, evaluated, search.stack, search._level_counts, search.combinations.counts,
-                search.k_only, search._scratch, search._sums, search.max_suppressed, search._source_levels,
-                search._source_classes, first, sizes, counters, index, cutoff, visits, satisfied,
-                int(counters[0]) + 64,
+                order, ordered_bounds, bounds, rank, lattice, evaluation, kept, first, sizes, index, cutoff,
+                visits, satisfied, int(counters[0]) + 64,
             )  # fmt: skip
             for node, ok in zip(visits[:n_visits].tolist(), satisfied[:n_visits].tolist(), strict=True):
                 if ok and bounds[node] <= cutoff:
