@@ -276,7 +276,7 @@ class _Search:
         self.stack = None
         if len(hierarchies) and len(hierarchies) * depth * count * 4 <= 256 * 2**20:
             # The narrowest integer type that holds every code: a node reads one row per attribute
-            # of the combinations' length, so its cost is memory traffic (Adult's fit in bytes).
+            # of the combinations' length (Adult's codes fit in bytes).
             widest = max(h.n_leaves for h in hierarchies)
             dtype = np.uint8 if widest <= 2**8 else np.uint16 if widest <= 2**16 else np.int32
             self.stack = np.zeros((len(hierarchies), depth, count), dtype=dtype)
@@ -509,7 +509,7 @@ class _Search:
         node = self._k_node(levels, None, sizes, first, passes, failing, suppressed)
         node.parent, node.class_of = parent, class_of
         if parent is None:
-            node.compute = lambda: self._classes_k(at)
+            node.compute = lambda: self.node_k(levels).classes
         n_classes = node.n_classes
         # As _keep_source: a node with few classes replaces the kept one with the most.
         if 10 * n_classes <= 9 * len(self.combinations.counts) and n_classes < self._source_classes[replaced]:
@@ -575,12 +575,6 @@ class _Search:
         self._sources = [None] * _SOURCES
         self._source_levels[:] = 0
         self._source_classes[:] = np.iinfo(np.int64).max
-
-    def _classes_k(self, at: np.ndarray) -> np.ndarray:
-        """The class of every combination at the levels ``at`` (as :meth:`_evaluate_k` numbers them)."""
-        return _kernels.classes_k(
-            self.stack, at, self._level_counts, self.combinations.counts, self.k_only, self._scratch
-        )[1]
 
     def evaluate(self, levels: Sequence[int]) -> _Node:
         self.evaluations += 1
