@@ -322,14 +322,7 @@ def combined_risk(
     n = table.n_records
 
     weights_column = weights if isinstance(weights, str) else None
-    if weights_column is not None:
-        if weights_column not in table.data.columns:
-            raise ConfigError(f"weights column '{weights_column}' is not in the data")
-        weight_values = table.column(weights_column).cast(pl.Float64, strict=False).to_numpy()
-        where = f"{table.source}: " if table.source else ""
-        weights_array = check_weights(weight_values, n, f"{where}weights column '{weights_column}'")
-    else:
-        weights_array = check_weights(weights, n) if weights is not None else None
+    weights_array = _sampling_weights(table, weights)
 
     names = _measured_attributes(table, epsilon, weights_column)
     schema = table.schema
@@ -415,12 +408,8 @@ def combined_risk(
     combinations = np.zeros(len(known_sets), dtype=np.int64)
     probabilities = np.ones(len(known_sets), dtype=np.float64)
 
-    # Records alone in their group stay alone in every superset, so they are no longer tracked:
-    # exact unless wildcard nulls can make records match.
+    # Wildcard nulls can make records of different patterns match.
     wildcard = missing == "wildcard" and any(patterns.has_missing)
-    skip_singletons = not wildcard
-    # Inverse count of a pattern alone in its group (it is then a single record): 1 or 1/weight.
-    alone = _inverse(pattern_weights)
 
     if covers is not None:
         released_sizes = weights_array if weights_array is not None else np.ones(n, dtype=np.float64)
@@ -440,9 +429,92 @@ def combined_risk(
         known_sets_done = True
     else:
         known_sets_done = False
+    if not known_sets_done:
+        _plain_known_sets(
+            patterns,
+            multiplicity,
+            pattern_weights if weights_array is not None else None,
+            wildcard,
+            known_sets,
+            candidate_probabilities,
+            alpha,
+            consequence,
+            zero,
+            pattern_total,
+            (risk, best, top, combinations, probabilities),
+            progress,
+        )
+    risk, top, best = risk[record_pattern], top[record_pattern], best[record_pattern]
+    if weights_array is not None:
+        # A record of weight 0 stands for nobody in the population: there is nobody to disclose.
+        nobody = weights_array == 0
+        if nobody.any():
+            risk[nobody], top[nobody], best[nobody] = 0.0, 0, 0.0
+
+    table_of_sets = _known_sets_frame(candidates, known_sets, probabilities, combinations)
+    if n == 0:
+        best = np.zeros(0, dtype=np.float64)
+    parameters: dict[str, Any] = {"alpha": alpha, "epsilon": epsilon, "missing": missing}
+    if covers is not None:
+        parameters["coverage"] = True
+    return RecordRisk(
+        risk=risk,
+        top_known_set=top,
+        top_contribution=best,
+        known_sets=table_of_sets,
+        attributes=tuple(names),
+        alpha=alpha,
+        epsilon=epsilon,
+        missing=missing,
+        weighted=weights_array is not None,
+        parameters=parameters,
+    )
+
+
+def _sampling_weights(table: Table, weights: str | np.ndarray | None) -> np.ndarray | None:
+    """The sampling weights of :func:`combined_risk`: a column of ``table`` (named in errors with the
+    file) or one number per record, checked; None without weights."""
+    n = table.n_records
+    if not isinstance(weights, str):
+        return check_weights(weights, n) if weights is not None else None
+    if weights not in table.data.columns:
+        raise ConfigError(f"weights column '{weights}' is not in the data")
+    weight_values = table.column(weights).cast(pl.Float64, strict=False).to_numpy()
+    where = f"{table.source}: " if table.source else ""
+    return check_weights(weight_values, n, f"{where}weights column '{weights}'")
+
+
+def _plain_known_sets(
+    patterns: Encoding,
+    multiplicity: np.ndarray,
+    weights: np.ndarray | None,
+    wildcard: bool,
+    known_sets: list[tuple[int, ...]],
+    probabilities: list[float],
+    alpha: float,
+    consequence: dict[str, np.ndarray],
+    zero: np.ndarray,
+    pattern_total: np.ndarray,
+    state: tuple[np.ndarray, ...],
+    progress: ProgressCallback | None,
+) -> None:
+    """The loop over known sets of :func:`combined_risk` without an original, depth first: each set's
+    group keys are its parent set's extended by its last attribute, and every pattern's contribution
+    PK * alpha * C_UKS / count is summed into its risk (the largest kept). ``multiplicity``: records
+    per pattern; ``weights``: their summed sampling weights, or None."""
+    risk, best, top, combinations, pk_of_set = state
+    n_patterns = patterns.n_records
+    n = int(multiplicity.sum())
+    candidates = patterns.names
+    pattern_weights = weights if weights is not None else multiplicity.astype(np.float64)
+    # Records alone in their group stay alone in every superset, so they are no longer tracked:
+    # exact unless wildcard nulls can make records match.
+    skip_singletons = not wildcard
+    # Inverse count of a pattern alone in its group (it is then a single record): 1 or 1/weight.
+    alone = _inverse(pattern_weights)
     extender = _kernels.KeyExtender(n_patterns)
     stack: list[_Node] = []
-    for index, known_set in enumerate([] if known_sets_done else known_sets):
+    for index, known_set in enumerate(known_sets):
         untracked = 0
         if not known_set:
             keys, sizes = initial_keys(n_patterns)
@@ -468,16 +540,16 @@ def combined_risk(
             if consequence[name] is not zero:
                 known_weight = known_weight + consequence[name]
             node = _Node(known_set, keys, sizes, known_weight)
-            pk = float(np.prod([candidate_probabilities[j] for j in known_set]))
+            pk = float(np.prod([probabilities[j] for j in known_set]))
 
         if wildcard and any(patterns.has_missing[j] for j in known_set):
             counts = wildcard_group_sizes(patterns, known_set, keys, len(sizes), pattern_weights)
             group_inverse = _inverse(counts)
-        elif weights_array is not None:
+        elif weights is not None:
             group_inverse = _inverse(_kernels.group_weight_sums(keys, pattern_weights, len(sizes)))
         else:
             group_inverse = 1.0 / sizes
-        probabilities[index] = pk
+        pk_of_set[index] = pk
         combinations[index] = len(sizes) + untracked
         # contribution = PK * alpha * C_UKS / count, summed into D(r); the largest one is kept.
         _kernels.accumulate(
@@ -495,14 +567,17 @@ def combined_risk(
         stack.append(node)
         if progress is not None:
             progress(index + 1, len(known_sets))
-    risk, top, best = risk[record_pattern], top[record_pattern], best[record_pattern]
-    if weights_array is not None:
-        # A record of weight 0 stands for nobody in the population: there is nobody to disclose.
-        nobody = weights_array == 0
-        if nobody.any():
-            risk[nobody], top[nobody], best[nobody] = 0.0, 0, 0.0
 
-    table_of_sets = pl.DataFrame(
+
+def _known_sets_frame(
+    candidates: Sequence[str],
+    known_sets: list[tuple[int, ...]],
+    probabilities: np.ndarray,
+    combinations: np.ndarray,
+) -> pl.DataFrame:
+    """``RecordRisk.known_sets``: one row per known set (its attributes, size, PK and number of
+    value combinations)."""
+    return pl.DataFrame(
         {
             "known_set": np.arange(len(known_sets), dtype=np.int64),
             "name": ["+".join(candidates[j] for j in ks) for ks in known_sets],
@@ -519,23 +594,6 @@ def combined_risk(
             "public_probability": pl.Float64,
             "combinations": pl.Int64,
         },
-    )
-    if n == 0:
-        best = np.zeros(0, dtype=np.float64)
-    parameters: dict[str, Any] = {"alpha": alpha, "epsilon": epsilon, "missing": missing}
-    if covers is not None:
-        parameters["coverage"] = True
-    return RecordRisk(
-        risk=risk,
-        top_known_set=top,
-        top_contribution=best,
-        known_sets=table_of_sets,
-        attributes=tuple(names),
-        alpha=alpha,
-        epsilon=epsilon,
-        missing=missing,
-        weighted=weights_array is not None,
-        parameters=parameters,
     )
 
 
