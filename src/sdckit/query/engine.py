@@ -27,6 +27,7 @@ boolean mask directly (query restriction needs it), so the engine is polars; Duc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,11 @@ class Engine:
             name: column_type(dtype) for name, dtype in table.data.schema.items() if name in self.kinds
         }
         self.attributes = {a.name: a for a in keep}
+        #: The attributes whose values are confidential (role sensitive or quasi-sensitive): what
+        #: restriction's audit and camouflage protect; the others are public to the analyst.
+        self.confidential: list[str] = [
+            a.name for a in keep if a.role in (Role.SENSITIVE, Role.QUASI_SENSITIVE)
+        ]
         self.records = frame.height
 
     # --- the query set ------------------------------------------------------------------------
@@ -127,6 +133,55 @@ class Engine:
         if not query.filters:
             return np.ones(self.records, dtype=bool)
         return self.frame.select(self.where(query).alias("m")).to_series().to_numpy().astype(bool, copy=False)
+
+    def envelope(
+        self,
+        nodes: list[Any],
+        leaf: Callable[[Filter], tuple[np.ndarray, np.ndarray] | None],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Three-valued evaluation of the conjunction of ``nodes``: ``(surely, possibly)``, two
+        boolean arrays over the records.
+
+        ``leaf(filter)`` gives the pair of a comparison whose truth is not known exactly (one on a
+        confidential attribute: ``surely`` where it holds for every value the record may have,
+        ``possibly`` where it holds for at least one), or None for a comparison evaluated exactly
+        on the recorded values (both arrays equal). ``not`` swaps and complements the pair,
+        ``and``/``or`` combine them as Kleene's strong logic does, so ``surely`` implies ``possibly``
+        and, for every dataset the leaves allow, the records that satisfy the filters lie between
+        the two.
+        """
+
+        def walk(node: Any) -> tuple[np.ndarray, np.ndarray]:
+            if isinstance(node, Filter):
+                pair = leaf(node)
+                if pair is not None:
+                    return pair
+                exact = (
+                    self.frame.select(self.expression(node).alias("m"))
+                    .to_series()
+                    .to_numpy()
+                    .astype(bool, copy=False)
+                )
+                return exact, exact
+            if isinstance(node, Not):
+                surely, possibly = walk(node.not_)
+                return ~possibly, ~surely
+            children = [walk(child) for child in (node.and_ if isinstance(node, And) else node.or_)]
+            combine = np.logical_and if isinstance(node, And) else np.logical_or
+            surely = children[0][0].copy()
+            possibly = children[0][1].copy()
+            for child_surely, child_possibly in children[1:]:
+                combine(surely, child_surely, out=surely)
+                combine(possibly, child_possibly, out=possibly)
+            return surely, possibly
+
+        surely = np.ones(self.records, dtype=bool)
+        possibly = np.ones(self.records, dtype=bool)
+        for node in nodes:
+            node_surely, node_possibly = walk(node)
+            surely &= node_surely
+            possibly &= node_possibly
+        return surely, possibly
 
     # --- groups -------------------------------------------------------------------------------
 
