@@ -20,6 +20,7 @@ ENTRIES: dict[str, tuple[str, str, str]] = {
     "experiment": ("experiment", "app", "Reproduce the experiments of the papers."),
     "serve": ("serve", "serve", "Serve protected answers to statistical queries over HTTP."),
     "keys": ("serve", "keys", "Analysts' API keys of a query server: add, revoke, list."),
+    "ledger": ("serve", "ledger", "A query server's ledger: init, verify, backup."),
     "query": ("query", "query", "Send one query to a query server; print its protected answer."),
     "ui": ("ui", "ui", "A local browser workbench: describe, measure, protect, compare, export."),
 }

@@ -1,4 +1,5 @@
-"""``sdckit serve`` (the query server) and ``sdckit keys add|revoke|list`` (analysts' API keys)."""
+"""``sdckit serve`` (the query server), ``sdckit keys add|revoke|list`` (analysts' API keys) and
+``sdckit ledger init|verify|backup`` (its ledger)."""
 
 from __future__ import annotations
 
@@ -34,12 +35,21 @@ def serve(
         ),
     ] = DEFAULT_HOST,
     port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = DEFAULT_PORT,
+    init: Annotated[
+        bool,
+        typer.Option(
+            "--init",
+            help="Create the ledger if it is missing and register the configuration's data sources in "
+            "it (a new source starts with fresh budgets). Without it, a missing ledger or an "
+            "unregistered source is refused.",
+        ),
+    ] = False,
 ) -> None:
     """Serve the configured datasets over HTTP until interrupted (Ctrl-C).
 
-    Loads every dataset once (read-only), opens the budget ledger, and answers queries at
+    Loads every dataset once (read-only), opens and verifies the ledger, and answers queries at
     POST /datasets/{name}/query under each dataset's protection; the OpenAPI description is at
-    /openapi.json and /docs. Requests need 'Authorization: Bearer KEY' (see sdckit keys add).
+    /openapi.json. Requests need 'Authorization: Bearer KEY' (see sdckit keys add).
     """
     with user_errors():
         from sdckit.query.config import load_server_config
@@ -47,7 +57,7 @@ def serve(
         settings = load_server_config(config)
         listener = _listen(host, port)
         try:
-            _run(settings, listener, host)
+            _run(settings, listener, host, init)
         finally:
             listener.close()
 
@@ -79,13 +89,23 @@ def _listen(host: str, port: int) -> socket.socket:
     return listener
 
 
-def _run(settings, listener: socket.socket, host: str) -> None:
+def _run(settings, listener: socket.socket, host: str, init: bool) -> None:
+    import logging
+
     import uvicorn
 
     from sdckit.query.server import create_app
     from sdckit.query.service import QueryService
 
-    service = QueryService(settings)
+    service = QueryService(settings, init=init)
+    for warning in service.warnings:
+        errors.print(f"[bold yellow]warning:[/] {warning}", highlight=False)
+    # failed logins and refusals (never keys, queries' values or answers) to stderr
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for name in ("sdckit.query.server", "sdckit.query.service"):
+        logging.getLogger(name).addHandler(handler)
+        logging.getLogger(name).setLevel(logging.INFO)
     try:
         app = create_app(service)
         port = listener.getsockname()[1]
@@ -93,7 +113,7 @@ def _run(settings, listener: socket.socket, host: str) -> None:
         names = ", ".join(entry["name"] for entry in service.datasets())
         console.print(
             f"serving {names or 'no datasets'} on http://{shown}:{port} "
-            f"(OpenAPI: http://{shown}:{port}/docs); Ctrl-C stops",
+            f"(OpenAPI: http://{shown}:{port}/openapi.json); Ctrl-C stops",
             highlight=False,
             soft_wrap=True,
         )
@@ -112,15 +132,44 @@ keys = typer.Typer(
 
 
 @keys.command("add")
-def add(name: NameArgument, config: ServerConfigOption) -> None:
+def add(
+    name: NameArgument,
+    config: ServerConfigOption,
+    dataset: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--dataset", "-d", help="A dataset entry the key reaches; repeatable.", show_default=False
+        ),
+    ] = None,
+    every: Annotated[
+        bool, typer.Option("--all", help="The key reaches every dataset entry of the server, now and later.")
+    ] = False,
+) -> None:
     """Create the analyst NAME and print their new API key, once (only its hash is stored).
 
-    The key goes in every request as 'Authorization: Bearer KEY'. A NAME that already has a key is
-    refused (exit 2): revoke it first, or choose another name.
+    A key reaches the datasets named by --dataset (repeatable), or every dataset with --all; one
+    of the two is required. The key goes in every request as 'Authorization: Bearer KEY'. A NAME
+    that already has a key is refused (exit 2): revoke it first, or choose another name.
     """
+    from sdckit.errors import ConfigError
+    from sdckit.query.ledger import ALL
+
     with user_errors():
+        if bool(dataset) == every:
+            raise ConfigError(
+                "a key needs a scope: give the datasets it reaches with --dataset NAME (repeatable), "
+                "or --all for every dataset, not both"
+            )
+        from sdckit.query.config import load_server_config
+
+        known = load_server_config(config).datasets
+        for entry in dataset or []:
+            if entry not in known:
+                raise ConfigError(
+                    f"--dataset: no dataset '{entry}' in {config} (datasets: {', '.join(known)})"
+                )
         with _ledger(config) as ledger:
-            key = ledger.add_key(name)
+            key = ledger.add_key(name, ALL if every else list(dataset or []))
         errors.print(f"key of {name} (shown once, store it now):", highlight=False)
         console.print(key, highlight=False, soft_wrap=True)
 
@@ -151,16 +200,17 @@ def list_keys(config: ServerConfigOption) -> None:
         with _ledger(config) as ledger:
             analysts = ledger.analysts()
         shown = RichTable(title=f"{len(analysts)} analysts", title_justify="left")
-        for column in ("name", "key made", "revoked"):
+        for column in ("name", "datasets", "key made", "revoked"):
             shown.add_column(column)
         for entry in analysts:
-            shown.add_row(entry["name"], when(entry["created"]), when(entry["revoked"]) or "-")
+            scope = "every one" if entry["scope"] == "*" else ", ".join(entry["scope"])
+            shown.add_row(entry["name"], scope, when(entry["created"]), when(entry["revoked"]) or "-")
         console.print(shown)
 
 
 @contextmanager
 def _ledger(config: Path) -> Iterator[Any]:
-    """The ledger of a server configuration (its keys only: no dataset is loaded)."""
+    """The ledger of a server configuration (verified; no dataset is loaded)."""
     from sdckit.query.config import load_server_config
     from sdckit.query.ledger import Ledger
 
@@ -169,3 +219,67 @@ def _ledger(config: Path) -> Iterator[Any]:
         yield ledger
     finally:
         ledger.close()
+
+
+# sdckit ledger ----------------------------------------------------------------------------------
+
+ledger = typer.Typer(
+    help="A query server's ledger (keys, spends, answered queries): init, verify, backup.",
+    no_args_is_help=True,
+)
+
+
+@ledger.command("init")
+def ledger_init(config: ServerConfigOption) -> None:
+    """Create the configuration's ledger (mode 0600) and register its data sources.
+
+    Refused if a file is already there: a ledger is never overwritten. The data files are read
+    once, to identify each data source by its content (SHA-256).
+    """
+    from sdckit.query.config import group_sources, load_server_config
+    from sdckit.query.ledger import Ledger
+
+    with user_errors():
+        settings = load_server_config(config)
+        sources, warnings = group_sources(settings)
+        for warning in warnings:
+            errors.print(f"[bold yellow]warning:[/] {warning}", highlight=False)
+        made = Ledger.create(settings.store)
+        try:
+            made.register({key: str(source.data) for key, source in sources.items()})
+        finally:
+            made.close()
+        console.print(f"created the ledger {settings.store} ({len(sources)} data sources)", highlight=False)
+
+
+@ledger.command("verify")
+def ledger_verify(config: ServerConfigOption) -> None:
+    """Check the ledger: its database, the hash chains of its logs and its running totals.
+
+    Exit 0 and the number of entries if it is whole; exit 2 naming the first bad entry if not.
+    """
+    with user_errors():
+        with _ledger(config) as opened:
+            counts = opened.verify()
+        console.print(
+            f"the ledger is whole: {counts['spends']:,} spends and {counts['answered']:,} answered queries, "
+            "every chain verified",
+            highlight=False,
+        )
+
+
+@ledger.command("backup")
+def ledger_backup(
+    config: ServerConfigOption,
+    output: Annotated[
+        Path, typer.Argument(help="The copy to write (refused if it exists).", show_default=False)
+    ],
+) -> None:
+    """Copy the ledger to OUTPUT (mode 0600), consistently, while the server runs or not.
+
+    Uses SQLite's online backup; the copy appears whole under its name or not at all.
+    """
+    with user_errors():
+        with _ledger(config) as opened:
+            opened.backup(output)
+        console.print(f"backed up the ledger to {output}", highlight=False)

@@ -8,7 +8,8 @@
 
 The server's error statuses come back as the service's exceptions: 400/413/422 →
 :class:`QueryError`, 403 → :class:`Refused` (with its ``reason``), 404 → :class:`UnknownDataset`,
-401 → :class:`Unauthorized`; anything else (a 5xx, a reply that is not JSON) → :class:`ServerError`,
+401 and 429 (too many failed logins) → :class:`Unauthorized`; anything else (a 5xx, a reply that
+is not JSON) → :class:`ServerError`,
 and a server that cannot be reached → :class:`Unreachable`.
 """
 
@@ -111,7 +112,7 @@ def _result(response: httpx.Response) -> Any:
     if not isinstance(detail, str):
         detail = response.text.strip()[:200] or response.reason_phrase
     status = response.status_code
-    if status == 401:
+    if status in (401, 429):
         raise Unauthorized(detail)
     if status == 403:
         raise Refused(detail, reason=body.get("reason", "refused") if isinstance(body, dict) else "refused")

@@ -65,7 +65,9 @@ Scalar = StrictBool | StrictInt | StrictFloat | Text
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # strict: a number is a JSON number (true is not 1.0, "0.1" is not 0.1); an integer is
+    # accepted where a float is expected
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
 
 class Filter(_Strict):
@@ -155,8 +157,9 @@ class Query(_Strict):
             raise ValueError("'bins' is given with aggregate histogram only")
         if self.aggregate == "histogram" and self.group_by:
             raise ValueError("a histogram has no group_by (group with a count instead)")
-        if isinstance(self.bins, list) and any(
-            not math.isfinite(b) or b >= c for b, c in zip(self.bins, self.bins[1:], strict=False)
+        if isinstance(self.bins, list) and (
+            not all(math.isfinite(b) for b in self.bins)
+            or any(b >= c for b, c in zip(self.bins, self.bins[1:], strict=False))
         ):
             raise ValueError("'bins' as a list must be increasing finite edges")
         if len(set(self.group_by)) != len(self.group_by):
@@ -227,6 +230,16 @@ def _message(item: dict[str, Any]) -> str:
         if name in path[:-1] or (name in path and kind.endswith("_type")):
             cut = path[: path.index(name) + 1]
             return f"{_label(cut)}: {expected}"
+    if kind in ("float_type", "int_type", "bool_type", "string_type", "finite_number"):
+        expected = {
+            "float_type": "a number",
+            "int_type": "a whole number",
+            "bool_type": "true or false",
+            "string_type": "text",
+            "finite_number": "a finite number",
+        }[kind]
+        given = f"{item['input']!r:.100}"
+        return f"{place}: must be {expected} (JSON's own type, not one written as another), got {given}"
     message = str(item["msg"]).removeprefix("Value error, ")
     return f"{place}: {message}" if place else message
 

@@ -6,11 +6,15 @@
 * ``GET /datasets/{name}``: one dataset's schema, protection, bounds and declared domains;
 * ``POST /datasets/{name}/query``: one query in the JSON query language (:mod:`sdckit.query.language`);
 * ``GET /budget/{name}``: the caller's budget on a dataset (spent and left);
-* ``GET /openapi.json`` and ``GET /docs``: the published OpenAPI description, the only endpoints
-  open without a key.
+* ``GET /openapi.json``: the published OpenAPI description, the only endpoint open without a key
+  (the interactive ``/docs`` page is off: it would load its scripts from outside the machine).
 
 Every other request carries ``Authorization: Bearer KEY`` (a key made by ``sdckit keys add``); a
-missing, malformed, unknown or revoked key is 401 with ``WWW-Authenticate: Bearer``. Errors are
+missing, malformed, unknown or revoked key is 401 with ``WWW-Authenticate: Bearer``, and is logged
+(the client's address and what was wrong, never the key). An address with
+:data:`MAX_FAILED_LOGINS` failed logins within :data:`FAILED_LOGIN_WINDOW` seconds gets 429 for
+every request until the window has passed. A key reaches only the datasets of its scope: another
+is 403 (reason ``scope``), and ``GET /datasets`` lists only the reachable ones. Errors are
 ``{"detail": "<one sentence>"}``: 400 for a malformed query or body (invalid JSON included), 422 for
 a body that is not a JSON object, 403 for a refusal (with ``reason``), 404 for an unknown dataset or
 endpoint, 413 for a body over the size limit, which is enforced on the bytes received before
@@ -27,8 +31,10 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
+import time
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
@@ -59,8 +65,70 @@ _QUERY_EXAMPLE = {
 }
 
 
+MAX_FAILED_LOGINS = 10
+"""Failed logins from one address within :data:`FAILED_LOGIN_WINDOW` seconds before it gets 429."""
+
+FAILED_LOGIN_WINDOW = 60.0
+
+
 class Unauthorized(Exception):
     """No valid key: 401 with ``WWW-Authenticate: Bearer``."""
+
+
+class TooManyFailures(Exception):
+    """An address over the failed-login limit: 429 with ``Retry-After``."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(retry_after)
+        self.retry_after = retry_after
+
+
+class FailedLogins:
+    """Failed logins per client address in a sliding window (in memory, bounded)."""
+
+    def __init__(self, limit: int = MAX_FAILED_LOGINS, window: float = FAILED_LOGIN_WINDOW) -> None:
+        self.limit = limit
+        self.window = window
+        self._failures: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def _recent(self, address: str, now: float) -> list[float]:
+        times = [t for t in self._failures.get(address, ()) if now - t < self.window]
+        if times:
+            self._failures[address] = times
+        else:
+            self._failures.pop(address, None)
+        return times
+
+    def check(self, address: str) -> None:
+        """Raise :class:`TooManyFailures` if the address is over the limit."""
+        now = time.monotonic()
+        with self._lock:
+            times = self._recent(address, now)
+            if len(times) >= self.limit:
+                raise TooManyFailures(max(int(self.window - (now - times[0])) + 1, 1))
+
+    def fail(self, address: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if len(self._failures) > 100_000:  # an address flood: forget the stale ones
+                for stale in [a for a, t in self._failures.items() if now - t[-1] >= self.window]:
+                    del self._failures[stale]
+            self._recent(address, now)
+            self._failures.setdefault(address, []).append(now)
+            del self._failures[address][: -self.limit]
+
+
+class Caller(tuple):
+    """The authenticated analyst: ``(name, scope)``."""
+
+    @property
+    def name(self) -> str:
+        return self[0]
+
+    @property
+    def scope(self) -> list[str] | str:
+        return self[1]
 
 
 _bearer = HTTPBearer(auto_error=False, description="An analyst's key from `sdckit keys add`.")
@@ -69,20 +137,28 @@ _bearer = HTTPBearer(auto_error=False, description="An analyst's key from `sdcki
 def _analyst(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     request: Request,
-) -> str:
-    """The caller's name, from their key (checked against the ledger's hashes)."""
+) -> Caller:
+    """The caller's name and scope, from their key (checked against the ledger's hashes)."""
+    address = request.client.host if request.client else "unknown"
+    failures: FailedLogins = request.app.state.failed_logins
+    failures.check(address)
     header = request.headers.get("authorization")
+    problem = None
     if header is None:
-        raise Unauthorized("missing Authorization header: send 'Authorization: Bearer KEY'")
-    if credentials is None or not credentials.credentials.strip():
-        raise Unauthorized("malformed Authorization header: expected 'Bearer KEY'")
-    name = request.app.state.service.authenticate(credentials.credentials.strip())
-    if name is None:
-        raise Unauthorized("invalid or revoked API key")
-    return name
+        problem = "missing Authorization header: send 'Authorization: Bearer KEY'"
+    elif credentials is None or not credentials.credentials.strip():
+        problem = "malformed Authorization header: expected 'Bearer KEY'"
+    else:
+        found = request.app.state.service.authenticate(credentials.credentials.strip())
+        if found is not None:
+            return Caller(found)
+        problem = "invalid or revoked API key"
+    failures.fail(address)
+    logger.warning("failed login from %s on %s %s: %s", address, request.method, request.url.path, problem)
+    raise Unauthorized(problem)
 
 
-Analyst = Annotated[str, Depends(_analyst)]
+Analyst = Annotated[Caller, Depends(_analyst)]
 
 
 def create_app(
@@ -117,6 +193,7 @@ def create_app(
             "404 an unknown dataset, 413 a body over the size limit."
         ),
         version=_version(),
+        docs_url=None,
         redoc_url=None,
     )
     if max_concurrent_queries is None:
@@ -126,14 +203,16 @@ def create_app(
     turns = threading.BoundedSemaphore(max_concurrent_queries)
     app.state.service = service
     app.state.max_body_bytes = max_body_bytes
+    limit = getattr(getattr(service, "server_config", None), "max_failed_logins", MAX_FAILED_LOGINS)
+    app.state.failed_logins = FailedLogins(limit=int(limit))
 
     @app.get("/datasets", summary="The datasets served")
     def list_datasets(who: Analyst) -> list[dict[str, Any]]:
-        return service.datasets()
+        return service.datasets(who.scope)
 
     @app.get("/datasets/{name}", summary="One dataset's schema, protection, bounds and domains")
     def describe_dataset(name: str, who: Analyst) -> dict[str, Any]:
-        return service.dataset(name)
+        return service.dataset(name, who.scope, who.name)
 
     @app.post(
         "/datasets/{name}/query",
@@ -150,11 +229,11 @@ def create_app(
         # the body is parsed here, after the key is checked (FastAPI would parse it before)
         body = parse_body(request.scope.get(BODY_SCOPE_KEY, b""))
         with turns:
-            return service.query(who, name, body)
+            return service.query(who.name, name, body, who.scope)
 
     @app.get("/budget/{name}", summary="The caller's privacy budget on one dataset")
     def read_budget(name: str, who: Analyst) -> dict[str, Any]:
-        return service.budget(who, name)
+        return service.budget(who.name, name, who.scope)
 
     _install_handlers(app)
     _publish_query_models(app)
@@ -166,6 +245,14 @@ def _install_handlers(app: FastAPI) -> None:
     @app.exception_handler(Unauthorized)
     def unauthorized(request: Request, error: Unauthorized) -> JSONResponse:
         return JSONResponse({"detail": str(error)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(TooManyFailures)
+    def too_many(request: Request, error: TooManyFailures) -> JSONResponse:
+        return JSONResponse(
+            {"detail": f"too many failed logins from this address: try again in {error.retry_after} s"},
+            status_code=429,
+            headers={"Retry-After": str(error.retry_after)},
+        )
 
     @app.exception_handler(Refused)
     def refused(request: Request, error: Refused) -> JSONResponse:
@@ -217,7 +304,7 @@ def parse_body(raw: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as error:
         raise _error(f"the request body is not UTF-8 text (byte {error.start})", 400) from None
     try:
-        body = json.loads(text, parse_constant=_no_constant)
+        body = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as error:
         raise _error(
             f"the request body is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})",
@@ -235,6 +322,13 @@ def parse_body(raw: bytes) -> dict[str, Any]:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
 
 
 def _error(message: str, status: int) -> QueryError:
