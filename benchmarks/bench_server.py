@@ -1,18 +1,21 @@
-"""Benchmark: the query server (issue 16) under load, against the same queries run in-process.
+"""Benchmark: the query server (issues 16, 30) under load, against the same queries run in-process.
 
     .venv/bin/python benchmarks/bench_server.py [--records 1000000] [--seconds 60] [--clients 50]
 
 Data (generated, seeded): ``--records`` student records (``python -m examples.generate``, Parquet)
-with ``examples/example.yaml``, served twice: ``students`` under differential privacy (Laplace,
-a budget so large that nothing is refused) and ``students_restricted`` under query restriction
-(``--no-restriction`` leaves it out).
+with ``examples/example.yaml``: ``students`` under differential privacy (Laplace, a budget so large
+that nothing is refused), and other records (seed 2; one data source, one protection)
+``students_restricted`` under query restriction (``--no-restriction`` leaves it out).
 
 * **server**: ``sdckit serve`` in a subprocess on 127.0.0.1; ``--clients`` concurrent clients (one
   analyst and one keep-alive connection each, asyncio + httpx) for ``--seconds``, each sending a
   seeded mix of counts with filters, sums and means of ``birth_year`` with filters, and group-by
   counts (one in ten to the restriction dataset, whose refusals are counted apart). Throughput,
   p50/p99 latency, errors (anything but 200, or 403 on the restriction dataset: must be 0), peak
-  resident memory of the server process (VmHWM).
+  resident memory of the server process (VmHWM), and its resident memory (VmRSS) sampled every
+  ``--sample`` seconds: at the start, after the first sample (warm: thread pool, connections and
+  caches made) and at the end, with the growth from warm to end (issue 30: at most 10% over a
+  five-minute run, ``--seconds 300``).
 * **baseline**: the same mix through :class:`sdckit.query.service.QueryService` in this process,
   without HTTP, one query after another: the ratio says what HTTP, JSON, the thread pool and the
   concurrency cost or gain.
@@ -60,7 +63,7 @@ datasets:
 """
 RESTRICTED_YAML = """\
   students_restricted:
-    data: students.parquet
+    data: restricted.parquet
     config: example.yaml
     protection: restriction
     min_query_set: 10
@@ -95,6 +98,13 @@ def prepare(folder: Path, records: int, restriction: bool) -> Path:
         generate(["--records", str(records), "--seed", "1", "--output", str(folder / "students.parquet")])
         == 0
     )
+    if restriction:
+        assert (
+            generate(
+                ["--records", str(records), "--seed", "2", "--output", str(folder / "restricted.parquet")]
+            )
+            == 0
+        )
     print(f"data             {records:,} records generated in {time.perf_counter() - started:.1f} s")
     shutil.copy(ROOT / "examples" / "example.yaml", folder / "example.yaml")
     config = folder / "server.yaml"
@@ -109,7 +119,7 @@ def baseline(config: Path, seconds: float, restriction: bool) -> tuple[dict[str,
     from sdckit.query.service import QueryService
 
     started = time.perf_counter()
-    service = QueryService(load_server_config(config))
+    service = QueryService(load_server_config(config), init=True)  # makes the ledger
     loaded = time.perf_counter() - started
     try:
         keys = {f"client{i:02d}": service.add_key(f"client{i:02d}") for i in range(CLIENTS)}
@@ -223,14 +233,31 @@ def cpu_seconds(pid: int) -> float:
 
 
 def ledger_spent(config: Path, names: list[str]) -> dict[str, float]:
-    """Epsilon spent per analyst on the dp dataset, read from the SQLite store (server stopped)."""
+    """Epsilon spent per analyst on the dp dataset's data source, read from the SQLite store
+    (server stopped; the ledger verified on opening)."""
+    from sdckit.query.config import content_hash
     from sdckit.query.ledger import Ledger
 
+    source = content_hash(config.parent / "students.parquet")
     ledger = Ledger(config.parent / "ledger.sqlite")
     try:
-        return {name: ledger.spent(name, DP)[0] for name in names}
+        return {name: ledger.spent(name, source)[0] for name in names}
     finally:
         ledger.close()
+
+
+def resident_mib(pid: int) -> float:
+    """Resident memory (VmRSS) of a running process, in MiB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024
+
+
+async def sample_memory(pid: int, every: float, seconds: float, samples: list[tuple[float, float]]) -> None:
+    started = time.perf_counter()
+    samples.append((0.0, resident_mib(pid)))
+    while time.perf_counter() - started < seconds - 1e-3:
+        await asyncio.sleep(min(every, max(seconds - (time.perf_counter() - started), 0.0)))
+        samples.append((time.perf_counter() - started, resident_mib(pid)))
 
 
 def milliseconds(values: list[float], q: float) -> float:
@@ -246,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-seconds", type=float, default=15.0)
     parser.add_argument("--no-restriction", action="store_true", help="Serve the dp dataset only.")
     parser.add_argument("--keep", type=Path, help="Keep the data, store and log in this folder.")
+    parser.add_argument("--sample", type=float, default=30.0, help="Seconds between RSS samples.")
     options = parser.parse_args(argv)
     CLIENTS = options.clients
     restriction = not options.no_restriction
@@ -259,7 +287,18 @@ def main(argv: list[str] | None = None) -> int:
         process, url = start_server(config, folder / "server.log")
         try:
             started, cpu_before = time.perf_counter(), (time.process_time(), cpu_seconds(process.pid))
-            results = asyncio.run(load(url, keys, options.seconds, restriction))
+            samples: list[tuple[float, float]] = []
+
+            async def run() -> dict:
+                sampler = asyncio.create_task(
+                    sample_memory(process.pid, options.sample, options.seconds, samples)
+                )
+                found = await load(url, keys, options.seconds, restriction)
+                await sampler
+                return found
+
+            results = asyncio.run(run())
+            results["rss"] = samples
             elapsed = time.perf_counter() - started
             results["cpu"] = (
                 time.process_time() - cpu_before[0],
@@ -336,6 +375,15 @@ def report(options, results: dict, elapsed: float, inline: dict, server_peak: fl
         f"memory           server peak RSS {server_peak:,.0f} MiB; "
         f"benchmark process {peak_rss_mib():,.0f} MiB"
     )
+    samples = results.get("rss") or []
+    if len(samples) >= 2:
+        warm = samples[1][1]
+        print(
+            "rss              "
+            + ", ".join(f"{at:.0f} s {mib:,.0f} MiB" for at, mib in samples)
+            + f"; start {samples[0][1]:,.0f}, warm {warm:,.0f}, end {samples[-1][1]:,.0f} MiB: "
+            f"growth warm to end {100 * (samples[-1][1] / warm - 1):+.1f}%"
+        )
     if latencies:
         print(f"latency mean     {statistics.fmean(latencies) * 1000:.1f} ms")
 

@@ -11,12 +11,10 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from scipy import stats
 
 from sdckit.errors import ConfigError
-from sdckit.query import protection
+from sdckit.query import dp as privacy
 from sdckit.query.config import load_server_config
 from sdckit.query.errors import QueryError, Refused, UnknownDataset
 from sdckit.query.language import parse_query
@@ -33,16 +31,23 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     directory = tmp_path_factory.mktemp("query")
     generate(RECORDS, seed=1).write_parquet(directory / "students.parquet")
+    # other data sources (budgets belong to a data file's content): other records
+    generate(RECORDS, seed=2).write_parquet(directory / "tight.parquet")
+    generate(RECORDS, seed=3).write_parquet(directory / "gauss.parquet")
     shutil.copy(ROOT / "examples" / "example.yaml", directory / "example.yaml")
     return directory
 
 
 def write_server(directory: Path, datasets: dict, store: str = "ledger.sqlite") -> Path:
-    common = {"data": "students.parquet", "config": "example.yaml"}
+    """A server configuration: entries without 'data' serve the source 'students' (students.parquet,
+    served under several protections on purpose: allow_mixed_protection)."""
+    entries = {
+        name: {"config": "example.yaml", **({} if "data" in entry else {"source": "students"}), **entry}
+        for name, entry in datasets.items()
+    }
     path = directory / f"server-{store}.yaml"
-    path.write_text(
-        yaml.safe_dump({"store": store, "datasets": {k: {**common, **v} for k, v in datasets.items()}})
-    )
+    sources = {"students": {"data": "students.parquet", "allow_mixed_protection": True}}
+    path.write_text(yaml.safe_dump({"store": store, "sources": sources, "datasets": entries}))
     return path
 
 
@@ -53,12 +58,14 @@ DATASETS = {
         "bounds": {"birth_year": BOUNDS},
         "domains": {"gender": ["F", "M", "X"]},
     },
-    "tight": {"protection": "dp", "budget": 1.0, "max_epsilon_per_query": 0.5},
+    "tight": {"data": "tight.parquet", "protection": "dp", "budget": 1.0, "max_epsilon_per_query": 0.5},
     "gauss": {
+        "data": "gauss.parquet",
         "protection": "dp",
         "budget": 100.0,
         "mechanism": "gaussian",
         "delta": 1e-6,
+        "delta_budget": 1e-4,
         "bounds": {"birth_year": BOUNDS},
     },
     "restricted": {"protection": "restriction", "min_query_set": 5},
@@ -68,7 +75,7 @@ DATASETS = {
 
 @pytest.fixture(scope="module")
 def service(data_dir: Path):
-    service = QueryService(load_server_config(write_server(data_dir, DATASETS)))
+    service = QueryService(load_server_config(write_server(data_dir, DATASETS)), init=True)
     yield service
     service.close()
 
@@ -240,12 +247,12 @@ def test_not_is_the_complement(service):
 def test_laplace_noise_has_the_calibrated_scale():
     # OpenDP's sampler cannot be seeded: a KS test at level 1e-3 (a false alarm once in 1,000 runs)
     epsilon, truth = 0.5, 1234.0
-    draws = np.asarray(protection.laplace(1.0, epsilon)([truth] * 4000)) - truth
+    draws = np.asarray(privacy.laplace(1.0, epsilon)([truth] * 4000)) - truth
     assert stats.kstest(draws, "laplace", args=(0, 1.0 / epsilon)).pvalue > 1e-3
     # a sum with bounds [1985, 2010] under change-one: sensitivity max(U - L, M) = 2010
-    l1, _ = protection.sensitivities("sum", False, (1985.0, 2010.0))
+    l1, _ = privacy.sensitivities("sum", False, (1985.0, 2010.0))
     assert l1 == 2010.0
-    draws = np.asarray(protection.laplace(l1, epsilon)([0.0] * 4000))
+    draws = np.asarray(privacy.laplace(l1, epsilon)([0.0] * 4000))
     assert stats.kstest(draws, "laplace", args=(0, l1 / epsilon)).pvalue > 1e-3
 
 
@@ -329,13 +336,13 @@ def test_ledger_survives_a_new_service(data_dir):
     path = write_server(
         data_dir, {"tight": DATASETS["tight"], "restricted": DATASETS["restricted"]}, store="persist.sqlite"
     )
-    first = QueryService(load_server_config(path))
+    first = QueryService(load_server_config(path), init=True)
     key = first.add_key("carol")
     first.query("carol", "tight", {"aggregate": "count", "epsilon": 0.3})
     first.query("carol", "restricted", {"aggregate": "count", "filters": [F]})
     first.close()
     second = QueryService(load_server_config(path))
-    assert second.authenticate(key) == "carol" and second.authenticate(key + "x") is None
+    assert second.authenticate(key) == ("carol", "*") and second.authenticate(key + "x") is None
     assert second.budget("carol", "tight")["spent"] == pytest.approx(0.3)
     # the restriction audit remembers the answered set: F minus one record is a differencing attack
     with pytest.raises(Refused, match="audit"):
@@ -410,76 +417,6 @@ def test_tracker_attack_caught_by_the_linear_audit(service):
         service.query("oscar", "restricted", {**body, "filters": [{"or": [victim, {"not": male}]}]})
 
 
-def test_auditor_linear_audit_beyond_pairs():
-    """q(c) - q(a) - q(b) isolates record 20, while c differs from a and from b by 11 records."""
-
-    def members(*ranges: range) -> np.ndarray:
-        out = np.zeros(40, dtype=bool)
-        for r in ranges:
-            out[list(r)] = True
-        return out
-
-    auditor = protection.Auditor(records=40, k=3)
-    for answered in (members(range(10)), members(range(10, 20))):
-        auditor.check([answered])
-        auditor.add([answered])
-    with pytest.raises(Refused, match="would determine the total"):
-        auditor.check([members(range(21))])
-    auditor.check([members(range(23))])  # isolates three records: allowed with k = 3
-    with pytest.raises(Refused, match="differs from one answered before"):
-        auditor.check([members(range(11))])
-
-
-# --- camouflage -----------------------------------------------------------------------------------
-
-
-@settings(max_examples=40, deadline=None, derandomize=True)
-@given(
-    year=st.integers(1980, 2015),
-    op=st.sampled_from(["<", ">=", "=", "!="]),
-    aggregate=st.sampled_from(["count", "sum", "mean", "quantile"]),
-    q=st.floats(0.05, 0.95),
-)
-def test_camouflage_contains_the_truth(service, frame, year, op, aggregate, q):
-    body: dict = {"aggregate": aggregate, "filters": [{"column": "birth_year", "op": op, "value": year}]}
-    if aggregate != "count":
-        body["column"] = "birth_year"
-    if aggregate == "quantile":
-        body["quantile"] = q
-    answer = service.query("carl", "camouflaged", body)
-    expr = {
-        "<": pl.col("birth_year") < year,
-        ">=": pl.col("birth_year") >= year,
-        "=": pl.col("birth_year") == year,
-        "!=": pl.col("birth_year") != year,
-    }[op]
-    values = frame.filter(expr)["birth_year"].drop_nulls().cast(pl.Float64).to_numpy()
-    if aggregate == "count":
-        truth = float(frame.filter(expr).height)
-    elif len(values) == 0:
-        assert answer == {"lower": None, "upper": None} or aggregate == "sum"
-        return
-    else:
-        truth = {
-            "sum": values.sum,
-            "mean": values.mean,
-            "quantile": lambda: np.quantile(values, q, method="inverted_cdf"),
-        }[aggregate]()
-    assert answer["lower"] - 1e-6 <= truth <= answer["upper"] + 1e-6
-    assert answer["upper"] > answer["lower"] or truth == 0
-
-
-def test_camouflage_histogram_contains_the_truth(service, frame):
-    edges = [1980, 1990, 1995, 2000, 2020]
-    answer = service.query(
-        "carl", "camouflaged", {"aggregate": "histogram", "column": "birth_year", "bins": edges}
-    )
-    years = frame["birth_year"].drop_nulls().to_numpy()
-    for group, low, high in zip(answer["groups"], edges[:-1], edges[1:], strict=True):
-        truth = int(((years >= low) & ((years < high) if high != edges[-1] else (years <= high))).sum())
-        assert group["lower"] <= truth <= group["upper"]
-
-
 # --- configuration ----------------------------------------------------------------------------------
 
 
@@ -493,6 +430,15 @@ def test_camouflage_histogram_contains_the_truth(service, frame):
         ({"protection": "restriction", "min_query_set": 5, "budget": 1}, "'budget' applies to protection dp"),
         ({"protection": "dp"}, "protection dp needs 'budget'"),
         ({"protection": "dp", "budget": 1, "mechanism": "gaussian"}, "needs 'delta'"),
+        (
+            {"protection": "dp", "budget": 1, "mechanism": "gaussian", "delta": 1e-6},
+            "needs 'delta_budget'",
+        ),
+        ({"protection": "dp", "budget": "1.0"}, "budget"),
+        ({"protection": "dp", "budget": True}, "budget"),
+        ({"protection": "dp", "budget": 1, "source": "s"}, "either 'data'"),
+        ({"protection": "camouflage", "width": 1.5}, "width"),
+        ({"protection": "dp", "budget": 1, "confidential": ["x"]}, "'confidential' applies"),
         ({"protection": "dp", "budget": 1, "bounds": {"birth_year": [3, 1]}}, "lower < upper"),
         ({"protection": "camouflage"}, "needs 'width'"),
         ({"protection": "fog"}, "protection"),
@@ -514,4 +460,119 @@ def test_bounds_and_domains_checked_against_the_attributes(data_dir):
         data_dir, {"x": {"protection": "dp", "budget": 1, "bounds": {"gender": [0, 1]}}}, store="bad.sqlite"
     )
     with pytest.raises(ConfigError, match="bounds name 'gender', which is not a numeric attribute"):
-        QueryService(load_server_config(path))
+        QueryService(load_server_config(path), init=True)
+    assert not (data_dir / "bad.sqlite").exists()  # a configuration refused leaves no ledger behind
+
+
+# --- data sources (issue 30) -----------------------------------------------------------------------
+
+
+def _sources_server(directory: Path, text: str) -> Path:
+    path = directory / "server.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_one_budget_per_data_source_and_a_total_over_analysts(data_dir, tmp_path):
+    shutil.copy(data_dir / "tight.parquet", tmp_path / "a.parquet")
+    shutil.copy(data_dir / "example.yaml", tmp_path / "example.yaml")
+    path = _sources_server(
+        tmp_path,
+        """\
+store: ledger.sqlite
+sources:
+  a: {data: a.parquet, total_budget: 1.0}
+datasets:
+  first: {source: a, config: example.yaml, protection: dp, budget: 0.6}
+  second: {data: a.parquet, config: example.yaml, protection: dp, budget: 0.6}
+""",
+    )
+    service = QueryService(load_server_config(path), init=True)
+    try:
+        assert len(service.sources) == 1
+        body = {"aggregate": "count", "epsilon": 0.3}
+        service.query("ann", "first", body)
+        assert service.budget("ann", "second")["spent"] == pytest.approx(0.3)  # one source, one budget
+        service.query("ann", "second", body)
+        with pytest.raises(Refused) as refusal:
+            service.query("ann", "first", body)
+        assert refusal.value.reason == "budget"
+        service.query("ben", "second", body)  # 0.9 of the total spent
+        with pytest.raises(Refused, match="total budget") as refusal:
+            service.query("cat", "first", body)
+        assert refusal.value.reason == "total_budget"
+        assert service.budget("cat", "first")["total_left"] == pytest.approx(0.1)
+    finally:
+        service.close()
+
+
+@pytest.mark.parametrize(
+    ("entries", "match"),
+    [
+        (
+            "  x: {data: a.parquet, config: example.yaml, protection: dp, budget: 1.0}\n"
+            "  y: {data: a.parquet, config: example.yaml, protection: restriction, min_query_set: 5}\n",
+            r"datasets 'x' \(.*server.yaml:\d+\) and 'y' .* under dp and under restriction",
+        ),
+        (
+            "  x: {data: a.parquet, config: example.yaml, protection: dp, budget: 1.0}\n"
+            "  y: {data: a.parquet, config: example.yaml, protection: dp, budget: 2.0}\n",
+            "different 'budget'",
+        ),
+        (
+            "  x: {data: a.parquet, config: example.yaml, protection: restriction, min_query_set: 5}\n"
+            "  y: {data: b.parquet, config: example.yaml, protection: restriction, min_query_set: 6}\n",
+            "different 'min_query_set'",
+        ),
+        (
+            "  x: {data: a.parquet, config: example.yaml, protection: restriction, min_query_set: 5, "
+            "confidential: [nope]}\n",
+            "confidential names 'nope'",
+        ),
+        (
+            "  x: {data: a.parquet, config: example.yaml, protection: camouflage, width: 0.1, "
+            "confidential: []}\n",
+            "camouflage protects confidential attributes",
+        ),
+        ("  x: {source: nowhere, config: example.yaml, protection: dp, budget: 1.0}\n", "unknown source"),
+    ],
+)
+def test_data_source_settings_are_checked_before_a_ledger_is_made(data_dir, tmp_path, entries, match):
+    shutil.copy(data_dir / "tight.parquet", tmp_path / "a.parquet")
+    shutil.copy(data_dir / "tight.parquet", tmp_path / "b.parquet")  # the same content: one source
+    shutil.copy(data_dir / "example.yaml", tmp_path / "example.yaml")
+    path = _sources_server(tmp_path, "store: ledger.sqlite\ndatasets:\n" + entries)
+    with pytest.raises(ConfigError, match=match):
+        QueryService(load_server_config(path), init=True)
+    assert not (tmp_path / "ledger.sqlite").exists()
+
+
+def test_mixed_protection_allowed_on_purpose_warns(service):
+    assert any("allow_mixed_protection" in warning for warning in service.warnings)
+
+
+def test_scope_and_strict_measurements_in_process(service):
+    with pytest.raises(Refused, match="does not reach dataset 'dp'") as refusal:
+        service.query("scoped", "dp", {"aggregate": "count", "epsilon": 0.1}, scope=["restricted"])
+    assert refusal.value.reason == "scope"
+    assert [d["name"] for d in service.datasets(["restricted"])] == ["restricted"]
+    before = service.budget("measured", "gauss")
+    for dataset, body in (
+        ("gauss", {"aggregate": "count", "epsilon": 100000}),
+        ("dp", {"aggregate": "count", "epsilon": 5e-324}),
+        ("dp", {"aggregate": "quantile", "column": "birth_year", "quantile": 0.5, "epsilon": 1e-20}),
+    ):
+        with pytest.raises(QueryError, match="epsilon"):
+            service.query("measured", dataset, body)
+    assert service.budget("measured", "gauss") == before
+    assert service.budget("measured", "dp")["spent"] == 0.0
+
+
+def test_delta_budget_in_process(service):
+    body = {"aggregate": "count", "epsilon": 1e-4, "delta": 1e-6}
+    for _ in range(100):
+        service.query("deltas", "gauss", body)
+    with pytest.raises(Refused, match="delta budget exhausted") as refusal:
+        service.query("deltas", "gauss", body)
+    assert refusal.value.reason == "delta_budget"
+    assert service.budget("deltas", "gauss")["delta_spent"] == pytest.approx(1e-4)

@@ -1,7 +1,9 @@
 """A statistical query server: analysts send aggregate queries, never see records.
 
-Datasets are protected by differential privacy (``dp``), query restriction (``restriction``)
-or camouflage (``camouflage``); see :mod:`sdckit.query.protection`.
+Datasets are protected by differential privacy (``dp``, :mod:`sdckit.query.dp`), query restriction
+(``restriction``, :mod:`sdckit.query.restriction`) or camouflage (``camouflage``,
+:mod:`sdckit.query.camouflage`); keys, budgets and the audit's history are kept in the ledger
+(:mod:`sdckit.query.ledger`).
 """
 
 from __future__ import annotations

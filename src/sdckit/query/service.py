@@ -1,17 +1,23 @@
-"""The query service: configuration, data, protections and the ledger behind one object.
+"""The query service: configuration, data sources, protections and the ledger behind one object.
 
 The HTTP server (:mod:`sdckit.query.server`) and the tests call only this class. Every dataset is
-read once when the service starts (:class:`~sdckit.query.engine.Engine`), read-only.
+read once when the service starts (:class:`~sdckit.query.engine.Engine`), read-only. Budgets, the
+restriction audit and camouflage belong to the **data source** — the data file by its content
+(:func:`~sdckit.query.config.group_sources`) — so that two entries over one file share one budget,
+one audit history per analyst and one set of possible datasets.
 
-Order of work for a query: parse and check it (:mod:`sdckit.query.language`) → compute the exact
-statistics → for dp, spend the budget in the ledger (committed) and only then draw the noise; for
-restriction, audit against the answered sets and record the answer in the same ledger transaction;
-for camouflage, compute the interval.
+Order of work for a query: check the key's scope → parse and check the query
+(:mod:`sdckit.query.language`) → compute the exact statistics → for dp, build and calibrate the
+measurements and draw the noise (a failure here is a 400 and spends nothing), then record the spend
+in the ledger (committed) and only then release the answer; for restriction, compute the audit rows
+from the public attributes, audit them against the answered ones and record the answer in the same
+ledger transaction; for camouflage, answer from the set of possible datasets.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import threading
 from typing import Any
@@ -20,18 +26,23 @@ import numpy as np
 
 from sdckit.config import load_config
 from sdckit.errors import ConfigError
-from sdckit.query import protection
-from sdckit.query.config import DatasetConfig, ServerConfig
+from sdckit.query import dp as privacy
+from sdckit.query.camouflage import Camouflage
+from sdckit.query.config import DatasetConfig, DataSource, ServerConfig, group_sources
 from sdckit.query.engine import MAX_GROUPS, Engine
 from sdckit.query.errors import QueryError, Refused, UnknownDataset
 from sdckit.query.language import Query, check_query, parse_query
-from sdckit.query.ledger import Ledger
+from sdckit.query.ledger import ALL, Ledger, LedgerError
+from sdckit.query.restriction import Auditor, AuditRows, audit_rows, check_restricted_query
 from sdckit.table import Kind
+
+logger = logging.getLogger("sdckit.query.service")
 
 
 class _Dataset:
-    def __init__(self, settings: DatasetConfig) -> None:
+    def __init__(self, settings: DatasetConfig, source: DataSource) -> None:
         self.settings = settings
+        self.source = source
         where = settings.location
         table = load_config(settings.config).read(settings.data)
         self.engine = Engine(table)
@@ -64,6 +75,22 @@ class _Dataset:
                     f"{where}: dataset '{settings.name}': the domain of the numeric column '{name}' "
                     "must be numbers"
                 )
+        self.confidential: tuple[str, ...] = ()
+        if settings.protection != "dp":
+            listed = settings.confidential
+            for name in listed or ():
+                if name not in self.engine.kinds:
+                    raise ConfigError(
+                        f"{where}: dataset '{settings.name}': confidential names '{name}', which is not "
+                        "a served attribute of its attribute configuration"
+                    )
+            self.confidential = tuple(listed if listed is not None else self.engine.confidential)
+            if settings.protection == "camouflage" and not self.confidential:
+                raise ConfigError(
+                    f"{where}: dataset '{settings.name}': camouflage protects confidential attributes "
+                    "and this dataset has none: give attributes the role sensitive in its attribute "
+                    "configuration, or list them under 'confidential'"
+                )
 
     def describe(self) -> dict[str, Any]:
         s = self.settings
@@ -80,17 +107,20 @@ class _Dataset:
             "protection": s.protection,
             "records": self.engine.records,
             "attributes": attributes,
+            "source": self.source.id,
         }
         if s.protection == "dp":
-            out.update(budget=s.budget, mechanism=s.mechanism, neighbours=protection.NEIGHBOURS)
-            if s.delta is not None:
-                out["delta"] = s.delta
-            if s.max_epsilon_per_query is not None:
-                out["max_epsilon_per_query"] = s.max_epsilon_per_query
+            out.update(budget=s.budget, mechanism=s.mechanism, neighbours=privacy.NEIGHBOURS)
+            for key in ("delta", "delta_budget", "max_epsilon_per_query"):
+                if getattr(s, key) is not None:
+                    out[key] = getattr(s, key)
+            if self.source.settings.total_budget is not None:
+                out["total_budget"] = self.source.settings.total_budget
         elif s.protection == "restriction":
             out["min_query_set"] = s.min_query_set
+            out["confidential"] = list(self.confidential)
         else:
-            out["width"] = s.width
+            out.update(width=s.width, decoys=s.decoys, confidential=list(self.confidential))
         return out
 
 
@@ -112,35 +142,88 @@ class QueryService:
         A dataset that is not served (HTTP 404).
     """
 
-    def __init__(self, server_config: ServerConfig) -> None:
+    def __init__(self, server_config: ServerConfig, init: bool = False) -> None:
         self.server_config = server_config
-        self.ledger = Ledger(server_config.store)
-        self._datasets = {name: _Dataset(settings) for name, settings in server_config.datasets.items()}
-        self._auditors: dict[tuple[str, str], protection.Auditor] = {}
+        self.sources, self.warnings = group_sources(server_config)
+        owner = {name: source for source in self.sources.values() for name in source.entries}
+        self._datasets = {
+            name: _Dataset(settings, owner[name]) for name, settings in server_config.datasets.items()
+        }
+        for d in self._datasets.values():
+            self._check_shared(d)
+        # the ledger last: a configuration that is refused leaves no ledger behind
+        self.ledger = _open_ledger(server_config, self.sources, init)
+        try:
+            self._camouflage_of: dict[str, Camouflage] = {}
+            for d in self._datasets.values():
+                if d.settings.protection == "camouflage" and d.source.id not in self._camouflage_of:
+                    self._camouflage_of[d.source.id] = Camouflage(
+                        d.engine,
+                        d.confidential,
+                        float(d.settings.width),  # type: ignore[arg-type]
+                        d.settings.decoys,
+                        self.ledger.secret,
+                        d.source.id,
+                        d.domains,
+                    )
+        except BaseException:
+            self.ledger.close()
+            raise
+        self._auditors: dict[tuple[str, str], Auditor] = {}
         self._audit_lock = threading.Lock()
+
+    def _check_shared(self, d: _Dataset) -> None:
+        """Two entries of one protection over one source must protect the same attributes."""
+        for other in self._datasets.values():
+            if (
+                other is d
+                or other.source.id != d.source.id
+                or other.settings.protection != d.settings.protection
+            ):
+                continue
+            if other.confidential != d.confidential:
+                raise ConfigError(
+                    f"{d.settings.location}: datasets '{other.settings.name}' and '{d.settings.name}' serve "
+                    f"the same data under {d.settings.protection} with different confidential attributes "
+                    f"({', '.join(other.confidential) or 'none'} and {', '.join(d.confidential) or 'none'}): "
+                    "the audit and the camouflage belong to the data source; declare the same "
+                    "'confidential' on both"
+                )
+            return
 
     # --- catalogue ----------------------------------------------------------------------------
 
-    def _get(self, name: str) -> _Dataset:
+    def _reachable(self, scope: list[str] | str) -> list[str]:
+        return [name for name in self._datasets if scope == ALL or name in scope]
+
+    def _get(self, name: str, scope: list[str] | str = ALL, analyst: str = "") -> _Dataset:
         if not isinstance(name, str) or name not in self._datasets:
-            raise UnknownDataset(str(name)[:100], list(self._datasets))
+            raise UnknownDataset(str(name)[:100], self._reachable(scope))
+        if scope != ALL and name not in scope:
+            reach = ", ".join(self._reachable(scope)) or "none"
+            raise Refused(
+                f"the key of '{analyst}' does not reach dataset '{name}' (its datasets: {reach}); "
+                "ask the data steward for a key that names it (sdckit keys add --dataset)",
+                reason="scope",
+            )
         return self._datasets[name]
 
-    def datasets(self) -> list[dict]:
-        """Name, protection and number of attributes of each dataset."""
+    def datasets(self, scope: list[str] | str = ALL) -> list[dict]:
+        """Name, protection and number of attributes of each dataset the scope reaches."""
         return [
             {"name": name, "protection": d.settings.protection, "attributes": len(d.engine.kinds)}
             for name, d in self._datasets.items()
+            if scope == ALL or name in scope
         ]
 
-    def dataset(self, name: str) -> dict:
+    def dataset(self, name: str, scope: list[str] | str = ALL, analyst: str = "") -> dict:
         """Schema, protection, bounds and declared domains of one dataset (no data values)."""
-        return self._get(name).describe()
+        return self._get(name, scope, analyst).describe()
 
-    def budget(self, analyst: str, dataset: str) -> dict:
-        """``{"dataset", "protection", "budget", "spent", "left"}`` (budget and left are None
-        for a dataset not protected by dp)."""
-        d = self._get(dataset)
+    def budget(self, analyst: str, dataset: str, scope: list[str] | str = ALL) -> dict:
+        """``{"dataset", "protection", "budget", "spent", "left"}`` of the analyst on the dataset's data
+        source (budget and left are None for a dataset not protected by dp)."""
+        d = self._get(dataset, scope, analyst)
         if d.settings.protection != "dp":
             return {
                 "dataset": dataset,
@@ -149,30 +232,43 @@ class QueryService:
                 "spent": 0.0,
                 "left": None,
             }
-        spent, delta = self.ledger.spent(analyst, dataset)
-        out = {
+        spent, delta = self.ledger.spent(analyst, d.source.id)
+        out: dict[str, Any] = {
             "dataset": dataset,
             "protection": "dp",
             "budget": d.settings.budget,
             "spent": spent,
-            "left": max(d.settings.budget - spent, 0.0),
+            "left": max(d.settings.budget - spent, 0.0),  # type: ignore[operator]
+            "source": d.source.id,
         }
-        if d.settings.mechanism == "gaussian":
-            out["delta_spent"] = delta
+        if d.settings.delta_budget is not None:
+            out.update(delta_budget=d.settings.delta_budget, delta_spent=delta)
+            out["delta_left"] = max(d.settings.delta_budget - delta, 0.0)
+        total = d.source.settings.total_budget
+        if total is not None:
+            out.update(total_budget=total, total_left=max(total - self.ledger.spent("", d.source.id)[0], 0.0))
         return out
 
     # --- keys ---------------------------------------------------------------------------------
 
-    def add_key(self, name: str) -> str:
-        """Create an analyst and return their new API key (shown once, stored hashed)."""
-        return self.ledger.add_key(name)
+    def add_key(self, name: str, scope: list[str] | str = ALL) -> str:
+        """Create an analyst reaching the dataset entries ``scope`` (or every one, :data:`ALL`) and
+        return their new API key (shown once, stored hashed)."""
+        if scope != ALL:
+            for dataset in scope:
+                if dataset not in self._datasets:
+                    raise ConfigError(
+                        f"no dataset '{dataset}' in the server configuration (datasets: "
+                        f"{', '.join(self._datasets)})"
+                    )
+        return self.ledger.add_key(name, scope)
 
     def revoke_key(self, name: str) -> None:
         """Revoke an analyst's key."""
         self.ledger.revoke_key(name)
 
-    def authenticate(self, key: str) -> str | None:
-        """The analyst's name for a valid, unrevoked key, else None."""
+    def authenticate(self, key: str) -> tuple[str, list[str] | str] | None:
+        """``(name, scope)`` of a valid, unrevoked key, else None."""
         return self.ledger.authenticate(key)
 
     def close(self) -> None:
@@ -181,22 +277,29 @@ class QueryService:
 
     # --- queries ------------------------------------------------------------------------------
 
-    def query(self, analyst: str, dataset: str, body: dict) -> dict:
-        """Answer one query.
+    def query(self, analyst: str, dataset: str, body: dict, scope: list[str] | str = ALL) -> dict:
+        """Answer one query of ``analyst`` (whose key reaches ``scope``).
 
         Returns ``{"value", "epsilon_spent", "budget_left"}``, or ``{"groups": [{"key": {...},
         "value": ...}], "epsilon_spent", "budget_left"}``, or ``{"lower", "upper"}`` (camouflage;
-        ``{"groups": [{"key", "lower", "upper"}]}`` with groups).
+        ``{"groups": [{"key", "lower", "upper"}]}`` with groups). A refusal is logged (analyst,
+        dataset, reason; never the query's values or an answer).
         """
-        d = self._get(dataset)
-        query = parse_query(body)
-        engine = d.engine
-        check_query(query, engine.kinds, engine.types, d.settings.protection)
-        if d.settings.protection == "dp":
-            return self._dp(analyst, d, query)
-        if d.settings.protection == "restriction":
-            return self._restriction(analyst, d, query)
-        return self._camouflage(d, query)
+        try:
+            d = self._get(dataset, scope, analyst)
+            query = parse_query(body)
+            engine = d.engine
+            check_query(query, engine.kinds, engine.types, d.settings.protection)
+            if d.settings.protection == "dp":
+                return self._dp(analyst, d, query)
+            if d.settings.protection == "restriction":
+                return self._restriction(analyst, d, query)
+            return self._camouflage(d, query)
+        except Refused as refusal:
+            logger.warning(
+                "refused: analyst %r, dataset %r, reason %s", analyst, dataset[:100], refusal.reason
+            )
+            raise
 
     def _keys(self, d: _Dataset, query: Query, dp: bool) -> list[tuple] | None:
         by = list(query.group_by)
@@ -208,6 +311,15 @@ class QueryService:
         for name in by:
             if name in d.domains:
                 domains.append(d.domains[name])
+            elif name in d.confidential and d.settings.protection == "restriction":
+                # the keys of a confidential column must not come from the data: which keys
+                # occur would change the audit's rows, and so its decisions
+                raise Refused(
+                    f"group_by '{name}' is confidential: its keys must be declared, not taken from the "
+                    f"data: add domains: {{{name}: [...]}} to dataset '{d.settings.name}' in the server "
+                    "configuration (or values in its attribute configuration)",
+                    reason="no_domain",
+                )
             elif dp:
                 raise Refused(
                     f"group_by '{name}' under differential privacy needs the keys declared, not "
@@ -280,32 +392,41 @@ class QueryService:
             raise Refused(
                 "quantile with group_by is not answered under differential privacy", reason="not_supported"
             )
-        # exact statistics first (nothing spent if this fails)
+        # exact statistics, then the measurements built and the noise drawn: nothing is spent if
+        # any of it fails (an epsilon the mechanism cannot calibrate is a 400)
         if edges is not None:
             mask = d.engine.mask(query)
             index = d.engine.bin_index(column, edges, clamp=bounds if isinstance(query.bins, int) else None)  # type: ignore[arg-type]
             counts = np.bincount(index[mask & (index >= 0)], minlength=len(edges) - 1)
             keys = [self._bin_key(column, edges, b) for b in range(len(edges) - 1)]  # type: ignore[arg-type]
-            truths = [float(c) for c in counts]
-            aggregate, grouped = "count", True
-            stats = None
+            l1, l2 = privacy.sensitivities("count", True, None)
+            draw = privacy.vector([float(c) for c in counts], l1, l2, epsilon, delta)
+            grouped = True
+        elif query.aggregate == "quantile":
+            stats = d.engine.stats(query, None, clamp=bounds, values=True)
+            keys, grouped = [{}], False
+            draw = privacy.quantile(stats[0].values, query.quantile, bounds, epsilon)  # type: ignore[arg-type]
         else:
             effective = self._histogram_query(query) if query.aggregate == "histogram" else query
             key_tuples = self._keys(d, effective, dp=True)
-            stats = d.engine.stats(effective, key_tuples, clamp=bounds, values=query.aggregate == "quantile")
+            stats = d.engine.stats(effective, key_tuples, clamp=bounds)
             keys = [g.key for g in stats]
-            aggregate, grouped = effective.aggregate, key_tuples is not None
-        left = self.ledger.spend(
-            analyst, s.name, epsilon, s.budget, delta or 0.0, query=query.model_dump(by_alias=True)
-        )  # type: ignore[arg-type]
-        # the spend is committed: now the noise
-        if query.aggregate == "quantile":
-            values: list[Any] = [protection.dp_quantile(stats[0].values, query.quantile, bounds, epsilon)]  # type: ignore[index,arg-type]
-        elif edges is not None:
-            l1, l2 = protection.sensitivities("count", True, None)
-            values = protection.dp_noise(truths, l1, l2, epsilon, delta)
-        else:
-            values = protection.dp_values(aggregate, stats, grouped, bounds, epsilon, delta)  # type: ignore[arg-type]
+            grouped = key_tuples is not None
+            draw = privacy.aggregate(effective.aggregate, stats, grouped, bounds, epsilon, delta)  # type: ignore[assignment]
+        values = draw()
+        # the answer is released only once its spend is committed
+        with self.ledger.spending(
+            analyst,
+            d.source.id,
+            s.name,
+            epsilon,
+            delta or 0.0,
+            s.budget,  # type: ignore[arg-type]
+            delta_budget=s.delta_budget if s.mechanism == "gaussian" else None,
+            total_budget=d.source.settings.total_budget,
+            query=query.model_dump(by_alias=True),
+        ) as left:
+            pass
         out: dict[str, Any] = {}
         if grouped:
             out["groups"] = [{"key": key, "value": value} for key, value in zip(keys, values, strict=True)]
@@ -314,7 +435,9 @@ class QueryService:
         out["epsilon_spent"] = epsilon
         if delta is not None:
             out["delta_spent"] = delta
-        out["budget_left"] = left
+        out["budget_left"] = left["left"]
+        if left["delta_left"] is not None:
+            out["delta_left"] = left["delta_left"]
         return out
 
     # restriction
@@ -338,27 +461,44 @@ class QueryService:
             None,
         )
 
-    def _auditor(self, analyst: str, d: _Dataset) -> protection.Auditor:
-        key = (analyst, d.settings.name)
-        if key not in self._auditors:
-            self._auditors[key] = protection.Auditor(d.engine.records, d.settings.min_query_set)  # type: ignore[arg-type]
-        return self._auditors[key]
+    def _rows(self, d: _Dataset, query: Query) -> AuditRows:
+        """The audit rows of a query: from its filters and the public attributes only."""
+        effective = (
+            self._histogram_query(query) if query.aggregate == "histogram" and query.bins is None else query
+        )
+        return audit_rows(
+            d.engine, query, self._keys(d, effective, dp=False), self._edges(d, query), d.confidential
+        )
 
     def _restriction(self, analyst: str, d: _Dataset, query: Query) -> dict:
+        check_restricted_query(query, d.confidential)
         sets, keys, edges = self._sets(d, query)
+        rows = self._rows(d, query)
         body = query.model_dump(by_alias=True, exclude_none=True)
-        # one lock per service and the ledger's write lock across processes: the answered sets
+        source = d.source.id
+        # one lock per service and the ledger's write lock across processes: the answered queries
         # written by another process are read back before the audit, and the answer is recorded
-        # in the same transaction; the auditor takes the new sets only once that has committed
+        # in the same transaction; the auditor takes the new rows only once that has committed.
+        # The auditor belongs to the analyst and the data source: every entry over it shares it.
         with self._audit_lock:
-            auditor = self._auditor(analyst, d)
+            key = (analyst, source)
+            if key not in self._auditors:
+                self._auditors[key] = Auditor(d.engine.records, d.settings.min_query_set)  # type: ignore[arg-type]
+            auditor = self._auditors[key]
             with self.ledger.transaction() as connection:
-                for answer_id, old in self.ledger.answered(
-                    analyst, d.settings.name, auditor.last_id, connection
+                for answer_id, entry, old in self.ledger.answered(
+                    analyst, source, auditor.last_id, connection
                 ):
-                    auditor.add(self._sets(d, parse_query(old))[0], answer_id)
-                state = auditor.check(sets)
-                answer_id = self.ledger.record_answer(connection, analyst, d.settings.name, body)
+                    replay = self._datasets.get(entry)
+                    if (
+                        replay is None
+                        or replay.source.id != source
+                        or replay.settings.protection != "restriction"
+                    ):
+                        replay = d
+                    auditor.add(self._rows(replay, parse_query(old)), answer_id)
+                state = auditor.check(rows)
+                answer_id = self.ledger.record_answer(connection, analyst, source, d.settings.name, body)
             auditor.commit(state, answer_id)
         values = self._exact(d, query, sets, edges)
         if len(keys) == 1 and not keys[0]:
@@ -388,26 +528,39 @@ class QueryService:
     # camouflage
 
     def _camouflage(self, d: _Dataset, query: Query) -> dict:
-        width = float(d.settings.width)  # type: ignore[arg-type]
         edges = self._edges(d, query)
-        if edges is not None:
-            mask = d.engine.mask(query)
-            intervals = protection.camouflage_histogram(d.engine, mask, query.column, edges, width)  # type: ignore[arg-type]
-            return {
-                "groups": [
-                    {"key": self._bin_key(query.column, edges, b), **interval}  # type: ignore[arg-type]
-                    for b, interval in enumerate(intervals)
-                ]
-            }
-        effective = self._histogram_query(query) if query.aggregate == "histogram" else query
-        keys = self._keys(d, effective, dp=False)
-        stats = d.engine.stats(effective, keys, values=query.aggregate == "quantile")
-        intervals = [
-            protection.camouflage_interval(effective.aggregate, g, width, query.quantile) for g in stats
-        ]
-        if keys is None:
-            return intervals[0]
-        return {"groups": [{"key": g.key, **interval} for g, interval in zip(stats, intervals, strict=True)]}
+        keys = None
+        if edges is None:
+            effective = self._histogram_query(query) if query.aggregate == "histogram" else query
+            keys = self._keys(d, effective, dp=False)
+        return self._camouflage_of[d.source.id].answer(query, keys, edges)
+
+
+def _open_ledger(config: ServerConfig, sources: dict[str, DataSource], init: bool) -> Ledger:
+    """The configuration's ledger, made if ``init`` and absent; its data sources registered if
+    ``init``, else every source must be registered already (a ledger of another server, or one
+    emptied and remade, is refused)."""
+    store = config.store
+    ledger = Ledger.create(store) if init and not store.exists() else Ledger(store)
+    try:
+        paths = {key: str(source.data) for key, source in sources.items()}
+        if init:
+            ledger.register(paths)
+        else:
+            known = ledger.sources()
+            missing = [key for key in paths if key not in known]
+            if missing:
+                key = missing[0]
+                raise LedgerError(
+                    f"{store}: the ledger does not know the data source {paths[key]} (sha256 "
+                    f"{key[:12]}): it was made for another configuration, or the data file changed. "
+                    "Register it on purpose with 'sdckit serve --init' (budgets, audits and camouflage "
+                    "of a new data source start afresh)"
+                )
+    except BaseException:
+        ledger.close()
+        raise
+    return ledger
 
 
 __all__ = ["QueryService"]
