@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_synthesis.py
 	$(BIN)/python benchmarks/bench_tables.py
 	$(BIN)/python benchmarks/bench_server.py
+	$(BIN)/python benchmarks/bench_ledger.py
 	$(BIN)/python benchmarks/bench_ui.py
 	$(BIN)/python benchmarks/bench_scale.py --sizes 1e6 1e7
 

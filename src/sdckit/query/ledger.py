@@ -112,8 +112,10 @@ def hash_key(key: str) -> str:
 
 
 def _row_hash(previous: str, values: tuple[Any, ...]) -> str:
-    text = json.dumps([previous, *values], separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode()).hexdigest()
+    """SHA-256 of the previous hash and a row's fields: text length-prefixed, numbers by ``repr``
+    (exact for the doubles SQLite gives back), so that no two rows encode alike."""
+    parts = [f"{len(value)}:{value}" if isinstance(value, str) else repr(float(value)) for value in values]
+    return hashlib.sha256("\x1f".join([previous, *parts]).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _create_private(path: Path) -> None:
