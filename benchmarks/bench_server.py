@@ -156,8 +156,10 @@ async def load(url: str, keys: dict[str, str], seconds: float, restriction: bool
         "errors": [],
         "refused": 0,
         "told": {name: 0.0 for name in keys},
+        "finished": [],
     }
-    until = time.perf_counter() + seconds
+    begin = time.perf_counter()
+    until = begin + seconds
 
     async def client(number: int, name: str, key: str) -> None:
         rng = np.random.default_rng(1000 + number)
@@ -175,6 +177,7 @@ async def load(url: str, keys: dict[str, str], seconds: float, restriction: bool
                     results["errors"].append(f"{type(error).__name__}: {error}")
                     continue
                 results["latencies"].append(time.perf_counter() - begun)
+                results["finished"].append(time.perf_counter() - begin)
                 results["by_dataset"][dataset].append(results["latencies"][-1])
                 if response.status_code == 200:
                     results["told"][name] += response.json().get("epsilon_spent", 0.0) or 0.0
@@ -214,14 +217,7 @@ def start_server(config: Path, log: Path) -> tuple[subprocess.Popen, str]:
 
 
 def peak_memory_mib(pid: int) -> float:
-    """Peak resident memory (VmHWM) of a running process, in MiB (psutil if installed)."""
-    try:
-        import psutil
-
-        info = psutil.Process(pid).memory_full_info()
-        return getattr(info, "peak_wset", info.rss) / 2**20
-    except ImportError:
-        pass
+    """Peak resident memory (VmHWM) of a running process, in MiB."""
     status = Path(f"/proc/{pid}/status").read_text()
     return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
 
@@ -377,6 +373,13 @@ def report(options, results: dict, elapsed: float, inline: dict, server_peak: fl
     )
     samples = results.get("rss") or []
     if len(samples) >= 2:
+        finished = np.asarray(results["finished"])
+        rates = [
+            np.count_nonzero((finished >= a) & (finished < b)) / (b - a)
+            for (a, _), (b, _) in zip(samples, samples[1:], strict=False)
+            if b > a
+        ]
+        print("throughput       per window: " + ", ".join(f"{rate:,.0f}" for rate in rates) + " queries/s")
         warm = samples[1][1]
         print(
             "rss              "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import math
 
+import polars as pl
+
 
 def matches(a, b, missing: str) -> bool:
     """Do two values match under the treatment of missing values?"""
@@ -51,3 +53,25 @@ def brute_risk(rows, probabilities, consequence_weights, alpha, epsilon, missing
                 risks[i] += value
                 contributions[i][known] = value
     return risks, contributions
+
+
+def query_filter(node: dict) -> pl.Expr:
+    """A query-language filter (a JSON node) as a polars expression on the true data, written apart
+    from the query engine: a comparison with a missing value is false, ``not`` is the complement."""
+    if "and" in node:
+        return pl.all_horizontal([query_filter(child) for child in node["and"]])
+    if "or" in node:
+        return pl.any_horizontal([query_filter(child) for child in node["or"]])
+    if "not" in node:
+        return ~query_filter(node["not"])
+    column, value = pl.col(node["column"]), node["value"]
+    comparison = {
+        "=": lambda: column == value,
+        "!=": lambda: column != value,
+        "<": lambda: column < value,
+        "<=": lambda: column <= value,
+        ">": lambda: column > value,
+        ">=": lambda: column >= value,
+        "in": lambda: pl.any_horizontal([column == item for item in value]),
+    }[node["op"]]()
+    return comparison.fill_null(False)

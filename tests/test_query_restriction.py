@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from oracles import query_filter
 from sdckit.config import load_config
 from sdckit.query.engine import Engine
 from sdckit.query.errors import Refused
@@ -176,32 +177,12 @@ def both(world: dict, bodies: list[dict], confidential=None, rows_of=audit_rows)
 # --- the independent oracle ----------------------------------------------------------------------
 
 
-def expression(node: dict) -> pl.Expr:
-    if "and" in node:
-        return pl.all_horizontal([expression(child) for child in node["and"]])
-    if "or" in node:
-        return pl.any_horizontal([expression(child) for child in node["or"]])
-    if "not" in node:
-        return ~expression(node["not"])
-    column, op, value = pl.col(node["column"]), node["op"], node["value"]
-    out = {
-        "=": lambda: column == value,
-        "!=": lambda: column != value,
-        "<": lambda: column < value,
-        "<=": lambda: column <= value,
-        ">": lambda: column > value,
-        ">=": lambda: column >= value,
-        "in": lambda: column.is_in(value),
-    }[op]()
-    return out.fill_null(False)
-
-
 KEYS = {"dropout": ["Yes", "No"], "retained": ["Yes", "No"], "gender": ["F", "M"]}
 
 
 def answers(body: dict, frame: pl.DataFrame) -> list[np.ndarray]:
     """Each answered number of a query as per-record contributions (a mean as its sum and count)."""
-    where = pl.all_horizontal([expression(node) for node in body.get("filters", [])] or [pl.lit(True)])
+    where = pl.all_horizontal([query_filter(node) for node in body.get("filters", [])] or [pl.lit(True)])
     groups: list[pl.Expr] = [pl.lit(True)]
     column = body.get("column")
     if body["aggregate"] == "histogram" and "bins" in body:

@@ -209,12 +209,12 @@ def list_keys(config: ServerConfigOption) -> None:
 
 
 @contextmanager
-def _ledger(config: Path) -> Iterator[Any]:
-    """The ledger of a server configuration (verified; no dataset is loaded)."""
+def _ledger(config: Path, verify: bool = True) -> Iterator[Any]:
+    """The ledger of a server configuration (verified unless told; no dataset is loaded)."""
     from sdckit.query.config import load_server_config
     from sdckit.query.ledger import Ledger
 
-    ledger = Ledger(load_server_config(config).store)
+    ledger = Ledger(load_server_config(config).store, verify=verify)
     try:
         yield ledger
     finally:
@@ -259,7 +259,7 @@ def ledger_verify(config: ServerConfigOption) -> None:
     Exit 0 and the number of entries if it is whole; exit 2 naming the first bad entry if not.
     """
     with user_errors():
-        with _ledger(config) as opened:
+        with _ledger(config, verify=False) as opened:
             counts = opened.verify()
         console.print(
             f"the ledger is whole: {counts['spends']:,} spends and {counts['answered']:,} answered queries, "
