@@ -13,13 +13,19 @@ protection levels, and those the pattern marks primary (with the levels of its `
 attacker LPs (:func:`sdckit.tables.audit.audit`, SPEC §8.3) give each suppressed cell's feasibility
 interval; the audit fails for a sensitive cell that is published, a primary cell whose interval does
 not reach its protection levels, and any suppressed cell whose interval is a single value.
+
+The respondent attacker (:mod:`sdckit.tables.respondents`) is run too (``--singletons protect``, the
+default, and ``--coalition N``): a primary cell the outside attacker cannot pin down may still be
+pinned down by a single contributor of another suppressed cell (a singleton knows its cell), a
+holding, or a coalition of the largest contributors of a cell; each failure names the attacker that
+breaks it ("outside attacker", or the respondent).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -42,6 +48,18 @@ class AuditParams(MethodParams):
 
     pattern: Path = Field(description="The published pattern: one row per cell with its labels and a status.")
     status_column: str = Field("status", description="The column of the pattern holding each cell's status.")
+    singletons: Literal["protect", "none"] = Field(
+        "protect",
+        description="protect: also audit against each single contributor of a suppressed cell (a "
+        "singleton knows its cell; with --holding, a holding its cells); none: the outside attacker only.",
+    )
+    coalition: int = Field(
+        0,
+        ge=0,
+        le=100,
+        description="Also audit against the N largest contributors of every suppressed cell together "
+        "(0: only the n of an (n,k)-dominance rule, on the cells it flagged).",
+    )
 
 
 def read_pattern(problem: TableProblem, params: AuditParams) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
@@ -135,6 +153,11 @@ def run(problem: TableProblem, params: AuditParams, context: Context) -> TableRe
     problem = dataclasses.replace(problem, protection=protection)
     result = audit(problem.table, suppressed, protection)
     unprotected = protection.primary & suppressed & ~result.protected
+    insiders = _respondent_failures(problem, params, suppressed, protection, result)
+    by_respondent = np.zeros(problem.table.n_cells, dtype=bool)
+    for failure in insiders:
+        by_respondent[failure.cell] = True
+    by_respondent &= ~unprotected
     released = np.where(suppressed, np.nan, problem.table.values)
     status = pattern_status(protection, suppressed)
     figures = {
@@ -144,16 +167,60 @@ def run(problem: TableProblem, params: AuditParams, context: Context) -> TableRe
         "sensitive_published": int(sensitive_published.sum()),
         "unprotected_cells": int(unprotected.sum()),
         "disclosed_cells": int(result.disclosed.sum()),
+        "respondent_unprotected_cells": int(by_respondent.sum()),
         "passed": bool(
-            not sensitive_published.any() and not unprotected.any() and not result.disclosed.any()
+            not sensitive_published.any()
+            and not unprotected.any()
+            and not result.disclosed.any()
+            and not by_respondent.any()
         ),
         "failures": [
             _failure(problem, int(cell), result, sensitive_published)
             for cell in np.flatnonzero(sensitive_published | unprotected | result.disclosed)[:20]
-        ],
+        ]
+        + [_insider_failure(problem, protection, failure) for failure in insiders[:20]],
     }
     status[sensitive_published] = PRIMARY
     return TableResult("audit", problem, released, status, figures, result, params)
+
+
+def _respondent_failures(
+    problem: TableProblem, params: AuditParams, suppressed: np.ndarray, protection: Any, outside: Any
+) -> list[Any]:
+    """The respondent attacker's failures (cells the outside attacker already breaks left out)."""
+    from sdckit.tables.respondents import (
+        holding_respondents,
+        respondent_attack,
+        respondents,
+        with_contributions,
+    )
+
+    if params.singletons == "none" and params.coalition == 0 and not protection.rule.size:
+        return []
+    if params.coalition == 1:
+        raise InputError("coalition must be 0 (none) or a number of contributors ≥ 2, got 1")
+    table = with_contributions(problem.source, problem.spec, problem.table, params.coalition)
+    holdings = (
+        holding_respondents(problem.source, problem.spec, table) if params.singletons == "protect" else []
+    )
+    found = respondents(
+        table,
+        protection,
+        suppressed,
+        singletons=params.singletons,
+        coalition=params.coalition,
+        holdings=holdings,
+    )
+    return respondent_attack(table, suppressed, protection, found, outside.low, outside.high)
+
+
+def _insider_failure(problem: TableProblem, protection: Any, failure: Any) -> str:
+    value = problem.table.values[failure.cell]
+    return (
+        f"{problem.table.label(failure.cell)}: value {value:g}, {failure.respondent} narrows it to "
+        f"[{failure.low:g}, {failure.high:g}], short of [{value - protection.lower[failure.cell]:g}, "
+        f"{value + protection.upper[failure.cell]:g}]"
+    )
 
 
 def _failure(problem: TableProblem, cell: int, result: Any, published: np.ndarray) -> str:
@@ -185,7 +252,9 @@ def report(figures: dict[str, Any]) -> list[str]:
     else:
         lines.append(
             f"[red]audit failed[/]: {figures['sensitive_published']} sensitive published, "
-            f"{figures['unprotected_cells']} under-protected, {figures['disclosed_cells']} exactly disclosed"
+            f"{figures['unprotected_cells']} under-protected (outside attacker), "
+            f"{figures.get('respondent_unprotected_cells', 0)} under-protected against a respondent, "
+            f"{figures['disclosed_cells']} exactly disclosed"
         )
         lines += [f"  {failure}" for failure in figures["failures"]]
     return lines
@@ -194,7 +263,12 @@ def report(figures: dict[str, Any]) -> list[str]:
 def violation(result: TableResult, figures: dict[str, Any]) -> str | None:
     if figures["passed"]:
         return None
-    count = figures["sensitive_published"] + figures["unprotected_cells"] + figures["disclosed_cells"]
+    count = (
+        figures["sensitive_published"]
+        + figures["unprotected_cells"]
+        + figures.get("respondent_unprotected_cells", 0)
+        + figures["disclosed_cells"]
+    )
     return f"the pattern fails the audit for {count} cell{'s' if count != 1 else ''}"
 
 

@@ -34,6 +34,9 @@ _KEYS = {
     frozenset({"freq"}): "freq",
     frozenset({"freq", "ratio"}): "freq",
 }
+#: The most contributions an (n,k)-dominance rule may sum.
+MAX_DOMINANT = 100
+
 _FORMS = (
     '"p=10" (p%-rule), "p=25,q=50" (pq-rule), "n=2,k=85" ((n,k)-dominance), "freq=3" or "freq=3,ratio=0.1"'
 )
@@ -93,24 +96,31 @@ class Rule:
         """A rule from its parameters, validated."""
         if kind == "p%":
             p = values["p"]
-            if not 0 < p <= 100:
-                raise ConfigError(f"{option}: p must be in (0, 100], got {p:g}")
+            if not 0 < p < 100:
+                raise ConfigError(
+                    f"{option}: p must be in (0, 100), got {p:g} (with p ≥ 100 every cell whose "
+                    "other contributors sum to less than its largest one is sensitive: not a p%-rule)"
+                )
             return cls(kind, p=p)
         if kind == "pq":
             p, q = values["p"], values["q"]
             if not 0 < p < q <= 100:
-                raise ConfigError(f"{option}: the pq-rule needs 0 < p < q ≤ 100, got p={p:g}, q={q:g}")
+                why = " (q ≤ p: the prior knowledge q must exceed the protection p)" if 0 < q <= p else ""
+                raise ConfigError(f"{option}: the pq-rule needs 0 < p < q ≤ 100, got p={p:g}, q={q:g}{why}")
             return cls(kind, p=p, q=q)
         if kind == "nk":
             n, k = values["n"], values["k"]
-            if n != int(n) or n < 1:
-                raise ConfigError(f"{option}: n must be a whole number ≥ 1, got {n:g}")
-            if not 0 < k <= 100:
-                raise ConfigError(f"{option}: k must be in (0, 100], got {k:g}")
+            if n != int(n) or not 1 <= n <= MAX_DOMINANT:
+                raise ConfigError(f"{option}: n must be a whole number from 1 to {MAX_DOMINANT}, got {n:g}")
+            if not 0 < k < 100:
+                raise ConfigError(
+                    f"{option}: k must be in (0, 100), got {k:g} (the n largest contributions never "
+                    "exceed 100% of the cell)"
+                )
             return cls(kind, n=int(n), k=k)
         if kind == "freq":
             n, ratio = values["freq"], values.get("ratio", 0.10)
-            if n != int(n) or n < 1:
+            if n != int(n) or not 1 <= n <= 1e9:
                 raise ConfigError(f"{option}: the minimum frequency must be a whole number ≥ 1, got {n:g}")
             if not 0 <= ratio <= 1:
                 raise ConfigError(f"{option}: ratio must be in [0, 1], got {ratio:g}")

@@ -677,13 +677,18 @@ def suppress(
     time_limit: float = 300.0,
     gap: float = 0.0,
     repair: str = "auto",
+    singletons: str = "none",
+    coalition: int = 0,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Secondary cell suppression: ``(suppressed mask, figures)``; the pattern passes :func:`audit`.
 
     ``algorithm``: ``optimal``, ``heuristic`` or ``auto`` (optimal when primary cells × cells ≤
     :data:`AUTO_OPTIMAL_LIMIT`); ``cost``: ``value``, ``cells`` or ``log``, overridden by ``weights``
     (one per cell); ``time_limit`` (seconds) and ``gap`` (relative MIP gap) bound the optimal
-    algorithm; ``repair``: the heuristic's repair step, ``lp`` or SPEC §8.5's ``neighbour``."""
+    algorithm; ``repair``: the heuristic's repair step, ``lp`` or SPEC §8.5's ``neighbour``;
+    ``singletons`` (``protect``/``none``) and ``coalition``: the respondent attacker of
+    :mod:`sdckit.tables.respondents` (off by default here, on the outside attacker alone; the
+    registered method ``suppress`` protects against single contributors by default)."""
     suppressed, figures, _ = _suppress(
         table,
         protection,
@@ -693,6 +698,8 @@ def suppress(
         time_limit=time_limit,
         gap=gap,
         repair=repair,
+        singletons=singletons,
+        coalition=coalition,
     )
     return suppressed, figures
 
@@ -705,6 +712,68 @@ def _final_audit(table: LinearTable, suppressed: np.ndarray, protection: Protect
     return attack(table, suppressed, protection, exact=False)
 
 
+def protect_from_respondents(
+    table: LinearTable,
+    protection: Protection,
+    w: np.ndarray,
+    suppressed: np.ndarray,
+    *,
+    singletons: str = "protect",
+    coalition: int = 0,
+    holdings: list[Any] | None = None,
+    max_rounds: int = 200,
+) -> tuple[np.ndarray, int]:
+    """Extend pattern ``suppressed`` (protected against the outside attacker) until no respondent
+    (:mod:`sdckit.tables.respondents`) un-protects a primary cell: for each failing cell and
+    respondent, the cheapest deviation of the LP repair under the respondent's knowledge, its
+    published cells suppressed. Cells are only added, so the outside attacker's intervals only
+    widen. Returns the pattern and the number of cells added."""
+    from sdckit.tables.respondents import knowing, respondent_attack, respondents, without_own
+
+    suppressed = suppressed.copy()
+    added_total = 0
+    for _ in range(max_rounds):
+        found = respondents(
+            table, protection, suppressed, singletons=singletons, coalition=coalition, holdings=holdings
+        )
+        failures = respondent_attack(table, suppressed, protection, found)
+        if not failures:
+            return suppressed, added_total
+        by_name = {respondent.name: respondent for respondent in found}
+        added = 0
+        for failure in failures:
+            respondent = by_name[failure.respondent]
+            scenario, attacked = knowing(table, respondent), without_own(table, protection, respondent)
+            focus = np.zeros(table.n_cells, dtype=bool)
+            focus[failure.cell] = True
+            result = attack(scenario, suppressed, attacked, exact=True, focus=focus)
+            if result.protected[failure.cell]:
+                continue  # an earlier repair of this round protected it already
+            down, up = deviation_bounds(scenario)
+            repairer = _RepairLP(scenario, w, down, up)
+            repairer.set_suppressed(suppressed)
+            for side, level in _side_levels(scenario, attacked, failure.cell, result):
+                witness = repairer.witness(failure.cell, side, level)
+                if witness is None:
+                    raise InputError(
+                        f"cell {table.label(failure.cell)} cannot be protected against "
+                        f"{failure.respondent}: even with every other cell suppressed, what that "
+                        "respondent knows of their own cells pins it down"
+                    )
+                cells = witness[0]
+                new = cells[~suppressed[cells]]
+                suppressed[new] = True
+                added += int(new.size)
+                repairer.set_suppressed(suppressed)
+        if added == 0:
+            failure = failures[0]
+            raise InputError(
+                f"cell {table.label(failure.cell)} cannot be protected against {failure.respondent}"
+            )
+        added_total += added
+    raise InputError(f"the protection against respondents did not converge in {max_rounds} rounds")
+
+
 def _suppress(
     table: LinearTable,
     protection: Protection,
@@ -715,6 +784,9 @@ def _suppress(
     time_limit: float = 300.0,
     gap: float = 0.0,
     repair: str = "auto",
+    singletons: str = "protect",
+    coalition: int = 0,
+    holdings: list[Any] | None = None,
 ) -> tuple[np.ndarray, dict[str, Any], Any]:
     started = time.perf_counter()
     if algorithm not in ("auto", "optimal", "heuristic"):
@@ -753,6 +825,15 @@ def _suppress(
         suppressed = heuristic_pattern(table, protection, w, repair=repair, start=suppressed)
         result = _final_audit(table, suppressed, protection)
         figures["repaired"] = True
+    if n_primary:
+        suppressed, added = protect_from_respondents(
+            table, protection, w, suppressed, singletons=singletons, coalition=coalition, holdings=holdings
+        )
+        figures["respondent_secondaries"] = added
+        if added:
+            if figures.get("optimal"):
+                figures["optimal"] = False  # optimal against the outside attacker, then extended
+            result = _final_audit(table, suppressed, protection)
     figures["audit_exact"] = result.exact
     secondary = suppressed & ~primary
     values = table.values
@@ -797,6 +878,23 @@ class SuppressParams(MethodParams):
     gap: Annotated[
         Finite, Field(ge=0, le=1, description="Relative MIP gap at which the optimal algorithm stops.")
     ] = 0.0
+    singletons: Annotated[
+        Literal["protect", "none"],
+        Field(
+            description="protect: every primary cell also holds against each single contributor of a "
+            "suppressed cell (a singleton knows its cell; with --holding, a holding its cells), as "
+            "sdcTable's detectSingletons; none: the outside attacker only."
+        ),
+    ] = "protect"
+    coalition: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=100,
+            description="Also protect against the N largest contributors of every suppressed cell "
+            "together (0: only the n of an (n,k)-dominance rule, on the cells it flagged).",
+        ),
+    ] = 0
 
 
 def _cost_variable(problem: TableProblem, name: str) -> np.ndarray:
@@ -844,6 +942,11 @@ def _report(figures: dict[str, Any]) -> list[str]:
             lines.append(f"time limit reached: best pattern found, lower bound of the cost {shown}")
     else:
         lines.append(f"heuristic pattern, {figures['seconds']:g} s")
+    if figures.get("respondent_secondaries"):
+        lines.append(
+            f"{figures['respondent_secondaries']:,} of the secondary suppressions protect against "
+            "respondents (single contributors, holdings, coalitions)"
+        )
     lines.append("audit passed" if figures["audit_passed"] else "AUDIT FAILED")
     if not figures.get("audit_exact", True):
         lines.append(
@@ -867,14 +970,23 @@ def _run_suppress(problem: TableProblem, params: SuppressParams, context: Contex
     weights = None
     if params.cost_variable is not None:
         weights = _cost_variable(problem, params.cost_variable)
+    from sdckit.tables.respondents import holding_respondents, with_contributions
+
+    if params.coalition == 1:
+        raise ConfigError("coalition must be 0 (none) or a number of contributors ≥ 2, got 1")
+    holdings = holding_respondents(problem.source, problem.spec, problem.table)
+    table = with_contributions(problem.source, problem.spec, problem.table, params.coalition)
     suppressed, figures, result = _suppress(
-        problem.table,
+        table,
         problem.protection,
         algorithm=params.algorithm,
         cost=params.cost,
         weights=weights,
         time_limit=params.time_limit,
         gap=params.gap,
+        singletons=params.singletons,
+        coalition=params.coalition,
+        holdings=holdings,
     )
     released = np.where(suppressed, np.nan, problem.table.values)
     return TableResult(
