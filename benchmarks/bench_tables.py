@@ -10,6 +10,7 @@ subprocess, so that each peak resident memory is its own):
   from 1,000,000 records, p%-rule: optimal (5-minute limit) and heuristic suppression, their cost
   ratio, the audit against whole-table LPs;
 * ``suppression``: suppression and audit on generated tables of several shapes;
+* ``respondents``: suppression protected against singletons (issue 31) against the same without;
 * ``rounding``: controlled rounding and CTA on 50 × 50 and 27 × 27 × 26 tables;
 * ``cellkey``: the cell key method on 1,000,000 records against a polars group-by count.
 
@@ -25,7 +26,7 @@ import sys
 
 from _common import run_parts
 
-PARTS = ("build", "microdata", "suppression", "rounding", "cellkey")
+PARTS = ("build", "microdata", "suppression", "respondents", "rounding", "cellkey")
 
 
 def main(argv: list[str] | None = None) -> int:
