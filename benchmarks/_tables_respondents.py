@@ -65,8 +65,9 @@ def main(argv: list[str] | None = None) -> int:
                 runs[mode] = (pattern, figures, seconds)
                 print(
                     f"  {algorithm:<9} singletons={mode:<7} {seconds:7.2f} s, "
-                    f"{figures['secondary_cells']:4d} secondary, cost {figures['cost']:10,.1f}, for respondents "
-                    f"{figures.get('respondent_secondaries', 0):3d}, optimal {figures.get('optimal')}"
+                    f"{figures['secondary_cells']:4d} secondary, cost {figures['cost']:10,.1f}, "
+                    f"for respondents {figures.get('respondent_secondaries', 0):3d}, "
+                    f"optimal {figures.get('optimal')}"
                 )
             base, guarded = runs["none"], runs["protect"]
             print(
