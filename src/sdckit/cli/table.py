@@ -126,6 +126,18 @@ SHARED: dict[str, tuple[Any, Any]] = {
             ),
         ],
     ),
+    "status": (
+        None,
+        Annotated[
+            Path | None,
+            _option(
+                "--status",
+                help="Cell statuses set by hand: the dimension columns and a status column, publish (z), "
+                "suppress (u) or published (already published elsewhere); suppress and audit only.",
+                panel=RULE_PANEL,
+            ),
+        ],
+    ),
     "output": (
         None,
         Annotated[
@@ -242,6 +254,7 @@ def protect_table(
     total_label: str,
     rule: list[str] | None,
     min_frequency: int | None,
+    status: Path | None,
     output: Path | None,
     html: Path | None,
     argus: Path | None,
@@ -257,7 +270,13 @@ def protect_table(
         dimensions = table_dimensions(rows, cols, layers, tables)
         rules = _rules(spec, rule, min_frequency)
         _check_source(cells, frequency, holding)
-        inputs = [data, config, *(v for v in given.values() if isinstance(v, Path))]
+        if status is not None and not spec.statuses:
+            from sdckit.errors import ConfigError
+
+            raise ConfigError(
+                f"--status: {spec.name} publishes every cell: cell statuses apply to suppress and audit"
+            )
+        inputs = [data, config, status, *(v for v in given.values() if isinstance(v, Path))]
         outputs = Outputs(inputs)
         outputs.file(output, "--output", OUTPUT_SUFFIXES)
         outputs.file(html, "--html", (".html", ".htm"))
@@ -269,6 +288,10 @@ def protect_table(
         problem, records = _problem(
             data, config, dimensions, value, holding, cells, frequency, total_label, rules
         )
+        if status is not None:
+            from sdckit.tables.statuses import apply_statuses, read_statuses
+
+            problem = apply_statuses(problem, read_statuses(problem, status))
         if stage:
             stage(
                 f"{problem.table.n_cells:,} cells, {problem.table.n_relations:,} relations, "

@@ -152,6 +152,11 @@ def run(problem: TableProblem, params: AuditParams, context: Context) -> TableRe
         protection.rule[extra] = "pattern"
     problem = dataclasses.replace(problem, protection=protection)
     result = audit(problem.table, suppressed, protection)
+    forced = (
+        problem.statuses.publish & suppressed
+        if problem.statuses is not None
+        else np.zeros(problem.table.n_cells, dtype=bool)
+    )
     unprotected = protection.primary & suppressed & ~result.protected
     insiders = _respondent_failures(problem, params, suppressed, protection, result)
     by_respondent = np.zeros(problem.table.n_cells, dtype=bool)
@@ -168,17 +173,23 @@ def run(problem: TableProblem, params: AuditParams, context: Context) -> TableRe
         "unprotected_cells": int(unprotected.sum()),
         "disclosed_cells": int(result.disclosed.sum()),
         "respondent_unprotected_cells": int(by_respondent.sum()),
+        "forced_suppressed_cells": int(forced.sum()),
         "passed": bool(
             not sensitive_published.any()
             and not unprotected.any()
             and not result.disclosed.any()
             and not by_respondent.any()
+            and not forced.any()
         ),
         "failures": [
             _failure(problem, int(cell), result, sensitive_published)
             for cell in np.flatnonzero(sensitive_published | unprotected | result.disclosed)[:20]
         ]
-        + [_insider_failure(problem, protection, failure) for failure in insiders[:20]],
+        + [_insider_failure(problem, protection, failure) for failure in insiders[:20]]
+        + [
+            f"{problem.table.label(int(cell))}: must be published (status publish) but is suppressed"
+            for cell in np.flatnonzero(forced)[:20]
+        ],
     }
     status[sensitive_published] = PRIMARY
     return TableResult("audit", problem, released, status, figures, result, params)
@@ -265,6 +276,7 @@ def violation(result: TableResult, figures: dict[str, Any]) -> str | None:
         return None
     count = (
         figures["sensitive_published"]
+        + figures.get("forced_suppressed_cells", 0)
         + figures["unprotected_cells"]
         + figures.get("respondent_unprotected_cells", 0)
         + figures["disclosed_cells"]
@@ -278,6 +290,7 @@ register_table_method(
     summary=summary,
     report=report,
     violation=violation,
+    statuses=True,
     help="Audit a published suppression pattern: each suppressed cell's feasibility interval.",
 )(run)
 

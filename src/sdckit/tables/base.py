@@ -32,13 +32,15 @@ from sdckit.tables.model import PRIMARY, PUBLISHED, SECONDARY, TOTAL, AuditResul
 class TableProblem:
     """A table to protect: ``table`` (cells and relations), ``protection`` (primary cells and
     levels), and the microdata ``source`` with the ``spec`` it was built with (None for a table read
-    as cells); ``total_label``: how files label a margin (read and written)."""
+    as cells); ``total_label``: how files label a margin (read and written); ``statuses``: the cell
+    statuses set by hand (:func:`sdckit.tables.statuses.apply_statuses` has applied them)."""
 
     table: LinearTable
     protection: Protection
     source: Any = None
     spec: Any = None
     total_label: str = TOTAL
+    statuses: Any = None  # the cell statuses set by hand (sdckit.tables.statuses), already applied
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,6 +125,7 @@ class TableMethodSpec:
     violation: Callable[[TableResult, dict[str, Any]], str | None] = lambda result, figures: None
     needs_primary: bool = True
     audits: bool = False
+    statuses: bool = False  # honours cell statuses set by hand (--status): suppression and its audit
     outputs: tuple[Any, ...] = ()  # no extra files of their own (the CLI's shared options write them)
 
 
@@ -158,6 +161,11 @@ def run_table_method(
     import sdckit.tables  # noqa: F401  (registers the methods)
 
     spec = TABLE_METHODS.get(method) if isinstance(method, str) else method
+    if problem.statuses is not None and not spec.statuses:
+        raise ConfigError(
+            f"{spec.name} does not take cell statuses (--status): it publishes every cell; they apply to "
+            "suppress and audit"
+        )
     if not isinstance(params, spec.params):
         if isinstance(params, MethodParams):
             raise ConfigError(f"{spec.name} takes {spec.params.__name__}, got {type(params).__name__}")

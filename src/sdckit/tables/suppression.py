@@ -965,6 +965,7 @@ def _report(figures: dict[str, Any]) -> list[str]:
     report=_report,
     violation=_violation,
     audits=True,
+    statuses=True,
 )
 def _run_suppress(problem: TableProblem, params: SuppressParams, context: Context) -> TableResult:
     weights = None
@@ -988,6 +989,8 @@ def _run_suppress(problem: TableProblem, params: SuppressParams, context: Contex
         coalition=params.coalition,
         holdings=holdings,
     )
+    if problem.statuses is not None and (suppressed & problem.statuses.fixed).any():
+        raise AssertionError("a cell that must be published was suppressed")  # the bounds forbid it
     released = np.where(suppressed, np.nan, problem.table.values)
     return TableResult(
         method="suppress",
