@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sdckit.cli import app
+from sdckit.tables.audit import audit
 from sdckit.tables.base import TableProblem, run_table_method
 from sdckit.tables.model import LinearTable, Protection
 from sdckit.tables.respondents import (
@@ -232,6 +233,8 @@ def test_the_audit_agrees_with_a_brute_force_respondent(seed):
             if p in own:
                 continue
             known = {int(i): float(table.values[i]) for i in respondent.cells if i != table.n_cells - 1}
+            if not audit(table, pattern, protection).protected[p]:
+                continue  # the outside attacker's failure, reported by the outside audit
             low, high = brute_interval(table, pattern, known, int(p))
             a = table.values[p]
             safe = (
@@ -250,3 +253,70 @@ def test_respondent_knowledge_is_bounds_only():
     known = knowing(table, r)
     assert known.lower[0] == known.upper[0] == 1.0 and np.isinf(known.upper[1])
     assert (known.values == table.values).all()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_audit_agrees_with_a_brute_force_holding(seed, tmp_path):
+    """Random one-relation magnitude tables whose firms belong to holdings: for every respondent the
+    library finds (holdings spanning cells, single contributors, largest contributors), its verdict on
+    every primary cell equals the enumeration of what that respondent can hold possible."""
+    from sdckit.config import load_config
+    from sdckit.tables.build import TableSpec
+    from sdckit.tables.problem import make_problem
+
+    rng = np.random.default_rng(100 + seed)
+    regions, turnover, holdings = [], [], []
+    for region in "abcd":
+        for _ in range(int(rng.integers(1, 4))):
+            regions.append(region)
+            turnover.append(float(rng.integers(1, 6)))
+            holdings.append(f"H{int(rng.integers(0, 4))}")
+    path = tmp_path / "firms.csv"
+    pl.DataFrame({"region": regions, "turnover": turnover, "holding": holdings}).write_csv(path)
+    config = tmp_path / "firms.yaml"
+    config.write_text(
+        "attributes:\n  region: {role: quasi-identifier, kind: categorical}\n"
+        "  turnover: {role: sensitive, kind: numeric}\n  holding: {role: insensitive, kind: categorical}\n"
+    )
+    problem = make_problem(
+        load_config(config).read(path),
+        TableSpec(tables=(("region",),), value="turnover", holding="holding"),
+        [Rule.parse("p=30")],
+    )
+    table = problem.table
+    interior = np.flatnonzero(~table.totals())
+    protection = Protection.of_cells(table.n_cells, interior[:2], upper=1.0)
+    pattern = np.zeros(table.n_cells, dtype=bool)
+    pattern[interior[rng.permutation(interior.size)[:3]]] = True
+    pattern[interior[:2]] = True
+    found = respondents(
+        table, protection, pattern, holdings=holding_respondents(problem.source, problem.spec, table)
+    )
+    failures = {(f.cell, f.respondent) for f in respondent_attack(table, pattern, protection, found)}
+    total = int(table.values[table.totals()][0])
+    hidden = [int(i) for i in interior if pattern[i]]
+    for respondent in found:
+        from sdckit.tables.respondents import above
+
+        own = set(above(table, respondent.cells).tolist())
+        known = dict(zip(respondent.cells.tolist(), respondent.known.tolist(), strict=True))
+        exact = {int(c) for c, e in zip(respondent.cells, respondent.exact, strict=True) if e}
+        for p in np.flatnonzero(protection.primary & pattern):
+            if int(p) in own:
+                continue
+            possible = []
+            for values in itertools.product(range(total + 1), repeat=len(hidden)):
+                y = table.values.copy()
+                y[hidden] = values
+                if abs(y[interior].sum() - total) > 1e-9:
+                    continue
+                if any(y[c] < k - 1e-9 for c, k in known.items()) or any(
+                    y[c] != table.values[c] for c in exact
+                ):
+                    continue
+                possible.append(y[p])
+            a = table.values[p]
+            if not audit(table, pattern, protection).protected[p]:
+                continue  # the outside attacker's failure, reported by the outside audit
+            safe = min(possible) <= a - 1.0 + 1e-9 and max(possible) >= a + 1.0 - 1e-9
+            assert safe == ((int(p), respondent.name) not in failures), (seed, respondent, int(p))
