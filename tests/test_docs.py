@@ -29,6 +29,11 @@ How examples are written (the convention this test enforces):
   use the configuration and plan another page shows.
 * Commands run in this process with typer's CliRunner (``from sdckit.cli import app``): the same
   commands as the ``sdckit`` console script, without paying its start-up (polars, numba) per line.
+* A ``sdckit table`` example that applies primary rules (``--rule``, ``--min-frequency``) and exits 0
+  must flag some cell, so that it shows a real pattern rather than a table with nothing to protect:
+  the test reads ``primary_cells`` from the command's ``--summary`` (it adds ``--summary`` in a
+  scratch directory when the example writes none) and asserts it is above 0. Choose the table and the
+  rules so that they bite on the example data.
 
 ``python tests/test_docs.py`` prints the options table of every anonymization method, generated from
 the registry, as docs/anonymize.md shows it.
@@ -36,6 +41,7 @@ the registry, as docs/anonymize.md shows it.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -183,6 +189,27 @@ def run_line(command: str) -> tuple[int, str]:
     return generate(words[3:]), ""
 
 
+#: Options of ``sdckit table`` that apply primary rules: an example with one must flag a cell.
+PRIMARY_RULES = ("--rule", "--min-frequency")
+
+
+def primary_summary(command: str, scratch: Path) -> tuple[str, Path | None]:
+    """The command to run and the ``--summary`` to read its primary cells from: None unless it is a
+    ``sdckit table`` command applying primary rules; a scratch summary added when it writes none."""
+    words = shlex.split(command, comments=True)
+    if words[:2] != ["sdckit", "table"]:
+        return command, None
+    if not any(word.split("=", 1)[0] in PRIMARY_RULES for word in words):
+        return command, None
+    for index, word in enumerate(words):
+        if word == "--summary" and index + 1 < len(words):
+            return command, Path(words[index + 1])
+        if word.startswith("--summary="):
+            return command, Path(word.split("=", 1)[1])
+    summary = scratch / f"summary-{len(list(scratch.iterdir()))}.json"
+    return f"{command} --summary {shlex.quote(str(summary))}", summary
+
+
 def files(directory: Path) -> set[str]:
     return {str(p.relative_to(directory)) for p in directory.rglob("*")}
 
@@ -193,7 +220,8 @@ def leftovers(directory: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("path", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
-def test_examples_run_as_documented(path, example_data, tmp_path, monkeypatch):
+def test_examples_run_as_documented(path, example_data, tmp_path, tmp_path_factory, monkeypatch):
+    scratch = tmp_path_factory.mktemp("summaries")
     prepare(tmp_path, example_data)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "100")
@@ -202,11 +230,17 @@ def test_examples_run_as_documented(path, example_data, tmp_path, monkeypatch):
             continue
         for line, command in block.commands():
             before = files(tmp_path)
-            status, output = run_line(command)
+            run, summary = primary_summary(command, scratch)
+            status, output = run_line(run)
             where = f"{path.name}:{line}: {command}"
             assert status == block.exit_status, (
                 f"{where}\nexited {status}, the page says {block.exit_status}\n{output}"
             )
+            if summary is not None and status == 0:
+                primary = json.loads(summary.read_text(encoding="utf-8"))["primary_cells"]
+                assert primary > 0, (
+                    f"{where}\nflags no primary cell: show a table and rules with cells to protect\n{output}"
+                )
             assert not leftovers(tmp_path), f"{where}\nleft temporary files: {leftovers(tmp_path)}"
             new = files(tmp_path) - before
             if status == 0 or "--allow-violations" in command or command.startswith("sdckit check "):

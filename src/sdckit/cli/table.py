@@ -2,7 +2,8 @@
 (:data:`sdckit.tables.base.TABLE_METHODS`), its own options made from the method's parameters object.
 
 Every command builds the same tables from the same options — ``--rows``/``--cols``/``--layers`` (or
-``--table`` once per linked table), ``--value`` for a magnitude table, hierarchies from the
+``--table`` once per linked table, or ``--problem`` a problem file of linked tables,
+:mod:`sdckit.tables.problem_file`), ``--value`` for a magnitude table, hierarchies from the
 configuration — flags the primary cells with ``--rule`` and ``--min-frequency``, runs the method, and
 writes the protected table in long form (``--output``), an HTML rendering (``--html``), τ-Argus's
 files for the same problem (``--argus``) and the figures (``--summary``). Parse, run, report, write.
@@ -68,6 +69,16 @@ SHARED: dict[str, tuple[Any, Any]] = {
             _option(
                 "--table",
                 help="A table's dimensions, comma-separated; repeat for linked tables sharing attributes.",
+            ),
+        ],
+    ),
+    "problem_file": (
+        None,
+        Annotated[
+            Path | None,
+            _option(
+                "--problem",
+                help="A problem file (YAML): linked tables, each with its dimensions and own hierarchies.",
             ),
         ],
     ),
@@ -247,6 +258,7 @@ def protect_table(
     cols: str | None,
     layers: str | None,
     tables: list[str] | None,
+    problem_file: Path | None,
     value: str | None,
     holding: str | None,
     cells: bool,
@@ -267,7 +279,9 @@ def protect_table(
         params = spec.params.parse(
             given, spell=lambda name: option_name(name, fields.get(name)), method=spec.name
         )
-        dimensions = table_dimensions(rows, cols, layers, tables)
+        loaded = _load_problem_file(problem_file, rows, cols, layers, tables, argus)
+        dimensions = loaded.tables if loaded else table_dimensions(rows, cols, layers, tables)
+        value, holding = _file_value_holding(loaded, value, holding)
         rules = _rules(spec, rule, min_frequency)
         _check_source(cells, frequency, holding)
         if status is not None and not spec.statuses:
@@ -277,6 +291,7 @@ def protect_table(
                 f"--status: {spec.name} publishes every cell: cell statuses apply to suppress and audit"
             )
         inputs = [data, config, status, *(v for v in given.values() if isinstance(v, Path))]
+        inputs += [problem_file, *loaded.files] if loaded else []
         outputs = Outputs(inputs)
         outputs.file(output, "--output", OUTPUT_SUFFIXES)
         outputs.file(html, "--html", (".html", ".htm"))
@@ -286,7 +301,7 @@ def protect_table(
         started = time.perf_counter()
         stage = stage_messages(quiet, started)
         problem, records = _problem(
-            data, config, dimensions, value, holding, cells, frequency, total_label, rules
+            data, config, dimensions, value, holding, cells, frequency, total_label, rules, loaded
         )
         if status is not None:
             from sdckit.tables.statuses import apply_statuses, read_statuses
@@ -303,6 +318,8 @@ def protect_table(
         figures = spec.summary(result)
         elapsed = time.perf_counter() - started
         document = _document(spec, data, params, dimensions, value, rules, result, figures, elapsed)
+        if loaded is not None:
+            document["table"]["names"], document["problem"] = list(loaded.names), str(problem_file)
         report = Report()
         table, primary = problem.table, int(problem.protection.primary.sum())
         source = f"{records:,} records" if records is not None else "a table of cells"
@@ -410,8 +427,10 @@ def _problem(
     frequency: str | None,
     total_label: str,
     rules: list[Any],
+    loaded: Any = None,
 ) -> tuple[Any, int | None]:
-    """The problem to protect, and the number of records it was built from (None for cells)."""
+    """The problem to protect, and the number of records it was built from (None for cells);
+    ``loaded``: the problem file (:class:`~sdckit.tables.problem_file.ProblemFile`) the tables come from."""
     import dataclasses
 
     from sdckit.config import load_config, parse_config
@@ -421,10 +440,14 @@ def _problem(
     settings = load_config(config) if config is not None else parse_config({})
     weights = settings.data.weights
     spec = TableSpec(tables=dimensions, value=value, holding=holding, weights=weights)
+    if loaded is not None:
+        spec = loaded.spec(value=value, holding=holding, weights=weights)
     if cells:
         from sdckit.table import read_table
 
         frame = read_table(data, delimiter=settings.data.delimiter).data
+        if loaded is not None:
+            loaded.check_columns(frame.columns, str(data))
         names = {name for dims in dimensions for name in dims}
         hierarchies = file_hierarchies(settings, sorted(names))
         spec = dataclasses.replace(spec, hierarchies=hierarchies, weights=None)
@@ -433,8 +456,60 @@ def _problem(
         )
         return problem, None
     source = settings.read(data)
+    if loaded is not None:
+        loaded.check_columns(source.data.columns, str(data))
     problem = make_problem(source, spec, rules)
     return dataclasses.replace(problem, total_label=total_label), source.n_records
+
+
+def _load_problem_file(
+    path: Path | None,
+    rows: str | None,
+    cols: str | None,
+    layers: str | None,
+    tables: list[str] | None,
+    argus: Path | None,
+) -> Any:
+    """The problem file of ``--problem`` (None without one): refused together with the options it
+    replaces, and with ``--argus`` when a table has hierarchies of its own."""
+    from sdckit.errors import ConfigError
+
+    if path is None:
+        return None
+    given = [
+        option
+        for option, value in (("--rows", rows), ("--cols", cols), ("--layers", layers), ("--table", tables))
+        if value
+    ]
+    if given:
+        raise ConfigError(
+            f"--problem and {', '.join(given)}: give the tables either in the problem file or with "
+            "--rows/--cols/--layers/--table, not both"
+        )
+    from sdckit.tables.problem_file import load_problem
+
+    loaded = load_problem(path)
+    if argus is not None and loaded.own_hierarchies:
+        raise ConfigError(
+            f"--argus: the tables of {path} see a dimension through hierarchies of their own, which "
+            "τ-Argus's files of linked tables cannot express (one hierarchy per variable)"
+        )
+    return loaded
+
+
+def _file_value_holding(loaded: Any, value: str | None, holding: str | None) -> tuple[str | None, str | None]:
+    """``--value`` and ``--holding``, or the problem file's ``value`` and ``holding``: not both."""
+    from sdckit.errors import ConfigError
+
+    if loaded is None:
+        return value, holding
+    for option, key, given, written in (
+        ("--value", "value", value, loaded.value),
+        ("--holding", "holding", holding, loaded.holding),
+    ):
+        if given is not None and written is not None:
+            raise ConfigError(f"{option} {given} and {key}: {written} in {loaded.path}: give the {key} once")
+    return value if value is not None else loaded.value, holding if holding is not None else loaded.holding
 
 
 import sdckit.tables  # noqa: E402,F401  (registers the methods)

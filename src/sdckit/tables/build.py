@@ -14,11 +14,21 @@ dimension sits at that dimension's total. A cell two linked tables share (region
 region × sex and in region × activity) is one cell, and each table adds its own relations, so a method
 that respects the relations protects the linked tables consistently. Cells without any record are not
 listed: they are zeros every reader knows.
+
+Linked tables may see one dimension through different hierarchies (``TableSpec.table_hierarchies``:
+one table by province, another by municipality; or two groupings of the same codes that do not nest).
+The nodes of all those hierarchies are then one set of nodes of the dimension, a node being the set of
+the dimension's values (with records) under it: two nodes over the same values — the same records —
+are one node, so the cells over them are one cell. Each table adds the relations of its own hierarchy,
+and a node of one hierarchy that is the union of nodes of another (a province, of its
+municipalities) adds that sum wherever the cells of the other table exist: what an attacker who reads
+both tables can add up.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +56,11 @@ class TableSpec:
     the sampling-weights attribute (a frequency becomes a weighted count, a magnitude a weighted sum).
     ``hierarchies``: a :class:`~sdckit.hierarchy.Hierarchy` per dimension that has one (others are flat:
     their values and a total). ``top``: how many of the largest contributions to keep per cell (the
-    dominance rules need n).
+    dominance rules need n). ``table_hierarchies``: empty, or one mapping per table giving some of its
+    dimensions a hierarchy of their own (a :class:`~sdckit.hierarchy.Hierarchy` or a
+    :class:`HierarchyView`) in place of ``hierarchies``; the tables are linked through the records
+    their cells have in common (see the module docstring). ``names``: empty, or a name per table, for
+    messages.
     """
 
     tables: tuple[tuple[str, ...], ...]
@@ -55,6 +69,8 @@ class TableSpec:
     weights: str | None = None
     hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict)
     top: int = 2
+    table_hierarchies: tuple[Mapping[str, Hierarchy | HierarchyView], ...] = ()
+    names: tuple[str, ...] = ()
 
     @property
     def dimensions(self) -> tuple[str, ...]:
@@ -81,6 +97,46 @@ def _names(value: str | Sequence[str] | None) -> list[str]:
 
 
 @dataclass(frozen=True)
+class HierarchyView:
+    """How one table sees a dimension: ``hierarchy`` (None: the dimension's hierarchy in
+    ``TableSpec.hierarchies``) from ``level`` up — its nodes at that level are the table's categories —
+    with the levels above as subtotals, or (``subtotals=False``) only the categories and the total."""
+
+    hierarchy: Hierarchy | None = None
+    level: int = 0
+    subtotals: bool = True
+
+
+#: A dimension's tree as a table uses it: the hierarchy (None: flat), the lowest level, subtotals.
+_View = tuple[Hierarchy | None, int, bool]
+
+
+def _view(spec: TableSpec, table: int, name: str) -> _View:
+    """The hierarchy, lowest level and subtotals table ``table`` of ``spec`` uses for ``name``."""
+    default = spec.hierarchies.get(name)
+    own = spec.table_hierarchies[table].get(name) if spec.table_hierarchies else None
+    if own is None:
+        return default, 0, True
+    if isinstance(own, Hierarchy):
+        return own, 0, True
+    hierarchy = own.hierarchy if own.hierarchy is not None else default
+    called = f"'{spec.names[table]}'" if len(spec.names) == len(spec.tables) else str(table + 1)
+    where = f"table {called} ({' x '.join(spec.tables[table])}), dimension '{name}'"
+    if hierarchy is None:
+        if own.level != 0:
+            raise ConfigError(
+                f"{where}: level {own.level} needs a hierarchy, and '{name}' has none (give it one in the "
+                "configuration or a hierarchy file of the table's own)"
+            )
+        return None, 0, True
+    if not 0 <= own.level < hierarchy.n_levels:
+        raise ConfigError(
+            f"{where}: level {own.level} is not a level of its hierarchy (levels 0 to {hierarchy.height})"
+        )
+    return hierarchy, own.level, own.subtotals
+
+
+@dataclass(frozen=True)
 class _Dimension:
     """A dimension's tree of cells: ``labels[node]``, ``parent[node]`` (-1 at the total) and
     ``ancestors[leaf]`` (the leaf's node at every level, the total last)."""
@@ -89,14 +145,18 @@ class _Dimension:
     labels: tuple[str, ...]
     parent: np.ndarray
     ancestors: np.ndarray
+    present: np.ndarray | None = None  # the leaves with records, in a merge of trees
 
     @property
     def root(self) -> int:
         return len(self.labels) - 1
 
 
-def _dimension(name: str, column: pl.Series, hierarchy: Hierarchy | None) -> tuple[_Dimension, np.ndarray]:
-    """The tree of dimension ``name`` and the leaf of every record."""
+def _dimension(
+    name: str, column: pl.Series, hierarchy: Hierarchy | None, level: int = 0, subtotals: bool = True
+) -> tuple[_Dimension, np.ndarray]:
+    """The tree of dimension ``name`` (from ``level`` of its hierarchy up, see :func:`_tree`) and the
+    leaf of every record."""
     if hierarchy is None:
         text = value_strings(column)
         order = column.unique().sort() if column.dtype.is_numeric() else text.unique().sort()
@@ -108,21 +168,25 @@ def _dimension(name: str, column: pl.Series, hierarchy: Hierarchy | None) -> tup
         ancestors = np.column_stack([np.arange(n), np.full(n, n)])
         return _Dimension(name, labels, parent, ancestors), codes
     codes = hierarchy.leaf_codes(column).astype(np.int64)
-    return _tree(name, hierarchy), codes
+    return _tree(name, hierarchy, level, subtotals), codes
 
 
-def _tree(name: str, hierarchy: Hierarchy) -> _Dimension:
+def _tree(name: str, hierarchy: Hierarchy, level: int = 0, subtotals: bool = True) -> _Dimension:
     """The tree of cells of a hierarchy: a node is the sum of its children at the level below, the
     top is the total (a total is added above when the top level has several nodes), and a node with a
     single child is the same cell as its child (sdcTable's "bogus codes": ``A`` over ``A`` is one
-    cell, labelled as the child, or as the total when it is the top)."""
-    offsets = np.cumsum([0, *(hierarchy.n_nodes(level) for level in range(hierarchy.n_levels))])
-    labels = [label for level in hierarchy.labels for label in level]
+    cell, labelled as the child, or as the total when it is the top).
+
+    ``level``: the lowest level kept (its nodes are the categories; the leaves still index
+    ``ancestors``); ``subtotals=False`` keeps that level and the total only."""
+    levels = list(range(level, hierarchy.n_levels)) if subtotals else [level]
+    offsets = np.cumsum([0, *(hierarchy.n_nodes(k) for k in levels)])
+    labels = [label for k in levels for label in hierarchy.labels[k]]
     parent = np.full(len(labels), -1, dtype=np.int64)
-    for level in range(hierarchy.height):
-        parent[offsets[level] : offsets[level + 1]] = hierarchy.parents(level) + offsets[level + 1]
-    ancestors = hierarchy.codes.astype(np.int64) + offsets[:-1]
-    if hierarchy.n_nodes(hierarchy.height) > 1:
+    for i in range(len(levels) - 1):  # the levels are consecutive when there are several
+        parent[offsets[i] : offsets[i + 1]] = hierarchy.parents(levels[i]) + offsets[i + 1]
+    ancestors = hierarchy.codes.astype(np.int64)[:, levels] + offsets[:-1]
+    if hierarchy.n_nodes(levels[-1]) > 1:
         root = len(labels)
         labels.append(TOTAL)
         parent = np.r_[parent, -1]
@@ -156,7 +220,7 @@ def build_table(source: Table, spec: TableSpec, *, record_values: np.ndarray | N
     """
     data = source.data
     _check_spec(spec, data)
-    dims, units = _dimensions(data, spec)
+    dims, trees, units = _dimensions(data, spec)
     weights = None
     if record_values is None and spec.weights is not None:
         weights = data.get_column(spec.weights).cast(pl.Float64)
@@ -184,28 +248,129 @@ def build_table(source: Table, spec: TableSpec, *, record_values: np.ndarray | N
     units = units.with_columns(v=pl.col("x") if weights is None else pl.col("x") * pl.col("f"))
     kind = "magnitude" if record_values is not None or spec.value is not None else "frequency"
     name = "sum" if record_values is not None else (spec.value or "frequency")
-    return _tabulate(units, spec, dims, top, kind, name)
+    return _tabulate(units, spec, dims, trees, top, kind, name)
 
 
-def _dimensions(data: pl.DataFrame, spec: TableSpec) -> tuple[dict[str, _Dimension], pl.DataFrame]:
-    """The tree of every dimension, and a frame of the leaf of every record in each (``d0``, ...)."""
+#: Per table, the tree of each of its dimensions, over the nodes of the dimension's ``_Dimension``.
+_Trees = tuple[dict[str, _Dimension], ...]
+
+
+def _dimensions(data: pl.DataFrame, spec: TableSpec) -> tuple[dict[str, _Dimension], _Trees, pl.DataFrame]:
+    """The nodes of every dimension, the tree of each dimension each table uses, and a frame of the
+    leaf of every record in each dimension (``d0``, ...). A dimension every table sees through the
+    same hierarchy is that tree; one seen through several is their merge (:func:`_merge_trees`)."""
     dims, leaves = {}, {}
+    trees: list[dict[str, _Dimension]] = [{} for _ in spec.tables]
     for name in spec.dimensions:
         column = data.get_column(name)
         _refuse_missing(column, name)
-        dims[name], leaves[name] = _dimension(name, column, spec.hierarchies.get(name))
-    return dims, pl.DataFrame({f"d{j}": leaves[name] for j, name in enumerate(spec.dimensions)})
+        views = {t: _view(spec, t, name) for t, table in enumerate(spec.tables) if name in table}
+        distinct = list(dict.fromkeys(views.values()))
+        dims[name], leaves[name] = _dimension(name, column, *distinct[0])
+        own = {distinct[0]: dims[name]}
+        if len(distinct) > 1:
+            dims[name], own = _merge_trees(name, column, leaves[name], dims[name], distinct)
+        for t, view in views.items():
+            trees[t][name] = own[view]
+    units = pl.DataFrame({f"d{j}": leaves[name] for j, name in enumerate(spec.dimensions)})
+    return dims, tuple(trees), units
+
+
+def _merge_trees(
+    name: str, column: pl.Series, codes: np.ndarray, first: _Dimension, views: Sequence[_View]
+) -> tuple[_Dimension, dict[_View, _Dimension]]:
+    """The trees of several hierarchies of dimension ``name`` over one set of nodes.
+
+    A node is the set of values with records under it: nodes of two trees over the same values are
+    one node, labelled as in the first tree that has it (its own label preferred when it has several).
+    ``first`` is the tree of ``views[0]`` and ``codes`` the leaf of every record in it; every tree
+    returned indexes its paths (``ancestors``) by those leaves, and the total stays the last node. A
+    label that names different values in two trees is an error (a code means the same records in
+    every table)."""
+    present = np.unique(codes)
+    labels = list(first.labels)
+    owner: dict[bytes, list[int]] = {}
+    named: dict[str, bytes] = {}
+    for node, key in enumerate(_node_keys(first.ancestors[present], len(labels))):
+        if key is not None:
+            owner.setdefault(key, []).append(node)
+            named.setdefault(labels[node], key)
+    mapped = [(first, np.arange(len(labels)), first.ancestors)]
+    for view in views[1:]:
+        tree, leaf = _dimension(name, column, *view)
+        to_tree = np.zeros(first.ancestors.shape[0], dtype=np.int64)  # leaves without records: any
+        to_tree[codes] = leaf
+        paths = tree.ancestors[to_tree]
+        ids = np.full(len(tree.labels), -1, dtype=np.int64)
+        for node, key in enumerate(_node_keys(paths[present], len(tree.labels))):
+            if key is None:
+                continue
+            label = tree.labels[node]
+            if key in owner:
+                same = [other for other in owner[key] if labels[other] == label]
+                ids[node] = (same or owner[key])[0]
+                continue
+            if named.get(label, key) != key:
+                raise ConfigError(
+                    f"dimension '{name}': code '{label}' stands for different values in two of the tables' "
+                    "hierarchies; a code must mean the same records in every table"
+                )
+            ids[node] = len(labels)
+            labels.append(label)
+            owner[key], named[label] = [int(ids[node])], key
+        mapped.append((tree, ids, paths))
+    # Number the nodes the trees add after those of the first, the total last.
+    n, root = len(labels), first.root
+    final = np.arange(n)
+    final[root] = n - 1
+    final[root + 1 :] = np.arange(root, n - 1)
+    ordered: list[str] = [""] * n
+    for node, label in enumerate(labels):
+        ordered[final[node]] = label
+    merged: list[_Dimension] = []
+    for tree, ids, paths in mapped:
+        parent = np.full(n, -1, dtype=np.int64)
+        for node in np.flatnonzero(ids >= 0):
+            up = tree.parent[node]
+            while up >= 0 and ids[up] == ids[node]:  # one node of the merge: the same values
+                up = tree.parent[up]
+            if up >= 0:
+                parent[final[ids[node]]] = final[ids[up]]
+        nodes = ids[paths]
+        ancestors = np.where(nodes >= 0, final[np.maximum(nodes, 0)], n - 1)
+        merged.append(_Dimension(name, tuple(ordered), parent, ancestors, present))
+    return merged[0], dict(zip(views, merged, strict=True))
+
+
+def _node_keys(paths: np.ndarray, n_nodes: int) -> list[bytes | None]:
+    """For every node of a tree, the rows of ``paths`` (the nodes above each leaf with records) whose
+    path holds it, as bytes (None: no row)."""
+    rows = np.repeat(np.arange(paths.shape[0], dtype=np.int64), paths.shape[1])
+    pairs = np.unique(np.column_stack([paths.ravel().astype(np.int64), rows]), axis=0)
+    bounds = np.searchsorted(pairs[:, 0], np.arange(n_nodes + 1))
+    return [
+        pairs[bounds[node] : bounds[node + 1], 1].tobytes() if bounds[node + 1] > bounds[node] else None
+        for node in range(n_nodes)
+    ]
 
 
 def _tabulate(
-    units: pl.DataFrame, spec: TableSpec, dims: Mapping[str, _Dimension], top: int, kind: str, name: str
+    units: pl.DataFrame,
+    spec: TableSpec,
+    dims: Mapping[str, _Dimension],
+    trees: _Trees,
+    top: int,
+    kind: str,
+    name: str,
 ) -> LinearTable:
     """The table of ``units`` (``d0``.. leaves, ``f`` frequency, ``v`` value, ``n`` contributors and
     the contributions ``c``/``copies`` or holding ``h``)."""
-    frames = [_aggregate(units, spec, dims, table, top) for table in spec.tables]
+    frames = [
+        _aggregate(units, dims, tree, table, top) for tree, table in zip(trees, spec.tables, strict=True)
+    ]
     columns = [f"d{j}" for j in range(len(dims))]
     cells = pl.concat(frames, how="vertical").unique(subset=columns, keep="first").sort(columns)
-    return _linear_table(cells, dims, top, kind, name)
+    return _linear_table(cells, dims, trees, spec.tables, top, kind, name)
 
 
 def _check_spec(spec: TableSpec, data: pl.DataFrame) -> None:
@@ -215,6 +380,18 @@ def _check_spec(spec: TableSpec, data: pl.DataFrame) -> None:
         repeated = [name for name in dims if dims.count(name) > 1]
         if repeated:
             raise ConfigError(f"attribute '{repeated[0]}' is a dimension of one table twice")
+    if spec.table_hierarchies and len(spec.table_hierarchies) != len(spec.tables):
+        raise ValueError(
+            f"table_hierarchies needs one mapping per table ({len(spec.tables)}), "
+            f"got {len(spec.table_hierarchies)}"
+        )
+    for own, dims in zip(spec.table_hierarchies, spec.tables, strict=False):
+        for name, view in own.items():
+            if name not in dims:
+                table = " x ".join(dims)
+                raise ConfigError(f"the table {table} has no dimension '{name}' to give a hierarchy")
+            if not isinstance(view, Hierarchy | HierarchyView):
+                raise TypeError(f"the hierarchy of '{name}' must be a Hierarchy or a HierarchyView")
     names = [*spec.dimensions, *(n for n in (spec.value, spec.holding, spec.weights) if n is not None)]
     for name in names:
         if name not in data.columns:
@@ -244,16 +421,24 @@ def _refuse_missing(column: pl.Series, name: str) -> None:
 
 
 def _aggregate(
-    units: pl.DataFrame, spec: TableSpec, dims: Mapping[str, _Dimension], table: Sequence[str], top: int
+    units: pl.DataFrame,
+    dims: Mapping[str, _Dimension],
+    tree: Mapping[str, _Dimension],
+    table: Sequence[str],
+    top: int,
 ) -> pl.DataFrame:
-    """The cells of one table: every combination of nodes of its dimensions that holds a record.
+    """The cells of one table: every combination of nodes of its dimensions (of the table's ``tree``
+    of each) that holds a record.
 
     The nodes of a cell are packed into one integer ``code`` (mixed radix over the dimensions' node
-    counts), so every group-by is on one or two integer columns; each dimension in turn replaces its
-    digit by every ancestor of the leaf (itself, its subtotals, the total) and the cells are summed.
+    counts, or leaf counts where larger), so every group-by is on one or two integer columns; each
+    dimension in turn replaces its digit by every ancestor of the leaf (itself, its subtotals, the
+    total) and the cells are summed.
     """
     order = list(dims)
-    radix = np.array([len(dims[name].labels) for name in table], dtype=np.int64)
+    radix = np.array(
+        [max(len(dims[name].labels), tree[name].ancestors.shape[0]) for name in table], dtype=np.int64
+    )
     if float(np.prod(radix.astype(float))) >= 2**62:
         raise ConfigError(f"the table {' x '.join(table)} has too many combinations of categories to index")
     strides = np.r_[np.cumprod(radix[::-1])[::-1][1:], 1].astype(np.int64)
@@ -271,7 +456,7 @@ def _aggregate(
     else:
         frame = frame.group_by("code").agg(*sums)
     for name, stride, size in zip(table, strides, radix, strict=True):
-        ancestors = dims[name].ancestors
+        ancestors = tree[name].ancestors
         link = pl.DataFrame(
             {"digit": np.repeat(np.arange(ancestors.shape[0]), ancestors.shape[1]), "node": ancestors.ravel()}
         ).unique()  # a merged node appears twice on its leaves' paths
@@ -287,7 +472,7 @@ def _aggregate(
         else:
             frame = frame.group_by("code").agg(*sums)
     if holding:
-        frame = _holdings(frame.sort("code"), leaf_level, [dims[name] for name in table], strides, radix, top)
+        frame = _holdings(frame.sort("code"), leaf_level, [tree[name] for name in table], strides, radix, top)
     digits = {
         f"d{order.index(name)}": ((pl.col("code") // int(stride)) % int(size)).cast(pl.Int64)
         for name, stride, size in zip(table, strides, radix, strict=True)
@@ -344,14 +529,20 @@ def _holdings(
 
 
 def _linear_table(
-    cells: pl.DataFrame, dims: Mapping[str, _Dimension], top: int, kind: str, value_name: str
+    cells: pl.DataFrame,
+    dims: Mapping[str, _Dimension],
+    trees: _Trees,
+    tables: Sequence[Sequence[str]],
+    top: int,
+    kind: str,
+    value_name: str,
 ) -> LinearTable:
     order = list(dims)
     nodes = np.column_stack([cells.get_column(f"d{j}").to_numpy() for j in range(len(order))])
     labels = pl.DataFrame(
         {name: pl.Series(name, dims[name].labels).gather(nodes[:, j]) for j, name in enumerate(order)}
     )
-    relations = _relations(nodes, [dims[name] for name in order])
+    relations = _relations(nodes, [dims[name] for name in order], trees, tables)
     top_matrix = None
     if top:
         lists = cells.get_column("tops").list
@@ -374,9 +565,17 @@ def _linear_table(
     )
 
 
-def _relations(nodes: np.ndarray, dims: Sequence[_Dimension]) -> sparse.csr_matrix:
+def _relations(
+    nodes: np.ndarray,
+    dims: Sequence[_Dimension],
+    trees: _Trees = (),
+    tables: Sequence[Sequence[str]] = (),
+) -> sparse.csr_matrix:
     """One relation per cell and dimension along which the cell has children among the cells:
-    ``Σ children − cell = 0``."""
+    ``Σ children − cell = 0``. A dimension the tables see through several trees (``trees``, one
+    mapping per table of ``tables``) gives the relations of each tree among the cells of the tables
+    that use it, and the sums by which a node of one tree is made of nodes of another
+    (:func:`_covers`); a relation two trees give is kept once."""
     n, width = nodes.shape
     if n == 0:
         return sparse.csr_matrix((0, 0))
@@ -389,30 +588,147 @@ def _relations(nodes: np.ndarray, dims: Sequence[_Dimension]) -> sparse.csr_matr
         raise ConfigError("the tables have too many combinations of categories to index")
     rows, cols, data = [], [], []
     count = 0
-    for j, dim in enumerate(dims):
-        parent = dim.parent[nodes[:, j]]
-        child = np.flatnonzero(parent >= 0)
-        if child.size == 0:
-            continue
-        parent_keys = keys[child] + (parent[child] - nodes[child, j]) * strides[j]
+
+    def add(child: np.ndarray, parent_keys: np.ndarray) -> None:
+        """Relations ``Σ child − parent = 0``, the parent of each child cell given by its key."""
+        nonlocal count
         found = (
             pl.DataFrame({"key": parent_keys, "child": child})
-            .join(index, on="key", how="left")
+            .join(index, on="key", how="left", maintain_order="left")
             .get_column("cell")
         )
         if found.null_count():  # cannot happen: every parent of a cell holds its records
             raise AssertionError("a cell's parent is missing")
         parents = found.to_numpy()
         unique, relation = np.unique(parents, return_inverse=True)
-        rows += [relation + count, np.arange(unique.size) + count]
-        cols += [child, unique]
-        data += [np.ones(child.size), -np.ones(unique.size)]
+        rows.extend([relation + count, np.arange(unique.size) + count])
+        cols.extend([child, unique])
+        data.extend([np.ones(child.size), -np.ones(unique.size)])
         count += unique.size
+
+    merged = False
+    within: list[np.ndarray] = []
+    for j, dim in enumerate(dims):
+        used = {id(tree[dim.name]): tree[dim.name] for tree in trees if dim.name in tree}
+        if len(used) <= 1:
+            parent = dim.parent[nodes[:, j]]
+            child = np.flatnonzero(parent >= 0)
+            if child.size:
+                add(child, keys[child] + (parent[child] - nodes[child, j]) * strides[j])
+            continue
+        merged = True
+        within = within or _within(nodes, dims, trees, tables)
+        users = {key: [t for t, tree in enumerate(trees) if id(tree.get(dim.name)) == key] for key in used}
+        inside = {key: np.logical_or.reduce([within[t].all(axis=0) for t in users[key]]) for key in used}
+        for key, tree in used.items():
+            parent = np.where(inside[key], tree.parent[nodes[:, j]], -1)
+            child = np.flatnonzero(parent >= 0)
+            if child.size:
+                add(child, keys[child] + (parent[child] - nodes[child, j]) * strides[j])
+        for a, b in itertools.permutations(used, 2):
+            whole, part = _covers(used[a], used[b], len(dim.labels))
+            if whole.size == 0:
+                continue
+            for t in users[b]:
+                # the cells of a table using tree a whose other nodes are those of a cell of table t
+                rest = np.delete(within[t], j, axis=0).all(axis=0) if width > 1 else np.ones(n, dtype=bool)
+                cells = np.flatnonzero(inside[a] & rest & np.isin(nodes[:, j], whole))
+                if cells.size == 0:
+                    continue
+                pairs = pl.DataFrame({"cell": cells, "u": nodes[cells, j]}).join(
+                    pl.DataFrame({"u": whole, "v": part}), on="u", maintain_order="left"
+                )
+                total = pairs.get_column("cell").to_numpy()
+                step = pairs.get_column("v").to_numpy() - pairs.get_column("u").to_numpy()
+                parts = keys[total] + step * strides[j]
+                present = (
+                    pl.DataFrame({"key": parts, "total": total})
+                    .join(index, on="key", how="inner", maintain_order="left")
+                    .select("cell", "total")
+                )
+                # Σ parts − total = 0: the same shape as a tree's relation, the total as the "parent"
+                add(present.get_column("cell").to_numpy(), keys[present.get_column("total").to_numpy()])
     if not rows:
         return sparse.csr_matrix((0, n))
-    return sparse.csr_matrix(
+    matrix = sparse.csr_matrix(
         (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(count, n)
     )
+    return _distinct_rows(matrix) if merged else matrix
+
+
+def _within(
+    nodes: np.ndarray, dims: Sequence[_Dimension], trees: _Trees, tables: Sequence[Sequence[str]]
+) -> list[np.ndarray]:
+    """Per table, ``(dimensions, cells)``: the cell's node of the dimension is one of the table's
+    (a node of its tree of the dimension, or the total of a dimension it lacks)."""
+    within = []
+    for tree, table in zip(trees, tables, strict=True):
+        rows = []
+        for j, dim in enumerate(dims):
+            if dim.name in table:
+                member = np.zeros(len(dim.labels), dtype=bool)
+                member[tree[dim.name].ancestors.ravel()] = True
+                rows.append(member[nodes[:, j]])
+            else:
+                rows.append(nodes[:, j] == dim.root)
+        within.append(np.array(rows).reshape(len(dims), nodes.shape[0]))
+    return within
+
+
+def _covers(a: _Dimension, b: _Dimension, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes of tree ``a`` that are sums of at least two nodes of tree ``b`` (a province, of the
+    municipalities another table lists), as pairs ``(whole[i], part[i])``.
+
+    Over the leaves with records, the parts of a node u of ``a`` are the highest nodes of ``b`` whose
+    values all lie under u; u is their sum when every value under u is under one of them."""
+    present = a.present if a.present is not None else np.arange(a.ancestors.shape[0])
+    upper, lower = _distinct_path(a.ancestors[present]), _distinct_path(b.ancestors[present])
+    size = np.bincount(lower[lower >= 0], minlength=n_nodes)
+    leaf = np.repeat(np.arange(present.size), upper.shape[1])
+    whole = upper.ravel()
+    leaf, whole = leaf[whole >= 0], whole[whole >= 0]
+    path = lower[leaf]  # (pairs, depth of b): the nodes of b above each value under each node of a
+    real = path >= 0
+    code = np.where(real, whole[:, None] * n_nodes + path, -1)
+    _, inverse, counts = np.unique(code, return_inverse=True, return_counts=True)
+    contained = real & (counts[inverse.reshape(code.shape)] == size[np.maximum(path, 0)])
+    highest = np.full(whole.size, -1, dtype=np.int64)
+    for depth in range(path.shape[1]):  # b's paths go up; the nodes under u are the lowest ones
+        highest = np.where(contained[:, depth], path[:, depth], highest)
+    pairs = pl.DataFrame({"u": whole, "v": highest})
+    found = (
+        pairs.group_by("u")
+        .agg(pl.col("v").min().alias("low"), pl.col("v").n_unique().alias("parts"))
+        .filter((pl.col("low") >= 0) & (pl.col("parts") >= 2))
+        .select("u")
+    )
+    pairs = pairs.join(found, on="u", how="semi").unique().sort("u", "v")
+    return pairs.get_column("u").to_numpy(), pairs.get_column("v").to_numpy()
+
+
+def _distinct_path(paths: np.ndarray) -> np.ndarray:
+    """``paths`` with a node repeated along a row (a merged node) replaced by -1."""
+    paths = paths.astype(np.int64, copy=True)
+    for depth in range(1, paths.shape[1]):
+        repeated = (paths[:, :depth] == paths[:, depth : depth + 1]).any(axis=1)
+        paths[repeated, depth] = -1
+    return paths
+
+
+def _distinct_rows(matrix: sparse.csr_matrix) -> sparse.csr_matrix:
+    """``matrix`` without the rows equal to an earlier row."""
+    matrix = matrix.tocsr()
+    matrix.sum_duplicates()
+    matrix.sort_indices()
+    seen: set[bytes] = set()
+    keep = []
+    for row in range(matrix.shape[0]):
+        start, end = matrix.indptr[row], matrix.indptr[row + 1]
+        key = matrix.indices[start:end].tobytes() + matrix.data[start:end].tobytes()
+        if key not in seen:
+            seen.add(key)
+            keep.append(row)
+    return matrix[keep]
 
 
 def cell_sums(problem: Any, record_values: np.ndarray) -> np.ndarray:
@@ -455,11 +771,15 @@ def build_from_cells(
     text = text.with_row_index("_row")
     is_total = pl.lit(False)
     for name in dims:
-        hierarchy = spec.hierarchies.get(name)
+        # a row is a total in a dimension unless its code is a value of every hierarchy the tables give it
+        users = [t for t, table in enumerate(spec.tables) if name in table]
+        hierarchies = [h for h in dict.fromkeys(_view(spec, t, name)[0] for t in users) if h is not None]
         total = pl.col(name) == total_label
-        if hierarchy is not None:
+        known = {total_label}
+        for hierarchy in hierarchies:
             total = total | ~pl.col(name).is_in(list(hierarchy.labels[0]))
-            known = {label for level in hierarchy.labels for label in level} | {total_label}
+            known |= {label for level in hierarchy.labels for label in level}
+        if hierarchies:
             unknown = text.filter(~pl.col(name).is_in(list(known)))
             if unknown.height:
                 row = unknown.row(0, named=True)
@@ -484,10 +804,10 @@ def build_from_cells(
     else:
         counts = pl.Series(np.ones(interior.height))
     value = interior.get_column(spec.value).cast(pl.Float64) if spec.value is not None else counts
-    dimensions, units = _dimensions(interior, spec)
+    dimensions, trees, units = _dimensions(interior, spec)
     units = units.with_columns(f=counts, v=value, n=counts.round().cast(pl.Int64))
     kind = "frequency" if spec.value is None else "magnitude"
-    built = _tabulate(units, spec, dimensions, 0, kind, spec.value or "frequency")
+    built = _tabulate(units, spec, dimensions, trees, 0, kind, spec.value or "frequency")
     given = text.filter(flags)
     if given.height:
         _check_totals(built, given, spec, frequency, total_label, source)
