@@ -833,6 +833,7 @@ def _suppress(
         if added:
             if figures.get("optimal"):
                 figures["optimal"] = False  # optimal against the outside attacker, then extended
+                figures["outside_optimal"] = True
             result = _final_audit(table, suppressed, protection)
     figures["audit_exact"] = result.exact
     secondary = suppressed & ~primary
@@ -934,7 +935,12 @@ def _report(figures: dict[str, Any]) -> list[str]:
         f"cost {figures['cost']:,.6g}",
     ]
     if figures["algorithm"] == "optimal":
-        if figures["optimal"]:
+        if figures.get("outside_optimal"):
+            lines.append(
+                f"optimal against the outside attacker, then extended for respondents (not proven optimal "
+                f"overall), {figures['seconds']:g} s"
+            )
+        elif figures["optimal"]:
             lines.append(f"optimal pattern (MIP gap {figures['mip_gap'] or 0:.2g}), {figures['seconds']:g} s")
         else:
             bound = figures.get("bound")
