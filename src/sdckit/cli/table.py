@@ -284,20 +284,10 @@ def protect_table(
         value, holding = _file_value_holding(loaded, value, holding)
         rules = _rules(spec, rule, min_frequency)
         _check_source(cells, frequency, holding)
-        if status is not None and not spec.statuses:
-            from sdckit.errors import ConfigError
-
-            raise ConfigError(
-                f"--status: {spec.name} publishes every cell: cell statuses apply to suppress and audit"
-            )
+        _check_status(spec, status)
         inputs = [data, config, status, *(v for v in given.values() if isinstance(v, Path))]
         inputs += [problem_file, *loaded.files] if loaded else []
-        outputs = Outputs(inputs)
-        outputs.file(output, "--output", OUTPUT_SUFFIXES)
-        outputs.file(html, "--html", (".html", ".htm"))
-        outputs.file(summary, "--summary", (".json",))
-        if argus is not None:
-            outputs.directory(argus, "--argus")
+        outputs = _declare_outputs(inputs, output, html, summary, argus)
         started = time.perf_counter()
         stage = stage_messages(quiet, started)
         problem, records = _problem(
@@ -320,18 +310,50 @@ def protect_table(
         document = _document(spec, data, params, dimensions, value, rules, result, figures, elapsed)
         if loaded is not None:
             document["table"]["names"], document["problem"] = list(loaded.names), str(problem_file)
-        report = Report()
-        table, primary = problem.table, int(problem.protection.primary.sum())
-        source = f"{records:,} records" if records is not None else "a table of cells"
-        report.line(
-            f"[bold]{data.name}[/]: {source} → {table.n_cells:,} cells ({table.kind}), "
-            f"{primary:,} primary — {spec.name} in {elapsed:.2f} s"
-        )
-        for line in spec.report(figures):
-            report.line(line)
+        report = _report(spec, data, problem, records, figures, elapsed)
         _stage_outputs(outputs, spec, result, rules, data, output, html, argus, total_label)
         stage_json(outputs, summary, document)
         finish(outputs, report, spec.violation(result, figures), allowed=spec.name == "audit")
+
+
+def _report(
+    spec: TableMethodSpec, data: Path, problem: Any, records: int | None, figures: dict, elapsed: float
+) -> Report:
+    report = Report()
+    table, primary = problem.table, int(problem.protection.primary.sum())
+    source = f"{records:,} records" if records is not None else "a table of cells"
+    report.line(
+        f"[bold]{data.name}[/]: {source} → {table.n_cells:,} cells ({table.kind}), "
+        f"{primary:,} primary — {spec.name} in {elapsed:.2f} s"
+    )
+    for line in spec.report(figures):
+        report.line(line)
+    return report
+
+
+def _check_status(spec: TableMethodSpec, status: Path | None) -> None:
+    from sdckit.errors import ConfigError
+
+    if status is not None and not spec.statuses:
+        raise ConfigError(
+            f"--status: {spec.name} publishes every cell: cell statuses apply to suppress and audit"
+        )
+
+
+def _declare_outputs(
+    inputs: list[Path | None],
+    output: Path | None,
+    html: Path | None,
+    summary: Path | None,
+    argus: Path | None,
+) -> Outputs:
+    outputs = Outputs(inputs)
+    outputs.file(output, "--output", OUTPUT_SUFFIXES)
+    outputs.file(html, "--html", (".html", ".htm"))
+    outputs.file(summary, "--summary", (".json",))
+    if argus is not None:
+        outputs.directory(argus, "--argus")
+    return outputs
 
 
 def _check_source(cells: bool, frequency: str | None, holding: str | None) -> None:
