@@ -123,12 +123,30 @@ def test_a_cell_published_elsewhere_is_no_cover():
     assert audit(problem.table, result.suppressed, problem.protection).passed
 
 
-def test_methods_that_publish_every_cell_refuse_statuses(firms):
+def test_methods_that_publish_every_cell_keep_the_cells_to_publish(firms):
     folder, common = firms
+    plain = common[:-2]  # no rule: rounding and the cell key method protect every cell alike
     status = folder / "status.csv"
-    pl.DataFrame({"region": ["east"], "size": ["large"], "status": ["z"]}).write_csv(status)
-    result = run("table", "round", *common[:-2], "--status", str(status))
-    assert result.exit_code == 2 and "--status" in result.output
+    # east × large holds 9 records: not a multiple of 5, so rounding to 5 cannot keep it
+    pl.DataFrame({"region": ["east"], "size": ["large"], "status": ["published"]}).write_csv(status)
+    refused = run("table", "round", *plain, "--base", "5", "--status", str(status))
+    assert refused.exit_code == 2 and "region=east, size=large = 9" in refused.output
+    kept = run("table", "round", *plain, "--base", "3", "--status", str(status), "-o", str(folder / "r.csv"))
+    assert kept.exit_code == 0, kept.output
+    rounded = pattern(folder / "r.csv").filter((pl.col("region") == "east") & (pl.col("size") == "large"))
+    assert float(rounded.get_column("released")[0]) == 9.0
+    noisy = run("table", "cell-key", *plain, "--status", str(status), "-o", str(folder / "k.csv"))
+    assert noisy.exit_code == 0, noisy.output
+    released = pattern(folder / "k.csv").filter((pl.col("region") == "east") & (pl.col("size") == "large"))
+    assert float(released.get_column("released")[0]) == 9.0
+    adjusted = run("table", "cta", *common, "--status", str(status), "-o", str(folder / "c.csv"))
+    assert adjusted.exit_code == 0, adjusted.output
+    cell = pattern(folder / "c.csv").filter((pl.col("region") == "east") & (pl.col("size") == "large"))
+    assert float(cell.get_column("released")[0]) == 9.0
+    pl.DataFrame({"region": ["east"], "size": ["large"], "status": ["suppress"]}).write_csv(status)
+    for method in ("round", "cell-key"):
+        result = run("table", method, *plain, "--status", str(status))
+        assert result.exit_code == 2 and "suppresses none" in result.output, result.output
 
 
 def test_bad_status_files_name_the_line(firms):

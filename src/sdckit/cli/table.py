@@ -144,7 +144,7 @@ SHARED: dict[str, tuple[Any, Any]] = {
             _option(
                 "--status",
                 help="Cell statuses set by hand: the dimension columns and a status column, publish (z), "
-                "suppress (u) or published (already published elsewhere); suppress and audit only.",
+                "suppress (u) or published (already published elsewhere).",
                 panel=RULE_PANEL,
             ),
         ],

@@ -627,6 +627,18 @@ def _report(figures: dict[str, Any]) -> list[str]:
     help="The cell key method: the same cell gets the same noise in every table (ptable/cellKey).",
     report=_report,
     needs_primary=False,
+    statuses=True,
 )
 def _run_cell_key(problem: TableProblem, params: CellKeyParams, context: Context) -> TableResult:
-    return cell_key_method(problem, params)
+    import dataclasses
+
+    from sdckit.tables.statuses import for_published_tables
+
+    kept = for_published_tables(problem, "cell-key")
+    result = cell_key_method(problem, params)
+    if not kept.any():
+        return result
+    released = result.released.copy()
+    released[kept] = problem.table.values[kept]  # published elsewhere, or to publish as it is
+    figures = {**result.figures, "kept_cells": int(kept.sum())}
+    return dataclasses.replace(result, released=released, figures=figures)

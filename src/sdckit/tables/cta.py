@@ -380,8 +380,12 @@ def _cta_report(figures: dict[str, Any]) -> list[str]:
     "protection intervals, totals still additive (SPEC §8.8).",
     report=_cta_report,
     needs_primary=True,
+    statuses=True,
 )
 def _run_cta(problem: TableProblem, params: CtaParams, context: Context) -> TableResult:
+    from sdckit.tables.statuses import for_published_tables
+
+    kept = for_published_tables(problem, "cta")  # kept by their bounds (apply_statuses)
     adjusted, figures = controlled_adjustment(
         problem.table,
         problem.protection,
@@ -390,6 +394,8 @@ def _run_cta(problem: TableProblem, params: CtaParams, context: Context) -> Tabl
         time_limit=params.time_limit,
         keep_totals=params.keep_totals,
     )
+    if not np.allclose(adjusted[kept], problem.table.values[kept]):
+        raise AssertionError("a cell to keep was adjusted")  # its bounds forbid it
     status = np.full(problem.table.n_cells, PUBLISHED, dtype=object)
     status[problem.protection.primary] = PRIMARY
     return TableResult(method="cta", problem=problem, released=adjusted, status=status, figures=figures)

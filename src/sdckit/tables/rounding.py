@@ -307,12 +307,18 @@ def _round_report(figures: dict[str, Any]) -> list[str]:
     "(SPEC §8.7).",
     report=_round_report,
     needs_primary=False,
+    statuses=True,
 )
 def _run_round(problem: TableProblem, params: RoundParams, context: Context) -> TableResult:
+    from sdckit.tables.statuses import for_published_tables
+
     table = problem.table
+    kept = for_published_tables(problem, "round", base=params.base)
     weights = None if params.cost == "deviation" else 1.0 / np.maximum(table.values, 1.0)
     rounded, figures = controlled_rounding(
         table, params.base, relax=params.relax, weights=weights, time_limit=params.time_limit
     )
+    if not np.allclose(rounded[kept], table.values[kept]):
+        raise AssertionError("a multiple of the base was rounded away")
     status = np.full(table.n_cells, PUBLISHED, dtype=object)
     return TableResult(method="round", problem=problem, released=rounded, status=status, figures=figures)

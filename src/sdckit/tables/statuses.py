@@ -20,7 +20,10 @@ known even where a pattern suppresses it, the suppression heuristic never picks 
 algorithm fixes its variable to 0; a cell to suppress becomes primary. A primary cell that must be
 published, or that is already published, cannot be protected: refused, naming the cells. The audit
 (``sdckit table audit``) also fails a pattern that suppresses a cell to publish or publishes a cell to
-suppress. Methods that publish every cell (rounding, CTA, the cell key method) do not take statuses.
+suppress. Methods that publish every cell keep the cells to publish and those already published
+unchanged (:func:`for_published_tables`): CTA through the same bounds (it cannot move them), the cell
+key method by publishing them without noise, controlled rounding by refusing one that is not already a
+multiple of the base (a multiple rounds to itself); they refuse cells to suppress.
 """
 
 from __future__ import annotations
@@ -145,4 +148,31 @@ def apply_statuses(problem: Any, statuses: CellStatuses) -> Any:
     )
 
 
-__all__ = ["CellStatuses", "apply_statuses", "read_statuses"]
+def for_published_tables(problem: Any, method: str, base: float | None = None) -> np.ndarray:
+    """The cells a method that publishes every cell (rounding, CTA, the cell key method) must publish
+    unchanged: those to publish and those already published. Refuses cells to suppress (such a method
+    suppresses none) and, for rounding to ``base``, a cell to keep that is not a multiple of it."""
+    statuses = problem.statuses
+    n = problem.table.n_cells
+    if statuses is None:
+        return np.zeros(n, dtype=bool)
+    table = problem.table
+    if statuses.suppress.any():
+        cell = int(np.flatnonzero(statuses.suppress)[0])
+        raise InputError(
+            f"{statuses.source}: {method} publishes every cell and suppresses none: status suppress "
+            f"cannot be honoured ({table.label(cell)}); use suppress"
+        )
+    fixed = statuses.fixed
+    if base is not None:
+        off = np.flatnonzero(fixed & (np.abs(table.values / base - np.round(table.values / base)) > 1e-9))
+        if off.size:
+            names = "; ".join(f"{table.label(int(i))} = {table.values[i]:g}" for i in off[:5])
+            raise InputError(
+                f"{statuses.source}: {off.size} cell{'s' if off.size != 1 else ''} to publish unchanged "
+                f"{'are' if off.size != 1 else 'is'} not a multiple of the rounding base {base:g}: {names}"
+            )
+    return fixed
+
+
+__all__ = ["CellStatuses", "apply_statuses", "for_published_tables", "read_statuses"]
