@@ -206,8 +206,10 @@ def protect(
     ``steps``: :class:`Step` objects or plan mappings (``{"method": "generalize", "k": 5}``).
     ``risk_threshold``: records above it (combined risk D(r), the configuration's risk settings) are
     counted after every step; default: the ``delta`` of the first targeted-suppression step, else none.
-    The final state's NCP is the cellwise maximum of the steps' NCPs over the quasi-identifiers
-    (a cell suppressed by any step counts 1), when every step kept every record.
+    The final state's NCP is the mean over records and the configuration's quasi-identifiers
+    (``ncp_attributes``) of the cellwise maximum of the steps' cell penalties (a cell suppressed by
+    any step counts 1), when every step kept every record; so it is never below the NCP of a step
+    over those attributes. Its ``suppressed_cells`` counts the cells any step suppressed, once each.
     """
     from sdckit.anonymize.base import Context, run_method
 
@@ -243,29 +245,57 @@ def protect(
 def _final_state(
     original: Table, releases: list[Any], final: Table, threshold: float | None, config: Any
 ) -> dict[str, Any]:
-    penalty = None
-    if all(getattr(r, "cell_penalty", None) is not None for r in releases) and all(
-        r.table.n_records == original.n_records for r in releases
-    ):
-        names: list[str] = []
-        for release in releases:
-            names += [n for n in release.quasi_identifiers if n not in names]
-        penalty = np.zeros((original.n_records, len(names)))
-        for release in releases:
-            for j, name in enumerate(release.quasi_identifiers):
-                column = names.index(name)
-                penalty[:, column] = np.maximum(penalty[:, column], release.cell_penalty[:, j])
+    names, penalty = _final_penalty(original, releases)
     return {
         "records": final.n_records,
-        "suppressed_cells": int(final.data.select(pl.all().is_null().sum()).sum_horizontal().item())
-        - int(original.data.select(pl.all().is_null().sum()).sum_horizontal().item())
-        if final.data.width == original.data.width
-        else None,
+        "suppressed_cells": _suppressed_cells(original, releases),
         "equivalence_classes": _classes(final),
         "ncp": float(penalty.mean()) if penalty is not None and penalty.size else None,
+        "ncp_attributes": names if penalty is not None else None,
         "above_threshold": _above(final, threshold, config),
         "risk_threshold": threshold,
     }
+
+
+def _final_penalty(original: Table, releases: list[Any]) -> tuple[list[str], np.ndarray | None]:
+    """The cellwise maximum of the steps' cell penalties (NCP per cell, 1 for a suppressed cell) over
+    the configuration's quasi-identifiers, or over the union of the steps' quasi-identifiers when the
+    configuration names none; None when a step records no penalty or dropped or added records.
+
+    The attributes are the configuration's, not the union of the steps', because a step such as
+    targeted suppression measures its penalty over every attribute of its known sets: averaging over
+    that wider union would dilute the first steps' penalties, and the final NCP would read below a
+    step's although no cell got less specific (issue 32)."""
+    if not releases or not all(getattr(r, "cell_penalty", None) is not None for r in releases):
+        return [], None
+    if not all(r.table.n_records == original.n_records for r in releases):
+        return [], None
+    names = [a.name for a in original.schema.with_role(Role.QUASI_IDENTIFIER)]
+    if not names:
+        for release in releases:
+            names += [n for n in release.quasi_identifiers if n not in names]
+    penalty = np.zeros((original.n_records, len(names)))
+    for release in releases:
+        for position, name in enumerate(release.quasi_identifiers):
+            if name in names:
+                column = names.index(name)
+                penalty[:, column] = np.maximum(penalty[:, column], release.cell_penalty[:, position])
+    return names, penalty
+
+
+def _suppressed_cells(original: Table, releases: list[Any]) -> int:
+    """Cells suppressed by any step (to null by value suppression, to '*' by record suppression),
+    each counted once: the union of the steps' ``suppressed_cells`` masks by record and attribute.
+    When a step dropped or added records the rows no longer pair up: the sum of the steps' counts."""
+    masks = [(r, r.suppressed_cells) for r in releases if getattr(r, "suppressed_cells", None) is not None]
+    if not all(r.table.n_records == original.n_records for r in releases):
+        return sum(int(np.count_nonzero(mask)) for _, mask in masks)
+    union: dict[str, np.ndarray] = {}
+    for release, mask in masks:
+        for position, name in enumerate(release.quasi_identifiers):
+            column = np.asarray(mask[:, position], dtype=bool)
+            union[name] = union[name] | column if name in union else column
+    return int(sum(np.count_nonzero(column) for column in union.values()))
 
 
 def transformation_record(release: Any) -> dict[str, Any] | None:
