@@ -4,6 +4,8 @@ summaries and the exit statuses. Commands parse, call the library, print and wri
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import sys
 import time
 import warnings
@@ -100,10 +102,17 @@ def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
             errors.print(f"[bold yellow]warning:[/] {text}", highlight=False)
 
 
+#: The progress bars on screen (innermost last) with their label: a stage message names what the
+#: innermost one measures.
+_bars: list[tuple[Progress, Any, str]] = []
+
+
 @contextmanager
 def progress_bar(enabled: bool, description: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on stderr (a terminal only, unless --quiet); None when off."""
-    if not enabled or not sys.stderr.isatty():
+    """``progress(done, total)`` for the library's hook (:attr:`sdckit.context.Context.progress`),
+    drawn as a transient rich progress bar on stderr; None (no bar) with --quiet or when stderr is
+    not a terminal, where the stage lines alone say what happens, so that a log stays readable."""
+    if not enabled or not errors.is_terminal:
         yield None
         return
     bar = Progress(
@@ -120,18 +129,143 @@ def progress_bar(enabled: bool, description: str) -> Iterator[Callable[[int, int
         bar.update(task, completed=done, total=total)
 
     with bar:
-        yield update
+        _bars.append((bar, task, description))
+        try:
+            yield update
+        finally:
+            _bars.pop()
 
 
 def stage_messages(quiet: bool, started: float) -> Callable[[str], None] | None:
-    """``say(message)``: a timed line on stderr per stage of a long run (None with --quiet)."""
+    """``say(message)``: a timed line on stderr per stage of a long run (None with --quiet). Under a
+    progress bar the line is printed above it, and the bar is relabelled for the new stage and
+    restarted (its counts belong to the stage before until the library reports again)."""
     if quiet:
         return None
 
     def say(message: str) -> None:
         errors.print(f"[dim]{time.perf_counter() - started:7.1f} s {message}[/]", highlight=False)
+        if _bars:
+            bar, task, label = _bars[-1]
+            bar.update(task, description=f"{label}: {message}", completed=0, total=None)
 
     return say
+
+
+# The first run compiles the numba kernels (tens of seconds): say so --------------------------------
+
+
+class _CompileNotice:
+    """Says once on stderr that sdckit's kernels are being compiled, when numba announces a
+    compilation of one (its "numba:compile" event: a kernel loaded from numba's on-disk cache is not
+    compiled and not announced), naming the command that runs; nothing with --quiet.
+
+    A compilation in a daemon thread is not announced: that is background work the command does not
+    wait for (the warm-up of the counting kernels while the data is read, see
+    :func:`sdckit._kernels.warm_up_in_background`, which a short command may leave unfinished on
+    every run); the command's own thread and the worker threads it waits for are not daemons."""
+
+    def __init__(self, entry: str, arguments: Sequence[str]) -> None:
+        self.entry = entry
+        self.arguments = arguments
+        self.said = False
+
+    def compiling(self, dispatcher: Any) -> None:
+        import threading
+
+        module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+        if self.said or not module.startswith("sdckit") or threading.current_thread().daemon:
+            return
+        self.said = True
+        label, quiet = self._command()
+        if not quiet:
+            errors.print(f"compiling sdckit's kernels for {label} (first run only)…", highlight=False)
+
+    def _command(self) -> tuple[str, bool]:
+        """The running command's name (an anonymization method by its own name) and its --quiet;
+        outside the command's thread (a worker), the root entry and a -q/--quiet among the
+        arguments."""
+        from sdckit.cli._click import get_current_context
+
+        context = get_current_context(silent=True)
+        if context is None:
+            return self.entry, bool({"-q", "--quiet"} & set(self.arguments))
+        names = context.command_path.split()[1:]
+        if len(names) > 1 and names[0] == "anonymize":
+            names = names[1:]
+        return " ".join(names) or self.entry, bool(context.params.get("quiet"))
+
+
+def _numba_listener(notice: _CompileNotice) -> Any:
+    from numba.core import event
+
+    class Listener(event.Listener):
+        def on_start(self, event: Any) -> None:
+            notice.compiling(event.data["dispatcher"])
+
+        def on_end(self, event: Any) -> None:
+            pass
+
+    return Listener()
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls ``then()`` right after the package ``name`` is first imported: a one-off finder that
+    lets the others find the package and wraps the loader they return."""
+
+    def __init__(self, name: str, then: Callable[[], None]) -> None:
+        self.name = name
+        self.then = then
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        self.remove()
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            execute = spec.loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                execute(module)
+                self.then()
+
+            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+    def remove(self) -> None:
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+
+
+@contextmanager
+def compile_notice(entry: str, arguments: Sequence[str]) -> Iterator[None]:
+    """Within: one line on stderr if sdckit's numba kernels get compiled (see :class:`_CompileNotice`)
+    while the command ``entry`` runs with ``arguments``. The library itself stays silent. numba is not
+    imported for it: a command that never loads numba does not pay for its import (the listener is
+    installed when numba is imported)."""
+    notice = _CompileNotice(entry, arguments)
+    installed: list[tuple[Any, Any]] = []
+
+    def install() -> None:
+        from numba.core import event
+
+        listener = _numba_listener(notice)
+        event.register("numba:compile", listener)
+        installed.append((event, listener))
+
+    waiting = None
+    if "numba" in sys.modules:
+        install()
+    else:
+        waiting = _AfterImport("numba", install)
+        sys.meta_path.insert(0, waiting)
+    try:
+        yield
+    finally:
+        if waiting is not None:
+            waiting.remove()
+        for event, listener in installed:
+            event.unregister("numba:compile", listener)
 
 
 @dataclass(frozen=True)
