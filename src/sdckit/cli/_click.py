@@ -9,8 +9,10 @@ import typer
 
 try:  # typer >= 0.26
     from typer._click import core, exceptions
+    from typer._click.globals import get_current_context
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import core, exceptions  # type: ignore[no-redef]
+    from click.globals import get_current_context  # type: ignore[no-redef]
 
 ClickException = exceptions.ClickException
 NoSuchOption = exceptions.NoSuchOption
@@ -31,4 +33,5 @@ __all__ = [
     "NoSuchCommand",
     "NoSuchOption",
     "UsageError",
+    "get_current_context",
 ]

@@ -109,8 +109,14 @@ def run(arguments: list[str] | None = None) -> int:
     try:
         if given[:1] == ["--version"]:  # eager and first: the app would print it whatever follows
             _version(True)
-        application = build_app([chosen]) if chosen is not None else _light_app()
-        result = application(args=arguments, standalone_mode=False)
+        if chosen is None:
+            result = _light_app()(args=arguments, standalone_mode=False)
+        else:
+            application = build_app([chosen])
+            from sdckit.cli._common import compile_notice
+
+            with compile_notice(chosen, given):  # the first run's wait for numba, announced
+                result = application(args=arguments, standalone_mode=False)
     except click.Exit as exit_:
         return exit_.exit_code
     except click.ClickException as error:
