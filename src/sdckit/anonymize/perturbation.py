@@ -56,6 +56,7 @@ import polars as pl
 from numba import njit
 from pydantic import AfterValidator, BeforeValidator, Field
 
+from sdckit._extras import require
 from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError, InputError
@@ -408,6 +409,7 @@ def dp_noise(
     each ``ε``. Missing values stay missing: whether a value is missing is released as it is.
     Not reproducible: OpenDP's samplers cannot be seeded.
     """
+    require("dp", "opendp", feature="dp-noise")
     if not (isinstance(epsilon, int | float) and math.isfinite(epsilon) and epsilon > 0):
         raise ConfigError(f"epsilon must be a number above 0, got {epsilon!r}")
     if budget not in ("split", "per-attribute"):

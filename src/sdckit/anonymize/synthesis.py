@@ -73,6 +73,7 @@ import polars as pl
 from pydantic import Field
 from scipy import sparse
 
+from sdckit._extras import require
 from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.perturbation import Names
 from sdckit.anonymize.release import Release
@@ -297,6 +298,7 @@ def _cart_draw(
     state = int(rng.integers(2**31 - 1))
     if x_fit.shape[1] == 0:
         return _leaf_draw(np.zeros(len(y_fit), np.int64), np.zeros(x_gen.shape[0], np.int64), m, n_gen, rng)
+    require("learn", "sklearn", feature="synthesis by cart")
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     model = (DecisionTreeClassifier if categorical else DecisionTreeRegressor)(
@@ -350,6 +352,7 @@ def _logistic_draw(
 ) -> np.ndarray:
     """Codes drawn from a multinomial logistic regression refitted per implicate on a bootstrap
     sample of the records."""
+    require("learn", "sklearn", feature="synthesis of a categorical attribute by regression")
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sdckit.cli import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_MET, EXIT_USAGE
@@ -60,7 +61,8 @@ def user_errors() -> Iterator[None]:
             yield
         except SdcError as error:
             _show_warnings(caught)
-            errors.print(f"[bold red]error:[/] {error}", highlight=False)
+            # escaped: a message may hold brackets that are not markup (pip install 'sdckit[server]')
+            errors.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
             raise typer.Exit(EXIT_USAGE) from None
         except NotMet as error:
             _show_warnings(caught)

@@ -104,6 +104,10 @@ class Scale:
                 "the commands that do: "
                 f"{', '.join(covered_commands())}"
             )
+        if self.engine == "dask":
+            from sdckit._extras import require
+
+            require("scale", feature="--engine dask")
 
     def partitioned(self, data: Path) -> bool:
         """Whether to run over partitions: asked for, or the data is a data set or larger than memory."""

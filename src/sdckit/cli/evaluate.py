@@ -28,6 +28,9 @@ def _names(text: str | None) -> list[str] | None:
     return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
 
 
+#: The utility measures that fit scikit-learn models (the 'learn' extra).
+MODEL_MEASURES = ("propensity", "classifier")
+
 OriginalArgument = Annotated[Path, typer.Argument(help="The original microdata (CSV or Parquet).")]
 ReleasesArgument = Annotated[
     list[Path], typer.Argument(help="One or more releases of it (files sdckit wrote).")
@@ -80,6 +83,7 @@ def evaluate(
     from sdckit.evaluate.rumap import ru_map_plot
 
     with user_errors():
+        _require_models(_names(utility))
         settings_given = parse_settings(set_ or [])
         recipes = [_recipe(read_document(path, "recipe"), path) for path in recipe or []]
         outputs = Outputs([original, *releases, config, *(recipe or [])])
@@ -116,6 +120,17 @@ def evaluate(
         report.line(f"[bold]{original.name}[/]: {count} — {elapsed:.2f} s")
         report.add(_overview(result))
         finish(outputs, report)
+
+
+def _require_models(utility: list[str] | None) -> None:
+    """Refuse at once, naming the extra, utility measures whose models need scikit-learn when it is
+    not installed (they would fail only after the risk measures have run)."""
+    from sdckit._extras import require
+    from sdckit.evaluate.evaluation import DEFAULT_UTILITY
+
+    fitted = [name for name in (utility or DEFAULT_UTILITY) if name in MODEL_MEASURES]
+    if fitted:
+        require("learn", "sklearn", feature=f"sdckit evaluate with {' and '.join(fitted)} utility")
 
 
 def _name(path: Path, releases: list[Path]) -> str:

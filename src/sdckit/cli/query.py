@@ -54,10 +54,13 @@ def query(
     spent, query set too small, audit); 2 a bad query, an unknown dataset, a key the server does
     not accept or a server that cannot be reached.
     """
-    from sdckit.query.client import Client
-    from sdckit.query.errors import Refused
+    from sdckit._extras import require
 
     with user_errors():
+        require("server", "httpx", feature="sdckit query")
+        from sdckit.query.client import Client
+        from sdckit.query.errors import Refused
+
         with Client(url, key, timeout=timeout) as client:
             kinds = _kinds(client.dataset(dataset)) if filter_ else {}
             body: dict[str, Any] = {

@@ -52,8 +52,10 @@ def serve(
     /openapi.json. Requests need 'Authorization: Bearer KEY' (see sdckit keys add).
     """
     with user_errors():
+        from sdckit._extras import require
         from sdckit.query.config import load_server_config
 
+        require("server", "fastapi", "uvicorn", "opendp", feature="sdckit serve")
         settings = load_server_config(config)
         listener = _listen(host, port)
         try:

@@ -36,6 +36,9 @@ def ui(
     an R-U map and export them. The address printed carries a random token: without it every request
     is refused (403)."""
     with user_errors():
+        from sdckit._extras import require
+
+        require("ui", feature="sdckit ui")
         if workdir is not None and workdir.exists() and not workdir.is_dir():
             from sdckit.errors import ConfigError
 

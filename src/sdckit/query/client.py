@@ -17,10 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
+from sdckit._extras import missing_extra
 from sdckit.errors import SdcError
 from sdckit.query.errors import QueryError, QueryServiceError, Refused, UnknownDataset
+
+try:  # an optional dependency: without it, one error naming the extra, not a traceback
+    import httpx
+except ImportError as error:
+    raise missing_extra("server", error, "the query client") from error
 
 
 class Unauthorized(QueryServiceError):

@@ -52,10 +52,15 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import opendp.prelude as dp
 
+from sdckit._extras import missing_extra
 from sdckit.query.engine import GroupStats
 from sdckit.query.errors import QueryError
+
+try:  # an optional dependency: without it, one error naming the extra, not a traceback
+    import opendp.prelude as dp
+except ImportError as error:
+    raise missing_extra("server", error, "the query server's differential privacy") from error
 
 dp.enable_features("contrib")
 

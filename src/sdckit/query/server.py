@@ -37,14 +37,18 @@ import threading
 import time
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
+from sdckit._extras import missing_extra
 from sdckit.query.errors import QueryError, Refused, UnknownDataset
+
+try:  # an optional dependency: without it, one error naming the extra, not a traceback
+    from fastapi import Depends, FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+except ImportError as error:
+    raise missing_extra("server", error, "the query server") from error
 
 logger = logging.getLogger("sdckit.query.server")
 

@@ -111,12 +111,11 @@ class DaskEngine(Engine):
     name = "dask"
 
     def __init__(self, address: str | None = None, workers: int | None = None, client: Any = None) -> None:
-        try:
-            from distributed import Client, LocalCluster
-        except ImportError:  # pragma: no cover - a dependency of sdckit
-            raise ConfigError(
-                "the dask engine needs the package 'distributed' (pip install 'dask[distributed]')"
-            ) from None
+        from sdckit._extras import require
+
+        require("scale", feature="the dask engine")
+        from distributed import Client, LocalCluster
+
         self._cluster = None
         self._own_client = client is None
         if client is not None:

@@ -8,6 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from sdckit._extras import require
+
+#: What the message of a missing HiGHS names (the integer programs and the attacker's LPs).
+HIGHS_FEATURE = "table protection with HiGHS (cell suppression, its audit, rounding of large tables)"
+
 
 @dataclass(frozen=True)
 class MipResult:
@@ -44,6 +49,7 @@ def solve_mip(
     """
     import time
 
+    require("tables", "highspy", feature=HIGHS_FEATURE)
     import highspy
 
     deadline = time.perf_counter() + time_limit
@@ -73,6 +79,7 @@ def new_highs() -> object:
     import os
     import sys
 
+    require("tables", "highspy", feature=HIGHS_FEATURE)
     import highspy
 
     global _quiet

@@ -27,8 +27,9 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
+from sdckit._extras import require
 from sdckit.errors import InputError
-from sdckit.tables._highs import new_highs
+from sdckit.tables._highs import HIGHS_FEATURE, new_highs
 from sdckit.tables.model import AuditResult, LinearTable, Protection
 
 #: A primary cell is protected when its interval reaches its protection interval up to this relative
@@ -42,6 +43,7 @@ DISCLOSURE_TOLERANCE = 1e-8
 
 def build_lp(highs, matrix: sparse.csc_matrix, lower: np.ndarray, upper: np.ndarray, rows: tuple) -> None:  # noqa: ANN001
     """Pass ``rows[0] ≤ matrix z ≤ rows[1]``, ``lower ≤ z ≤ upper`` with a zero objective to ``highs``."""
+    require("tables", "highspy", feature=HIGHS_FEATURE)
     import highspy
 
     matrix = sparse.csc_matrix(matrix)
@@ -67,6 +69,7 @@ class ComponentLP:
     warm-started from the previous solve."""
 
     def __init__(self, matrix: sparse.csc_matrix, lo: np.ndarray, hi: np.ndarray) -> None:
+        require("tables", "highspy", feature=HIGHS_FEATURE)
         import highspy
 
         self._status = highspy.HighsModelStatus

@@ -21,15 +21,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
-from starlette.concurrency import run_in_threadpool
-
+from sdckit._extras import missing_extra, require
 from sdckit.errors import SdcError
 from sdckit.ui.charts import flatten, histogram_svg, ru_map_svg
 from sdckit.ui.forms import param_fields, parse_params
 from sdckit.ui.jobs import DONE
 from sdckit.ui.session import COMPARE_RISK, COMPARE_UTILITY, Session
+
+try:  # an optional dependency: without it, one error naming the extra, not a traceback
+    from fastapi import FastAPI, Request
+    from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
+    from starlette.concurrency import run_in_threadpool
+except ImportError as error:
+    raise missing_extra("ui", error, "the workbench") from error
 
 HERE = Path(__file__).parent
 STATIC = {"ui.js": "text/javascript", "ui.css": "text/css"}
@@ -47,6 +51,7 @@ SECURITY_HEADERS = {
 
 
 def _templates() -> Any:
+    require("ui", "jinja2", feature="the workbench's pages")
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
     environment = Environment(

@@ -37,6 +37,7 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
+from sdckit._extras import require
 from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError, location
 from sdckit.measures import register_measure
@@ -123,6 +124,7 @@ def classifier_utility(
     test_fraction: float = 0.3,
     seed: int = 0,
 ) -> ClassifierUtility:
+    require("learn", "sklearn", feature="the classifier utility measure")
     n = original.n_records
     aligned = release.n_records == n
     labels_original = value_strings(original.column(target)).to_numpy()

@@ -50,6 +50,7 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
+from sdckit._extras import require
 from sdckit.context import Context
 from sdckit.frequency import group_records
 from sdckit.measures import register_measure
@@ -177,6 +178,7 @@ def propensity_utility(
     """Fit the logistic model of T (0 original, 1 release) and return the fitted scores."""
     import warnings
 
+    require("learn", "sklearn", feature="the propensity utility measure")
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
