@@ -21,6 +21,7 @@ from sdckit.ui.forms import (
     param_fields,
     parse_params,
     rows_from_document,
+    setting_errors,
     values_from_form,
 )
 
@@ -182,5 +183,73 @@ def test_an_attribute_that_is_no_column_stays_and_is_reported_as_the_command_lin
     with pytest.raises(ConfigError) as raised:
         load_config(session.config_path).read(tmp_path / "b.csv")
     assert session.config is None
-    assert session.field_error("sex", "") == str(raised.value)
+    # the command line's message, less its location in the generated file (issue 32: the page
+    # places it at the row instead of citing a file the user never wrote)
+    location = f"{session.config_path}:4: "
+    assert str(raised.value).startswith(location)
+    assert session.field_error("sex", "") == str(raised.value).removeprefix(location)
     assert "unknown attribute 'sex'" in str(raised.value)
+
+
+def test_the_location_in_the_generated_file_is_left_out_but_not_in_the_users_files():
+    message = "\n".join(
+        [
+            "/wd/config.yaml:3: hierarchy for 'age': width must be above 0, got -2",
+            "/wd/config.yaml:4: attribute 'flag': public must be a number in [0, 1], got 2",
+            "/data/zip.csv:2: hierarchy for 'zip': row 2 has 3 columns, row 1 has 2",
+        ]
+    )
+    placed = errors_by_field(message, {3: "age", 4: "flag"}, generated="/wd/config.yaml")
+    assert placed == {
+        ("age", "hierarchy"): "hierarchy for 'age': width must be above 0, got -2",
+        ("flag", "public"): "attribute 'flag': public must be a number in [0, 1], got 2",
+        ("zip", "hierarchy"): "/data/zip.csv:2: hierarchy for 'zip': row 2 has 3 columns, row 1 has 2",
+    }
+
+
+def test_yaml_typed_in_a_field_is_checked_at_that_field():
+    """A brace left open in one attribute's hierarchy: the YAML parser of the whole file reported it
+    at the next line, under the next attribute; checked alone it belongs to its own field."""
+    rows = [
+        AttributeRow(
+            "birth_year", settings={"role": "quasi-identifier", "hierarchy": "{intervals: {width: 2}"}
+        ),
+        AttributeRow("gender", settings={"role": "quasi-identifier", "hierarchy": "/data/gender.csv"}),
+        AttributeRow(
+            "flag", settings={"values": "Yes: [1, No: 0", "ranges": "[{min: 0, max: 1, weight: 1}]"}
+        ),
+        AttributeRow("zip", settings={"hierarchy": "{mask: 2, mask: 3}"}),
+    ]
+    assert setting_errors(rows) == {
+        ("birth_year", "hierarchy"): "attribute 'birth_year': hierarchy is not valid YAML, got "
+        "'{intervals: {width: 2}': expected ',' or '}', but got '<stream end>' "
+        "(while parsing a flow mapping)",
+        ("flag", "values"): "attribute 'flag': values is not valid YAML, got 'Yes: [1, No: 0': "
+        "expected ',' or ']', but got '}' (while parsing a flow sequence)",
+        ("zip", "hierarchy"): "attribute 'zip': hierarchy is not valid YAML, got '{mask: 2, mask: 3}': "
+        "key 'mask' appears twice",
+    }
+
+
+def test_the_session_places_a_hierarchy_error_at_its_own_field(tmp_path):
+    import polars as pl
+
+    from sdckit.ui.session import Session
+
+    pl.DataFrame({"birth_year": [1990, 1991], "gender": ["F", "M"]}).write_csv(tmp_path / "a.csv")
+    session = Session(tmp_path / "wd", warm_up=False)
+    session.open_data(str(tmp_path / "a.csv"))
+    form = {"attr-0-role": "quasi-identifier", "attr-1-role": "quasi-identifier", "attr-1-public": "0.8"}
+    session.update_config({**form, "attr-0-hierarchy": "{intervals: {width: 2}"})
+    assert session.config is None
+    assert session.config_errors == {
+        ("birth_year", "hierarchy"): "attribute 'birth_year': hierarchy is not valid YAML, got "
+        "'{intervals: {width: 2}': expected ',' or '}', but got '<stream end>' "
+        "(while parsing a flow mapping)"
+    }
+    session.update_config({**form, "attr-0-hierarchy": "{intervals: {width: -2}}"})
+    assert session.config_errors == {
+        ("birth_year", "hierarchy"): "hierarchy for 'birth_year': width must be above 0, got -2"
+    }
+    session.update_config({**form, "attr-0-hierarchy": "{intervals: {width: 2}}"})
+    assert session.config is not None and session.config_errors == {}

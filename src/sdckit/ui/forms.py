@@ -10,7 +10,8 @@ as on the command line, so a bad value gives the message ``sdckit anonymize`` gi
 The configuration form is the attributes of a configuration file, one row per column of the data:
 :func:`draft_yaml` writes the rows as the YAML file they stand for (one line per attribute), which
 :func:`sdckit.config.load_config` then validates; :func:`errors_by_field` places each line of its
-message next to the field it is about.
+message next to the field it is about, and :func:`setting_errors` checks the YAML typed in a field
+before it joins the file.
 """
 
 from __future__ import annotations
@@ -273,9 +274,44 @@ _HIERARCHY = re.compile(r"hierarchy for '(?P<name>.*?)'")
 _LINE = re.compile(r"^.*?:(?P<line>\d+): ")
 
 
-def errors_by_field(message: str, lines: Mapping[int, str]) -> dict[tuple[str, str], str]:
+def setting_errors(rows: Sequence[AttributeRow]) -> dict[tuple[str, str], str]:
+    """The settings typed as YAML (value weights, ranges, a hierarchy builder) that are not valid
+    YAML, each by ``(attribute, setting)`` with a message about that field.
+
+    Checked one field at a time, before the fields are written together as the configuration file:
+    a brace left open in one attribute's hierarchy would otherwise be reported by the YAML parser at
+    the next line of the generated file, that is under the next attribute, and at a line of a file
+    the user never wrote (issue 32)."""
+    from sdckit.config import _parse_yaml
+    from sdckit.errors import ConfigError
+
+    errors: dict[tuple[str, str], str] = {}
+    for row in rows:
+        for key in ("values", "ranges", "hierarchy"):
+            text = row.setting(key).strip()
+            if not text or (key == "hierarchy" and not text.startswith(("{", "["))):
+                continue  # a hierarchy file's path is read (and reported) by the configuration
+            try:
+                _parse_yaml(_flow(text), "")
+            except ConfigError as error:
+                problem = re.sub(r"^:\d+: (YAML syntax error: )?", "", str(error))
+                problem = problem.replace(" (first on line 1)", "").replace(" on line 1)", ")")
+                errors[(row.name, key)] = (
+                    f"attribute {row.name!r}: {key} is not valid YAML, got {text!r}: {problem}"
+                )
+    return errors
+
+
+def errors_by_field(
+    message: str, lines: Mapping[int, str], generated: str | None = None
+) -> dict[tuple[str, str], str]:
     """Each line of a configuration message by ``(attribute, setting)``: the setting the line is
-    about (``("", "")`` when it is about no attribute; ``(name, "")`` about the attribute as a whole)."""
+    about (``("", "")`` when it is about no attribute; ``(name, "")`` about the attribute as a whole).
+
+    ``generated``: the path of the configuration file written from the form; a line's location in it
+    (``config.yaml:4:``) is left out of the text, since the page places the line at its field and the
+    user never wrote that file. Locations in the user's own files (a hierarchy file) stay."""
+    location = re.compile(rf"^{re.escape(generated)}(:\d+)?: ") if generated else None
     placed: dict[tuple[str, str], list[str]] = {}
     for line in message.splitlines():
         key = ("", "")
@@ -295,5 +331,5 @@ def errors_by_field(message: str, lines: Mapping[int, str]) -> dict[tuple[str, s
             number = _LINE.match(line)
             owner = lines.get(int(number.group("line")), "") if number else ""
             key = (owner, "")
-        placed.setdefault(key, []).append(line)
+        placed.setdefault(key, []).append(location.sub("", line) if location else line)
     return {key: "\n".join(found) for key, found in placed.items()}

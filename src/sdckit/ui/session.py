@@ -4,7 +4,10 @@ together, the jobs and the releases they made. No HTTP here (:mod:`sdckit.ui.app
 The configuration is always a file, ``config.yaml`` in the workbench's folder, written from the form
 (:func:`sdckit.ui.forms.draft_yaml`) and validated by :func:`sdckit.config.load_config` and, with the
 data, :meth:`Config.read`: what the page says of a bad value is what ``sdckit ... --config`` says of
-that file, word for word. A job runs on a copy of it, so editing the form does not change a run.
+that file, word for word, less the location in the generated file (``config.yaml:4:``), since the page
+shows it at its field. The YAML typed in a field is checked alone first, so that a syntax error is
+placed at its own field (:func:`sdckit.ui.forms.setting_errors`). A job runs on a copy of the file,
+so editing the form does not change a run.
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from sdckit.errors import SdcError
-from sdckit.ui.forms import ATTRIBUTE_SETTINGS, RISK_SETTINGS, AttributeRow, draft_yaml, errors_by_field
+from sdckit.ui.forms import (
+    ATTRIBUTE_SETTINGS,
+    RISK_SETTINGS,
+    AttributeRow,
+    draft_yaml,
+    errors_by_field,
+    setting_errors,
+)
 from sdckit.ui.jobs import DONE, Job, Jobs
 
 #: The hierarchy builders the form suggests (docs/configuration.md).
@@ -161,13 +171,15 @@ class Session:
         text, lines = draft_yaml(self.rows, self.risk, self.data_section)
         self.config_text = text
         self.config_path.write_text(text, encoding="utf-8")
-        self.config, self.config_errors = None, {}
+        self.config, self.config_errors = None, setting_errors(self.rows)
+        if self.config_errors:
+            return
         try:
             config = load_config(self.config_path)
             if self.data_path is not None:
                 config.read(self.data_path)
         except SdcError as error:
-            self.config_errors = errors_by_field(str(error), lines)
+            self.config_errors = errors_by_field(str(error), lines, generated=str(self.config_path))
             return
         self.config = config
 
