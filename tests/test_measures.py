@@ -43,6 +43,7 @@ def test_the_command_takes_exactly_its_own_and_the_shared_options(spec):
     command = typer.main.get_command(app).commands[spec.group].commands[spec.name]
     declared = {o for parameter in command.params for o in parameter.opts if o.startswith("-")}
     shared = {"--config", "-c", "--summary", "--quiet", "-q"}
+    shared |= {"--qi", "--sensitive", "--weight"}  # the roles inline (attribute-disclosure's own --sensitive)
     if spec.records is not None:
         shared |= {"--output", "-o"}
     if not spec.compares:

@@ -2,6 +2,15 @@
 
 The public API, re-exported from the modules that define it. The names are loaded on first use
 (PEP 562), so that the command line can start (and handle Ctrl-C) before polars and numba load.
+
+The common case in three lines (pandas in, pandas out)::
+
+    import sdckit
+    release = sdckit.protect(frame, method="local-suppression", k=3, quasi_identifiers=["age", "zip"])
+    release.to_pandas()
+
+The subpackages (``sdckit.anonymize``, ``sdckit.risk``, ``sdckit.utility``, ``sdckit.tables``,
+``sdckit.evaluate``, ``sdckit.models``) are reachable after ``import sdckit``, imported on first use.
 """
 
 from __future__ import annotations
@@ -31,15 +40,22 @@ _EXPORTS = {
     "frequencies": "sdckit.frequency",
     "load_config": "sdckit.config",
     "parse_config": "sdckit.config",
-    "protect": "sdckit.recipes",
+    "protect": "sdckit.api",
     "read_table": "sdckit.table",
     "write_table": "sdckit.table",
 }
+
+#: Subpackages reachable as attributes after ``import sdckit`` (``sdckit.anonymize.run_method``),
+#: imported on first use: ``import sdckit`` alone loads neither polars nor numba.
+_SUBPACKAGES = ("anonymize", "evaluate", "models", "risk", "tables", "utility")
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        # import_module also binds the subpackage as an attribute of this package.
+        return importlib.import_module(f"sdckit.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'sdckit' has no attribute {name!r}")
@@ -49,4 +65,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return __all__
+    return sorted({*__all__, *_SUBPACKAGES})

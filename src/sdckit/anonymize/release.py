@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from sdckit.hierarchy import Hierarchy
 from sdckit.table import Table
@@ -61,6 +63,65 @@ class Release:
     #: records and cells below is then a sum of multiplicities.
     multiplicity: np.ndarray | None = None
 
+    def to_polars(self) -> pl.DataFrame:
+        """The released data as a polars DataFrame: the table the method writes (identifiers dropped,
+        the other columns in their order; without the records a method leaves out of its release)."""
+        from sdckit.anonymize.base import METHODS
+
+        if self.method in METHODS:
+            return METHODS.get(self.method).released(self).data
+        return self.table.data
+
+    def to_pandas(self) -> Any:
+        """The released data as a pandas DataFrame (a fresh RangeIndex). An integer column with
+        suppressed (null) values becomes pandas' nullable integer type of the same width (``Int64``),
+        not float, so that 2005 stays 2005."""
+        frame = self.to_polars()
+        result = frame.to_pandas()
+        for name, dtype in frame.schema.items():
+            if dtype.is_integer() and frame.get_column(name).null_count():
+                # polars hands an integer column with nulls to pandas as float64; its nullable
+                # extension type keeps the values exact.
+                column = frame.get_column(name).to_pandas(use_pyarrow_extension_array=True)
+                result[name] = column.astype(str(dtype)).array
+        return result
+
+    def __repr__(self) -> str:
+        """A short summary (method, parameters, records, suppressed cells, the k reached when the
+        classes are known); the arrays are left out."""
+        return "\n".join(self.summary_lines())
+
+    def summary_lines(self) -> list[str]:
+        """What printing the release shows, one line each."""
+        released = self.table.data
+        lines = [f"Release of {self.method}: {released.height:,} records × {released.width} columns"]
+        if released.height != self.original.n_records:
+            lines[0] += f" (of {self.original.n_records:,})"
+        parameters = self.params.to_recipe() if hasattr(self.params, "to_recipe") else self.parameters
+        if parameters:
+            text = "parameters: " + ", ".join(f"{key}={_brief(value)}" for key, value in parameters.items())
+            lines += textwrap.wrap(text, width=100, subsequent_indent="  ", max_lines=3, placeholder=" …")
+        if self.seed is not None and "seed" not in (parameters or {}):
+            lines.append(f"seed: {self.seed}")
+        if self.quasi_identifiers:
+            lines.append(_shorten("quasi-identifiers: " + ", ".join(self.quasi_identifiers)))
+        if self.suppressed_cells is not None:
+            shown = ", ".join(
+                f"{name} {count:,}" for name, count in self.suppressed_cells_per_attribute().items() if count
+            )
+            lines.append(
+                _shorten(f"suppressed cells: {self.n_suppressed_cells:,}" + (f" ({shown})" if shown else ""))
+            )
+        if self.n_suppressed:
+            lines.append(f"suppressed records: {self.n_suppressed:,}")
+        sizes = self.class_sizes()
+        if len(sizes):
+            lines.append(f"k reached: {int(sizes.min()):,} (smallest of {len(sizes):,} equivalence classes)")
+        if self.heuristic:
+            lines.append("heuristic search: optimality not proven")
+        lines.append(".to_pandas() / .to_polars(): the released data")
+        return lines
+
     def _count(self, flags: np.ndarray) -> int:
         if self.multiplicity is None:
             return int(np.count_nonzero(flags))
@@ -98,3 +159,13 @@ class Release:
             return np.unique(self.classes[kept], return_counts=True)[1]
         classes, inverse = np.unique(self.classes[kept], return_inverse=True)
         return np.bincount(inverse, weights=self.multiplicity[kept], minlength=len(classes)).astype(np.int64)
+
+
+def _brief(value: Any, width: int = 40) -> str:
+    """A parameter's value as printed, cut to ``width`` characters."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _shorten(line: str, width: int = 110) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"

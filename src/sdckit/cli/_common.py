@@ -32,7 +32,37 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
 # Shared options, defined once --------------------------------------------------------------------
 
 DataArgument = Annotated[Path, typer.Argument(help="Microdata file: CSV (delimiter sniffed) or Parquet.")]
-ConfigOption = Annotated[Path, typer.Option("--config", "-c", help="YAML configuration of the attributes.")]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="YAML configuration of the attributes (or their roles inline: --qi, --sensitive).",
+    ),
+]
+# The roles inline, for the simple case without a configuration file (sdcMicro's keyVars=); with -c
+# each replaces that role of the configuration (sdckit.api.with_roles).
+QuasiIdentifiersOption = Annotated[
+    str | None,
+    typer.Option(
+        "--qi",
+        help="The quasi-identifiers, comma-separated: instead of a configuration, or replacing its "
+        "quasi-identifiers. Kinds are taken from the data.",
+    ),
+]
+SensitiveOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sensitive",
+        help="The sensitive attributes, comma-separated: instead of (or replacing) the configuration's.",
+    ),
+]
+SamplingWeightOption = Annotated[
+    str | None,
+    typer.Option(
+        "--weight", help="The column of sampling weights (replaces the configuration's data.weights)."
+    ),
+]
 ReleaseOption = Annotated[Path, typer.Option("--output", "-o", help="Release file: .csv, .tsv or .parquet.")]
 SummaryOption = Annotated[
     Path | None,
@@ -303,12 +333,85 @@ class Report:
             console.print(f"written [bold]{path}[/]", highlight=False)
 
 
-def read_input(data: Path, config: Path, release: bool = False) -> tuple[Any, Any]:
-    """The configuration and the table it describes (``release``: a release sdckit wrote, read with
-    the configuration that produced it, see :meth:`sdckit.config.Config.read_release`)."""
-    from sdckit.config import load_config
+@dataclass(frozen=True)
+class InlineRoles:
+    """The roles given on the command line: ``--qi``, ``--sensitive``, ``--weight`` as typed."""
 
-    settings = load_config(config)
+    quasi_identifiers: str | None = None
+    sensitive: str | None = None
+    weight: str | None = None
+
+
+#: The options of the inline roles: parameter name of a generated command -> (field, option, annotation).
+_ROLE_OPTIONS = {
+    "inline_quasi_identifiers": ("quasi_identifiers", "--qi", QuasiIdentifiersOption),
+    "inline_sensitive": ("sensitive", "--sensitive", SensitiveOption),
+    "inline_weight": ("weight", "--weight", SamplingWeightOption),
+}
+_ROLE_SPELLING = {field: option for field, option, _ in _ROLE_OPTIONS.values()}
+
+
+def role_parameters(taken: Sequence[str] = ()) -> list[Any]:
+    """The ``--qi``, ``--sensitive`` and ``--weight`` options of a command made from a registry, less
+    those the command already takes as its own (slicing's ``--sensitive`` names the same attribute)."""
+    import inspect
+
+    return [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+        for name, (_, option, annotation) in _ROLE_OPTIONS.items()
+        if option not in taken
+    ]
+
+
+def pop_roles(values: dict[str, Any]) -> InlineRoles:
+    """The inline roles of a generated command's values, removed from them."""
+    return InlineRoles(**{field: values.pop(name, None) for name, (field, _, _) in _ROLE_OPTIONS.items()})
+
+
+def load_settings(config: Path | None, roles: InlineRoles = InlineRoles()) -> Any:
+    """The configuration of a command: the file of ``-c``, with the roles given inline
+    (:func:`sdckit.api.with_roles`: each inline role replaces that role of the file), or the inline
+    roles alone. Neither is a usage error naming both ways."""
+    from sdckit.api import with_roles
+    from sdckit.config import load_config
+    from sdckit.errors import ConfigError
+
+    inline = (roles.quasi_identifiers, roles.sensitive, roles.weight)
+    if config is None and all(value is None for value in inline):
+        raise ConfigError(
+            "no configuration: give -c/--config FILE (YAML), or the roles inline: --qi a,b,c "
+            "[--sensitive s] [--weight w]"
+        )
+    settings = load_config(config) if config is not None else None
+    return with_roles(
+        settings,
+        quasi_identifiers=column_names(roles.quasi_identifiers, "--qi"),
+        sensitive=column_names(roles.sensitive, "--sensitive"),
+        weight=column_names(roles.weight, "--weight", single=True),
+        spelling=_ROLE_SPELLING,
+    )
+
+
+def column_names(text: str | None, option: str, single: bool = False) -> Any:
+    """``"a, b,c"`` -> ``["a", "b", "c"]`` (``single``: one name); None stays None."""
+    from sdckit.errors import ConfigError
+
+    if text is None:
+        return None
+    names = [name.strip() for name in text.split(",")] if not single else [text.strip()]
+    if not all(names):
+        what = "a column name" if single else "column names separated by commas"
+        raise ConfigError(f"{option} must be {what}, got {text!r}")
+    return names[0] if single else names
+
+
+def read_input(
+    data: Path, config: Path | None, release: bool = False, roles: InlineRoles = InlineRoles()
+) -> tuple[Any, Any]:
+    """The configuration (:func:`load_settings`) and the table it describes (``release``: a release
+    sdckit wrote, read with the configuration that produced it, see
+    :meth:`sdckit.config.Config.read_release`)."""
+    settings = load_settings(config, roles)
     return settings, settings.read_release(data) if release else settings.read(data)
 
 

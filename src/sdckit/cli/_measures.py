@@ -15,11 +15,15 @@ from typer.core import TyperCommand
 
 from sdckit.cli._common import (
     ConfigOption,
+    InlineRoles,
     QuietOption,
     Report,
     SummaryOption,
     finish,
+    load_settings,
+    pop_roles,
     progress_bar,
+    role_parameters,
     stage_json,
     stage_messages,
     user_errors,
@@ -80,7 +84,8 @@ def _shared_parameters(spec: MeasureSpec) -> list[inspect.Parameter]:
         ]
     else:
         shared = [inspect.Parameter("data", positional, annotation=DataArgument)]
-    shared.append(inspect.Parameter("config", keyword, annotation=ConfigOption))
+    shared.append(inspect.Parameter("config", keyword, default=None, annotation=ConfigOption))
+    shared.extend(role_parameters(spec_options(spec)))
     if spec.records is not None:
         shared.append(inspect.Parameter("output", keyword, default=None, annotation=RecordsOption))
     shared.append(inspect.Parameter("summary", keyword, default=None, annotation=SummaryOption))
@@ -113,10 +118,11 @@ def _add_command(app: typer.Typer, spec: MeasureSpec, cls: type[TyperCommand]) -
 
     def command(**values: Any) -> None:
         inputs = [values.pop("original"), values.pop("released")] if spec.compares else [values.pop("data")]
+        roles = pop_roles(values)
         shared = {name: values.pop(name, None) for name in SHARED}
         extras = [values.pop(f"extra_output_{number}") for number in range(len(spec.outputs))]
         given = {name: value for name, value in values.items() if value is not None}
-        measure(spec, inputs, given, extras, **shared)
+        measure(spec, inputs, given, extras, roles=roles, **shared)
 
     command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         _shared_parameters(spec) + [field_parameter(name, field, PANEL) for name, field in fields.items()]
@@ -131,17 +137,16 @@ def measure(
     given: dict[str, Any],
     extras: list[Path | None],
     *,
-    config: Path,
+    config: Path | None,
     output: Path | None,
     summary: Path | None,
     quiet: bool,
     release: bool | None,
     original: Path | None = None,
+    roles: InlineRoles = InlineRoles(),
     **scale_options: Any,
 ) -> None:
     """Parse, read, measure, report, write: the body every measure's command shares."""
-    from sdckit.config import load_config
-
     with user_errors():
         fields = spec.params.model_fields
         params = spec.params.parse(
@@ -151,7 +156,7 @@ def measure(
             spec, [*inputs, *([original] if original else [])], config, given, output, extras, summary
         )
         started = time.perf_counter()
-        settings = load_config(config)
+        settings = load_settings(config, roles)
 
         def in_memory() -> tuple[Any, int]:
             return _in_memory(spec, inputs, settings, params, release, quiet, started, original)

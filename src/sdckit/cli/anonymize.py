@@ -17,12 +17,16 @@ from sdckit.cli._common import (
     AllowViolationsOption,
     ConfigOption,
     DataArgument,
+    InlineRoles,
     QuietOption,
     ReleaseOption,
     Report,
     SummaryOption,
     finish,
+    load_settings,
+    pop_roles,
     progress_bar,
+    role_parameters,
     stage_json,
     stage_messages,
     user_errors,
@@ -59,7 +63,8 @@ def _shared_parameters(spec: MethodSpec) -> list[inspect.Parameter]:
     keyword = inspect.Parameter.KEYWORD_ONLY
     shared = [
         inspect.Parameter("data", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=DataArgument),
-        inspect.Parameter("config", keyword, annotation=ConfigOption),
+        inspect.Parameter("config", keyword, default=None, annotation=ConfigOption),
+        *role_parameters(spec_options(spec)),
         inspect.Parameter("output", keyword, annotation=ReleaseOption),
         inspect.Parameter("summary", keyword, default=None, annotation=SummaryOption),
         inspect.Parameter("quiet", keyword, default=False, annotation=QuietOption),
@@ -80,10 +85,11 @@ def make_command(spec: MethodSpec) -> None:
     fields = spec.params.model_fields
 
     def command(**values: Any) -> None:
+        roles = pop_roles(values)
         shared = {name: values.pop(name) for name in SHARED}
         extras = [values.pop(f"extra_output_{number}") for number in range(len(spec.outputs))]
         given = {name: value for name, value in values.items() if value is not None}
-        anonymize(spec, given, extras, **shared)
+        anonymize(spec, given, extras, roles=roles, **shared)
 
     command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         _shared_parameters(spec) + [field_parameter(name, field, PANEL) for name, field in fields.items()]
@@ -98,11 +104,12 @@ def anonymize(
     extras: list[Path | None],
     *,
     data: Path,
-    config: Path,
+    config: Path | None,
     output: Path,
     summary: Path | None,
     quiet: bool,
     allow_violations: bool,
+    roles: InlineRoles = InlineRoles(),
     **scale_options: Any,
 ) -> None:
     """Parse, run, report, write: the body every method's command shares."""
@@ -118,7 +125,9 @@ def anonymize(
         for extra, path in zip(spec.outputs, extras, strict=True):
             outputs.file(path, extra.option, extra.suffixes)
         started = time.perf_counter()
-        settings, computed, table = _compute(spec, params, data, config, extras, output, quiet, scale_options)
+        settings, computed, table = _compute(
+            spec, params, data, (config, roles), extras, output, quiet, scale_options
+        )
         release, n_records = computed.result, computed.records
         if release is None:  # a run over partitions that gave its figures itself
             figures, violation = computed.figures, computed.violation
@@ -161,18 +170,16 @@ def _compute(
     spec: MethodSpec,
     params: Any,
     data: Path,
-    config: Path,
+    config: tuple[Path | None, InlineRoles],
     extras: list[Path | None],
     output: Path,
     quiet: bool,
     scale_options: dict[str, Any],
 ) -> tuple[Any, Any, Any]:
     """The configuration, the release (in memory or over partitions) and the table it was made from
-    (the patterns of the data, over partitions)."""
-    from sdckit.config import load_config
-
+    (the patterns of the data, over partitions). ``config``: the -c file and the inline roles."""
     started = time.perf_counter()
-    settings = load_config(config)
+    settings = load_settings(*config)
     scale = Scale.of(scale_options)
     scaled = _scaled_method(spec.name)
     if scaled is not None:

@@ -11,9 +11,14 @@ from rich.table import Table as RichTable
 from sdckit.cli._common import (
     ConfigOption,
     DataArgument,
+    InlineRoles,
+    QuasiIdentifiersOption,
     Report,
+    SamplingWeightOption,
+    SensitiveOption,
     SummaryOption,
     finish,
+    load_settings,
     stage_json,
     user_errors,
 )
@@ -32,7 +37,10 @@ OriginalOption = Annotated[
 
 def check(
     data: DataArgument,
-    config: ConfigOption,
+    config: ConfigOption = None,
+    qi: QuasiIdentifiersOption = None,
+    sensitive: SensitiveOption = None,
+    weight: SamplingWeightOption = None,
     k: Annotated[int | None, typer.Option("-k", help="Required k of k-anonymity.")] = None,
     l: Annotated[float | None, typer.Option("-l", help="Required l of l-diversity.")] = None,  # noqa: E741
     l_variant: Annotated[
@@ -68,7 +76,6 @@ def check(
     Without -k/-l/-t the achieved values are reported with nothing required; with them, exit status 3
     says that a required model is not satisfied (the --summary is written all the same).
     """
-    from sdckit.config import load_config
     from sdckit.errors import ConfigError
 
     with user_errors():
@@ -76,7 +83,7 @@ def check(
         outputs.file(summary, "--summary", (".json",))
         asked = dict(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
         _validate(asked)
-        settings = load_config(config)
+        settings = load_settings(config, InlineRoles(qi, sensitive, weight))
         treatment = settings.risk.missing if missing is None else missing
         if treatment not in ("wildcard", "category"):
             raise ConfigError(f"--missing must be wildcard or category, got {treatment!r}")

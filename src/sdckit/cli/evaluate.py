@@ -13,10 +13,14 @@ from rich.table import Table as RichTable
 
 from sdckit.cli._common import (
     ConfigOption,
+    InlineRoles,
+    QuasiIdentifiersOption,
     QuietOption,
     Report,
+    SensitiveOption,
     SummaryOption,
     finish,
+    load_settings,
     stage_json,
     stage_messages,
     user_errors,
@@ -62,7 +66,9 @@ RecipeOption = Annotated[
 def evaluate(
     original: OriginalArgument,
     releases: ReleasesArgument,
-    config: ConfigOption,
+    config: ConfigOption = None,
+    qi: QuasiIdentifiersOption = None,
+    sensitive: SensitiveOption = None,
     report_path: ReportOption = None,
     summary: SummaryOption = None,
     ru_map: MapOption = None,
@@ -76,7 +82,7 @@ def evaluate(
     quiet: QuietOption = False,
 ) -> None:
     """Measure the releases of ORIGINAL for disclosure risk and information loss; R-U map and report."""
-    from sdckit.config import load_config, read_document
+    from sdckit.config import read_document
     from sdckit.evaluate import evaluate as run_evaluation
     from sdckit.evaluate.evaluation import parse_settings
     from sdckit.evaluate.report import write_report
@@ -91,7 +97,8 @@ def evaluate(
         outputs.file(ru_map, "--ru-map", (".png", ".pdf", ".svg"))
         outputs.file(summary, "--summary", (".json",))
         started = time.perf_counter()
-        settings = load_config(config)
+        # --weight is the score's λ here: sampling weights come from the configuration's data.weights.
+        settings = load_settings(config, InlineRoles(qi, sensitive))
         table = settings.read(original)
         released = [(_name(path, releases), settings.read_release(path)) for path in releases]
         result = run_evaluation(

@@ -14,9 +14,13 @@ from sdckit.cli._common import (
     AllowViolationsOption,
     ConfigOption,
     DataArgument,
+    InlineRoles,
+    QuasiIdentifiersOption,
     QuietOption,
     ReleaseOption,
     Report,
+    SamplingWeightOption,
+    SensitiveOption,
     SummaryOption,
     finish,
     in_range,
@@ -38,9 +42,12 @@ RecipeOption = Annotated[
 
 def protect(
     data: DataArgument,
-    config: ConfigOption,
     recipe: RecipeOption,
     output: ReleaseOption,
+    config: ConfigOption = None,
+    qi: QuasiIdentifiersOption = None,
+    sensitive: SensitiveOption = None,
+    weight: SamplingWeightOption = None,
     summary: SummaryOption = None,
     risk_threshold: Annotated[
         float | None, typer.Option("--risk-threshold", help="Count records above this D(r) after every step.")
@@ -64,7 +71,7 @@ def protect(
                 raise ConfigError(f"risk_threshold must be a number, got {threshold!r}")
             in_range(threshold, "risk_threshold", 0, None)
         started = time.perf_counter()
-        config_settings, table = read_input(data, config)
+        config_settings, table = read_input(data, config, roles=InlineRoles(qi, sensitive, weight))
         with progress_bar(not quiet, "step") as progress:
             result = run_steps(
                 table,
