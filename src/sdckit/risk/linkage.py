@@ -1095,12 +1095,12 @@ class FellegiSunter:
 
 
 def candidate_pairs(
-    encoded: dict[str, Encoded], blocking: Sequence[str], n: int, max_pairs: int
+    encoded: dict[str, Encoded], blocking: Sequence[str], n: int, max_pairs: int, progress: Any = None
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Candidate pairs ``(release rows, original rows)`` in chunks: every pair without blocking,
     else the pairs whose blocking attributes agree (a covering released value is expanded to the
     original values it covers), by a join on the block keys. Raises ``ConfigError`` when there are
-    more than ``max_pairs``."""
+    more than ``max_pairs``. ``progress(pairs, total)`` is called once a chunk has been used."""
     chunk = 1 << 20
     if not blocking:
         total = n * n
@@ -1115,6 +1115,8 @@ def candidate_pairs(
             release_rows = np.repeat(np.arange(start, stop, dtype=np.int64), n)
             original_rows = np.tile(np.arange(n, dtype=np.int64), stop - start)
             yield release_rows, original_rows
+            if progress is not None:
+                progress(stop * n, total)
         return
     originals = pl.DataFrame({"original": np.arange(n, dtype=np.int64)})
     releases = pl.DataFrame({"release": np.arange(n, dtype=np.int64)})
@@ -1136,9 +1138,13 @@ def candidate_pairs(
         )
     # The join in slices of released keys of about ``chunk`` pairs each: never all pairs at once.
     step = max(1, int(releases.height * chunk / max(total, 1)))
+    done = 0
     for start in range(0, releases.height, step):
         part = releases.slice(start, step).join(originals, on=list(blocking), how="inner")
         yield part.get_column("release").to_numpy(), part.get_column("original").to_numpy()
+        done += part.height
+        if progress is not None:
+            progress(done, total)
 
 
 def _block_codes(attribute: Encoded) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -1250,7 +1256,7 @@ def fellegi_sunter(
     low_open = np.array([a.lo_open for a in numeric], dtype=np.bool_).reshape(len(numeric), n)
     high_open = np.array([a.hi_open for a in numeric], dtype=np.bool_).reshape(len(numeric), n)
     covers = Covers.of(categorical).arrays()
-    for release_rows, original_rows in candidate_pairs(by_name, blocking, n, max_pairs):
+    for release_rows, original_rows in candidate_pairs(by_name, blocking, n, max_pairs, progress):
         _pattern_counts(
             np.ascontiguousarray(release_rows, dtype=np.int64),
             np.ascontiguousarray(original_rows, dtype=np.int64),
