@@ -30,6 +30,7 @@ Models (scikit-learn, seeded): ``tree`` (``DecisionTreeClassifier``, grown fully
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
@@ -38,7 +39,7 @@ import polars as pl
 from pydantic import Field
 
 from sdckit._extras import require
-from sdckit.context import Context
+from sdckit.context import Context, ProgressCallback
 from sdckit.errors import ConfigError, InputError, location
 from sdckit.measures import register_measure
 from sdckit.params import Finite, MethodParams, Whole, finite_or_none
@@ -100,6 +101,11 @@ def _feature_matrices(
     return sparse.hstack(blocks_original, format="csr"), sparse.hstack(blocks_release, format="csr")
 
 
+#: Trees of the random forest, and how many are grown between two progress reports.
+FOREST_TREES = 100
+TREES_PER_REPORT = 10
+
+
 def _model(name: str, seed: int) -> Any:
     if name == "tree":
         from sklearn.tree import DecisionTreeClassifier
@@ -108,10 +114,32 @@ def _model(name: str, seed: int) -> Any:
     if name == "forest":
         from sklearn.ensemble import RandomForestClassifier
 
-        return RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=1)
+        return RandomForestClassifier(n_estimators=FOREST_TREES, random_state=seed, n_jobs=1)
     from sklearn.linear_model import LogisticRegression
 
     return LogisticRegression(max_iter=2000, random_state=seed)
+
+
+def _fit_steps(name: str) -> int:
+    """The steps of :func:`_fitted`: one per ``TREES_PER_REPORT`` trees of a forest, else one."""
+    return FOREST_TREES // TREES_PER_REPORT if name == "forest" else 1
+
+
+def _fitted(name: str, seed: int, x: Any, y: np.ndarray, step: Callable[[], None]) -> Any:
+    """Model ``name`` fitted to ``x``, ``y``, calling ``step()`` after each of :func:`_fit_steps`.
+    A forest is grown ``TREES_PER_REPORT`` trees at a time (scikit-learn's warm start): the same
+    forest as one fit, since each tree's seed is the next draw from the forest's seed."""
+    model = _model(name, seed)
+    if name != "forest":
+        model.fit(x, y)
+        step()
+        return model
+    model.set_params(warm_start=True)
+    for trees in range(TREES_PER_REPORT, FOREST_TREES + 1, TREES_PER_REPORT):
+        model.set_params(n_estimators=trees)
+        model.fit(x, y)
+        step()
+    return model.set_params(warm_start=False)
 
 
 def classifier_utility(
@@ -123,7 +151,11 @@ def classifier_utility(
     model: str = "forest",
     test_fraction: float = 0.3,
     seed: int = 0,
+    progress: ProgressCallback | None = None,
 ) -> ClassifierUtility:
+    """Train ``model`` on the original's and on the release's training records and test both on
+    the original's test records (see the module docstring); ``progress(done, total)`` counts the
+    training steps of both models (ten trees of a forest, or a whole fit)."""
     require("learn", "sklearn", feature="the classifier utility measure")
     n = original.n_records
     aligned = release.n_records == n
@@ -143,8 +175,16 @@ def classifier_utility(
             f"and test ({n:,} records, test fraction {test_fraction:g})"
         )
     x_original, x_release = _feature_matrices(original, release, features, train_original)
-    by_original = _model(model, seed).fit(x_original[train_original], labels_original[train_original])
-    by_release = _model(model, seed).fit(x_release[train_release], labels_release[train_release])
+    total, done = 2 * _fit_steps(model), 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    by_original = _fitted(model, seed, x_original[train_original], labels_original[train_original], step)
+    by_release = _fitted(model, seed, x_release[train_release], labels_release[train_release], step)
     truth = labels_original[test]
     classes, counts = np.unique(labels_original[train_original], return_counts=True)
     majority = classes[counts.argmax()]
@@ -248,5 +288,6 @@ def _run(original: Table, release: Table, params: ClassifierParams, context: Con
         model=params.model,
         test_fraction=params.test_fraction,
         seed=params.seed,
+        progress=context.progress,
     )
     return replace(result, drawn_cells=drawn.cells)
