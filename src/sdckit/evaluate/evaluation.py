@@ -160,6 +160,7 @@ def evaluate(
     settings: Mapping[str, Mapping[str, Any]] | None = None,
     original_name: str = "original",
     stage: Callable[[str], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Evaluation:
     """Measure ``original`` and every ``(name, release)`` with the registered measures.
 
@@ -170,7 +171,8 @@ def evaluate(
     ``weight`` is λ of the combined score; ``settings`` gives measures parameters
     (``{"propensity": {"model": "main"}}``). ``config``: the :class:`~sdckit.config.Config` the tables
     were read with (weights, missing values). Measures run with their default parameters, but for
-    :data:`EVALUATE_PARAMS` (record linkage: distance-based only).
+    :data:`EVALUATE_PARAMS` (record linkage: distance-based only). ``stage(message)`` is called as
+    each measure starts, ``progress(done, total)`` by the measures that report their progress.
     """
     risk_names, risk_chosen = _names(risk, DEFAULT_RISK, "risk")
     utility_names, utility_chosen = _names(utility, DEFAULT_UTILITY, "utility")
@@ -190,7 +192,7 @@ def evaluate(
     recipes = list(recipes) if recipes is not None else [None] * len(releases)
     if len(recipes) != len(releases):
         raise ConfigError(f"{len(recipes)} recipes given for {len(releases)} releases: give one per release")
-    context = Context(config=config, stage=stage)
+    context = Context(config=config, progress=progress, stage=stage)
 
     plan: list[tuple[MeasureSpec, str]] = []
     skipped: dict[str, str] = {}
