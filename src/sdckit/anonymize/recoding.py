@@ -933,11 +933,14 @@ def _exhaustive(search: _Search) -> tuple[_Best, dict[str, Any]]:
     return best, {"lattice_size": search.size, "strategy": "exhaustive"}
 
 
-def _heuristic(search: _Search) -> tuple[_Best, dict[str, Any]]:
+def _heuristic(search: _Search, progress: ProgressCallback | None = None) -> tuple[_Best, dict[str, Any]]:
     levels = [0] * len(search.max_levels)
     current = search.evaluate(levels)
     steps = 0
+    most_steps = int(np.sum(search.max_levels))  # each step raises one attribute by one level
     while not current.satisfied:
+        if progress is not None:
+            progress(steps, most_steps)
         options = []
         for j in range(len(levels)):
             if levels[j] < search.max_levels[j]:
@@ -950,6 +953,8 @@ def _heuristic(search: _Search) -> tuple[_Best, dict[str, Any]]:
         _, _, j, current = min(options, key=lambda option: option[:3])
         levels[j] += 1
         steps += 1
+    if progress is not None:
+        progress(most_steps, most_steps)
     best = _Best()
     if current.satisfied:
         best.offer(current, search.value(current))
@@ -1058,9 +1063,13 @@ def full_domain_generalization(
         best, details = _exhaustive(search)
         heuristic = False
     elif heuristic:
-        best, details = _heuristic(search)
+        best, details = _heuristic(search, progress)
     else:
         best, details = _optimum(search, monotone, suppression_limit, progress, top)
+        if progress is not None:
+            # The search ends when every node is decided (evaluated, tagged or bounded out), most of
+            # them without a report of their own.
+            progress(search.size, search.size)
     if best.node is None:
         raise ConfigError(
             "the privacy models cannot be satisfied by any generalization within the suppression limit "
