@@ -114,6 +114,9 @@ class Config:
     inferred_kinds: frozenset[str] = frozenset()
     # Where each attribute and the weights key are written, "file:line", for messages.
     locations: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    # Per attribute with a ``missing`` key: how its hierarchy takes missing values as members
+    # ("leaf", "suppress" or {"under": NODE}; see Hierarchy.with_missing).
+    missing_choices: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def source(self) -> str:
@@ -216,13 +219,25 @@ class Config:
         for attribute in schema:
             if attribute.hierarchy is None or isinstance(attribute.hierarchy, Hierarchy):
                 continue
+            choice = self.missing_choices.get(attribute.name)
             try:
+                # A file's row for the missing value is read as such only when a choice asks for it.
                 hierarchy = build_hierarchy(
-                    attribute.hierarchy, data.get_column(attribute.name), attribute.name, base_dir
+                    attribute.hierarchy,
+                    data.get_column(attribute.name),
+                    attribute.name,
+                    base_dir,
+                    missing_values=self.data.missing_values if choice is not None else None,
                 )
             except ConfigError as error:
                 where = self.locations.get(attribute.name, self.source)
                 raise ConfigError(f"{where}: {error}") from None  # the error names the attribute
+            if choice is not None:
+                try:
+                    hierarchy = hierarchy.with_missing(choice)
+                except ConfigError as error:
+                    where = self.locations.get(_MISSING_KEY + attribute.name, self.source)
+                    raise ConfigError(f"{where}: {error}") from None
             schema = schema.replace(attribute.name, hierarchy=hierarchy)
         return schema
 
@@ -246,6 +261,7 @@ def load_config(path: str | Path) -> Config:
         path=label,
         inferred_kinds=config.inferred_kinds,
         locations=config.locations,
+        missing_choices=config.missing_choices,
     )
 
 
@@ -443,6 +459,34 @@ class _AttributeModel(_Strict):
     values: Annotated[dict[str, Weight], BeforeValidator(_empty_as(dict))] = Field(default_factory=dict)
     ranges: Annotated[list[_RangeModel], BeforeValidator(_empty_as(list))] = Field(default_factory=list)
     hierarchy: Any = None
+    missing: Any = None
+
+    @field_validator("missing", mode="before")
+    @classmethod
+    def _missing_member(cls, missing: Any, info: ValidationInfo) -> Any:
+        allowed = "leaf, suppress or {under: NODE}"
+        if missing is None:
+            return None
+        if isinstance(missing, Mapping):
+            unknown = [key for key in missing if key != "under"]
+            if unknown:
+                close = difflib.get_close_matches(str(unknown[0]), ["under"], n=1)
+                hint = "; did you mean 'under'?" if close else ""
+                raise _fail(f"has an unknown key '{unknown[0]}'{hint} (allowed: {allowed})")
+            node = missing.get("under")
+            if node is None or isinstance(node, Mapping | list) or str(node).strip() == "":
+                raise _fail(f"{{under: NODE}} needs the label of a node as NODE, got {_describe_value(node)}")
+            missing = {"under": _key_text(node)}
+        elif missing not in ("leaf", "suppress"):
+            close = difflib.get_close_matches(str(missing), ["leaf", "suppress"], n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise _fail(f"must be {allowed}, got {_describe_value(missing)}{hint}")
+        if info.data.get("hierarchy") is None:
+            raise _fail(
+                "needs a hierarchy: it says where missing values sit in the attribute's hierarchy "
+                "(give hierarchy: file.csv or a builder)"
+            )
+        return missing
 
     @field_validator("values", mode="before")
     @classmethod
@@ -545,6 +589,7 @@ class _ConfigModel(_Strict):
 # Keys of Config.locations besides attribute names (which cannot start with a NUL character).
 _WEIGHTS_KEY = "\x00data.weights"
 _SOURCE_KEY = "\x00source"
+_MISSING_KEY = "\x00missing "  # + attribute name: where its missing key is written
 _SECTION_MODELS: dict[str, type[BaseModel]] = {"risk": _RiskModel, "data": _DataModel}
 
 
@@ -552,9 +597,14 @@ def _build(model: _ConfigModel, source: str, lines: Lines) -> Config:
     attributes = []
     inferred = set()
     locations: dict[str, str] = {_SOURCE_KEY: source}
+    missing_choices: dict[str, Any] = {}
     for name, described in model.attributes.items():
         where = f"{source}:{lines[('attributes', name)]}" if ("attributes", name) in lines else source
         locations[name] = where
+        if described.missing is not None:
+            missing_choices[name] = described.missing
+            key = ("attributes", name, "missing")
+            locations[_MISSING_KEY + name] = f"{source}:{lines[key]}" if key in lines else where
         kind = described.kind
         if kind is None:
             if described.ranges:
@@ -593,6 +643,7 @@ def _build(model: _ConfigModel, source: str, lines: Lines) -> Config:
         path=None,
         inferred_kinds=frozenset(inferred),
         locations=locations,
+        missing_choices=missing_choices,
     )
 
 

@@ -20,6 +20,20 @@ and each level is a function of the previous one: two leaves with the same label
 same label at level L+1. Leaves and nodes are numbered in the order of the file (of the builder);
 data values are matched to leaves as text spelled like :func:`sdckit.table.value_strings` (so the
 number 34, or 34.0, matches the leaf ``34``).
+
+**Missing values as members.** A hierarchy may hold one leaf for the missing value, as in ARX, where the
+missing value is a value with its own row. :meth:`Hierarchy.with_missing` adds it, one of three ways:
+
+* ``"leaf"``: a leaf of its own with its own ancestors: the row of the file whose leaf is empty or a
+  missing-value token (``NA``), with its labels per level; without such a row, the missing value stays
+  missing at every level below the top and joins the top node (``*``) there;
+* ``{"under": NODE}``: a leaf under the node ``NODE``: missing below ``NODE``'s level, then ``NODE`` and
+  its ancestors, so that the missing value generalizes like ``NODE``'s children;
+* ``"suppress"``: suppressed from the start: missing at every level, the top included, and charged as a
+  suppressed cell (its node counts every leaf, so its NCP and loss are 1).
+
+A node labelled :data:`MISSING_LABEL` (the empty text, which no other label may be) is released as a
+missing value (null).
 """
 
 from __future__ import annotations
@@ -38,9 +52,13 @@ import polars as pl
 
 from sdckit._files import MAX_TEXT_BYTES, check_regular_file
 from sdckit.errors import ConfigError
-from sdckit.table import to_polars, value_strings
+from sdckit.table import DEFAULT_MISSING_VALUES, to_polars, value_strings
 
 TOP_LABEL = "*"
+#: The label of a node that stands for a missing value; released as a missing value (null).
+MISSING_LABEL = ""
+#: How missing values can be members of a hierarchy (see :meth:`Hierarchy.with_missing`).
+MISSING_CHOICES = ("leaf", "under", "suppress")
 # Builder keys of an inline hierarchy in a configuration, and the options each accepts.
 _BUILDER_OPTIONS: dict[str, tuple[str, ...]] = {
     "intervals": ("cuts", "width", "bottom", "top", "fanout"),
@@ -60,6 +78,9 @@ class Hierarchy:
     the domain values as text. ``codes[leaf, level]`` (int32, read-only) is the node at ``level`` of
     leaf ``leaf``, so ``codes[:, 0]`` is ``0 .. n_leaves-1``. ``source`` is the file it came from and
     ``lines`` the 1-based line of every leaf in it (for messages; row number + 1 if not given).
+    ``missing`` says how missing values are members (None: they are not, and a record with a missing
+    value has leaf code -1; ``"leaf"``, ``"under"`` or ``"suppress"``: the leaf labelled
+    :data:`MISSING_LABEL` is theirs, see :meth:`with_missing`).
     """
 
     name: str
@@ -67,6 +88,7 @@ class Hierarchy:
     codes: np.ndarray
     source: str | None = None
     lines: np.ndarray | None = field(default=None, repr=False, compare=False)
+    missing: str | None = None
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -97,6 +119,22 @@ class Hierarchy:
                 raise ConfigError(f"{where}lines must give one line per leaf")
             lines.setflags(write=False)
             object.__setattr__(self, "lines", lines)
+        if self.missing is not None:
+            if self.missing not in MISSING_CHOICES:
+                raise ConfigError(
+                    f"{where}missing must be one of {', '.join(MISSING_CHOICES)}, got {self.missing!r}"
+                )
+            if MISSING_LABEL not in labels[0]:
+                raise ConfigError(
+                    f"{where}missing is {self.missing!r} but no leaf stands for the missing value"
+                )
+
+    @property
+    def missing_leaf(self) -> int | None:
+        """The leaf of a missing value (None when missing values are not members)."""
+        if self.missing is None:
+            return None
+        return self.labels[0].index(MISSING_LABEL)
 
     # Shape ---------------------------------------------------------------------------------------
 
@@ -118,11 +156,15 @@ class Hierarchy:
         return len(self.labels[self._level(level)])
 
     def leaf_counts(self, level: int) -> np.ndarray:
-        """Number of leaves under every node at ``level`` (int64, read-only)."""
+        """Number of leaves under every node at ``level`` (int64, read-only). The node of a missing
+        value that is suppressed from the start counts every leaf: it stands for any value, so that
+        its NCP and loss are those of a suppressed cell (1)."""
         level = self._level(level)
         key = ("leaf_counts", level)
         if key not in self._cache:
             counts = np.bincount(self.codes[:, level], minlength=len(self.labels[level])).astype(np.int64)
+            if self.missing == "suppress":
+                counts[self.codes[self.missing_leaf, level]] = self.n_leaves
             counts.setflags(write=False)
             self._cache[key] = counts
         return self._cache[key]
@@ -186,11 +228,19 @@ class Hierarchy:
     # Records -------------------------------------------------------------------------------------
 
     def leaf_codes(self, column: pl.Series) -> np.ndarray:
-        """The leaf of every record (int32; -1 for a missing value).
+        """The leaf of every record (int32): a missing value has the missing leaf when missing values
+        are members (:attr:`missing`), else -1.
 
         Values are matched as text spelled like :func:`sdckit.table.value_strings`. Raises
         :class:`ConfigError` naming the values of the data that no leaf covers.
         """
+        codes = self._leaf_codes(column)
+        if self.missing is not None:
+            codes[codes < 0] = self.missing_leaf
+        return codes
+
+    def _leaf_codes(self, column: pl.Series) -> np.ndarray:
+        """:meth:`leaf_codes` with -1 for a missing value."""
         if column.dtype == pl.String:
             codes = self.text_leaf_codes(column)
             # -1 only for missing values: the leaves are known (a value no leaf spells is explained below).
@@ -287,11 +337,105 @@ class Hierarchy:
         return self._cache[key][np.asarray(leaf_codes)]
 
     def generalized_labels(self, leaf_codes: np.ndarray, level: int) -> pl.Series:
-        """The label at ``level`` of every leaf code, as text (null for -1)."""
+        """The label at ``level`` of every leaf code, as text (null for -1 and for a node of the
+        missing value)."""
         nodes = self.generalize(leaf_codes, level)
         labels = pl.Series(self.name, self.labels[level], dtype=pl.String)
         index = pl.Series(nodes, dtype=pl.Int32)
-        return labels.gather(pl.select(pl.when(index >= 0).then(index)).to_series())
+        gathered = labels.gather(pl.select(pl.when(index >= 0).then(index)).to_series())
+        return pl.select(pl.when(gathered != MISSING_LABEL).then(gathered)).to_series().alias(self.name)
+
+    def missing_nodes(self, level: int) -> np.ndarray:
+        """Which nodes at ``level`` stand for the missing value (labelled :data:`MISSING_LABEL`;
+        bool, one per node)."""
+        return np.array([label == MISSING_LABEL for label in self.labels[self._level(level)]], dtype=bool)
+
+    # Missing values --------------------------------------------------------------------------------
+
+    def with_missing(self, choice: Any) -> Hierarchy:
+        """This hierarchy with missing values as members, as ``choice`` says: ``"leaf"`` (a leaf of
+        their own: the hierarchy's row for the missing value if it has one, else missing at every level
+        below the top and the top node there), ``{"under": NODE}`` (a leaf under the node labelled
+        ``NODE``, generalized like its children) or ``"suppress"`` (missing at every level, charged as
+        a suppressed cell). None returns the hierarchy unchanged, which must then have no row for the
+        missing value. Raises :class:`ConfigError` for a choice it does not know, a node that does not
+        exist, or a row for the missing value with a choice other than ``"leaf"``."""
+        treatment, node = _missing_choice(self.name, choice)
+        present = MISSING_LABEL in self.labels[0]
+        if treatment is None:
+            if present:
+                raise ConfigError(
+                    f"{self._where(self.labels[0].index(MISSING_LABEL))}the hierarchy has a row for the "
+                    "missing value; say missing: leaf to use it"
+                )
+            return self
+        if present:
+            row = self.labels[0].index(MISSING_LABEL)
+            if treatment != "leaf":
+                shown = f"{{under: {node}}}" if treatment == "under" else treatment
+                raise ConfigError(
+                    f"{self._where(row)}the hierarchy has a row for the missing value, but missing is "
+                    f"{shown}; say missing: leaf to use the row, or remove it"
+                )
+            if self.missing == "leaf":
+                return self
+            return Hierarchy(self.name, self.labels, self.codes, self.source, self.lines, missing="leaf")
+        if self.n_leaves == 0:
+            raise ConfigError(
+                f"{self._where()}the hierarchy lists no values to place the missing value among"
+            )
+        height = self.height
+        if treatment == "suppress":
+            # Its own node at every level, the top included: it never joins another value.
+            path = [None] * self.n_levels
+        elif treatment == "leaf":
+            top = self.labels[height]
+            # The top node when there is one; a hierarchy without a single root keeps it apart.
+            path = [None] * height + ([0] if height > 0 and len(top) == 1 else [None])
+        else:
+            level = self._node_level(node)
+            leaf = int(np.flatnonzero(self.codes[:, level] == self.node_of(node, level))[0])
+            path = [None] * level + [int(self.codes[leaf, above]) for above in range(level, self.n_levels)]
+        labels = []
+        codes = np.empty((self.n_leaves + 1, self.n_levels), dtype=np.int32)
+        codes[:-1] = self.codes
+        for level, names in enumerate(self.labels):
+            if path[level] is None:
+                codes[-1, level] = len(names)
+                names = (*names, MISSING_LABEL)
+            else:
+                codes[-1, level] = path[level]
+            labels.append(names)
+        lines = None if self.lines is None else np.append(self.lines, 0)
+        hierarchy = Hierarchy(self.name, tuple(labels), codes, self.source, lines, missing=treatment)
+        hierarchy.validate()
+        return hierarchy
+
+    def _node_level(self, node: str) -> int:
+        """The lowest level above the leaves with a node labelled ``node``."""
+        for level in range(1, self.n_levels):
+            if node in self.labels[level]:
+                return level
+        nodes = [label for level in self.labels[1:] for label in dict.fromkeys(level)]
+        # About the configuration's missing key, not a line of the file: named by the attribute only.
+        where = f"hierarchy for '{self.name}': "
+        if node in self.labels[0]:
+            raise ConfigError(
+                f"{where}missing: under '{node}': '{node}' is a value (a leaf), not a node above "
+                "the values; name a node of level 1 or higher"
+            )
+        import difflib
+
+        close = difflib.get_close_matches(node, nodes, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        listing = ", ".join(f"'{label}'" for label in list(dict.fromkeys(nodes))[:_SHOWN])
+        more = ", …" if len(set(nodes)) > _SHOWN else ""
+        return_text = (
+            f" (nodes: {listing}{more})" if nodes else " (the hierarchy has no level above the values)"
+        )
+        raise ConfigError(
+            f"{where}missing: under '{node}': no node '{node}' in the hierarchy{hint}{return_text}"
+        )
 
     # Checks --------------------------------------------------------------------------------------
 
@@ -362,19 +506,48 @@ class Hierarchy:
         *,
         lines: Sequence[int] | np.ndarray | None = None,
         validate: bool = True,
+        missing_values: Sequence[str] | None = None,
     ) -> Hierarchy:
         """A hierarchy from a polars or pandas DataFrame: one row per leaf, column j = level j.
 
         Values are taken as text (numbers spelled without a trailing ``.0``); a missing or empty
         label is an error. Validated (:meth:`validate`) unless ``validate`` is False.
+
+        With ``missing_values`` (the tokens that mean a missing value, such as ``NA``), the one row
+        whose leaf is empty or such a token is the row of the missing value: its leaf becomes
+        :data:`MISSING_LABEL`, and so does an empty label of it at a higher level (the missing value
+        stays missing there). :meth:`with_missing` then makes it the leaf of missing values.
         """
         data = to_polars(frame)
         line_numbers = np.arange(1, data.height + 1) if lines is None else np.asarray(lines)
         if data.width == 0:
             raise ConfigError(f"{_where(name, source)}a hierarchy needs at least one column (the values)")
         columns = [value_strings(data.to_series(j)) for j in range(data.width)]
+        keep = None  # rows whose empty labels are errors (None: every row)
+        if missing_values is not None and data.height:
+            leaves = columns[0]
+            tokens = [MISSING_LABEL, *(str(token) for token in missing_values)]
+            rows = np.flatnonzero((leaves.is_null() | leaves.is_in(tokens)).fill_null(True).to_numpy())
+            if rows.size > 1:
+                first, second = (int(line_numbers[row]) for row in rows[:2])
+                raise ConfigError(
+                    f"{_where(name, source, second)}a second row for the missing value "
+                    f"('{leaves[int(rows[1])] or ''}'; the first is on line {first})"
+                )
+            if rows.size:
+                row = int(rows[0])
+                columns = [
+                    column.scatter(row, MISSING_LABEL) if column[row] in (None, "") or level == 0 else column
+                    for level, column in enumerate(columns)
+                ]
+                # The row's empty labels are the missing value's own nodes, not holes.
+                keep = np.ones(data.height, dtype=bool)
+                keep[row] = False
         for level, column in enumerate(columns):
-            empty = np.flatnonzero((column.is_null() | (column == "")).fill_null(True).to_numpy())
+            empty_mask = (column.is_null() | (column == "")).fill_null(True).to_numpy()
+            if keep is not None:
+                empty_mask &= keep
+            empty = np.flatnonzero(empty_mask)
             if empty.size:
                 row = int(empty[0])
                 raise ConfigError(
@@ -416,11 +589,12 @@ class Hierarchy:
         *,
         lines: Sequence[int] | None = None,
         validate: bool = True,
+        missing_values: Sequence[str] | None = None,
     ) -> Hierarchy:
         """A hierarchy from rows (one per leaf: the value, then its label at every level).
 
         Empty fields at the end of a row are ignored; rows of different lengths are an error naming
-        the line (``lines[i]``, or i + 1).
+        the line (``lines[i]``, or i + 1). ``missing_values``: see :meth:`from_frame`.
         """
         line_numbers = list(range(1, len(rows) + 1)) if lines is None else list(lines)
         if len(line_numbers) != len(rows):
@@ -448,7 +622,9 @@ class Hierarchy:
                 for j, column in enumerate(zip(*trimmed, strict=True))
             }
         )
-        return cls.from_frame(name, frame, source, lines=line_numbers, validate=validate)
+        return cls.from_frame(
+            name, frame, source, lines=line_numbers, validate=validate, missing_values=missing_values
+        )
 
     @classmethod
     def from_csv(
@@ -458,10 +634,12 @@ class Hierarchy:
         delimiter: str = ";",
         *,
         validate: bool = True,
+        missing_values: Sequence[str] | None = None,
     ) -> Hierarchy:
         """Read a hierarchy in ARX's CSV format: no header, one row per value, column j = the label at
         level j. Blank lines and empty fields at the end of a row are ignored; rows with different
-        numbers of levels are an error naming the file and line."""
+        numbers of levels are an error naming the file and line. ``missing_values``: the tokens of a
+        row for the missing value (see :meth:`from_frame`)."""
         label = str(path)
         rows: list[list[str]] = []
         lines: list[int] = []
@@ -513,7 +691,9 @@ class Hierarchy:
             raise ConfigError(f"{_where(name, label)}cannot read the file: {error.strerror}") from None
         if not rows:
             raise ConfigError(f"{_where(name, label)}the file is empty")
-        return cls.from_rows(name, rows, source=label, lines=lines, validate=validate)
+        return cls.from_rows(
+            name, rows, source=label, lines=lines, validate=validate, missing_values=missing_values
+        )
 
     # Plumbing ------------------------------------------------------------------------------------
 
@@ -873,6 +1053,8 @@ def build_hierarchy(
     column: pl.Series,
     name: str,
     base_dir: str | os.PathLike[str] | None = None,
+    missing: Any = None,
+    missing_values: Sequence[str] | None = None,
 ) -> Hierarchy:
     """The hierarchy a configuration describes for attribute ``name``, checked against its data.
 
@@ -882,7 +1064,16 @@ def build_hierarchy(
     ``{mask: 5}`` or ``{mask: true}``; or a :class:`Hierarchy`. The hierarchy is validated and must
     cover every value of ``column`` (a file may list more values than occur, as ARX's age hierarchy
     does; its leaf counts are then those of the file).
+
+    ``missing`` says how missing values are members (``"leaf"``, ``{"under": NODE}``, ``"suppress"``;
+    :meth:`Hierarchy.with_missing`); None leaves them out. A file's row whose leaf is empty or one of
+    ``missing_values`` (the data's missing-value tokens; default ``NA`` when ``missing`` is given) is
+    the missing value's row.
     """
+    if missing_values is not None:
+        tokens: tuple[str, ...] | None = tuple(missing_values)
+    else:
+        tokens = None if missing is None else DEFAULT_MISSING_VALUES
     if isinstance(spec, Hierarchy):
         hierarchy = spec
         hierarchy.validate()
@@ -892,13 +1083,46 @@ def build_hierarchy(
             raise ConfigError(f"hierarchy for '{name}': the file name is empty")
         if base_dir is not None and not path.is_absolute():
             path = Path(base_dir) / path
-        hierarchy = Hierarchy.from_csv(path, name)
+        hierarchy = Hierarchy.from_csv(path, name, missing_values=tokens)
     elif isinstance(spec, Mapping):
         hierarchy = _build_inline(spec, column, name)
     else:
         raise ConfigError(f"hierarchy for '{name}': {_spec_help(spec)}")
+    if missing is not None:
+        hierarchy = hierarchy.with_missing(missing)
     hierarchy.leaf_codes(column)
     return hierarchy
+
+
+def _missing_choice(name: str, choice: Any) -> tuple[str | None, str | None]:
+    """A missing-value choice as (treatment, node): ``"leaf"``, ``"suppress"``, ``{"under": NODE}``,
+    or None; raises :class:`ConfigError` naming the attribute for anything else."""
+    if choice is None:
+        return None, None
+    if isinstance(choice, str) and choice in ("leaf", "suppress"):
+        return choice, None
+    if isinstance(choice, Mapping) and list(choice) == ["under"]:
+        node = choice["under"]
+        if node is None or isinstance(node, Mapping | list | tuple) or _text(node) == "":
+            raise ConfigError(
+                f"hierarchy for '{name}': missing: under needs the label of a node, got {node!r}"
+            )
+        return "under", _text(node)
+    raise ConfigError(
+        f"hierarchy for '{name}': missing must be leaf, suppress or {{under: NODE}}, got {choice!r}"
+    )
+
+
+def missing_values_refused(source: str | None, name: str, count: int, method: str) -> ConfigError:
+    """The error for a quasi-identifier with missing values that its hierarchy does not place: it
+    names the attribute and the three choices."""
+    return ConfigError(
+        f"{source or 'data'}: quasi-identifier '{name}' has {count:,} missing value"
+        f"{'s' if count != 1 else ''}; say how {method} generalizes them with the attribute's key "
+        "missing: leaf (a leaf of their own: the hierarchy's row for the missing value, or missing up "
+        "to the top), missing: {under: NODE} (a leaf under a node of the hierarchy) or missing: "
+        "suppress (released empty and counted as suppressed cells)"
+    )
 
 
 def _spec_help(spec: Any) -> str:
@@ -945,4 +1169,14 @@ def _build_inline(spec: Mapping[str, Any], column: pl.Series, name: str) -> Hier
     return mask(name, column, **options)
 
 
-__all__ = ["TOP_LABEL", "Hierarchy", "build_hierarchy", "intervals", "mask", "ordered"]
+__all__ = [
+    "MISSING_CHOICES",
+    "MISSING_LABEL",
+    "TOP_LABEL",
+    "Hierarchy",
+    "build_hierarchy",
+    "intervals",
+    "mask",
+    "missing_values_refused",
+    "ordered",
+]

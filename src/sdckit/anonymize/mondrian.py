@@ -30,7 +30,7 @@ from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
-from sdckit.hierarchy import TOP_LABEL, Hierarchy
+from sdckit.hierarchy import MISSING_LABEL, TOP_LABEL, Hierarchy, missing_values_refused
 from sdckit.models import ClassStatistics, KAnonymity, PrivacyModel, SensitiveCounts, evaluate_all
 from sdckit.params import PrivacyModelParams
 from sdckit.table import Kind, Role, Schema, Table, value_strings
@@ -265,11 +265,6 @@ def _resolve(
         missing = column.null_count()
         if not missing and column.dtype.is_float():
             missing = int(column.is_nan().sum())
-        if missing:
-            raise ConfigError(
-                f"{table.source or 'data'}: quasi-identifier '{name}' has {missing} missing values; "
-                "Mondrian needs a value in every record (fill them, or drop those records)"
-            )
         kind = schema[name].kind if name in schema else None
         hierarchy = (hierarchies or {}).get(name)
         if hierarchy is None and name in schema:
@@ -278,6 +273,12 @@ def _resolve(
             raise ConfigError(
                 f"the hierarchy of '{name}' must be a Hierarchy, got {type(hierarchy).__name__}"
             )
+        if missing:
+            if hierarchy is None or hierarchy.missing is None:
+                raise missing_values_refused(table.source, name, missing, "Mondrian")
+            # The hierarchy places the missing values (a number included: it is cut along it then).
+            dimensions.append(_hierarchy_dimension(name, column, hierarchy))
+            continue
         if whole is not None and name in whole.domains:
             dimensions.append(_in_domain(_ordered_dimension(name, column), whole.domains[name]))
             continue
@@ -497,14 +498,21 @@ def mondrian(
     released (a :class:`CutTree`), from which :func:`sdckit.anonymize.transform.transformation_of`
     re-applies the partition to other data; relaxed mode has none (its classes overlap).
 
-    Raises :class:`ConfigError` for a bad parameter, an unknown quasi-identifier, a missing
-    quasi-identifier value, or models the whole table does not satisfy (no partition can then).
+    Missing values of a quasi-identifier are partitioned when its hierarchy has them as members
+    (:meth:`sdckit.hierarchy.Hierarchy.with_missing`, the configuration's ``missing`` key): the
+    quasi-identifier is then cut along the hierarchy (a numeric one too), a class whose lowest common
+    ancestor is a node of the missing value releases a missing value (null), and a missing value
+    suppressed from the start is a suppressed cell (``Release.suppressed_cells``, NCP 1).
 
-    Deviations and choices: missing quasi-identifier values are an error (SPEC §3.2 leaves the
-    policy open); a categorical quasi-identifier without a hierarchy is cut on the ranks of its sorted
-    values; a hierarchy given for a numeric column is not used (numbers are cut on their values);
-    a hierarchy whose top level has several nodes gets an implicit root ``*``; records are counted,
-    sampling weights are not used.
+    Raises :class:`ConfigError` for a bad parameter, an unknown quasi-identifier, a missing
+    quasi-identifier value that no hierarchy places, or models the whole table does not satisfy (no
+    partition can then).
+
+    Deviations and choices: missing quasi-identifier values are members of the hierarchy or an error
+    (SPEC §3.2 leaves the policy open); a categorical quasi-identifier without a hierarchy is cut on
+    the ranks of its sorted values; a hierarchy given for a numeric column is not used (numbers are
+    cut on their values) unless the column has missing values; a hierarchy whose top level has several
+    nodes gets an implicit root ``*``; records are counted, sampling weights are not used.
 
     References
     ----------
@@ -749,6 +757,10 @@ def _release(
             labels = pl.Series(
                 dimension.name, [label for labels in dimension.node_labels for label in labels], pl.String
             ).gather(flat)
+            # A node of the missing value is released as a missing value.
+            labels = (
+                pl.select(pl.when(labels != MISSING_LABEL).then(labels)).to_series().alias(dimension.name)
+            )
         elif dimension.kind == _NUMERIC:
             span = dimension.span
             low_values, high_values = dimension.values[lows], dimension.values[highs]
@@ -767,7 +779,7 @@ def _release(
         penalty[:, j] = class_penalty[classes]
         class_penalties[:, j] = class_penalty
         if output == "generalized":
-            categories = labels.unique().sort().to_list()
+            categories = labels.drop_nulls().unique().sort().to_list()
             per_class = labels.cast(pl.Enum(categories))
             released_categories.append(categories)
         else:
@@ -775,6 +787,14 @@ def _release(
             released_categories.append(None)
         class_labels.append(per_class)
         columns.append(per_class.gather(classes).alias(dimension.name))
+    # A missing value suppressed from the start is a suppressed cell (nothing else is suppressed).
+    suppressed_cells = None
+    for j, dimension in enumerate(dimensions):
+        hierarchy = dimension.hierarchy
+        if hierarchy is not None and hierarchy.missing == "suppress":
+            if suppressed_cells is None:
+                suppressed_cells = np.zeros((n, len(dimensions)), dtype=bool)
+            suppressed_cells[:, j] = table.column(dimension.name).is_null().to_numpy()
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
     released = table.data.with_columns(columns).drop(identifiers)
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
@@ -800,7 +820,7 @@ def _release(
         hierarchies=used,
         search=search,
         cell_penalty=penalty,
-        suppressed_cells=None,
+        suppressed_cells=suppressed_cells,
     )
 
 
@@ -835,8 +855,12 @@ def _centroids(
         means = np.bincount(classes, weights=numbers, minlength=n_classes) / sizes
         return pl.Series(dimension.name, means, dtype=pl.Float64)
     # The most frequent value of each class; ties go to the smallest value (sorted order).
-    value_codes, _, _, categories = encode_column(column)
+    value_codes, n_values, has_missing, categories = encode_column(column)
     value_codes = value_codes.astype(np.int64)
+    if has_missing:
+        # A missing value (a member of the hierarchy) is a value of its own, after the others.
+        value_codes = np.where(value_codes < 0, n_values, value_codes)
+        categories = pl.concat([categories, pl.Series([None], dtype=categories.dtype)])
     n_values = len(categories)
     pair, counts = np.unique(classes * n_values + value_codes, return_counts=True)
     pair_class, pair_value = pair // n_values, pair % n_values

@@ -50,7 +50,7 @@ from sdckit.anonymize.base import Context, models_unmet, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import combine_codes, encode, extend_keys, initial_keys
-from sdckit.hierarchy import Hierarchy
+from sdckit.hierarchy import MISSING_LABEL, Hierarchy, missing_values_refused
 from sdckit.models import (
     ClassStatistics,
     DistinctLDiversity,
@@ -70,6 +70,9 @@ ProgressCallback = Callable[[int, int], None]
 _SOURCES = 32  # evaluated nodes kept for roll-up
 
 SUPPRESSED = "*"
+# Stands for the missing value's node while a released column is an Enum (whose categories cannot be
+# null); no hierarchy label holds a NUL character read from a file.
+_PLACEHOLDER = "\x00missing"
 
 #: Metrics whose lower bound depends on the levels only (not on the classes): the value computed as if
 #: nothing were suppressed.
@@ -167,14 +170,11 @@ def _combinations(
         if coded is not None and name in coded.columns and coded[name].null_count() == 0:
             leaf_columns.append(np.asarray(coded[name].to_numpy(), dtype=np.int32))
             continue
+        # Missing values have the hierarchy's missing leaf when it has one (Hierarchy.with_missing).
         codes = hierarchy.leaf_codes(table.column(name))
         missing = int(np.count_nonzero(codes < 0))
         if missing:
-            raise ConfigError(
-                f"{table.source or 'data'}: quasi-identifier '{name}' has {missing} missing values; "
-                "full-domain generalization needs every value in the hierarchy (fill them with a value "
-                "the hierarchy lists)"
-            )
+            raise missing_values_refused(table.source, name, missing, "full-domain generalization")
         leaf_columns.append(codes.astype(np.int32))
     # One mixed-radix key per record and one grouping.
     keys, sizes = combine_codes(leaf_columns, [h.n_leaves for h in hierarchies], n)
@@ -1024,6 +1024,14 @@ def full_domain_generalization(
         Lattices with more nodes are searched by a greedy heuristic (``Release.heuristic`` is True).
     exhaustive
         Evaluate every node with no pruning (a reference for tests; slow on large lattices).
+
+    Missing values of a quasi-identifier are generalized when its hierarchy has them as members
+    (:meth:`sdckit.hierarchy.Hierarchy.with_missing`, the configuration's ``missing`` key): their
+    leaf is a value like any other, and a node standing for the missing value is released as a
+    missing value (null). Suppressed from the start (``"suppress"``), the cell is a suppressed cell
+    (``Release.suppressed_cells``, NCP and loss 1) while its record keeps its class; a class too
+    small is suppressed as any other. Without a choice they are a :class:`ConfigError` naming the
+    attribute and the choices.
     """
     if not models:
         raise ConfigError("give at least one privacy model (for example k-anonymity)")
@@ -1105,19 +1113,33 @@ def _release(
         combination_penalty[:, j] = hierarchy.ncp(level)[search.generalized[j][level]]
     combination_penalty[combination_suppressed] = 1.0
     penalty = np.take(combination_penalty, record_combination, axis=0)  # rows: faster than [index]
+    # A missing value suppressed from the start is a suppressed cell in a record that is not suppressed.
+    suppressed_cells = np.repeat(suppressed[:, None], len(search.quasi_identifiers), axis=1)
     for j, name in enumerate(search.quasi_identifiers):
         hierarchy = search.hierarchies[j]
         level = node.levels[j]
         # Released as an Enum of the level's labels (and '*'): the text a user sees, stored as small
-        # integer codes that later checks group exactly without hashing text.
+        # integer codes that later checks group exactly without hashing text. A node of the missing
+        # value (MISSING_LABEL) is released as a missing value: the Enum's null.
         categories = list(hierarchy.labels[level])
         if SUPPRESSED not in categories:
             categories.append(SUPPRESSED)
+        missing_node = categories.index(MISSING_LABEL) if MISSING_LABEL in categories else -1
+        if missing_node >= 0:
+            categories[missing_node] = _PLACEHOLDER  # an Enum category is never null; nulled below
         text = pl.Series(name, categories, dtype=pl.String)  # one conversion of the labels, not two
         labels = text.cast(pl.Enum(text))
         codes = np.where(combination_suppressed, categories.index(SUPPRESSED), search.generalized[j][level])
         # numpy indexing (no expression round trip) by uint32, which polars takes without a copy
-        columns.append(labels[codes.astype(np.uint32)[record_combination]])
+        column = labels[codes.astype(np.uint32)[record_combination]]
+        if missing_node >= 0:
+            column = column.cast(pl.String).replace(_PLACEHOLDER, None)
+            categories.pop(missing_node)
+            column = column.cast(pl.Enum(categories))
+        if hierarchy.missing == "suppress":
+            leaves = search.combinations.leaf_codes[:, j] == hierarchy.missing_leaf
+            suppressed_cells[:, j] |= leaves[record_combination]
+        columns.append(column)
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
     released = table.data.with_columns(columns).drop(identifiers)
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
@@ -1137,7 +1159,7 @@ def _release(
         heuristic=heuristic,
         search=details,
         cell_penalty=penalty,
-        suppressed_cells=np.repeat(suppressed[:, None], len(search.quasi_identifiers), axis=1),
+        suppressed_cells=suppressed_cells,
     )
 
 
@@ -1162,14 +1184,19 @@ def top_bottom_expression(
     whole numbers (ages stay ages: 29, not 29.0). Shared by :func:`top_bottom_coding` and
     :func:`sdckit.anonymize.transform.apply_transformation` so that both release the same bits."""
     expression = pl.col(attribute).cast(pl.Float64)
-    coded = expression
-    if top is not None:
-        coded = pl.when(expression > top).then(pl.lit(top_value)).otherwise(coded)
-    if bottom is not None:
-        coded = pl.when(expression < bottom).then(pl.lit(bottom_value)).otherwise(coded)
     replacements = [value for value in (bottom_value, top_value) if value is not None]
-    if dtype is not None and dtype.is_integer() and all(float(value).is_integer() for value in replacements):
-        coded = coded.cast(dtype)
+    integral = (
+        dtype is not None and dtype.is_integer() and all(float(value).is_integer() for value in replacements)
+    )
+    # An integer column keeps its values exactly where they are not coded (beyond 2**53 a float would
+    # not), and its type.
+    coded = pl.col(attribute).cast(dtype) if integral else expression
+    if top is not None:
+        replacement = pl.lit(top_value).cast(dtype) if integral else pl.lit(top_value)
+        coded = pl.when(expression > top).then(replacement).otherwise(coded)
+    if bottom is not None:
+        replacement = pl.lit(bottom_value).cast(dtype) if integral else pl.lit(bottom_value)
+        coded = pl.when(expression < bottom).then(replacement).otherwise(coded)
     return coded.alias(attribute)
 
 

@@ -80,7 +80,7 @@ from sdckit.anonymize.mondrian import (
 )
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode, encode_column, group_keys
-from sdckit.hierarchy import Hierarchy
+from sdckit.hierarchy import Hierarchy, missing_values_refused
 from sdckit.models import ClassStatistics, SensitiveCounts, evaluate_all
 from sdckit.scale.base import RECORD, ScaledRun
 from sdckit.scale.dataset import Dataset, Partition, PartitionReader
@@ -405,7 +405,8 @@ def _spill(partition: Partition, shared: _Plan) -> dict[str, Any]:
     for f in np.flatnonzero(counts).tolist():
         _write(ordered.slice(start, int(counts[f])), _spill_path(shared.workdir, partition.index, f))
         start += int(counts[f])
-    labelled = data.select(shared.sensitive).with_columns(pl.Series(_FRAGMENT, fragment))
+    # Without a sensitive attribute the selection has no column, and so no rows to label.
+    labelled = data.select(*shared.sensitive, pl.Series(_FRAGMENT, fragment))
     sensitive = {
         name: labelled.group_by(_FRAGMENT, name).agg(pl.len().cast(pl.Int64).alias("count"))
         for name in shared.sensitive
@@ -476,6 +477,8 @@ def _anonymize(group: _Group, shared: _Anonymize) -> dict[str, Any]:
         "classes": len(sizes),
         "smallest": int(sizes.min()),
         "penalty": release.cell_penalty.sum(axis=0),
+        # Missing values suppressed from the start (the hierarchy's missing: suppress) are suppressed cells.
+        "suppressed_cells": release.suppressed_cells_per_attribute(),
         "splits": release.search["splits"],
         "labels": labels,
         "achieved": achieved,
@@ -622,11 +625,17 @@ def run_mondrian(
         raise ConfigError("the data has no records")
     for name in quasi_identifiers:
         missing = sum(s["missing"][name] for s in surveys)
-        if missing:
+        if not missing:
+            continue
+        if name in numeric:
+            # The fragments' cuts read a numeric column's numbers; they have no place for a missing one.
             raise ConfigError(
-                f"{dataset.label}: quasi-identifier '{name}' has {missing} missing values; "
-                "Mondrian needs a value in every record (fill them, or drop those records)"
+                f"{dataset.label}: quasi-identifier '{name}' has {missing:,} missing values; the "
+                "distributed Mondrian cuts a numeric column on its numbers and cannot place them: run "
+                "the in-memory Mondrian (which cuts it along its hierarchy, whose missing key places them)"
             )
+        if name not in config.missing_choices:
+            raise missing_values_refused(dataset.label, name, missing, "Mondrian")
     sample = pl.concat([s["sample"] for s in surveys], how="vertical")
 
     schema, axes, whole = _whole_table(config, schema, quasi_identifiers, numeric, sensitive, surveys)
@@ -711,7 +720,8 @@ def run_mondrian(
     enums = {}
     if job.output == "generalized":
         for name in quasi_identifiers:
-            values = sorted({value for outcome in outcomes for value in outcome["labels"][name]})
+            # A missing value (a node of the missing value) is the Enum's null, not a category.
+            values = sorted({value for outcome in outcomes for value in outcome["labels"][name]} - {None})
             enums[name] = values
     gather = _Gather(str(workdir), tuple(tuple(g) for g in holding), enums)
     parts = engine.map(_gather, list(range(len(dataset.partitions))), shared=gather, progress=progress)
@@ -885,6 +895,10 @@ def _figures(
     output: str,
 ) -> dict[str, Any]:
     penalty = np.sum([outcome["penalty"] for outcome in outcomes], axis=0)
+    cells = {
+        name: int(sum(outcome["suppressed_cells"][name] for outcome in outcomes))
+        for name in quasi_identifiers
+    }
     figures: dict[str, Any] = {
         "models": [model.name for model in models],
         "mode": params.mode,
@@ -892,7 +906,7 @@ def _figures(
         "suppressed_records": 0,
         "equivalence_classes": int(sum(outcome["classes"] for outcome in outcomes)),
         "smallest_class": int(min(outcome["smallest"] for outcome in outcomes)),
-        "suppressed_cells": {"total": 0, "per_attribute": dict.fromkeys(quasi_identifiers, 0)},
+        "suppressed_cells": {"total": sum(cells.values()), "per_attribute": cells},
         "metrics": {"ncp": float(penalty.sum() / (n * len(quasi_identifiers)))},
     }
     if output == "generalized":
