@@ -21,6 +21,7 @@ from sdckit.cli._common import (
     SummaryOption,
     finish,
     load_settings,
+    progress_bar,
     stage_json,
     stage_messages,
     user_errors,
@@ -101,20 +102,22 @@ def evaluate(
         settings = load_settings(config, InlineRoles(qi, sensitive))
         table = settings.read(original)
         released = [(_name(path, releases), settings.read_release(path)) for path in releases]
-        result = run_evaluation(
-            table,
-            released,
-            config=settings,
-            risk=_names(risk),
-            utility=_names(utility),
-            risk_axis=risk_axis,
-            loss_axis=loss_axis,
-            weight=weight,
-            recipes=recipes or None,
-            settings=settings_given,
-            original_name=original.name,
-            stage=stage_messages(quiet, started),
-        )
+        with progress_bar(not quiet, "measures") as progress:
+            result = run_evaluation(
+                table,
+                released,
+                config=settings,
+                risk=_names(risk),
+                utility=_names(utility),
+                risk_axis=risk_axis,
+                loss_axis=loss_axis,
+                weight=weight,
+                recipes=recipes or None,
+                settings=settings_given,
+                original_name=original.name,
+                stage=stage_messages(quiet, started),
+                progress=progress,
+            )
         elapsed = time.perf_counter() - started
         document = {**result.summary(), "elapsed_seconds": round(elapsed, 3)}
         outputs.stage(
