@@ -1,7 +1,8 @@
-"""The documentation cannot drift: every command example of README.md, docs/*.md and
-examples/README.md runs and exits as its page says, every anonymization method and each of its
-options is documented in docs/anonymize.md, every option of every other command on its page, and
-every command group of ``sdckit --help`` has its page.
+"""The documentation cannot drift: every command example and every Python block of README.md,
+docs/*.md and examples/README.md runs and exits as its page says (the README's tour as a new user
+runs it, from a fresh clone), every anonymization method and each of its options is documented in
+docs/anonymize.md, every option of every other command on its page, and every command group of
+``sdckit --help`` has its page.
 
 How examples are written (the convention this test enforces):
 
@@ -20,13 +21,23 @@ How examples are written (the convention this test enforces):
     ``--allow-violations`` or is ``sdckit check`` (whose summary reports the failure).
   - ``<!-- file: out/release.yaml -->``: the block (of any language) is a file the examples use;
     it is written at that path, relative to the directory the examples run in.
+  - ``<!-- server: out/server.yaml -->``: a ``python`` block that talks to a running query server:
+    the test starts ``sdckit serve`` on that configuration (on a free port, with a new key in
+    ``SDCKIT_KEY``) for this block, and the block's ``http://127.0.0.1:8000`` is that server.
 
-* Each page runs in a fresh directory of its own, its commands in page order, so that a command can
-  read what an earlier one of the same page wrote (``anonymize ... --summary out/g.json`` then
-  ``apply out/g.json ...``). The directory starts with ``examples/`` (the repository's), the example
-  data ``out/example.csv`` (``python -m examples.generate --records 2000 --seed 1``: 2,000 records
-  keep the whole file under a minute) and every ``file:`` block of every page, so that any page may
-  use the configuration and plan another page shows.
+* A fenced block with the info string ``python`` is run whole, as Python; a page's Python blocks
+  share one namespace, so a later block may use what an earlier one made. Unless a marker says
+  otherwise (``not run``, which is counted: :data:`PYTHON_NOT_RUN`), every Python block runs.
+* Each page runs in a fresh directory of its own, its commands and Python blocks in page order, so
+  that a command can read what an earlier one of the same page wrote (``anonymize ... --summary
+  out/g.json`` then ``apply out/g.json ...``). The directory starts with ``examples/`` (the
+  repository's), the example data ``out/example.csv`` (``python -m examples.generate --records 2000
+  --seed 1``: 2,000 records keep the whole file under a minute) and every ``file:`` block of every
+  page, so that any page may use the configuration and plan another page shows. The README is the
+  exception: its tour runs as a new user runs it, in a directory holding ``examples/`` only, as a
+  fresh clone does, so that it may use no file that only another page shows.
+* A command that exits 0 has written every file it was asked for (``-o``, ``--output``,
+  ``--summary``, ``--report``, ``--histogram``, ``--export-mappings``).
 * Commands run in this process with typer's CliRunner (``from sdckit.cli import app``): the same
   commands as the ``sdckit`` console script, without paying its start-up (polars, numba) per line.
 * A ``sdckit table`` example that applies primary rules (``--rule``, ``--min-frequency``) and exits 0
@@ -42,10 +53,15 @@ the registry, as docs/anonymize.md shows it.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,7 +87,7 @@ class Block:
 
     @property
     def run(self) -> bool:
-        return self.language == "sh" and not self.marker.startswith("not run")
+        return self.language in ("sh", "python") and not self.file and not self.marker.startswith("not run")
 
     @property
     def exit_status(self) -> int:
@@ -81,6 +97,12 @@ class Block:
     @property
     def file(self) -> str | None:
         found = re.fullmatch(r"file:\s*(\S+)", self.marker)
+        return found.group(1) if found else None
+
+    @property
+    def server(self) -> str | None:
+        """The query server configuration a Python block needs running, if any."""
+        found = re.fullmatch(r"server:\s*(\S+)", self.marker)
         return found.group(1) if found else None
 
     def commands(self) -> list[tuple[int, str]]:
@@ -161,8 +183,12 @@ def example_data(tmp_path_factory) -> Path:
     return folder / "example.csv"
 
 
-def prepare(directory: Path, example_data: Path) -> None:
+def prepare(directory: Path, example_data: Path | None) -> None:
+    """A page's directory: the repository's ``examples/`` and, unless ``example_data`` is None (the
+    README's fresh clone), ``out/`` with the example data and every file the pages show."""
     shutil.copytree(ROOT / "examples", directory / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    if example_data is None:
+        return
     (directory / "out").mkdir()
     shutil.copy(example_data, directory / "out" / "example.csv")
     for name, block in shown_files().items():
@@ -210,6 +236,99 @@ def primary_summary(command: str, scratch: Path) -> tuple[str, Path | None]:
     return f"{command} --summary {shlex.quote(str(summary))}", summary
 
 
+#: Options whose value is a file (or folder) the command writes.
+OUTPUT_OPTIONS = ("-o", "--output", "--summary", "--report", "--histogram", "--export-mappings")
+
+
+def outputs(command: str) -> list[str]:
+    """The files a documented command is asked to write."""
+    words = shlex.split(command, comments=True)
+    found = []
+    for index, word in enumerate(words):
+        name, equals, value = word.partition("=")
+        if name in OUTPUT_OPTIONS and (equals or index + 1 < len(words)):
+            found.append(value if equals else words[index + 1])
+    return found
+
+
+#: Python blocks marked ``not run``, per page: none is skipped without being counted here.
+PYTHON_NOT_RUN: dict[str, int] = {}
+
+#: What a Python block shows as the query server's address; the test's server replaces it.
+SHOWN_SERVER = "http://127.0.0.1:8000"
+
+
+@contextmanager
+def query_server(configuration: Path, monkeypatch) -> Iterator[str]:
+    """``sdckit serve`` on ``configuration`` in a subprocess on a free port, as an analyst reaches
+    it: a new key of every dataset in ``SDCKIT_KEY``. Yields the server's address."""
+    from typer.testing import CliRunner
+
+    from sdckit.cli import app
+
+    result = CliRunner().invoke(app, ["keys", "add", "docs-reader", "--all", "--config", str(configuration)])
+    assert result.exit_code == 0, f"sdckit keys add on {configuration}:\n{result.output}"
+    monkeypatch.setenv("SDCKIT_KEY", result.stdout.strip())
+    log = configuration.with_name("server.log")
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    arguments = ["serve", "--config", str(configuration), "--host", "127.0.0.1", "--port", "0"]
+    with log.open("ab") as errors:
+        server = subprocess.Popen(
+            [sys.executable, "-c", f"from sdckit.cli import main; main({arguments!r})"],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=environment,
+        )
+    try:
+        line = server.stdout.readline().decode()  # "serving ... on http://127.0.0.1:PORT ..."
+        found = re.search(r"on (http://127\.0\.0\.1:\d+)", line)
+        assert found, f"sdckit serve printed {line!r}; its log:\n{log.read_text()}"
+        url = found.group(1)
+        deadline = time.monotonic() + 120  # the address is printed once the port is bound
+        while not answers(url):
+            assert server.poll() is None, f"the server died:\n{log.read_text()}"
+            assert time.monotonic() < deadline, f"the server did not answer:\n{log.read_text()}"
+            time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        server.stdout.close()
+    assert "Traceback" not in log.read_text(), f"the server logged an error:\n{log.read_text()}"
+
+
+def answers(url: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(f"{url}/openapi.json", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def run_python(block: Block, namespace: dict, directory: Path, monkeypatch) -> None:
+    """Run a Python block in the page's namespace; a failure names the page and the block's line
+    (the traceback's line numbers are the page's)."""
+    text = block.text
+    with ExitStack() as stack:
+        if block.server:
+            where = f"{block.page.name}:{block.line}"
+            assert SHOWN_SERVER in text, f"{where}: the block never uses {SHOWN_SERVER}"
+            url = stack.enter_context(query_server(directory / block.server, monkeypatch))
+            text = text.replace(SHOWN_SERVER, url)
+        code = compile("\n" * block.line + text, str(block.page), "exec")
+        try:
+            exec(code, namespace)
+        except Exception as error:
+            raise AssertionError(
+                f"{block.page.name}:{block.line}: the Python block fails: {type(error).__name__}: {error}"
+            ) from error
+
+
 def files(directory: Path) -> set[str]:
     return {str(p.relative_to(directory)) for p in directory.rglob("*")}
 
@@ -222,11 +341,17 @@ def leftovers(directory: Path) -> list[str]:
 @pytest.mark.parametrize("path", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
 def test_examples_run_as_documented(path, example_data, tmp_path, tmp_path_factory, monkeypatch):
     scratch = tmp_path_factory.mktemp("summaries")
-    prepare(tmp_path, example_data)
+    prepare(tmp_path, None if path == ROOT / "README.md" else example_data)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "100")
+    namespace: dict = {"__name__": f"docs.{path.stem}"}
     for block in parse(path).blocks:
         if not block.run:
+            continue
+        if block.language == "python":
+            run_python(block, namespace, tmp_path, monkeypatch)
+            left = leftovers(tmp_path)
+            assert not left, f"{path.name}:{block.line}\nleft temporary files: {left}"
             continue
         for line, command in block.commands():
             before = files(tmp_path)
@@ -243,25 +368,55 @@ def test_examples_run_as_documented(path, example_data, tmp_path, tmp_path_facto
                 )
             assert not leftovers(tmp_path), f"{where}\nleft temporary files: {leftovers(tmp_path)}"
             new = files(tmp_path) - before
+            missing = [name for name in outputs(command) if not Path(name).exists()]
+            assert status != 0 or not missing, f"{where}\nexited 0 but did not write {missing}\n{output}"
             if status == 0 or "--allow-violations" in command or command.startswith("sdckit check "):
                 continue
             assert not new, f"{where}\nexited {status} but wrote {sorted(new)}"
 
 
 def test_the_examples_are_found():
-    """The parser sees what the pages hold: runnable commands in every command page, and the
-    markers it understands only."""
-    known = re.compile(r"not run(:.*)?|exit \d+|file: \S+")
-    counted = {}
+    """The parser sees what the pages hold: runnable commands in every command page, the README's
+    tour among them, Python blocks that are not run only where counted, and the markers it
+    understands only."""
+    known = re.compile(r"not run(:.*)?|exit \d+|file: \S+|server: \S+")
+    counted, python, python_not_run = {}, 0, {}
     for page in all_pages():
         for block in page.blocks:
             where = f"{page.path.name}:{block.line}"
             assert not block.marker or known.fullmatch(block.marker), f"{where}: <!-- {block.marker} -->?"
             assert not (block.file and block.language == "sh"), f"{where}: a file block is not an example"
-        counted[page.path.name] = sum(len(b.commands()) for b in page.blocks if b.run)
+            assert not block.server or block.language == "python", f"{where}: a server is for a Python block"
+            if block.language == "python" and not block.file:
+                python += 1
+                if not block.run:
+                    python_not_run[page.path.name] = python_not_run.get(page.path.name, 0) + 1
+        counted[page.path.name] = sum(len(b.commands()) for b in page.blocks if b.run and b.language == "sh")
     pages = ("README.md", "risk.md", "check.md", "anonymize.md", "protect-and-apply.md", "experiments.md")
     for name in pages:
         assert counted.get(name, 0) >= 1, f"{name} has no runnable example: {counted}"
+    assert python_not_run == PYTHON_NOT_RUN, f"Python blocks not run: {python_not_run}"
+    assert python >= 11, f"only {python} Python blocks found"
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("## A quick tour")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    tour = [block for block in parse(ROOT / "README.md").blocks if start < block.line - 1 < end]
+    assert tour and all(block.run and block.commands() for block in tour), "the README's tour is not run"
+
+
+#: The files of the README's tour, shipped in examples/, and the blocks of the pages that explain them.
+TOUR_FILES = {"examples/release.yaml": "out/release.yaml", "examples/plan.yaml": "out/plan.yaml"}
+
+
+def test_the_tour_files_are_those_the_pages_show():
+    """The configuration and the plan the README's tour uses are, byte for byte, those that
+    docs/anonymize.md and docs/protect-and-apply.md show and explain."""
+    shown = shown_files()
+    for shipped, name in TOUR_FILES.items():
+        block = shown[name]
+        assert (ROOT / shipped).read_text(encoding="utf-8") == block.text + "\n", (
+            f"{shipped} differs from {name} of {block.page.name}:{block.line}"
+        )
 
 
 # What the pages must cover ------------------------------------------------------------------------
