@@ -369,12 +369,18 @@ def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
     checked = json.loads((tmp_path / "check.json").read_text())
     assert int(by_id(bench, "violating-classes").text) == checked["violating_classes"] > 0
     assert int(by_id(bench, "violating-records").text) == checked["violating_records"]
+    from sdckit.evaluate.figure_names import figure_label
     from sdckit.ui.charts import flatten
 
-    shown_figures = dict(
-        row.text.split(" ", 1)
-        for row in driver.find_elements("css selector", "#reidentification-figures tbody tr")
-    )
+    # each figure named in words, its key in the tooltip (issue 32: internal keys are not labels)
+    shown_figures, shown_labels = {}, {}
+    for row in driver.find_elements("css selector", "#reidentification-figures tbody tr"):
+        name = row.find_element("css selector", "th")
+        key = name.get_attribute("title")
+        shown_figures[key] = row.find_element("css selector", "td").text
+        shown_labels[key] = name.text
+    assert shown_labels == {key: figure_label(key) for key in shown_figures}
+    assert shown_labels["journalist.population"] == "journalist attacker: population size assumed"
     cli("risk", "reidentification", data, "--config", str(config), "--summary", str(tmp_path / "reid.json"))
     reidentification = dict(flatten(json.loads((tmp_path / "reid.json").read_text())))
     assert len(shown_figures) > 20 and {"global_risk", "expected_reidentifications"} <= set(shown_figures)

@@ -253,3 +253,40 @@ def test_the_session_places_a_hierarchy_error_at_its_own_field(tmp_path):
     }
     session.update_config({**form, "attr-0-hierarchy": "{intervals: {width: 2}}"})
     assert session.config is not None and session.config_errors == {}
+
+
+def test_a_threshold_off_the_axis_is_drawn_at_its_edge_and_the_caption_says_so():
+    """The histogram's x axis runs over the positive risks (edges 1 to 100 here, log scale over the
+    plot's 660 px from x = 84): a threshold beyond it is drawn at that edge, and said to be."""
+    from sdckit.ui.charts import histogram_svg, threshold_caption
+
+    bins = {"edges": [1.0, 10.0, 100.0], "counts": [2, 2], "zeros": 0}
+    inside = histogram_svg(bins, 10.0)
+    assert 'data-side="inside" x1="414.0"' in inside  # 84 + 660 * log10(10) / log10(100)
+    assert threshold_caption(bins, 10.0) == "the dashed line is the threshold 10"
+    above = histogram_svg(bins, 1000.0)
+    assert 'data-side="right" x1="744.0"' in above and "threshold 1000 (above every risk)" in above
+    assert threshold_caption(bins, 1000.0) == (
+        "the threshold 1000 is above every risk: its dashed line is drawn at the right edge "
+        "(no record is above it)"
+    )
+    below = histogram_svg(bins, 0.01)
+    assert 'data-side="left" x1="84.0"' in below and "threshold 0.01 (below every risk)" in below
+    assert threshold_caption(bins, 0.01).startswith("the threshold 0.01 is below every positive risk")
+    assert 'class="threshold"' not in histogram_svg(bins, None)
+    assert threshold_caption(bins, None) == "no threshold is set"
+
+
+def test_the_r_u_axes_are_named_in_words_with_the_key_in_a_tooltip():
+    from sdckit.ui.charts import ru_map_svg
+
+    points = [{"name": "R1", "risk": 0.1, "loss": 0.2, "on_front": True}]
+    drawn = ru_map_svg(points, "linkage.distance.linked_share", "tables.total_variation.two_way_mean")
+    assert (
+        "<title>linkage.distance.linked_share</title>risk: record linkage: distance-based linkage: "
+        "share of records linked to their own original</text>"
+    ) in drawn
+    assert (
+        "<title>tables.total_variation.two_way_mean</title>loss: frequency tables: total variation "
+        "distance: two-way tables, mean</text>"
+    ) in drawn

@@ -76,7 +76,7 @@ def evaluate(
     risk: RiskOption = None,
     utility: UtilityOption = None,
     risk_axis: RiskAxisOption = "linkage",
-    loss_axis: LossAxisOption = "propensity",
+    loss_axis: LossAxisOption = "tables",
     weight: WeightOption = 0.5,
     set_: SetOption = None,
     recipe: RecipeOption = None,

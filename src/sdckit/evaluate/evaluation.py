@@ -19,6 +19,7 @@ import numpy as np
 
 from sdckit.context import Context
 from sdckit.errors import ConfigError
+from sdckit.evaluate.riskiest import riskiest_sample
 from sdckit.evaluate.rumap import RUPoint, pareto_front, ru_score
 from sdckit.measures import MeasureSpec, first_implicate, measure_spec, run_measure
 from sdckit.table import Kind, Role, Table
@@ -65,6 +66,8 @@ class Evaluation:
     front: list[int]
     scores: list[float]
     weight: float
+    #: The original's riskiest records beside each release's (:mod:`sdckit.evaluate.riskiest`)
+    riskiest: Any = None
 
     def summary(self) -> dict[str, Any]:
         def measured(item: Measured) -> dict[str, Any]:
@@ -154,7 +157,7 @@ def evaluate(
     risk: Sequence[str] | None = None,
     utility: Sequence[str] | None = None,
     risk_axis: str = "linkage",
-    loss_axis: str = "propensity",
+    loss_axis: str = "tables",
     weight: float = 0.5,
     recipes: Sequence[dict[str, Any] | None] | None = None,
     settings: Mapping[str, Mapping[str, Any]] | None = None,
@@ -249,6 +252,7 @@ def evaluate(
         front=pareto_front(points),
         scores=scores,
         weight=weight,
+        riskiest=riskiest_sample(original, releases, measured_original.individual_risk),
     )
 
 

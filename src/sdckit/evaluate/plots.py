@@ -73,13 +73,15 @@ def risk_histogram(
     threshold: float | None = None,
     bins: int = 60,
     title: str = "Record disclosure risk D(r)",
+    axis_label: str = "disclosure risk D(r) (log scale)",
 ) -> None:
     """Histogram of record risks on logarithmic axes, as Figure 2 of Orooji & Knapp (2019).
 
     Risk values are binned on a log-spaced grid (records with risk 0 cannot be placed on a log axis
     and are counted in the legend instead) and the counts are drawn on a log scale. Several named
-    risk vectors (e.g. before and after protection) are overlaid on the same bins. The file is
-    written atomically.
+    risk vectors (e.g. before and after protection) are overlaid on the same bins. ``axis_label``
+    names the risk on the x axis (another risk than D(r) must say which). The file is written
+    atomically.
     """
     plt = pyplot()
     series = {"records": np.asarray(risks)} if isinstance(risks, np.ndarray) else dict(risks)
@@ -100,7 +102,7 @@ def risk_histogram(
         axes.axvline(
             threshold, color="crimson", linestyle="--", linewidth=1.2, label=f"threshold {threshold:g}"
         )
-    axes.set_xlabel("disclosure risk D(r) (log scale)")
+    axes.set_xlabel(axis_label)
     axes.set_ylabel("number of records (log scale)")
     axes.set_title(title)
     if axes.get_legend_handles_labels()[0]:

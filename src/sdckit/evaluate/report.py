@@ -1,10 +1,15 @@
 """One self-contained HTML report of an evaluation: inline CSS, images as data URIs, no script and
 no network access needed to view it (a data steward mails it or opens it offline).
 
-Sections: what was measured; the overview (each release's headline risk and loss, its combined score
-and whether it is on the Pareto front); the R-U map; the risk figures of the original and each
-release, with a histogram of the individual re-identification risk; the information-loss figures;
-the recipe of each release that has one; what was skipped and why.
+Sections: what was measured and what each axis of the R-U map says; the overview (each release's
+headline risk and loss, its combined score and whether it is on the Pareto front); the R-U map; the
+risk figures of the original and each release, with a histogram of the individual re-identification
+risk; the information-loss figures; the original's riskiest records beside what each release shows of
+them; the recipe of each release that has one; what was skipped and why.
+
+It is meant to be read: the figures of each measure and the recipes are folded (``<details>``) under
+a one-line summary, figures are named in words with their key in a tooltip (``title``), so that three
+releases fit in a few screens (the JSON summary holds every figure).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from sdckit.evaluate.evaluation import Evaluation, Measured, figure_at, headline
+from sdckit.evaluate.figure_names import axis_explanation, figure_label
 from sdckit.table import atomic_write
 
 STYLE = """
@@ -36,6 +42,9 @@ tr.front td { font-weight: 600; }
 .note { color: #666; font-size: .9rem; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 pre { background: #f7f7f7; padding: .8rem; overflow-x: auto; font-size: .8rem; }
+details { margin: .4rem 0; } summary { cursor: pointer; }
+tbody.record tr:first-child td { border-top: 2px solid #bbb; }
+td.changed { background: #fff4d6; }
 """
 
 
@@ -57,12 +66,13 @@ def render_report(evaluation: Evaluation, *, title: str = "Disclosure risk and u
         f"<h1>{_e(title)}</h1>",
         f'<p class="note">Original <b>{_e(evaluation.original.source)}</b> '
         f"({evaluation.original.records:,} records) and {len(evaluation.releases)} release(s). "
-        f"R-U map: risk = {_e(_axis(evaluation, 'risk'))}, loss = {_e(_axis(evaluation, 'utility'))}; "
-        f"score = {evaluation.weight:g}·IL + {1 - evaluation.weight:g}·DR (percent, lower is better).</p>",
+        f"Score = {evaluation.weight:g}·IL + {1 - evaluation.weight:g}·DR (percent, lower is better).</p>",
+        _axes_note(evaluation),
         *_overview(evaluation),
         *_map(evaluation),
         *_risk(evaluation),
         *_utility(evaluation),
+        *_riskiest(evaluation),
         *_recipes(evaluation),
         *_skipped(evaluation),
         "</body></html>",
@@ -77,6 +87,29 @@ def _e(text: Any) -> str:
 def _axis(evaluation: Evaluation, group: str) -> str:
     name = evaluation.risk_axis if group == "risk" else evaluation.loss_axis
     return f"{name}.{headline(name, group)}"
+
+
+def _axis_label(evaluation: Evaluation, group: str) -> str:
+    """The words of an axis: its figure's label (the key is in the tooltip)."""
+    return figure_label(_axis(evaluation, group))
+
+
+def _named(key: str) -> str:
+    """A figure's words with its key in a tooltip."""
+    return f'<span title="{_e(key)}">{_e(figure_label(key))}</span>'
+
+
+def _axes_note(evaluation: Evaluation) -> str:
+    """What each axis of the R-U map measures, so that a reader can tell a high loss from a
+    measure's quirk."""
+    items = []
+    for group, name, word in (
+        ("risk", evaluation.risk_axis, "Risk (x)"),
+        ("utility", evaluation.loss_axis, "Loss (y)"),
+    ):
+        explained = _e(axis_explanation(name))
+        items.append(f"<li><b>{word}</b>: {_named(_axis(evaluation, group))}, {explained}.</li>")
+    return f'<ul class="note" id="axes">{"".join(items)}</ul>'
 
 
 def _format(value: Any) -> str:
@@ -113,8 +146,8 @@ def _overview(evaluation: Evaluation) -> list[str]:
     header = [
         "release",
         "records",
-        f"risk ({evaluation.risk_axis})",
-        f"loss ({evaluation.loss_axis})",
+        f"risk ({_axis_label(evaluation, 'risk')})",
+        f"loss ({_axis_label(evaluation, 'utility')})",
         "score",
         "Pareto front",
     ]
@@ -142,8 +175,8 @@ def _map(evaluation: Evaluation) -> list[str]:
         lambda path: ru_map_plot(
             evaluation.points,
             path,
-            risk_label=_axis(evaluation, "risk"),
-            loss_label=_axis(evaluation, "utility"),
+            risk_label=_axis_label(evaluation, "risk"),
+            loss_label=_axis_label(evaluation, "utility"),
             reference=reference,
         )
     )
@@ -172,10 +205,22 @@ def flatten(figures: Mapping[str, Any], prefix: str = "", depth: int = 2) -> Ite
 
 
 def _figures_table(items: list[Measured], group: str, measure: str) -> str:
+    """The figures of one measure, one row per figure (named in words, its key in a tooltip), one
+    column per file, folded under a summary line."""
     columns = [dict(flatten(getattr(item, group).get(measure, {}))) for item in items]
     names = list(dict.fromkeys(name for column in columns for name in column))
-    rows = [[name, *(column.get(name) for column in columns)] for name in names]
-    return _table(["figure", *(item.name for item in items)], rows)
+    head = "".join(f"<th>{_e(h)}</th>" for h in ["figure", *(item.name for item in items)])
+    body = "".join(
+        f"<tr><td>{_named(name)}</td>"
+        + "".join(f"<td>{_e(_format(column.get(name)))}</td>" for column in columns)
+        + "</tr>"
+        for name in names
+    )
+    return (
+        f'<details class="figures" id="{_e(group)}-{_e(measure)}"><summary>{_named(measure)}: '
+        f"{len(names)} figures of {len(items)} file(s)</summary>"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></details>"
+    )
 
 
 def _risk(evaluation: Evaluation) -> list[str]:
@@ -184,12 +229,19 @@ def _risk(evaluation: Evaluation) -> list[str]:
     parts = ["<h2>Disclosure risk</h2>"]
     for measure in measures:
         shown = [item for item in items if measure in item.risk]
-        parts += [f"<h3>{_e(measure)}</h3>", _figures_table(shown, "risk", measure)]
+        parts.append(_figures_table(shown, "risk", measure))
     series = {item.name: item.individual_risk for item in items if item.individual_risk is not None}
     if series:
         from sdckit.evaluate.plots import risk_histogram
 
-        uri = _image(lambda path: risk_histogram(series, path, title="Individual re-identification risk"))
+        uri = _image(
+            lambda path: risk_histogram(
+                series,
+                path,
+                title="Individual re-identification risk",
+                axis_label="individual re-identification risk (log scale)",
+            )
+        )
         parts.append(
             f'<figure><img id="risk-histogram" alt="Histogram of individual risk" src="{uri}">'
             '<figcaption class="note">Individual risk of every record (Benedetti &amp; Franconi), original '
@@ -204,8 +256,47 @@ def _utility(evaluation: Evaluation) -> list[str]:
     parts = ["<h2>Information loss</h2>"]
     for measure in measures:
         shown = [item for item in items if measure in item.utility]
-        parts += [f"<h3>{_e(measure)}</h3>", _figures_table(shown, "utility", measure)]
+        parts.append(_figures_table(shown, "utility", measure))
     return parts
+
+
+def _riskiest(evaluation: Evaluation) -> list[str]:
+    """The original's riskiest records beside each release's values of them (a changed value
+    marked)."""
+    frame = evaluation.riskiest
+    if frame is None or frame.is_empty():
+        return []
+    values = [c for c in frame.columns if c not in ("record", "identifier", "file", "left_out")]
+    identified = "identifier" in frame.columns
+    header = ["record", *(["identifier"] if identified else []), "file", *values]
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    bodies = []
+    for _, group in frame.group_by("record", maintain_order=True):
+        rows = group.rows(named=True)
+        original = rows[0]
+        lines = []
+        for row in rows:
+            texts = [row["record"], *([row["identifier"] or "–"] if identified else []), row["file"]]
+            cells = [f"<td>{_e(text)}</td>" for text in texts]
+            for name in values:
+                changed = row is not original and row[name] != original[name]
+                css = ' class="changed"' if changed else ""
+                cells.append(f"<td{css}>{_e('–' if row[name] is None else row[name])}</td>")
+            lines.append(f"<tr>{''.join(cells)}</tr>")
+        bodies.append(f'<tbody class="record">{"".join(lines)}</tbody>')
+    left_out = frame.get_column("left_out")[0]
+    note = (
+        f" Not shown beside them (their records are not the original's, row for row): {_e(left_out)}."
+        if left_out
+        else ""
+    )
+    return [
+        "<h2>The riskiest records</h2>",
+        f'<p class="note">The {frame.get_column("record").n_unique()} records of highest individual '
+        "re-identification risk in the original, their quasi-identifiers as they are and as each "
+        f"release shows them (a changed value is shaded; – is a missing value).{note}</p>",
+        f'<table id="riskiest"><thead><tr>{head}</tr></thead>{"".join(bodies)}</table>',
+    ]
 
 
 def _recipes(evaluation: Evaluation) -> list[str]:
@@ -215,7 +306,12 @@ def _recipes(evaluation: Evaluation) -> list[str]:
     parts = ["<h2>Recipes</h2>"]
     for item in with_recipe:
         text = json.dumps(item.recipe, indent=2, ensure_ascii=False, default=str)
-        parts.append(f"<h3>{_e(item.name)}</h3><pre>{_e(text)}</pre>")
+        steps = item.recipe.get("steps") if isinstance(item.recipe, Mapping) else None
+        methods = " → ".join(str(step.get("method")) for step in steps or [] if isinstance(step, Mapping))
+        parts.append(
+            f'<details class="recipe"><summary><b>{_e(item.name)}</b>'
+            f"{': ' + _e(methods) if methods else ''}</summary><pre>{_e(text)}</pre></details>"
+        )
     return parts
 
 

@@ -23,7 +23,8 @@ from urllib.parse import parse_qsl, urlencode
 
 from sdckit._extras import missing_extra, require
 from sdckit.errors import SdcError
-from sdckit.ui.charts import flatten, histogram_svg, ru_map_svg
+from sdckit.evaluate.figure_names import figure_label
+from sdckit.ui.charts import flatten, histogram_svg, ru_map_svg, threshold_caption
 from sdckit.ui.forms import param_fields, parse_params
 from sdckit.ui.jobs import DONE
 from sdckit.ui.session import COMPARE_RISK, COMPARE_UTILITY, Session
@@ -62,6 +63,7 @@ def _templates() -> Any:
         lstrip_blocks=True,
     )
     environment.globals["flatten"] = flatten
+    environment.globals["figure_label"] = figure_label
     return environment
 
 
@@ -233,9 +235,11 @@ def _measure_routes(
         with session.lock:
             job = session.jobs.get(session.measure_job) if session.measure_job else None
             result = job.result() if job is not None else None
-            histogram = None
+            histogram = caption = None
             if result and result.get("combined"):
-                histogram = histogram_svg(result["histogram"], result["combined"].get("threshold"))
+                threshold = result["combined"].get("threshold")
+                histogram = histogram_svg(result["histogram"], threshold)
+                caption = threshold_caption(result["histogram"], threshold)
             return render(
                 "measure.html",
                 "Measure the risk",
@@ -244,6 +248,7 @@ def _measure_routes(
                 job=job,
                 result=result,
                 histogram_svg=histogram,
+                threshold_caption=caption,
                 checked_k=(job.meta.get("k") if job is not None else None),
             )
 
@@ -392,7 +397,7 @@ def _compare_routes(
             "risk": list(COMPARE_RISK),
             "utility": list(COMPARE_UTILITY),
             "risk_axis": "linkage",
-            "loss_axis": "propensity",
+            "loss_axis": "tables",
             "weight": "0.5",
         }
 
@@ -436,7 +441,7 @@ def _compare_routes(
             "risk": fields.get("risk", []),
             "utility": fields.get("utility", []),
             "risk_axis": one.get("risk-axis", "linkage"),
-            "loss_axis": one.get("loss-axis", "propensity"),
+            "loss_axis": one.get("loss-axis", "tables"),
             "weight": one.get("weight", "0.5"),
         }
         state["compare"] = options

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from sdckit.evaluate.figure_names import figure_label
+
 WIDTH, HEIGHT = 760, 300
 LEFT, RIGHT, TOP, BOTTOM = 84, 16, 14, 44
 
@@ -61,10 +63,19 @@ def histogram_svg(bins: Mapping[str, Any], threshold: float | None) -> str:
             f'<text x="{LEFT - 6}" y="{y(10**power) + 4:.1f}" font-size="11" '
             f'text-anchor="end">{10**power:,}</text>'
         )
-    if threshold is not None and threshold > 0 and edges[0] <= threshold <= edges[-1]:
+    side = threshold_side(bins, threshold)
+    if side is not None:
+        # a threshold off the axis is drawn at the edge it lies beyond, and says so
+        at = x(threshold) if side == "inside" else (LEFT if side == "left" else LEFT + plot_w)
+        note = {"left": " (below every risk)", "right": " (above every risk)"}.get(side, "")
+        anchor = "end" if at > LEFT + plot_w / 2 else "start"
+        offset = -4 if anchor == "end" else 4
         parts.append(
-            f'<line x1="{x(threshold):.1f}" x2="{x(threshold):.1f}" y1="{TOP}" y2="{TOP + plot_h}" '
-            f'stroke="#c0392b" stroke-dasharray="5 4" stroke-width="1.5"/>'
+            f'<line class="threshold" data-threshold="{threshold:g}" data-side="{side}" x1="{at:.1f}" '
+            f'x2="{at:.1f}" y1="{TOP}" y2="{TOP + plot_h}" stroke="#c0392b" stroke-dasharray="5 4" '
+            f'stroke-width="1.5"><title>threshold {threshold:g}{note}</title></line>'
+            f'<text x="{at + offset:.1f}" y="{TOP + 12}" font-size="11" fill="#c0392b" '
+            f'text-anchor="{anchor}">threshold {threshold:g}{note}</text>'
         )
     parts.append(
         f'<text x="{LEFT + plot_w / 2}" y="{HEIGHT - 6}" font-size="12" text-anchor="middle">disclosure risk '
@@ -73,6 +84,35 @@ def histogram_svg(bins: Mapping[str, Any], threshold: float | None) -> str:
         f'{TOP + plot_h / 2})">records, log scale</text></svg>'
     )
     return "".join(parts)
+
+
+def threshold_side(bins: Mapping[str, Any], threshold: float | None) -> str | None:
+    """Where the histogram draws the threshold: "inside" the axis, at its "left" edge (the threshold
+    is below every positive risk), at its "right" edge (above every risk), or None (no threshold,
+    or no positive risk to draw)."""
+    edges = list(bins["edges"])
+    if threshold is None or threshold <= 0 or not edges:
+        return None
+    if threshold < edges[0]:
+        return "left"
+    if threshold > edges[-1]:
+        return "right"
+    return "inside"
+
+
+def threshold_caption(bins: Mapping[str, Any], threshold: float | None) -> str:
+    """The words of the histogram's caption about its threshold line: where it is drawn, and why
+    at an edge when the threshold is off the axis."""
+    side = threshold_side(bins, threshold)
+    if side is None:
+        return "no threshold line is drawn" if not bins["edges"] else "no threshold is set"
+    return {
+        "inside": f"the dashed line is the threshold {threshold:g}",
+        "left": f"the threshold {threshold:g} is below every positive risk: its dashed line is drawn "
+        "at the left edge",
+        "right": f"the threshold {threshold:g} is above every risk: its dashed line is drawn at the "
+        "right edge (no record is above it)",
+    }[side]
 
 
 def ru_map_svg(points: Sequence[Mapping[str, Any]], risk_label: str, loss_label: str) -> str:
@@ -121,11 +161,14 @@ def ru_map_svg(points: Sequence[Mapping[str, Any]], risk_label: str, loss_label:
             f'text-anchor="middle">{rv:.3g}</text>'
             f'<text x="{LEFT - 6}" y="{y(lv) + 4:.1f}" font-size="11" text-anchor="end">{lv:.3g}</text>'
         )
+    # the axes in words, their figures' keys (risk_label, loss_label) in a tooltip
     parts.append(
-        f'<text x="{LEFT + plot_w / 2}" y="{height - 8}" font-size="12" text-anchor="middle">risk: '
-        f"{escape(risk_label)}</text>"
-        f'<text x="14" y="{TOP + plot_h / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 14 '
-        f'{TOP + plot_h / 2})">loss: {escape(loss_label)}</text></svg>'
+        f'<text id="ru-risk-axis" x="{LEFT + plot_w / 2}" y="{height - 8}" font-size="12" '
+        f'text-anchor="middle"><title>{escape(risk_label)}</title>risk: {escape(figure_label(risk_label))}'
+        "</text>"
+        f'<text id="ru-loss-axis" x="14" y="{TOP + plot_h / 2}" font-size="12" text-anchor="middle" '
+        f'transform="rotate(-90 14 {TOP + plot_h / 2})"><title>{escape(loss_label)}</title>loss: '
+        f"{escape(figure_label(loss_label))}</text></svg>"
     )
     return "".join(parts)
 
