@@ -13,6 +13,7 @@ from sdckit.cli._common import (
     DataArgument,
     InlineRoles,
     QuasiIdentifiersOption,
+    QuietOption,
     Report,
     SamplingWeightOption,
     SensitiveOption,
@@ -54,8 +55,8 @@ def check(
     missing: Annotated[
         str | None,
         typer.Option(
-            help="How a null (a suppressed value) matches: wildcard (as local suppression counts) or "
-            "category; default: the config's risk.missing."
+            help="How a null (a suppressed value) matches: wildcard (every value, as sdcMicro, local "
+            "suppression and risk count) or category; default: the config's risk.missing (wildcard)."
         ),
     ] = None,
     original: OriginalOption = None,
@@ -65,12 +66,15 @@ def check(
     scheduler: SchedulerOption = None,
     workers: WorkersOption = None,
     chunk_rows: ChunkRowsOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Achieved k-anonymity, l-diversity and t-closeness of a table, and its violating classes.
 
     The table is read as a release (Config.read_release): identifiers the release dropped are not
     needed, the delimiter is found, and generalized values such as 20-29, {a,b} or '*' are classes as
-    written. With --missing wildcard a null matches every value (only k-anonymity is then checked).
+    written. A null matches every value by default (--missing wildcard, as risk counts; only
+    k-anonymity is then checked when the quasi-identifiers hold nulls); --missing category makes it
+    a value of its own. -q prints the verdict alone (no tables, no progress).
     With --original, k is also reported as an adversary who knows the original values sees the
     release: the fewest released records whose values cover a record's quasi-identifiers.
     Without -k/-l/-t the achieved values are reported with nothing required; with them, exit status 3
@@ -94,13 +98,14 @@ def check(
             f"[bold]{data.name}[/]: {checked.n_records:,} records, {checked.n_classes:,} equivalence classes "
             f"on {', '.join(result.quasi_identifiers)} (nulls as {result.missing})"
         )
-        report.add(_achieved(result))
+        if not quiet:
+            report.add(_achieved(result))
         figures = _with_adversary_view(result, report, settings, data, original, k)
         if result.required:
             verdict_text = "[bold green]satisfied[/]" if result.satisfied else "[bold red]not satisfied[/]"
             report.line(f"required {', '.join(result.required)}: {verdict_text}")
-            if show > 0 and checked.violating().height:
-                report.add(checked.violating().head(show))
+            if show > 0 and checked.violating().height and not quiet:
+                report.add(_violating(result, show))
         stage_json(outputs, summary, figures)
         unmet = None if result.satisfied else f"{data.name} does not satisfy {', '.join(result.failing)}"
         finish(outputs, report, unmet, allowed=True)
@@ -136,6 +141,37 @@ def _achieved(result) -> RichTable:
         violating = f"{int((~r.passes).sum()):,}" if r.model in result.required else "-"
         achieved.add_row(r.model, f"{r.worst():.4g}", violating)
     return achieved
+
+
+def _count(value: float) -> str:
+    """A count as a whole number (sizes are floats only when weighted), other figures to 4 digits."""
+    value = float(value)
+    return f"{int(value):,}" if value.is_integer() else f"{value:.4g}"
+
+
+def _violating(result, show: int) -> RichTable:
+    """The first ``show`` violating classes: their quasi-identifier values, size and the value of
+    each required model (a failing one marked)."""
+    checked = result.report
+    rows = checked.violating().head(show)
+    total = checked.violating().height
+    title = f"Violating classes ({min(show, total):,} of {total:,}; --show sets how many)"
+    table = RichTable(title=title, title_justify="left")
+    for name in result.quasi_identifiers:
+        table.add_column(name)
+    size_name = "weight" if checked.weighted else "records"
+    table.add_column(size_name, justify="right")
+    required = [r.model for r in checked.results if r.model in result.required]
+    for model in required:
+        table.add_column(model, justify="right")
+    for row in rows.iter_rows(named=True):
+        cells = ["–" if row[name] is None else str(row[name]) for name in result.quasi_identifiers]
+        cells.append(_count(row["size"]))
+        for model in required:
+            mark = "" if row[f"{model} passes"] else " ✗"
+            cells.append(_count(row[f"{model} achieved"]) + mark)
+        table.add_row(*cells)
+    return table
 
 
 def _with_adversary_view(result, report: Report, settings, data: Path, original: Path | None, k) -> dict:

@@ -1,8 +1,9 @@
 """Check a table, as it is, against privacy models: the computation behind ``sdckit check``.
 
 The equivalence classes are the distinct combinations of the quasi-identifier values as they appear
-in the table (a null is a value of its own; with ``missing="wildcard"`` a class's size counts every
-record that matches it when a null matches every value, see :func:`check_table`). A record whose
+in the table. A missing (null) value is by default a wildcard that matches every value, as in
+sdcMicro and ``sdckit risk`` (``risk.missing``): a class's size counts every record that matches it
+(see :func:`check_table`); with ``missing="category"`` a null is a value of its own. A record whose
 quasi-identifiers are all ``'*'`` counts as suppressed: it belongs to no class, but still counts in
 the whole-table distribution of each sensitive attribute that t-closeness compares with.
 """
@@ -158,13 +159,16 @@ def check_table(
     weights; by default records are counted (the table's sampling weights are not used unless passed).
 
     ``missing`` says how a missing (null) quasi-identifier value counts, as in
-    :mod:`sdckit.frequency`: ``"category"`` (default), a null is a value of its own, so records with
-    a suppressed value form classes of their own; ``"wildcard"``, a null matches every value (the
-    convention of sdcMicro and of :func:`sdckit.anonymize.suppression.local_suppression`), so the size
-    of a class (a distinct combination of values and nulls) is the number (or weight) of the records
-    that match it, and a release made k-anonymous by local suppression checks as k. Classes under
-    wildcards overlap, so ``"wildcard"`` is offered for models that read only class sizes
-    (k-anonymity); models with a sensitive attribute need ``"category"``.
+    :mod:`sdckit.frequency`: ``"wildcard"``, a null matches every value (the convention of sdcMicro,
+    of ``sdckit risk`` and of :func:`sdckit.anonymize.suppression.local_suppression`, and the default
+    of :func:`verdict`, which ``sdckit check`` runs), so the size of a class (a distinct combination
+    of values and nulls) is the number (or weight) of the records that match it, and a release made
+    k-anonymous by local suppression checks as k; ``"category"`` (the default of this low-level
+    function, which models with a sensitive attribute need), a null is a value of its own, so
+    records with a suppressed value form classes of their own. Classes under wildcards overlap, so
+    when the quasi-identifiers hold nulls ``"wildcard"`` is for models that read only class sizes
+    (k-anonymity), and models with a sensitive attribute need ``"category"``; without nulls both
+    treatments count alike.
     """
     check_missing(missing)
     weighted = weights is not None
@@ -174,7 +178,12 @@ def check_table(
         multiplicity = np.asarray(multiplicity, dtype=np.int64)
         if weights is None:
             weights = multiplicity.astype(np.float64)
-    wildcard = missing == "wildcard"
+    names = list(dict.fromkeys(quasi_identifiers))
+    present = [name for name in names if name in table.data.columns]
+    has_nulls = bool(present) and bool(
+        table.data.select(pl.any_horizontal(pl.col(present).is_null()).any()).item()
+    )
+    wildcard = missing == "wildcard" and has_nulls  # without nulls, both treatments count alike
     if wildcard:
         reading = [model.name for model in models if model.sensitive_attribute is not None]
         if reading:
@@ -268,13 +277,14 @@ def verdict(
     c: float = 2.0,
     t: float | None = None,
     t_distance: str = "equal",
-    missing: str = "category",
+    missing: str = "wildcard",
     multiplicity: np.ndarray | None = None,
 ) -> Verdict:
     """Check ``table`` (a release as written) against the required models, reporting k, l and t even
-    when not required. With ``missing="wildcard"`` and nulls among the quasi-identifiers a null
-    matches every value and only k-anonymity is reported (l and t need exact classes); without
-    nulls both treatments count alike, so every model is reported."""
+    when not required. With ``missing="wildcard"`` (the default, as ``risk.missing``) and nulls among
+    the quasi-identifiers a null matches every value and only k-anonymity is reported (l and t need
+    exact classes); without nulls both treatments count alike, so every model is reported. The
+    verdict's ``missing`` is the treatment asked for."""
     from sdckit.params import privacy_models
     from sdckit.table import Role
 
@@ -305,4 +315,4 @@ def verdict(
     )
     required_names = sorted({model.name for model in required})
     satisfied = all(bool(r.passes.all()) for r in report.results if r.model in required_names)
-    return Verdict(report, names, required_names, satisfied, "wildcard" if wildcard else "category")
+    return Verdict(report, names, required_names, satisfied, missing)
