@@ -24,6 +24,7 @@ from sdckit.cli._common import (
     Report,
     SummaryOption,
     finish,
+    progress_bar,
     stage_json,
     stage_messages,
     stage_table,
@@ -311,7 +312,8 @@ def protect_table(
             )
         from sdckit.context import Context
 
-        result = run_table_method(spec, problem, params, Context(config=None, stage=stage))
+        with progress_bar(not quiet, f"table {spec.name}") as progress:
+            result = run_table_method(spec, problem, params, Context(progress=progress, stage=stage))
         figures = spec.summary(result)
         elapsed = time.perf_counter() - started
         document = _document(spec, data, params, dimensions, value, rules, result, figures, elapsed)
@@ -484,7 +486,9 @@ def _problem(
             frame, spec, rules, frequency=frequency, total_label=total_label, source=str(data)
         )
         return problem, None
-    source = settings.read(data)
+    # A table counts and sums records and writes none back: a column named only by the command
+    # (--value turnover) is read as numbers, as read_table reads it.
+    source = settings.read(data, keep_undescribed=False)
     if loaded is not None:
         loaded.check_columns(source.data.columns, str(data))
     problem = make_problem(source, spec, rules)
