@@ -436,3 +436,74 @@ def test_evaluate_hands_the_hook_to_its_measures():
     # Linkage of the original with itself, then of the release, then the classifier (a utility
     # measure, of the release only): its 20 training steps.
     assert recorder.calls == [(300, 300), (300, 300)] + [(i, 20) for i in range(1, 21)]
+
+
+class Events:
+    """Progress and stage calls in the order they came: ``("stage", message)`` or ``(done, total)``."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def progress(self, done: int, total: int) -> None:
+        self.events.append((int(done), int(total)))
+
+    def stage(self, message: str) -> None:
+        self.events.append(("stage", message))
+
+    def stages(self) -> list[str]:
+        return [event[1] for event in self.events if event[0] == "stage"]
+
+    def segments(self) -> list[list[tuple[int, int]]]:
+        """The progress calls between two stages (a stage restarts the bar)."""
+        parts: list[list[tuple[int, int]]] = [[]]
+        for event in self.events:
+            if event[0] == "stage":
+                parts.append([])
+            else:
+                parts[-1].append(event)
+        return parts
+
+
+def test_table_suppression_names_its_phases_and_counts_within_each():
+    from sdckit.tables.base import TableProblem, run_table_method
+    from sdckit.tables.model import LinearTable, Protection
+
+    # SPEC §8.6's 2×3 table with its margins; the cell of 5 (row 1, column 1) is primary.
+    table = LinearTable.from_array([[5, 30, 25], [20, 15, 10]])
+    protection = Protection.of_cells(table.n_cells, [0], 3)
+    events = Events()
+    context = RunContext(progress=events.progress, stage=events.stage)
+    result = run_table_method(
+        "suppress", TableProblem(table, protection), {"algorithm": "heuristic"}, context
+    )
+    assert result.audit.passed
+    assert events.stages() == [
+        "heuristic pattern",
+        "heuristic pattern 1 of 3: lp repair after the sweep",
+        "heuristic pattern 2 of 3: lp repair",
+        "heuristic pattern 3 of 3: neighbour repair after the sweep",
+        "protection against respondents",
+    ]
+    segments = events.segments()
+    assert segments[0] == [] and segments[1] == []  # before and at the first stage: nothing counted yet
+    for part in segments[2:5]:
+        # The one primary cell protected (done 1 of 1), then the pruning of the pattern's three
+        # secondary cells (the table's smallest pattern: a rectangle of four cells), each tried once.
+        done = [d for d, _ in part]
+        assert done == sorted(done) and part[-1][0] == part[-1][1], part
+        assert (1, 1) in part and part[-1] == (4, 4), part
+    assert segments[5] == []
+
+
+def test_the_optimal_table_suppression_says_how_long_it_may_take():
+    from sdckit.tables.base import TableProblem, run_table_method
+    from sdckit.tables.model import LinearTable, Protection
+
+    table = LinearTable.from_array([[5, 30, 25], [20, 15, 10]])
+    protection = Protection.of_cells(table.n_cells, [0], 3)
+    events = Events()
+    context = RunContext(progress=events.progress, stage=events.stage)
+    run_table_method(
+        "suppress", TableProblem(table, protection), {"algorithm": "optimal", "time_limit": 20}, context
+    )
+    assert "optimal pattern: Benders decomposition (at most 20 s)" in events.stages()
