@@ -60,7 +60,7 @@ from numba import njit
 from pydantic import Field
 from scipy import sparse
 
-from sdckit.context import Context
+from sdckit.context import Context, ProgressCallback, StageCallback
 from sdckit.errors import ConfigError, InputError
 from sdckit.params import Finite, MethodParams
 from sdckit.tables.audit import (
@@ -273,24 +273,39 @@ def heuristic_pattern(
     *,
     repair: str = "auto",
     start: np.ndarray | None = None,
+    progress: ProgressCallback | None = None,
+    stage: StageCallback | None = None,
 ) -> np.ndarray:
     """SPEC §8.5 generalized to relations (see the module docstring); the pattern passes the audit.
     ``start``: a pattern to complete instead of the primary cells alone. ``repair``: ``lp``,
     ``neighbour`` or ``auto`` — when ``|P|·N ≤ REPAIR_LP_LIMIT`` the cheapest of three patterns:
     the LP repair after SPEC's sweep, the LP repair alone (no sweep, primary by primary) and SPEC's
-    sweep with the neighbour repair, each pruned; above, the sweep with SPEC's neighbour repair."""
+    sweep with the neighbour repair, each pruned; above, the sweep with SPEC's neighbour repair.
+    ``progress(done, total)`` counts, for each pattern, the primary cells protected, then the
+    secondary cells the pruning has tried (the total grows by them when it starts); ``stage``
+    names each of the three patterns."""
     if repair not in ("auto", "lp", "neighbour"):
         raise ConfigError(f"repair must be auto, lp or neighbour, got {repair!r}")
     small = int(protection.primary.sum()) * table.n_cells <= REPAIR_LP_LIMIT
     if repair == "auto" and not small:
-        return _heuristic(table, protection, w, repair="neighbour", start=start, sweep=True, prune=False)
+        return _heuristic(
+            table, protection, w, repair="neighbour", start=start, sweep=True, prune=False, progress=progress
+        )
     if repair == "auto":
-        patterns = [
-            _heuristic(table, protection, w, repair=kind, start=start, sweep=sweep, prune=True)
-            for kind, sweep in (("lp", True), ("lp", False), ("neighbour", True))
-        ]
+        patterns = []
+        for index, (kind, sweep) in enumerate((("lp", True), ("lp", False), ("neighbour", True))):
+            if stage is not None:
+                after = " after the sweep" if sweep else ""
+                stage(f"heuristic pattern {index + 1} of 3: {kind} repair{after}")
+            patterns.append(
+                _heuristic(
+                    table, protection, w, repair=kind, start=start, sweep=sweep, prune=True, progress=progress
+                )
+            )
         return min(patterns, key=lambda mask: float(w[mask].sum()))
-    return _heuristic(table, protection, w, repair=repair, start=start, sweep=True, prune=small)
+    return _heuristic(
+        table, protection, w, repair=repair, start=start, sweep=True, prune=small, progress=progress
+    )
 
 
 def _heuristic(
@@ -303,8 +318,10 @@ def _heuristic(
     sweep: bool,
     prune: bool,
     max_rounds: int = 1000,
+    progress: ProgressCallback | None = None,
 ) -> np.ndarray:
     suppressed = protection.primary.copy() if start is None else start | protection.primary
+    n_primary = int(protection.primary.sum())
     down, up = deviation_bounds(table)
     movable = (down > 0) | (up > 0)
     w_sweep = np.where(movable, w, np.inf)
@@ -324,6 +341,8 @@ def _heuristic(
         failing = np.flatnonzero(pending & ~result.protected)
         pending = np.zeros_like(pending)
         pending[failing] = True
+        if progress is not None:
+            progress(n_primary - failing.size, n_primary)  # a protected primary cell stays protected
         if failing.size == 0:
             break
         added = 0
@@ -362,17 +381,27 @@ def _heuristic(
         raise InputError(f"the suppression heuristic did not converge in {max_rounds} rounds")
     suppressed = _publish_disclosed(table, protection, suppressed)
     if prune:
-        suppressed = _prune(table, protection, w, suppressed)
+        suppressed = _prune(table, protection, w, suppressed, progress, n_primary)
     return suppressed
 
 
-def _prune(table: LinearTable, protection: Protection, w: np.ndarray, suppressed: np.ndarray) -> np.ndarray:
+def _prune(
+    table: LinearTable,
+    protection: Protection,
+    w: np.ndarray,
+    suppressed: np.ndarray,
+    progress: ProgressCallback | None = None,
+    done_before: int = 0,
+) -> np.ndarray:
     """Publish again, most expensive first, every secondary cell the primary cells stay protected
     without (the audit of the component it belonged to), with the secondary cells that this leaves
-    exactly disclosed: a greedy descent to a minimal pattern."""
+    exactly disclosed: a greedy descent to a minimal pattern. ``progress`` counts the cells tried
+    (one audit each) after ``done_before`` steps."""
     suppressed = suppressed.copy()
     secondary = np.flatnonzero(suppressed & ~protection.primary)
-    for i in secondary[np.argsort(-w[secondary], kind="stable")]:
+    for tried, i in enumerate(secondary[np.argsort(-w[secondary], kind="stable")]):
+        if progress is not None:
+            progress(done_before + tried, done_before + secondary.size)
         groups = components(table.relations, suppressed)
         c = groups.of_cell[i]
         focus = np.zeros(table.n_cells, dtype=bool)
@@ -388,6 +417,8 @@ def _prune(table: LinearTable, protection: Protection, w: np.ndarray, suppressed
             suppressed &= ~(result.disclosed & ~protection.primary)
         else:
             suppressed[i] = True
+    if progress is not None:
+        progress(done_before + secondary.size, done_before + secondary.size)
     return suppressed
 
 
@@ -1082,8 +1113,15 @@ def _suppress(
     singletons: str = "protect",
     coalition: int = 0,
     holdings: list[Any] | None = None,
+    progress: ProgressCallback | None = None,
+    stage: StageCallback | None = None,
 ) -> tuple[np.ndarray, dict[str, Any], Any]:
     started = time.perf_counter()
+
+    def say(message: str) -> None:
+        if stage is not None:
+            stage(message)
+
     if algorithm not in ("auto", "optimal", "heuristic"):
         raise ConfigError(f"algorithm must be auto, optimal or heuristic, got {algorithm!r}")
     if time_limit <= 0 or gap < 0:
@@ -1099,11 +1137,13 @@ def _suppress(
         suppressed = np.zeros(table.n_cells, dtype=bool)
         figures.update(optimal=True, bound=0.0, mip_gap=0.0)
     else:
-        heuristic = heuristic_pattern(table, protection, w, repair=repair)
+        say("heuristic pattern")
+        heuristic = heuristic_pattern(table, protection, w, repair=repair, progress=progress, stage=stage)
         if algorithm == "heuristic":
             suppressed = heuristic
             figures.update(optimal=None, bound=None, mip_gap=None)
         else:
+            say(f"optimal pattern: Benders decomposition (at most {time_limit:g} s)")
             suppressed, info = optimal_pattern(
                 table, protection, w, time_limit=time_limit, gap=gap, incumbent=heuristic
             )
@@ -1117,10 +1157,14 @@ def _suppress(
             )
     result = _final_audit(table, suppressed, protection)
     if not result.passed:  # never publish an unprotected pattern
-        suppressed = heuristic_pattern(table, protection, w, repair=repair, start=suppressed)
+        say("repairing the pattern")
+        suppressed = heuristic_pattern(
+            table, protection, w, repair=repair, start=suppressed, progress=progress
+        )
         result = _final_audit(table, suppressed, protection)
         figures["repaired"] = True
     if n_primary:
+        say("protection against respondents")
         suppressed, added = protect_from_respondents(
             table, protection, w, suppressed, singletons=singletons, coalition=coalition, holdings=holdings
         )
@@ -1289,6 +1333,8 @@ def _run_suppress(problem: TableProblem, params: SuppressParams, context: Contex
         singletons=params.singletons,
         coalition=params.coalition,
         holdings=holdings,
+        progress=context.progress,
+        stage=context.stage,
     )
     if problem.statuses is not None and (suppressed & problem.statuses.fixed).any():
         raise AssertionError("a cell that must be published was suppressed")  # the bounds forbid it
