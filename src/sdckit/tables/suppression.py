@@ -788,6 +788,7 @@ class _Benders:
         self.pending: list[tuple[np.ndarray, np.ndarray, float]] = []
         self.seconds = {"lp": 0.0, "master": 0.0, "separation": 0.0, "repair": 0.0}
         self.rounds = {"lp": 0, "mip": 0, "repairs": 0}
+        self.longest_repair = 0.0
 
     def left(self) -> float:
         return self.deadline - time.perf_counter()
@@ -877,16 +878,20 @@ class _Benders:
         violates a cut (before ``BOUND_SHARE`` of the time), cuts added, again, until a protected
         solution is proven optimal or the time runs out."""
         self.master.make_integer()
-        reserve = min(0.02 * (self.deadline - self.start), 5.0)  # for the last repair
-        while self.left() > reserve and not self.proven():
+        while self.left() > self.reserve() and not self.proven():
             self.pending = pending = []
             patience = self.patience if time.perf_counter() < self.switch else math.inf
-            started = time.perf_counter()
+            started, separating = time.perf_counter(), self.seconds["separation"]
             solved = self.master.solve(
-                self.left() - reserve, self.gap, incumbent=self.best, watch=self.watch, patience=patience
+                self.left() - self.reserve(),
+                self.gap,
+                incumbent=self.best,
+                watch=self.watch,
+                patience=patience,
             )
             seconds = time.perf_counter() - started
-            self.seconds["master"] += seconds
+            # the separation of the solutions the callback saw is counted apart
+            self.seconds["master"] += seconds - (self.seconds["separation"] - separating)
             self.rounds["mip"] += 1
             if solved.get("infeasible"):
                 raise InputError(
@@ -903,7 +908,8 @@ class _Benders:
                 break
             self.master.add_cuts(pending)
             self.last = pattern
-            if pattern is not None and (solved["interrupted"] or seconds >= self.patience):
+            stopped = solved["interrupted"] or seconds >= self.patience
+            if pattern is not None and stopped and self.left() > 2 * self.reserve():
                 self.repair(pattern)
 
     def watch(self, values: np.ndarray) -> bool:
@@ -912,16 +918,27 @@ class _Benders:
         pattern = values > 0.5
         if float(self.w[pattern].sum()) >= self.best_cost - self.tolerance:
             return False
+        if self.left() <= self.reserve():  # no separation past the master's time: HiGHS stops at its limit
+            return False
         found = self.check(pattern)
         self.pending.extend(found)
         return bool(found)
 
-    def repair(self, pattern: np.ndarray) -> None:
-        """Complete a master solution into a protected pattern (the heuristic's LP repair)."""
+    def reserve(self) -> float:
+        """The time kept for the last repair: 2% of the limit (at most 5 s), or 1.5 times the longest
+        repair so far when that is more (the last repair is the heuristic's cheapest, about three LP
+        repairs), so that the search ends within its time limit."""
+        return max(min(0.02 * (self.deadline - self.start), 5.0), 3.0 * self.longest_repair)
+
+    def repair(self, pattern: np.ndarray, how: str = "lp") -> None:
+        """Complete a master solution into a protected pattern (the heuristic's LP repair during the
+        search; the cheapest of the heuristic's repairs, ``auto``, for the last one)."""
         started = time.perf_counter()
         self.last = None
-        repaired = heuristic_pattern(self.table, self.protection, self.w, repair="lp", start=pattern)
-        self.seconds["repair"] += time.perf_counter() - started
+        repaired = heuristic_pattern(self.table, self.protection, self.w, repair=how, start=pattern)
+        seconds = time.perf_counter() - started
+        self.seconds["repair"] += seconds
+        self.longest_repair = max(self.longest_repair, seconds)
         self.rounds["repairs"] += 1
         cost = float(self.w[repaired].sum())
         if cost < self.best_cost - self.tolerance:
@@ -970,7 +987,8 @@ def optimal_pattern(
     search.lp_phase(lp_rounds)
     search.integer_phase()
     if search.last is not None and not search.proven():  # the time ran out: complete the last master solution
-        search.repair(search.last)
+        # the heuristic's cheapest repair when the time allows (about three LP repairs), else the LP one
+        search.repair(search.last, how="auto" if search.left() >= 3 * search.longest_repair else "lp")
     return search.result()
 
 
