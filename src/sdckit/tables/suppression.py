@@ -925,7 +925,7 @@ class _Benders:
         return bool(found)
 
     def reserve(self) -> float:
-        """The time kept for the last repair: 2% of the limit (at most 5 s), or 1.5 times the longest
+        """The time kept for the last repair: 2% of the limit (at most 5 s), or 3 times the longest
         repair so far when that is more (the last repair is the heuristic's cheapest, about three LP
         repairs), so that the search ends within its time limit."""
         return max(min(0.02 * (self.deadline - self.start), 5.0), 3.0 * self.longest_repair)
