@@ -28,6 +28,8 @@ How examples are written (the convention this test enforces):
 * A fenced block with the info string ``python`` is run whole, as Python; a page's Python blocks
   share one namespace, so a later block may use what an earlier one made. Unless a marker says
   otherwise (``not run``, which is counted: :data:`PYTHON_NOT_RUN`), every Python block runs.
+  Blocks of ``text``, ``yaml``, ``csv`` and ``json`` are only shown; any other info string (``py``,
+  ``bash``, none) is an error, so that no example is shown and silently never run.
 * Each page runs in a fresh directory of its own, its commands and Python blocks in page order, so
   that a command can read what an earlier one of the same page wrote (``anonymize ... --summary
   out/g.json`` then ``apply out/g.json ...``). The directory starts with ``examples/`` (the
@@ -251,6 +253,9 @@ def outputs(command: str) -> list[str]:
     return found
 
 
+#: The info strings of fenced blocks: ``sh`` and ``python`` run, the others are shown or are files.
+LANGUAGES = ("sh", "python", "text", "yaml", "csv", "json")
+
 #: Python blocks marked ``not run``, per page: none is skipped without being counted here.
 PYTHON_NOT_RUN: dict[str, int] = {}
 
@@ -385,6 +390,8 @@ def test_the_examples_are_found():
         for block in page.blocks:
             where = f"{page.path.name}:{block.line}"
             assert not block.marker or known.fullmatch(block.marker), f"{where}: <!-- {block.marker} -->?"
+            # a block in another spelling (py, bash, console) would be shown and silently never run
+            assert block.language in LANGUAGES, f"{where}: ```{block.language}? (known: {LANGUAGES})"
             assert not (block.file and block.language == "sh"), f"{where}: a file block is not an example"
             assert not block.server or block.language == "python", f"{where}: a server is for a Python block"
             if block.language == "python" and not block.file:
