@@ -411,6 +411,36 @@ def test_the_examples_are_found():
     assert tour and all(block.run and block.commands() for block in tour), "the README's tour is not run"
 
 
+def test_python_blocks_share_a_namespace_and_fail_at_their_page_line(tmp_path, monkeypatch):
+    """The blocks of a page run in one namespace; a failing one names its page and fence line, and
+    its traceback the page's line of the failing statement."""
+    import traceback
+
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# A page\n\n```python\ntotal = 40\n```\n\ntext\n\n"
+        "```python\ntotal += 2\nnames = total.upper()\n```\n",
+        encoding="utf-8",
+    )
+    first, second = parse(page).blocks
+    namespace: dict = {}
+    run_python(first, namespace, tmp_path, monkeypatch)
+    with pytest.raises(
+        AssertionError, match=r"page\.md:9: the Python block fails: AttributeError"
+    ) as failure:
+        run_python(second, namespace, tmp_path, monkeypatch)
+    assert namespace["total"] == 42
+    frames = traceback.extract_tb(failure.value.__cause__.__traceback__)
+    assert (frames[-1].filename, frames[-1].lineno) == (str(page), 11)
+
+
+def test_outputs_are_the_values_of_output_options():
+    command = (
+        "sdckit evaluate a.csv b.csv -c c.yaml --report out/r.html --summary=out/s.json -o out/x.csv -k 5"
+    )
+    assert outputs(command) == ["out/r.html", "out/s.json", "out/x.csv"]
+
+
 #: The files of the README's tour, shipped in examples/, and the blocks of the pages that explain them.
 TOUR_FILES = {"examples/release.yaml": "out/release.yaml", "examples/plan.yaml": "out/plan.yaml"}
 
