@@ -223,6 +223,43 @@ def test_a_configuration_and_inline_roles_merge():
     check_release(from_config.to_pandas(), original, k=3)
 
 
+def test_inline_roles_keep_the_hierarchy_files_of_the_configuration(tmp_path, monkeypatch):
+    """Hierarchy files are named relative to the configuration file; with inline roles the run still
+    finds them from another working directory, and its recipe records no configuration (the file's
+    roles were not the run's)."""
+    (tmp_path / "gender.csv").write_text("F;*\nM;*\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "attributes:\n"
+        "  gender: {role: quasi-identifier, hierarchy: gender.csv}\n"
+        "  birth_year: {role: quasi-identifier, "
+        "hierarchy: {intervals: {width: 4, bottom: 1985, top: 2001}}}\n"
+        "  ethnicity: {role: quasi-identifier, hierarchy: {order: true}}\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    original = students()
+    release = sdckit.protect(
+        original, method="generalize", k=5, config=str(config), quasi_identifiers=["gender", "birth_year"]
+    )
+    assert release.quasi_identifiers == ("gender", "birth_year")  # in the order of the configuration
+    released = release.to_pandas()
+    assert released["ethnicity"].equals(original["ethnicity"])  # no longer a quasi-identifier
+    sizes = released.groupby(["birth_year", "gender"], dropna=False).size()
+    assert sizes.min() >= 5
+    data = tmp_path / "data.csv"
+    original.to_csv(data, index=False)
+    summary = tmp_path / "summary.json"
+    result = runner.invoke(
+        app,
+        ["anonymize", "generalize", str(data), "-c", str(config), "--qi", "gender,birth_year", "-k", "5"]
+        + ["-o", str(tmp_path / "g.csv"), "--summary", str(summary)],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(summary.read_text())["recipe"]["config"] is None
+
+
 def test_steps_run_a_chain():
     original = students()
     chain = sdckit.protect(

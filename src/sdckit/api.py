@@ -126,6 +126,9 @@ def with_roles(
     that role and the list leaves out becomes insensitive. ``weight`` names the sampling-weights column
     (``data.weights``). ``spelling`` is how messages name each of the three (``--qi`` on the command
     line): a name that is not a column is reported under it, with the data file.
+
+    A configuration file changed by inline roles no longer describes the run as written: the result
+    has no ``path`` (so a recipe records no configuration), its hierarchy files named by absolute path.
     """
     base = config if config is not None else Config()
     if quasi_identifiers is None and sensitive is None and weight is None:
@@ -177,11 +180,31 @@ def with_roles(
     if weight is not None:
         data = replace(data, weights=weight)
         locations[_WEIGHTS_KEY] = spelling["weight"]
+    path = base.path
     if config is None:  # messages about the configuration itself name what stands for it
         inline = {**lists, "weight": weight}
         locations[_SOURCE_KEY] = spelling[next(key for key, value in inline.items() if value is not None)]
+    elif path is not None:
+        # The file no longer says how the data is read, so the result has no path: a recipe records a
+        # configuration by its path and text (sdckit.recipes.config_record), and must not record one
+        # whose roles were not those of the run. Hierarchy files named relative to it become absolute;
+        # messages still name the file.
+        folder = Path(path).parent
+        attributes = [
+            replace(attribute, hierarchy=str(folder / attribute.hierarchy))
+            if isinstance(attribute.hierarchy, str) and not Path(attribute.hierarchy).is_absolute()
+            else attribute
+            for attribute in attributes
+        ]
+        locations[_SOURCE_KEY] = path
+        path = None
     return replace(
-        base, attributes=tuple(attributes), data=data, inferred_kinds=frozenset(inferred), locations=locations
+        base,
+        attributes=tuple(attributes),
+        data=data,
+        inferred_kinds=frozenset(inferred),
+        locations=locations,
+        path=path,
     )
 
 
