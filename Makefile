@@ -1,4 +1,5 @@
-# Every target creates .venv itself; nothing needs to be installed by hand first.
+# Every target creates .venv itself; nothing needs to be installed by hand first. It holds sdckit with
+# every extra ([all]: server, ui, scale, tables, learn, dp) and the test tools ([dev]).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,7 +12,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[all,dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)
