@@ -126,6 +126,7 @@ def test_hierarchy_is_kept_untouched() -> None:
 def test_data_settings_are_used_to_read(tmp_path: Path) -> None:
     config = parse_config(
         """
+        attributes: {age: {kind: numeric}}
         data: {delimiter: ";", missing_values: ["-999", ""], weights: w}
         """
     )
@@ -133,9 +134,11 @@ def test_data_settings_are_used_to_read(tmp_path: Path) -> None:
     path.write_text("age;w\n34;1,5\n-999;2\n")  # "1,5" is no number with ";" as delimiter
     with pytest.raises(InputError, match=r"data\.csv:2: weights column 'w': non-numeric value '1,5'"):
         config.read(path)
-    path.write_text("age;w\n34;1.5\n-999;2\n")
+    path.write_text("age;w;code\n34;1.5;-999\n-999;2;007\n")
     table = config.read(path)
     assert table.column("age").to_list() == [34, None]
+    # A column the configuration does not describe is kept as read, missing-value tokens included.
+    assert table.column("code").to_list() == ["-999", "007"]
     np.testing.assert_allclose(table.sampling_weights(), [1.5, 2.0])
 
 

@@ -124,11 +124,17 @@ class Config:
         :func:`parse_config`."""
         return self.path if self.path is not None else self.locations.get(_SOURCE_KEY, "<config>")
 
-    def read(self, source: Any) -> Table:
+    def read(self, source: Any, *, keep_undescribed: bool = True) -> Table:
         """Read a data file or DataFrame (see :func:`sdckit.table.read_table`) with this
         configuration's attributes and data settings. An attribute that is not a column is reported
         with the configuration file and line that describe it. Hierarchies are loaded or built
-        (:func:`sdckit.hierarchy.build_hierarchy`) and checked against the data."""
+        (:func:`sdckit.hierarchy.build_hierarchy`) and checked against the data.
+
+        The columns the configuration does not describe are kept as read, so that a release writes
+        them back unchanged: text in a CSV file (``053005`` stays ``053005``; not trimmed; only an
+        empty field is missing), their own type in a Parquet file or DataFrame (no missing-value token
+        or NaN made missing). ``keep_undescribed=False`` reads them as :func:`~sdckit.table.read_table`
+        does (numbers when every value is one), for commands that write no records back."""
         table = _read_table(
             source,
             attributes=self.attributes,
@@ -141,6 +147,7 @@ class Config:
                 for attribute in self.attributes
             },
             weights_at=self.locations.get(_WEIGHTS_KEY, self.source),
+            keep_undescribed=keep_undescribed,
         )
         return replace(table, schema=self._with_hierarchies(table.schema, table.data))
 
@@ -163,8 +170,8 @@ class Config:
           leaves of the hierarchy, and neither checking nor measuring needs one.
 
         Missing values (``data.missing_values``; a suppressed value written as an empty field is
-        missing), roles, sensitive attributes, weights and every other setting are read as by
-        :meth:`read`.
+        missing), roles, sensitive attributes, weights, the columns the configuration does not
+        describe (kept as read) and every other setting are read as by :meth:`read`.
         """
         expected = [attribute.name for attribute in self.attributes if attribute.role is not Role.IDENTIFIER]
         if self.data.weights is not None:
@@ -190,6 +197,7 @@ class Config:
             },
             weights_at=self.locations.get(_WEIGHTS_KEY, self.source),
             as_text_if_not_numeric=quasi_identifiers,
+            keep_undescribed=True,
         )
         return replace(table, schema=self._with_hierarchies(table.schema, table.data))
 

@@ -76,7 +76,12 @@ class Attribute:
     ``public_probability`` is PK(A), the probability that an adversary knows the attribute;
     ``sensitivity`` is W(A); ``value_weights`` (category value -> weight) or ``range_weights``
     (numeric ranges) give W(v). A value with no weight given has weight 1; a missing or suppressed
-    value has weight 0, since it discloses nothing.
+    value has weight 0, since it discloses nothing. ``described`` is False for a column that no
+    configuration describes (the defaults of :meth:`Schema.infer`): read by a configuration, such a
+    column is kept as read (text, in a CSV file). ``stored_type`` is the Arrow type of the column in the
+    Parquet file it was read from (None for other sources): :func:`write_table` writes the column back
+    with it as long as the column keeps the polars type it was read as, since polars reads types such
+    as ``string`` and ``large_string`` alike.
     """
 
     name: str
@@ -87,6 +92,8 @@ class Attribute:
     value_weights: Mapping[str, float] = field(default_factory=dict)
     range_weights: tuple[ValueRange, ...] = ()
     hierarchy: Any = None
+    described: bool = field(default=True, compare=False, repr=False)
+    stored_type: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         where = location(attribute=self.name)
@@ -257,7 +264,7 @@ class Schema:
                     if dtype.is_numeric()
                     else (Kind.DATE if dtype.is_temporal() else Kind.CATEGORICAL)
                 )
-                attributes.append(Attribute(name=name, kind=kind))
+                attributes.append(Attribute(name=name, kind=kind, described=False))
         return cls(tuple(attributes))
 
 
@@ -307,6 +314,19 @@ class Table:
         """Wrap a polars or pandas DataFrame; without a schema, every column gets the defaults."""
         data = to_polars(frame)
         return cls(data=data, schema=schema if schema is not None else Schema.infer(data), source=source)
+
+
+def undescribed_text_hint(table: Table, name: str) -> str:
+    """For a message about column ``name`` that should hold numbers: why it holds text when no
+    configuration describes it (it is kept as read) and what to do; empty otherwise."""
+    if name not in table.schema or table.schema[name].described or name not in table.data.columns:
+        return ""
+    if not _is_textual(table.data.schema[name]):
+        return ""
+    return (
+        f"; the configuration does not describe '{name}', so it is kept as read, as text: describe it "
+        "with kind: numeric to have it read as numbers"
+    )
 
 
 def to_polars(frame: Any) -> pl.DataFrame:
@@ -388,12 +408,19 @@ def _read_table(
     described_at: Mapping[str, str] | None = None,
     weights_at: str | None = None,
     as_text_if_not_numeric: Iterable[str] = (),
+    keep_undescribed: bool = False,
 ) -> Table:
     """:func:`read_table`, plus what a configuration file adds: the attributes whose kind is to be
     inferred from the data (``inferred_kinds``) and where each attribute (``described_at``) and the
     weights column (``weights_at``) are named in the configuration, as ``file:line``, for messages.
     The attributes ``as_text_if_not_numeric`` of kind numeric, ordinal or date whose values are not all
-    numbers (dates) become categorical, without hierarchy or ranges, instead of raising."""
+    numbers (dates) become categorical, without hierarchy or ranges, instead of raising.
+
+    ``keep_undescribed``: the columns that no attribute describes (nor ``weights`` names) are kept as
+    read, so that a release writes them back unchanged: in a CSV file as text (``053005`` stays
+    ``053005``, ``1.50`` stays ``1.50``), neither parsed as numbers nor trimmed, with only an empty
+    field missing; in a Parquet file or DataFrame with their type, no white space removed and no
+    missing-value token or NaN turned into a missing value."""
     described = list(attributes)
     by_name = {attribute.name: attribute for attribute in described}
     if len(by_name) != len(described):
@@ -402,7 +429,10 @@ def _read_table(
     described_at = described_at or {}
     tokens = tuple(str(token) for token in missing_values)
     lenient = frozenset(as_text_if_not_numeric)
-    loaded = _load(source, delimiter, tokens)
+    kept_as_read = None
+    if keep_undescribed:
+        kept_as_read = frozenset(by_name) | ({weights} if weights is not None else set())
+    loaded = _load(source, delimiter, tokens, kept_as_read)
     loaded.tokens = tokens
     _check_names(loaded, described, weights, described_at, weights_at)
     _check_column_types(loaded, by_name)
@@ -413,7 +443,12 @@ def _read_table(
     ]
     if weights is not None:
         _check_weights(frame, weights, loaded)
-    table = Table(data=frame, schema=Schema.infer(frame, resolved), source=loaded.label, weights=weights)
+    schema = Schema.infer(frame, resolved)
+    if loaded.stored_types:
+        schema = Schema(
+            tuple(replace(a, stored_type=loaded.stored_types.get(a.name)) for a in schema.attributes)
+        )
+    table = Table(data=frame, schema=schema, source=loaded.label, weights=weights)
     _warn_stripped(frame, stripped, loaded.label)
     _warn_unused_value_weights(frame, resolved, loaded.label, described_at)
     return table
@@ -472,6 +507,8 @@ def _strip_text(loaded: _Loaded, tokens: tuple[str, ...]) -> dict[str, int]:
     frame = loaded.frame
     textual = []
     for name, dtype in frame.schema.items():
+        if name in loaded.kept:
+            continue
         if dtype == pl.String:
             textual.append(name)
         elif dtype == pl.Categorical or isinstance(dtype, pl.Enum):
@@ -529,6 +566,8 @@ class _Loaded:
     layout: Callable[[], _Layout] | None = None  # CSV only: where each record starts, computed on demand
     tokens: tuple[str, ...] = DEFAULT_MISSING_VALUES  # the missing-value tokens, for messages
     trimmed: bool = False  # no text value has white space around it (a CSV file's bytes say so)
+    kept: frozenset[str] = frozenset()  # the columns kept as read (see _read_table's keep_undescribed)
+    stored_types: dict[str, Any] = field(default_factory=dict)  # Parquet: each column's Arrow type
 
     first_record: int = 0  # a chunk of a larger source: the number of its first record, 0-based
 
@@ -567,25 +606,31 @@ class _Layout:
         return replace(self, record_lines=self.record_lines[keep], record_fields=self.record_fields[keep])
 
 
-def _load(source: Any, delimiter: str | None, tokens: tuple[str, ...]) -> _Loaded:
+def _load(
+    source: Any, delimiter: str | None, tokens: tuple[str, ...], described: frozenset[str] | None = None
+) -> _Loaded:
+    """The frame of ``source`` as read, missing-value tokens applied; ``described``: the columns to
+    read as described, the others kept as read (None: every column is read as described)."""
     if isinstance(source, FrameChunk):
         _check_not_empty(source.frame, source.label, "partition")
-        return _Loaded(
-            frame=_apply_missing_values(source.frame, tokens),
-            label=source.label,
+        return _typed(
+            source.frame,
+            source.label,
+            tokens,
+            described,
             from_text=source.from_text,
             first_record=source.first_record,
         )
     if isinstance(source, str | os.PathLike) and is_dataset(source):
-        return _load_dataset(source, tokens)
+        return _load_dataset(source, tokens, described)
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         label = str(source)
         # A device or FIFO would be read forever; a file larger than the memory cannot be read.
         check_regular_file(path, label, "data file", InputError)
         if path.suffix.lower() in PARQUET_SUFFIXES:
-            return _load_parquet(path, label, tokens)
-        return _load_csv(path, label, delimiter, tokens)
+            return _load_parquet(path, label, tokens, described)
+        return _load_csv(path, label, delimiter, tokens, described)
     if type(source).__module__.startswith("pandas") and hasattr(source, "columns"):
         names = [str(name) for name in source.columns]
         duplicated = sorted({name for name in names if names.count(name) > 1})
@@ -593,7 +638,26 @@ def _load(source: Any, delimiter: str | None, tokens: tuple[str, ...]) -> _Loade
             raise InputError(f"{FRAME_LABEL}: column '{duplicated[0]}' appears more than once")
     frame = to_polars(source)
     _check_not_empty(frame, FRAME_LABEL, "data frame")
-    return _Loaded(frame=_apply_missing_values(frame, tokens), label=FRAME_LABEL, from_text=False)
+    return _typed(frame, FRAME_LABEL, tokens, described, from_text=False)
+
+
+def _kept_columns(columns: Sequence[str], described: frozenset[str] | None) -> frozenset[str]:
+    """The columns kept as read: those not ``described`` (none when ``described`` is None)."""
+    return frozenset() if described is None else frozenset(columns) - described
+
+
+def _typed(
+    frame: pl.DataFrame,
+    label: str,
+    tokens: tuple[str, ...],
+    described: frozenset[str] | None,
+    **details: Any,
+) -> _Loaded:
+    """A frame whose columns carry their types (Parquet, DataFrame, or a partition), with the
+    missing-value tokens applied to its text columns but those kept as read."""
+    kept = _kept_columns(frame.columns, described)
+    names = [name for name in frame.columns if name not in kept] if kept else None
+    return _Loaded(frame=_apply_missing_values(frame, tokens, names), label=label, kept=kept, **details)
 
 
 def _check_not_empty(frame: pl.DataFrame, label: str, what: str) -> None:
@@ -621,13 +685,29 @@ def _apply_missing_values(
     )
 
 
-def _load_parquet(path: Path, label: str, tokens: tuple[str, ...]) -> _Loaded:
+def _load_parquet(
+    path: Path, label: str, tokens: tuple[str, ...], described: frozenset[str] | None = None
+) -> _Loaded:
     try:
         frame = pl.read_parquet(path)
     except (pl.exceptions.PolarsError, OSError) as error:
         raise InputError(f"{label}: cannot read the Parquet file: {_first_line(error)}") from None
     _check_not_empty(frame, label, "file")
-    return _Loaded(frame=_apply_missing_values(frame, tokens), label=label, from_text=False)
+    loaded = _typed(frame, label, tokens, described, from_text=False)
+    loaded.stored_types = _arrow_types(path)
+    return loaded
+
+
+def _arrow_types(path: Path) -> dict[str, Any]:
+    """The Arrow type of every column of a Parquet file, from its footer (an empty mapping if the
+    footer cannot be read again)."""
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, ValueError):
+        return {}
+    return {field.name: field.type for field in schema}
 
 
 def is_dataset(source: str | os.PathLike[str]) -> bool:
@@ -667,7 +747,9 @@ def dataset_files(source: str | os.PathLike[str]) -> list[Path]:
     return files
 
 
-def _load_dataset(source: str | os.PathLike[str], tokens: tuple[str, ...]) -> _Loaded:
+def _load_dataset(
+    source: str | os.PathLike[str], tokens: tuple[str, ...], described: frozenset[str] | None = None
+) -> _Loaded:
     """A partitioned Parquet data set read whole (lazily scanned, then collected once)."""
     label = str(source)
     files = dataset_files(source)
@@ -685,7 +767,9 @@ def _load_dataset(source: str | os.PathLike[str], tokens: tuple[str, ...]) -> _L
     except (pl.exceptions.PolarsError, OSError) as error:
         raise InputError(f"{label}: cannot read the Parquet data set: {_first_line(error)}") from None
     _check_not_empty(frame, label, "data set")
-    return _Loaded(frame=_apply_missing_values(frame, tokens), label=label, from_text=False)
+    loaded = _typed(frame, label, tokens, described, from_text=False)
+    loaded.stored_types = _arrow_types(files[0])
+    return loaded
 
 
 def _more(count: int, singular: str, plural: str) -> str:
@@ -760,7 +844,13 @@ def _check_delimiter(delimiter: str) -> None:
         )
 
 
-def _load_csv(path: Path, label: str, delimiter: str | None, tokens: tuple[str, ...]) -> _Loaded:
+def _load_csv(
+    path: Path,
+    label: str,
+    delimiter: str | None,
+    tokens: tuple[str, ...],
+    described: frozenset[str] | None = None,
+) -> _Loaded:
     if path.stat().st_size == 0:
         raise InputError(f"{label}: the file is empty (no header line)")
     head = _read_head(path, label)
@@ -769,13 +859,18 @@ def _load_csv(path: Path, label: str, delimiter: str | None, tokens: tuple[str, 
     _check_delimiter(delimiter)
     names, header_line = _read_header(path, label, delimiter)
     _check_header(names, label, header_line)
+    stripped_header = len(names) > 1 and all(name.startswith(" ") for name in names[1:])
+    kept = _kept_columns([name.lstrip(" ") if stripped_header else name for name in names], described)
+    # The parser turns the tokens into nulls in every column; with columns kept as read, where only an
+    # empty field is missing (it is written back empty), the other tokens are applied afterwards.
+    parsed_tokens = [token for token in tokens if not kept or token == ""]
     try:
         frame = pl.read_csv(
             path,
             separator=delimiter,
             quote_char=_QUOTE,
             infer_schema=False,
-            null_values=list(tokens) or None,
+            null_values=parsed_tokens or None,
             empty_string_is_null="" in tokens,
             raise_if_empty=True,
         )
@@ -785,11 +880,14 @@ def _load_csv(path: Path, label: str, delimiter: str | None, tokens: tuple[str, 
         _explain_failure(path, label, delimiter, error)
 
     # "a, b, c" files: skip the spaces after each delimiter, as csv's skipinitialspace does.
-    stripped_header = len(names) > 1 and all(name.startswith(" ") for name in names[1:])
     if stripped_header:
         frame = frame.rename({name: name.lstrip(" ") for name in frame.columns})
-        frame = _apply_missing_values(frame.with_columns(pl.all().str.strip_chars_start(" ")), tokens)
+        frame = frame.with_columns(pl.all().str.strip_chars_start(" "))
         _check_header([name.lstrip(" ") for name in names], label, header_line)
+    if stripped_header or kept:
+        frame = _apply_missing_values(frame, tokens, [name for name in frame.columns if name not in kept])
+        if "" not in tokens and kept:
+            frame = _apply_missing_values(frame, ("",), list(kept))
 
     layout_cache: list[_Layout] = []
 
@@ -813,7 +911,7 @@ def _load_csv(path: Path, label: str, delimiter: str | None, tokens: tuple[str, 
     if frame.height == 0:
         raise InputError(f"{label}: the file has a header (line {header_line}) but no records")
     trimmed = not stripped_header and _fields_are_trimmed(path, delimiter)
-    return _Loaded(frame=frame, label=label, from_text=True, layout=layout, trimmed=trimmed)
+    return _Loaded(frame=frame, label=label, from_text=True, layout=layout, trimmed=trimmed, kept=kept)
 
 
 # The bytes that begin a white-space character in UTF-8: ASCII white space but the line feed, and the
@@ -1074,7 +1172,8 @@ def _convert_columns(
 ) -> pl.DataFrame:
     """Give each column its type (see :func:`read_table`), raising InputError for a value that does
     not fit the described kind. The ``lenient`` columns of kind numeric, ordinal or date stay text
-    when some value is not a number (a date)."""
+    when some value is not a number (a date); the columns kept as read (``loaded.kept``) stay as they
+    are."""
     frame = loaded.frame
     required: list[str] = []  # must be numeric
     optional: list[str] = []  # numeric if every value is a number
@@ -1083,7 +1182,7 @@ def _convert_columns(
     for name, dtype in frame.schema.items():
         attribute = by_name.get(name)
         kind = None if attribute is None or name in inferred else attribute.kind
-        if not _is_textual(dtype):
+        if not _is_textual(dtype) or name in loaded.kept:
             continue
         if name in lenient and name != weights and kind in (Kind.NUMERIC, Kind.ORDINAL):
             optional.append(name)
@@ -1105,8 +1204,9 @@ def _convert_columns(
     }
     floats = [name for name, dtype in frame.schema.items() if dtype.is_float() and name not in converted]
     _refuse_infinite(loaded, floats)
-    # NaN is how pandas and Parquet writers store a missing number: in a typed float column it is missing.
-    conversions += [pl.col(name).fill_nan(None) for name in floats]
+    # NaN is how pandas and Parquet writers store a missing number: in a typed float column it is missing
+    # (a column kept as read keeps its NaN, to be written back as it was).
+    conversions += [pl.col(name).fill_nan(None) for name in floats if name not in loaded.kept]
     return frame.with_columns(conversions) if conversions else frame
 
 
@@ -1379,12 +1479,21 @@ def atomic_write(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 def write_table(frame: pl.DataFrame | Table | Any, path: str | os.PathLike[str]) -> None:
     """Write a table to CSV (``.csv``, or ``.tsv`` tab-separated; missing values as empty fields) or
-    Parquet (``.parquet``, ``.pq``), chosen by the extension, atomically (see :func:`atomic_write`)."""
+    Parquet (``.parquet``, ``.pq``), chosen by the extension, atomically (see :func:`atomic_write`).
+
+    In Parquet, a column of a :class:`Table` read from a Parquet file that still has the polars type
+    it was read as is written with its Arrow type in that file (:attr:`Attribute.stored_type`): an
+    unchanged column comes back with the type it had."""
     data = frame.data if isinstance(frame, Table) else to_polars(frame)
+    stored = _stored_types(frame, data) if isinstance(frame, Table) else {}
     target = Path(path)
     suffix = target.suffix.lower()
     writer: Callable[[Path], Any]
-    if suffix in PARQUET_SUFFIXES:
+    if suffix in PARQUET_SUFFIXES and stored:
+
+        def writer(temporary: Path) -> None:
+            _write_parquet_as_stored(data, stored, temporary)
+    elif suffix in PARQUET_SUFFIXES:
         # zstd at level 1: files as small as at polars' default level, written in half the time.
 
         def writer(temporary: Path) -> None:
@@ -1404,3 +1513,36 @@ def write_table(frame: pl.DataFrame | Table | Any, path: str | os.PathLike[str])
             writer(temporary)
     except (OSError, pl.exceptions.PolarsError) as error:
         raise InputError(f"{path}: cannot write: {_first_line(error)}") from None
+
+
+def _stored_types(table: Table, data: pl.DataFrame) -> dict[str, Any]:
+    """The Arrow type to write each column of ``table`` with: the type in the Parquet file it was
+    read from, for the columns that still have the polars type that type reads as."""
+    import pyarrow as pa
+
+    stored = {}
+    for attribute in table.schema:
+        arrow_type = attribute.stored_type
+        if arrow_type is None or attribute.name not in data.columns:
+            continue
+        read_as = pl.from_arrow(pa.table({attribute.name: pa.array([], type=arrow_type)})).dtypes[0]
+        if data.schema[attribute.name] == read_as:
+            stored[attribute.name] = arrow_type
+    return stored
+
+
+def _write_parquet_as_stored(data: pl.DataFrame, stored: Mapping[str, Any], path: Path) -> None:
+    """Write ``data`` to Parquet with the ``stored`` Arrow type of some of its columns."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrow = data.to_arrow()
+    for name, arrow_type in stored.items():
+        index = arrow.schema.get_field_index(name)
+        try:
+            column = arrow.column(index).cast(arrow_type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue  # values that no longer fit it (more categories than its index type counts)
+        arrow = arrow.set_column(index, pa.field(name, arrow_type), column)
+    # zstd at level 1, as polars writes the other releases.
+    pq.write_table(arrow, path, compression="zstd", compression_level=1)

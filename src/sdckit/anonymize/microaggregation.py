@@ -67,7 +67,7 @@ from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
 from sdckit.params import Finite, MethodParams, Whole
-from sdckit.table import Kind, Role, Schema, Table
+from sdckit.table import Kind, Role, Schema, Table, undescribed_text_hint
 
 __all__ = [
     "CategoricalMicroaggregationParams",
@@ -265,6 +265,7 @@ def _numeric_matrix(table: Table, names: list[str], method: str) -> np.ndarray:
             raise ConfigError(
                 f"{method} needs numeric attributes; '{name}' is {shown} "
                 "(categorical-microaggregation handles categorical and ordinal attributes)"
+                f"{undescribed_text_hint(table, name)}"
             )
     _check_missing(table, names, method)
     return np.column_stack([table.column(name).cast(pl.Float64).to_numpy() for name in names])

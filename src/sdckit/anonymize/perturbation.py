@@ -61,7 +61,7 @@ from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError, InputError
 from sdckit.params import Finite, MethodParams, Whole, finite_or_none
-from sdckit.table import Kind, Role, Schema, Table
+from sdckit.table import Kind, Role, Schema, Table, undescribed_text_hint
 
 # Shared pieces ------------------------------------------------------------------------------------
 
@@ -125,7 +125,7 @@ def numeric_attributes(table: Table, names: Sequence[str] | None, method: str) -
         if not dtype.is_numeric() or dtype == pl.Boolean:
             raise ConfigError(
                 f"attributes: {method} needs numeric attributes; '{name}' is not numeric (its values are "
-                f"{dtype})"
+                f"{dtype}){undescribed_text_hint(table, name)}"
             )
     return names
 
@@ -615,7 +615,7 @@ def rank_swap(
         if kind not in (Kind.NUMERIC, Kind.ORDINAL) or (kind is Kind.NUMERIC and not numeric):
             raise ConfigError(
                 f"attributes: rank-swap needs numeric or ordinal attributes; '{name}' is {kind.value} "
-                "(swap exchanges categorical values)"
+                f"(swap exchanges categorical values){undescribed_text_hint(table, name)}"
             )
         values = _float_column(table, name) if numeric else encode_column(column)[0].astype(np.int64)
         partners = rank_swap_partners(values, p, rng)

@@ -61,7 +61,7 @@ from sdckit.models import (
 )
 from sdckit.models.base import TOLERANCE
 from sdckit.params import Finite, MethodParams, PrivacyModelParams, Whole
-from sdckit.table import Role, Schema, Table
+from sdckit.table import Role, Schema, Table, undescribed_text_hint
 from sdckit.utility.base import GeneralizationView
 from sdckit.utility.metrics import METRICS, compute_all, loss_per_attribute
 
@@ -1219,7 +1219,10 @@ def top_bottom_coding(
         raise ConfigError(f"attribute '{attribute}' is not a column of the data")
     column = table.column(attribute)
     if not column.dtype.is_numeric():
-        raise ConfigError(f"top and bottom coding needs a numeric attribute; '{attribute}' is {column.dtype}")
+        raise ConfigError(
+            f"top and bottom coding needs a numeric attribute; '{attribute}' is {column.dtype}"
+            f"{undescribed_text_hint(table, attribute)}"
+        )
     if bottom is None and top is None:
         raise ConfigError("give a bottom or a top threshold")
     if bottom is not None and top is not None and bottom > top:

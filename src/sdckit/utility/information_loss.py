@@ -75,7 +75,7 @@ from sdckit.context import Context
 from sdckit.errors import InputError, location
 from sdckit.measures import register_measure
 from sdckit.params import MethodParams, Whole, finite_or_none
-from sdckit.table import Kind, Role, Table
+from sdckit.table import Kind, Role, Table, undescribed_text_hint
 from sdckit.utility.released import choose_attributes, numeric_view, require_columns
 
 __all__ = [
@@ -341,6 +341,7 @@ def numeric_matrices(
             raise InputError(
                 f"{location(original.source, attribute=name)}not numeric (values of type {column.dtype}): "
                 "numeric information loss needs numbers in the original"
+                f"{undescribed_text_hint(original, name)}"
             )
         columns.append(column.cast(pl.Float64).to_numpy())
         views.append(numeric_view(release.column(name), source=release.source))
