@@ -268,7 +268,7 @@ def _final_penalty(original: Table, releases: list[Any]) -> tuple[list[str], np.
     step's although no cell got less specific (issue 32)."""
     if not releases or not all(getattr(r, "cell_penalty", None) is not None for r in releases):
         return [], None
-    if not all(r.table.n_records == original.n_records for r in releases):
+    if not all(_records(r) == original.n_records for r in releases):
         return [], None
     names = [a.name for a in original.schema.with_role(Role.QUASI_IDENTIFIER)]
     if not names:
@@ -283,12 +283,18 @@ def _final_penalty(original: Table, releases: list[Any]) -> tuple[list[str], np.
     return names, penalty
 
 
+def _records(release: Any) -> int:
+    """The number of records of a step's release (a sliced release holds a polars frame)."""
+    table = release.table
+    return table.n_records if isinstance(table, Table) else table.height
+
+
 def _suppressed_cells(original: Table, releases: list[Any]) -> int:
     """Cells suppressed by any step (to null by value suppression, to '*' by record suppression),
     each counted once: the union of the steps' ``suppressed_cells`` masks by record and attribute.
     When a step dropped or added records the rows no longer pair up: the sum of the steps' counts."""
     masks = [(r, r.suppressed_cells) for r in releases if getattr(r, "suppressed_cells", None) is not None]
-    if not all(r.table.n_records == original.n_records for r in releases):
+    if not all(_records(r) == original.n_records for r in releases):
         return sum(int(np.count_nonzero(mask)) for _, mask in masks)
     union: dict[str, np.ndarray] = {}
     for release, mask in masks:
