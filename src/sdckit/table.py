@@ -380,8 +380,9 @@ def read_table(
     every value is integral, else Float64; kind date becomes Date; kinds categorical and set-valued
     stay text (so codes such as "01234" keep their leading zero). In a CSV file a column that is not
     described, or is ordinal, becomes numeric if every non-missing value is a number and stays text
-    otherwise. Parquet files and DataFrames keep their types, except that text columns described as
-    numeric or date are converted.
+    otherwise (:meth:`sdckit.config.Config.read` keeps the columns its configuration does not describe
+    as read instead). Parquet files and DataFrames keep their types, except that text columns
+    described as numeric or date are converted.
 
     ``attributes`` describe some columns (see :class:`Attribute`); the others get the defaults of
     :meth:`Schema.infer`. ``weights`` names a column of non-negative sampling weights, recorded as
