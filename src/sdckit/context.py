@@ -19,10 +19,17 @@ class Context:
 
     ``config``: the :class:`~sdckit.config.Config` the table was read with (its ``risk`` section
     gives defaults of the risk-driven methods, its ``data.weights`` the sampling weights), or None;
-    ``progress``: ``progress(done, total)`` for a progress bar; ``stage``: ``stage(message)`` for
-    methods that proceed in rounds; ``original``: for a measure that accepts it (``sdckit risk
-    <measure> RELEASE --original ORIGINAL``), the original data the measured table is a release of,
-    read as the adversary knows it (see :mod:`sdckit.coverage`), or None.
+    ``progress``: ``progress(done, total)``, called by a long computation once per chunk or
+    iteration (never per record) with counts that grow to ``total``; ``stage``: ``stage(message)``
+    as a method or measure that proceeds in stages starts the next one (its progress counts start
+    again); ``original``: for a measure that accepts it (``sdckit risk <measure> RELEASE --original
+    ORIGINAL``), the original data the measured table is a release of, read as the adversary knows
+    it (see :mod:`sdckit.coverage`), or None.
+
+    Both callbacks are None by default: the library prints nothing. The command line draws
+    ``progress`` as a rich progress bar on a terminal and prints each stage as a timed line
+    (:func:`sdckit.cli._common.progress_bar`, :func:`sdckit.cli._common.stage_messages`); the
+    workbench writes both to its job's progress file.
     """
 
     config: Any = None
