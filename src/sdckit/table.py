@@ -432,7 +432,9 @@ def _read_table(
     lenient = frozenset(as_text_if_not_numeric)
     kept_as_read = None
     if keep_undescribed:
-        kept_as_read = frozenset(by_name) | ({weights} if weights is not None else set())
+        # An attribute passed back with described=False (the schema of a first partition) is kept too.
+        kept_as_read = frozenset(a.name for a in described if a.described)
+        kept_as_read |= {weights} if weights is not None else set()
     loaded = _load(source, delimiter, tokens, kept_as_read)
     loaded.tokens = tokens
     _check_names(loaded, described, weights, described_at, weights_at)
@@ -655,10 +657,14 @@ def _typed(
     **details: Any,
 ) -> _Loaded:
     """A frame whose columns carry their types (Parquet, DataFrame, or a partition), with the
-    missing-value tokens applied to its text columns but those kept as read."""
+    missing-value tokens applied to its text columns but those kept as read (where, in a partition of
+    a CSV file, an empty field is missing all the same, as :func:`_load_csv` reads it)."""
     kept = _kept_columns(frame.columns, described)
     names = [name for name in frame.columns if name not in kept] if kept else None
-    return _Loaded(frame=_apply_missing_values(frame, tokens, names), label=label, kept=kept, **details)
+    frame = _apply_missing_values(frame, tokens, names)
+    if kept and details.get("from_text") and "" not in tokens:
+        frame = _apply_missing_values(frame, ("",), list(kept))
+    return _Loaded(frame=frame, label=label, kept=kept, **details)
 
 
 def _check_not_empty(frame: pl.DataFrame, label: str, what: str) -> None:

@@ -265,7 +265,9 @@ class PartitionReader:
         )
 
     def read(self, partition: Partition, columns: list[str], first_record: int | None = None) -> Table:
-        frame = partition.read(columns, self.missing_values)
+        # Only an empty field is missing in every column; the other tokens are applied to the described
+        # columns alone, the others kept as read (as Config.read keeps them).
+        frame = partition.read(columns, tuple(token for token in self.missing_values if token == ""))
         first = partition.first_record if first_record is None else first_record
         chunk = FrameChunk(frame, partition.label, first or 0, from_text=partition.format == "csv")
         wanted = set(columns)
@@ -286,6 +288,7 @@ class PartitionReader:
             weights=self.weights if self.weights in wanted else None,
             inferred_kinds=self.inferred_kinds & wanted,
             as_text_if_not_numeric=self.lenient & wanted,
+            keep_undescribed=True,
         )
 
     def attributes_of(self, names: list[str]) -> list[Any]:
