@@ -150,7 +150,7 @@ def check_table(
     quasi_identifiers: Sequence[str],
     models: Sequence[PrivacyModel],
     weights: np.ndarray | None = None,
-    missing: str = "category",
+    missing: str = "wildcard",
     multiplicity: np.ndarray | None = None,
 ) -> CheckReport:
     """Evaluate ``models`` on the equivalence classes of ``table`` over ``quasi_identifiers``.
@@ -159,16 +159,17 @@ def check_table(
     weights; by default records are counted (the table's sampling weights are not used unless passed).
 
     ``missing`` says how a missing (null) quasi-identifier value counts, as in
-    :mod:`sdckit.frequency`: ``"wildcard"``, a null matches every value (the convention of sdcMicro,
-    of ``sdckit risk`` and of :func:`sdckit.anonymize.suppression.local_suppression`, and the default
-    of :func:`verdict`, which ``sdckit check`` runs), so the size of a class (a distinct combination
-    of values and nulls) is the number (or weight) of the records that match it, and a release made
-    k-anonymous by local suppression checks as k; ``"category"`` (the default of this low-level
-    function, which models with a sensitive attribute need), a null is a value of its own, so
-    records with a suppressed value form classes of their own. Classes under wildcards overlap, so
-    when the quasi-identifiers hold nulls ``"wildcard"`` is for models that read only class sizes
-    (k-anonymity), and models with a sensitive attribute need ``"category"``; without nulls both
-    treatments count alike.
+    :mod:`sdckit.frequency`: ``"wildcard"`` (the default, as everywhere in sdckit: ``sdckit risk``,
+    :func:`verdict`, which ``sdckit check`` runs, and
+    :func:`sdckit.anonymize.suppression.local_suppression`), a null matches every value (the
+    convention of sdcMicro), so the size of a class (a distinct combination of values and nulls) is
+    the number (or weight) of the records that match it, and a release made k-anonymous by local
+    suppression checks as k; ``"category"``, a null is a value of its own, so records with a
+    suppressed value form classes of their own (the classes that generalization and Mondrian form
+    when missing values are members of a hierarchy). Classes under wildcards overlap, so when the
+    quasi-identifiers hold nulls ``"wildcard"`` is for models that read only class sizes
+    (k-anonymity), and models with a sensitive attribute need ``"category"`` (asking for them with
+    ``"wildcard"`` raises :class:`ConfigError`); without nulls both treatments count alike.
     """
     check_missing(missing)
     weighted = weights is not None
