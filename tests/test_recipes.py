@@ -30,7 +30,7 @@ SLICING_DATA = "Age,Sex,Zip,Disease\n" + "".join(
     f"{['flu', 'ulcer', 'cancer', 'bronchitis'][i % 4]}\n"
     for i in range(40)
 )
-SLICING_CONFIG = "attributes:\n  Disease: {role: sensitive}\n"
+SLICING_CONFIG = "attributes:\n  Age: {kind: numeric}\n  Disease: {role: sensitive}\n"
 QS_DATA = """age,gender,state,symptoms
 22,M,GA,Coughing;Headache;Sore Throat
 25,M,GA,Coughing;Headache
