@@ -461,6 +461,10 @@ class _Master:
     def __init__(
         self, table: LinearTable, protection: Protection, w: np.ndarray, movable: np.ndarray
     ) -> None:
+        from sdckit._extras import require
+        from sdckit.tables._highs import HIGHS_FEATURE
+
+        require("tables", "highspy", feature=HIGHS_FEATURE)
         import highspy
 
         self._highspy = highspy
