@@ -24,8 +24,11 @@ the original release) and ``attributes`` (one entry per quasi-identifier), plus,
 ``"generalize"``
     ``attributes[name]``: ``level`` (the chosen level), ``mapping`` (every leaf of the hierarchy →
     its label at that level), ``categories`` (the released Enum's categories in order: the level's
-    labels, then ``*``) and ``hierarchy`` (its rows: a leaf, then its label at every level; used for
-    the cell penalties, ``Release.hierarchies`` and ``Release.view``). ``suppressed``: the generalized
+    labels, then ``*``), ``hierarchy`` (its rows: a leaf, then its label at every level; used for
+    the cell penalties, ``Release.hierarchies`` and ``Release.view``) and, when missing values are
+    members of the hierarchy, ``missing`` (the choice as the configuration's ``missing`` key spells
+    it: ``"leaf"``, ``{"under": NODE}`` or ``"suppress"``; see "Missing values" below).
+    ``suppressed``: the generalized
     combinations (one label per quasi-identifier) whose records the search suppressed. Which records
     full-domain generalization suppresses depends on the sizes of the classes in the whole data, so
     it is not a per-record rule; the rule stored instead is "a record whose generalized combination
@@ -48,7 +51,8 @@ the original release) and ``attributes`` (one entry per quasi-identifier), plus,
     that held records. ``attributes[name]`` has ``kind`` (``numeric``, ``ordered`` or ``hierarchy``),
     ``categories`` (the released Enum's categories; null for centroids), the domain (``minimum`` and
     ``maximum`` of a number; ``values``, the sorted distinct values, of an ordered category;
-    ``hierarchy`` rows of a hierarchical one) and ``boxes``, columns with one entry per box (boxes are
+    ``hierarchy`` rows and ``missing`` choice of a hierarchical one) and ``boxes``, columns with one
+    entry per box (boxes are
     numbered as the classes of the release): the region the box covers in the cut tree (numbers:
     ``low``, ``low_closed``, ``high``, ``high_closed``; ordered: ``first`` and ``last`` value of a run of
     the sorted values; hierarchy: ``level`` and ``node``, the subtree; the root is the top node, or
@@ -85,12 +89,27 @@ Example (top and bottom coding)::
      "parameters": {...},
      "attributes": {"income": {"bottom": 5, "top": 15, "bottom_value": 5, "top_value": 99}}}
 
+Missing values
+--------------
+When missing values are members of a hierarchy (:meth:`sdckit.hierarchy.Hierarchy.with_missing`), its
+stored rows hold the missing value's row: an empty leaf, and an empty label at every level where it
+stays missing (a node of the missing value, released as a missing value: the Enum's null; a box
+whose label is such a node stores ``released`` null). The attribute's ``missing`` says how it was
+placed, and :func:`apply_transformation` builds the hierarchy again with it: with ``"leaf"`` the row
+as stored (it may come from the user's hierarchy file), with ``{"under": NODE}`` and ``"suppress"``
+from the other rows, as the method did, which must give back the stored rows. A missing value of the
+data then has the missing leaf (it is covered), and with ``"suppress"`` its cell is a suppressed cell,
+as in the method's release. A transformation whose rows hold the missing value's row without
+``missing`` (learnt before it was recorded), or with a ``missing`` that does not place it so, is
+refused as malformed.
+
 Values the transformation does not cover
 ----------------------------------------
 A value not in the hierarchy (generalize, a hierarchical Mondrian attribute), a number outside the
 original ``[minimum, maximum]`` or a text that does not read as a number (numeric Mondrian attribute),
 a category not among the original values (ordered Mondrian attribute), a hierarchy value in no box,
-a value outside the generalized label of its Mondrian box and a missing value are *uncovered*. With
+a value outside the generalized label of its Mondrian box and a missing value (unless missing values
+are members of the hierarchy) are *uncovered*. With
 ``unknown="error"`` they raise :class:`ConfigError` naming each attribute, up to five values and the
 number of records (e.g. "attribute 'gifted': 1 value outside the label of their box: 'Yes' (7
 records)"). With ``unknown="suppress"`` every record with an uncovered value is suppressed as a whole:
@@ -118,7 +137,7 @@ from sdckit.anonymize.recoding import SUPPRESSED, top_bottom_release
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError, location
 from sdckit.frequency import extend_keys, initial_keys
-from sdckit.hierarchy import TOP_LABEL, Hierarchy
+from sdckit.hierarchy import MISSING_LABEL, TOP_LABEL, Hierarchy
 from sdckit.table import Role, Schema, Table, atomic_write, value_strings
 from sdckit.utility.base import GeneralizationView
 
@@ -238,6 +257,7 @@ def _generalize_transformation(release: Release) -> dict[str, Any]:
             "mapping": dict(zip(hierarchy.labels[0], released, strict=True)),
             "categories": categories,
             "hierarchy": _hierarchy_rows(hierarchy),
+            **_missing_entry(hierarchy),
         }
         leaves = hierarchy.leaf_codes(release.original.column(name))
         nodes = hierarchy.codes[leaves[release.suppressed_records], level]
@@ -305,6 +325,7 @@ def _mondrian_transformation(release: Release) -> dict[str, Any]:
             boxes = {"first": texts.gather(low).to_list(), "last": texts.gather(high).to_list()}
         else:
             spec["hierarchy"] = _hierarchy_rows(dimension.hierarchy)
+            spec.update(_missing_entry(dimension.hierarchy))
             level, node = levels[box_node, j], nodes[box_node, j]
             offsets = np.cumsum([0] + [len(labels) for labels in dimension.node_labels])
             all_labels = np.array(
@@ -592,15 +613,74 @@ def _uncovered(table: Table, problems: list[tuple[str, np.ndarray, str]]) -> Con
     )
 
 
-def _hierarchy(name: str, rows: Sequence[Sequence[str]]) -> Hierarchy:
-    """The hierarchy stored as rows (a leaf, then its label at every level)."""
-    return Hierarchy.from_rows(name, [[str(label) for label in row] for row in rows], source="transformation")
+def _missing_entry(hierarchy: Hierarchy | None) -> dict[str, Any]:
+    """``{"missing": choice}`` when missing values are members of ``hierarchy``, the choice spelt as
+    the configuration's ``missing`` key (``"leaf"``, ``{"under": NODE}``, ``"suppress"``); else
+    nothing."""
+    if hierarchy is None or hierarchy.missing is None:
+        return {}
+    if hierarchy.missing != "under":
+        return {"missing": hierarchy.missing}
+    # The node is the missing leaf's lowest ancestor that is not a node of the missing value.
+    leaf = hierarchy.missing_leaf
+    assert leaf is not None
+    node = next(
+        hierarchy.labels[level][hierarchy.codes[leaf, level]]
+        for level in range(1, hierarchy.n_levels)
+        if hierarchy.labels[level][hierarchy.codes[leaf, level]] != MISSING_LABEL
+    )
+    return {"missing": {"under": node}}
+
+
+def _hierarchy(name: str, rows: Sequence[Sequence[str]], missing: Any = None) -> Hierarchy:
+    """The hierarchy stored as rows (a leaf, then its label at every level), with missing values
+    members of it as ``missing`` says (a choice of the configuration's ``missing`` key, or None).
+
+    The rows of such a hierarchy hold the missing value's own row: an empty leaf, and an empty label
+    at every level where it stays missing. With ``"leaf"`` that row is the missing value's leaf as
+    it stands (it may come from the user's hierarchy file); with ``{"under": NODE}`` and
+    ``"suppress"`` the hierarchy is built again from the other rows as the method built it, and must
+    give back the stored rows."""
+    text_rows = [[str(label) for label in row] for row in rows]
+    if missing is None:
+        if any(row and row[0] == MISSING_LABEL for row in text_rows):
+            raise ConfigError(
+                f"malformed transformation: the hierarchy of '{name}' has a row for the missing value "
+                "but the transformation does not say how missing values are members of it (its "
+                "'missing' key); learn the transformation again with this sdckit"
+            )
+        return Hierarchy.from_rows(name, text_rows, source="transformation")
+    if missing == "leaf":
+        stored = Hierarchy.from_rows(name, text_rows, source="transformation", missing_values=())
+        if stored.missing_leaf is None and MISSING_LABEL not in stored.labels[0]:
+            raise ConfigError(
+                f"malformed transformation: missing of '{name}' is 'leaf' but its hierarchy has no row "
+                "for the missing value"
+            )
+        return stored.with_missing("leaf")
+    if not (missing == "suppress" or (isinstance(missing, Mapping) and set(missing) == {"under"})):
+        raise ConfigError(
+            f"malformed transformation: missing of '{name}' must be 'leaf', 'suppress' or "
+            f"{{'under': NODE}}, got {missing!r}"
+        )
+    values = [row for row in text_rows if row and row[0] != MISSING_LABEL]
+    rebuilt = Hierarchy.from_rows(name, values, source="transformation").with_missing(missing)
+    if _hierarchy_rows(rebuilt) != text_rows:
+        raise ConfigError(
+            f"malformed transformation: the hierarchy of '{name}' does not place the missing value as "
+            f"its missing {missing!r} does"
+        )
+    return rebuilt
 
 
 def _leaves_of(column: pl.Series, hierarchy: Hierarchy) -> np.ndarray:
-    """The leaf of every record, matched as text as :meth:`Hierarchy.leaf_codes` does (-1: uncovered)."""
+    """The leaf of every record, matched as text as :meth:`Hierarchy.leaf_codes` does (-1: uncovered).
+    A missing value has the missing leaf when missing values are members of ``hierarchy``."""
     coded = value_strings(column).cast(pl.Enum(list(hierarchy.labels[0])), strict=False)
-    return np.array(coded.to_physical().cast(pl.Int64).fill_null(-1).to_numpy(), dtype=np.int64)
+    leaves = np.array(coded.to_physical().cast(pl.Int64).fill_null(-1).to_numpy(), dtype=np.int64)
+    if hierarchy.missing_leaf is not None:
+        leaves[column.is_null().to_numpy()] = hierarchy.missing_leaf
+    return leaves
 
 
 def _apply_generalize(
@@ -615,7 +695,7 @@ def _apply_generalize(
     problems = []
     for j, name in enumerate(names):
         spec = attributes[name]
-        hierarchy = _hierarchy(name, spec["hierarchy"])
+        hierarchy = _hierarchy(name, spec["hierarchy"], spec.get("missing"))
         level = int(spec["level"])
         if not 0 <= level < hierarchy.n_levels:
             raise ConfigError(
@@ -691,10 +771,18 @@ def _apply_generalize(
     classes = np.where(suppressed, -1, dense)
 
     columns = []
+    suppressed_cells = np.repeat(suppressed[:, None], q, axis=1)
     for j, name in enumerate(names):
-        labels = pl.Series(name, categories_of[j], dtype=pl.Enum(categories_of[j]))
+        # A node of the missing value (an empty label) is released as a missing value, the Enum's
+        # null, as the method releases it: the Enum lists the other categories.
+        listed = [label for label in categories_of[j] if label != MISSING_LABEL]
+        values = [None if label == MISSING_LABEL else label for label in categories_of[j]]
+        labels = pl.Series(name, values, dtype=pl.Enum(listed))
         codes = np.where(suppressed, categories_of[j].index(SUPPRESSED), categories[:, j])
         columns.append(labels.gather(codes))
+        if hierarchies[j].missing == "suppress":
+            # A missing value suppressed from the start is a suppressed cell, as in the method.
+            suppressed_cells[:, j] |= leaves[:, j] == hierarchies[j].missing_leaf
     penalty[suppressed] = 1.0
     view = _generalization_view(names, hierarchies, levels, leaves[known], dense[known], suppressed[known])
     parameters = {**transformation.get("parameters", {}), "applied": True}
@@ -714,7 +802,7 @@ def _apply_generalize(
             "learnt_suppressed": int(np.count_nonzero(learnt)),
         },
         cell_penalty=penalty,
-        suppressed_cells=np.repeat(suppressed[:, None], q, axis=1),
+        suppressed_cells=suppressed_cells,
     )
 
 
@@ -838,7 +926,7 @@ def _apply_mondrian(
             codes[j] = rank
             what = "not among the original values"
         else:
-            hierarchy = _hierarchy(name, spec["hierarchy"])
+            hierarchy = _hierarchy(name, spec["hierarchy"], spec.get("missing"))
             hierarchies[name] = hierarchy
             hierarchy_list[j] = hierarchy
             leaf = _leaves_of(column, hierarchy)
@@ -991,9 +1079,10 @@ def _apply_mondrian(
             raise ConfigError(f"malformed transformation: '{name}' does not give one value per box")
         if spec.get("categories") is not None:
             categories = [str(label) for label in spec["categories"]]
-            per_box = pl.Series(name, [str(label) for label in released], dtype=pl.String).cast(
-                pl.Enum(categories)
-            )
+            # A box whose label is a node of the missing value released a missing value (null).
+            per_box = pl.Series(
+                name, [None if label is None else str(label) for label in released], dtype=pl.String
+            ).cast(pl.Enum(categories))
         elif kinds[j] == "numeric":
             per_box = pl.Series(name, [float(value) for value in released], dtype=pl.Float64)
         else:
@@ -1002,6 +1091,15 @@ def _apply_mondrian(
         columns.append(per_box.gather(index).alias(name))
         box_penalty = np.asarray(boxes["penalty"], dtype=np.float64)
         penalty[:, j] = np.where(suppressed, 1.0, box_penalty[np.maximum(record_box, 0)])
+    suppressed_cells = np.repeat(suppressed[:, None], q, axis=1) if suppressed.any() else None
+    for j, hierarchy in enumerate(hierarchy_list):
+        if hierarchy is not None and hierarchy.missing == "suppress":
+            # A missing value suppressed from the start is a suppressed cell, as in the method.
+            if suppressed_cells is None:
+                suppressed_cells = np.zeros((n, q), dtype=bool)
+            leaves_j = codes[j]
+            assert leaves_j is not None
+            suppressed_cells[:, j] |= leaves_j == hierarchy.missing_leaf
     parameters = {**transformation.get("parameters", {}), "partitions": len(boxes_used), "applied": True}
     return Release(
         table=_released_table(table, columns, _dropped(table, transformation)),
@@ -1018,7 +1116,7 @@ def _apply_mondrian(
             "record_boxes": record_box,
         },
         cell_penalty=penalty,
-        suppressed_cells=np.repeat(suppressed[:, None], q, axis=1) if suppressed.any() else None,
+        suppressed_cells=suppressed_cells,
     )
 
 
@@ -1068,9 +1166,10 @@ def _label_covers(
         raise ConfigError(
             f"malformed transformation: a label level of '{name}' is not a level of its hierarchy"
         )
+    # A label released as a missing value (None) is a node of the missing value.
     node = np.array(
         [
-            0 if level == top else hierarchy.node_of(label, level)
+            0 if level == top else hierarchy.node_of(MISSING_LABEL if label is None else label, level)
             for label, level in zip(released, levels.tolist(), strict=True)
         ],
         dtype=np.int64,
@@ -1238,7 +1337,7 @@ def _top_bottom_rows(spec: Mapping[str, Any]) -> pl.DataFrame:
 def _released_texts(released: list[Any]) -> pl.Series:
     if released and all(isinstance(value, int | float) and not isinstance(value, bool) for value in released):
         return value_strings(pl.Series([float(value) for value in released], dtype=pl.Float64))
-    return pl.Series([str(value) for value in released], dtype=pl.String)
+    return pl.Series([None if value is None else str(value) for value in released], dtype=pl.String)
 
 
 def _mondrian_rows(name: str, spec: Mapping[str, Any]) -> tuple[pl.DataFrame, pl.Series]:
@@ -1303,7 +1402,9 @@ def _mondrian_rows(name: str, spec: Mapping[str, Any]) -> tuple[pl.DataFrame, pl
         )
         region = pl.Series([str(v) for v in boxes["node"]], dtype=pl.String)
         if labelled:  # the subtree of the label (the lowest common ancestor), inside the region's
-            level, node = _per_box(name, boxes, "label_level", n_boxes, int).tolist(), released
+            # A label released as a missing value is a node of the missing value.
+            level = _per_box(name, boxes, "label_level", n_boxes, int).tolist()
+            node = released.fill_null(MISSING_LABEL)
         else:
             level, node = [int(v) for v in boxes["level"]], region
         box_frame = pl.DataFrame(
