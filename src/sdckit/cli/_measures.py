@@ -157,9 +157,13 @@ def measure(
         )
         started = time.perf_counter()
         settings = load_settings(config, roles)
+        measured: dict[str, Any] = {}
 
         def in_memory() -> tuple[Any, int]:
-            return _in_memory(spec, inputs, settings, params, release, quiet, started, original)
+            result, records, measured["identifiers"] = _in_memory(
+                spec, inputs, settings, params, release, quiet, started, original
+            )
+            return result, records
 
         scaled = None if release or original or spec.compares else _scaled_measure(spec.name)
         output_parts = output if spec.records is not None else None
@@ -176,6 +180,10 @@ def measure(
         )
         result, records = computed.result, computed.records
         figures = spec.summary(result)
+        if measured.get("identifiers") is not None:
+            from sdckit.risk.identifiers import with_identifiers
+
+            figures = with_identifiers(figures, measured["identifiers"])
         elapsed = time.perf_counter() - started
         document = _document(spec, inputs, params, figures, elapsed, original)
         report = Report()
@@ -242,11 +250,14 @@ def _in_memory(
     quiet: bool,
     started: float,
     original: Path | None = None,
-) -> tuple[Any, int]:
-    """Read the input(s) whole and measure: the result and the number of records. With
-    ``original``, DATA is read as a release and the original as data, for coverage matching."""
+) -> tuple[Any, int, Any]:
+    """Read the input(s) whole and measure: the result, the number of records and the identifiers
+    of the measured records (:func:`sdckit.risk.identifiers.identifier_column`: of the original when
+    there is one, since releases drop identifiers). With ``original``, DATA is read as a release and
+    the original as data, for coverage matching."""
     from sdckit.context import Context
     from sdckit.measures import run_measure
+    from sdckit.risk.identifiers import identifier_column
 
     if spec.compares:
         tables = [settings.read(inputs[0]), settings.read_release(inputs[1])]
@@ -258,7 +269,8 @@ def _in_memory(
             config=settings, progress=progress, stage=stage_messages(quiet, started), original=known
         )
         result = run_measure(spec, *tables, params=params, context=context)
-    return result, tables[0].n_records
+    identifiers = None if spec.compares else identifier_column(known if known is not None else tables[0])
+    return result, tables[0].n_records, identifiers
 
 
 def _scaled_measure(name: str) -> Any:

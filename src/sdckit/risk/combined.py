@@ -788,6 +788,7 @@ def combined_figures(result: RecordRisk) -> dict[str, Any]:
 
 def combined_report(figures: dict[str, Any]) -> list[Any]:
     from rich.table import Table as RichTable
+    from rich.text import Text
 
     weighted = ", sampling weights" if figures["weighted"] else ""
     lines: list[Any] = [
@@ -807,12 +808,19 @@ def combined_report(figures: dict[str, Any]) -> list[Any]:
     )
     if figures["riskiest"]:
         table = RichTable(title=f"The {len(figures['riskiest'])} riskiest records", title_justify="left")
-        for column, justify in (("record", "right"), ("risk", "right"), ("dominant known set", "left")):
+        # The identifier's value, when the configuration has one (sdckit.risk.identifiers).
+        identifier = figures.get("identifier")
+        table.add_column("record", justify="right")
+        if identifier:
+            table.add_column(identifier)
+        for column, justify in (("risk", "right"), ("dominant known set", "left")):
             table.add_column(column, justify=justify)
         table.add_column("its contribution", justify="right")
         for row in figures["riskiest"]:
+            named = [Text(row["identifier"] or "")] if identifier else []  # as text, not markup
             table.add_row(
                 str(row["record"]),
+                *named,
                 f"{row['risk']:.4g}",
                 row["top_known_set"] or "(empty set)",
                 f"{row['top_contribution']:.4g}",

@@ -1020,6 +1020,7 @@ def _percent(value: float) -> str:
 
 def _report(figures: dict[str, Any]) -> list[Any]:
     from rich.table import Table as RichTable
+    from rich.text import Text
 
     lines: list[Any] = [
         f"keys: {', '.join(figures['keys'])} ({'weighted' if figures['weighted'] else 'unweighted'}, "
@@ -1087,10 +1088,17 @@ def _report(figures: dict[str, Any]) -> list[Any]:
         shown = ["record", "fk", "Fk", "individual_risk"] + (
             ["household_risk"] if figures.get("household") else []
         )
+        # The identifier's value after the record, when the configuration has one
+        # (sdckit.risk.identifiers).
+        identifier = figures.get("identifier")
         for column in [*shown, "key"]:
             riskiest.add_column(column.replace("_", " "), justify="left" if column == "key" else "right")
+            if column == "record" and identifier:
+                riskiest.add_column(identifier)
         for row in figures["riskiest"]:
-            values = [f"{row[c]:.4g}" if isinstance(row[c], float) else str(row[c]) for c in shown]
+            values: list[Any] = [f"{row[c]:.4g}" if isinstance(row[c], float) else str(row[c]) for c in shown]
+            if identifier:
+                values.insert(1, Text(row["identifier"] or ""))  # as text, not markup
             key = ", ".join(f"{name}={row[name]}" for name in figures["keys"])
             riskiest.add_row(*values, key)
         lines.append(riskiest)

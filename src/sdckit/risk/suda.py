@@ -856,6 +856,7 @@ def summary(result: SudaResult) -> dict[str, Any]:
 def report(figures: dict[str, Any]) -> list[Any]:
     """What a person reads: counts, scores, contributions and the riskiest records."""
     from rich.table import Table as RichTable
+    from rich.text import Text
 
     by_size = ", ".join(f"{size}: {count:,}" for size, count in figures["msu_counts_by_size"].items())
     dis = figures["dis_suda"]
@@ -875,13 +876,21 @@ def report(figures: dict[str, Any]) -> list[Any]:
     lines.append(contributions)
     if figures["riskiest"]:
         riskiest = RichTable(title="riskiest records")
-        for column in ("record", "SUDA", "DIS-SUDA", "MSUs", "smallest MSU"):
+        # The identifier's value after the record, when the configuration has one
+        # (sdckit.risk.identifiers).
+        identifier = figures.get("identifier")
+        riskiest.add_column("record", justify="right")
+        if identifier:
+            riskiest.add_column(identifier)
+        for column in ("SUDA", "DIS-SUDA", "MSUs", "smallest MSU"):
             riskiest.add_column(column, justify="right")
         riskiest.add_column("smallest MSUs")
         for row in figures["riskiest"]:
             shown = [items for items in row["msu_sets"] if len(items) == row["smallest_msu"]][:3]
+            named = [Text(row["identifier"] or "")] if identifier else []  # as text, not markup
             riskiest.add_row(
                 str(row["record"]),
+                *named,
                 f"{row['suda_score']:.4g}",
                 f"{row['dis_suda_score']:.4g}",
                 str(row["msus"]),

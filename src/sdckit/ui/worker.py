@@ -106,6 +106,7 @@ def measure(payload: dict[str, Any], folder: Path, reporter: Reporter) -> dict[s
     from sdckit.measures import measure_spec, run_measure
     from sdckit.models.check import verdict
     from sdckit.params import option_name
+    from sdckit.risk.identifiers import identifier_column, with_identifiers
 
     config, table = _inputs(payload)
     context = Context(config=config, progress=reporter.progress, stage=reporter.stage)
@@ -123,7 +124,8 @@ def measure(payload: dict[str, Any], folder: Path, reporter: Reporter) -> dict[s
         )
         if result is None:
             continue
-        figures[name] = spec.summary(result)
+        # The riskiest records with the identifier's value, when the configuration has one.
+        figures[name] = with_identifiers(spec.summary(result), identifier_column(table))
         if name == "combined":
             figures["histogram"] = risk_bins(result.risk)
             result.scores().write_parquet(folder / "scores.parquet")
