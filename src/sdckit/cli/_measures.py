@@ -186,12 +186,7 @@ def measure(
             figures = with_identifiers(figures, measured["identifiers"])
         elapsed = time.perf_counter() - started
         document = _document(spec, inputs, params, figures, elapsed, original)
-        report = Report()
-        what = f"{inputs[0].name} → {inputs[1].name}" if spec.compares else inputs[0].name
-        what = f"{what} (release of {original.name})" if original else what
-        report.line(f"[bold]{what}[/]: {records:,} records, {spec.group} {spec.name} — {elapsed:.2f} s")
-        for item in spec.report(figures):
-            report.line(item) if isinstance(item, str) else report.add(item)
+        what, report = _report(spec, inputs, original, records, elapsed, figures)
         if computed.parts is not None:
             stage_parts(outputs, output, computed.parts)
         elif spec.records is not None:
@@ -204,6 +199,24 @@ def measure(
             finish(outputs, report)
         finally:
             remove_folder(computed.folder)
+
+
+def _report(
+    spec: MeasureSpec,
+    inputs: list[Path],
+    original: Path | None,
+    records: int,
+    elapsed: float,
+    figures: dict[str, Any],
+) -> tuple[str, Report]:
+    """What was measured (the files' names) and the terminal report of the figures."""
+    report = Report()
+    what = f"{inputs[0].name} → {inputs[1].name}" if spec.compares else inputs[0].name
+    what = f"{what} (release of {original.name})" if original else what
+    report.line(f"[bold]{what}[/]: {records:,} records, {spec.group} {spec.name} — {elapsed:.2f} s")
+    for item in spec.report(figures):
+        report.line(item) if isinstance(item, str) else report.add(item)
+    return what, report
 
 
 def _document(

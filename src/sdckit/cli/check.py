@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table as RichTable
@@ -80,24 +80,16 @@ def check(
     Without -k/-l/-t the achieved values are reported with nothing required; with them, exit status 3
     says that a required model is not satisfied (the --summary is written all the same).
     """
-    from sdckit.errors import ConfigError
-
     with user_errors():
         outputs = Outputs([data, config, *([original] if original else [])])
         outputs.file(summary, "--summary", (".json",))
         asked = dict(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
         _validate(asked)
         settings = load_settings(config, InlineRoles(qi, sensitive, weight))
-        treatment = settings.risk.missing if missing is None else missing
-        if treatment not in ("wildcard", "category"):
-            raise ConfigError(f"--missing must be wildcard or category, got {treatment!r}")
+        treatment = _treatment(settings, missing)
         result = _verdict(Scale(engine, scheduler, workers, chunk_rows), data, settings, asked, treatment)
         checked = result.report
-        report = Report()
-        report.line(
-            f"[bold]{data.name}[/]: {checked.n_records:,} records, {checked.n_classes:,} equivalence classes "
-            f"on {', '.join(result.quasi_identifiers)} (nulls as {result.missing})"
-        )
+        report = _header(data, result)
         if not quiet:
             report.add(_achieved(result))
         figures = _with_adversary_view(result, report, settings, data, original, k)
@@ -109,6 +101,27 @@ def check(
         stage_json(outputs, summary, figures)
         unmet = None if result.satisfied else f"{data.name} does not satisfy {', '.join(result.failing)}"
         finish(outputs, report, unmet, allowed=True)
+
+
+def _treatment(settings: Any, missing: str | None) -> str:
+    """How nulls match: --missing, else the configuration's risk.missing."""
+    from sdckit.errors import ConfigError
+
+    treatment = settings.risk.missing if missing is None else missing
+    if treatment not in ("wildcard", "category"):
+        raise ConfigError(f"--missing must be wildcard or category, got {treatment!r}")
+    return treatment
+
+
+def _header(data: Path, result: Any) -> Report:
+    """The report's first line: records, classes, quasi-identifiers and how nulls matched."""
+    checked = result.report
+    report = Report()
+    report.line(
+        f"[bold]{data.name}[/]: {checked.n_records:,} records, {checked.n_classes:,} equivalence classes "
+        f"on {', '.join(result.quasi_identifiers)} (nulls as {result.missing})"
+    )
+    return report
 
 
 def _verdict(scale: Scale, data: Path, settings, asked: dict, missing: str):

@@ -252,6 +252,14 @@ def _rules(spec: TableMethodSpec, rule: list[str] | None, min_frequency: int | N
     return rules
 
 
+def _require_extra(spec: TableMethodSpec) -> None:
+    """The methods that solve LPs or MILPs need HiGHS (the 'tables' extra): said before any work."""
+    if spec.name in NEEDS_HIGHS:
+        from sdckit._extras import require
+
+        require("tables", "highspy", feature=f"sdckit table {spec.name}")
+
+
 def protect_table(
     spec: TableMethodSpec,
     data: Path,
@@ -279,10 +287,7 @@ def protect_table(
 ) -> None:
     """Parse, build, run, report, write: the body every table command shares."""
     with user_errors():
-        if spec.name in NEEDS_HIGHS:
-            from sdckit._extras import require
-
-            require("tables", "highspy", feature=f"sdckit table {spec.name}")
+        _require_extra(spec)
         fields = spec.params.model_fields
         params = spec.params.parse(
             given, spell=lambda name: option_name(name, fields.get(name)), method=spec.name
