@@ -446,15 +446,11 @@ def _aggregate(
     for name, stride in zip(table, strides, strict=True):
         code = code + pl.col(f"d{order.index(name)}").cast(pl.Int64) * int(stride)
     holding = "h" in units.columns
-    sums = [pl.col("f").sum(), pl.col("v").sum(), pl.col("n").sum()]
     frame = units.with_columns(code.alias("code"))
     leaf_level = frame
     tops = top and not holding
-    if tops:
-        contributions = pl.col("c").repeat_by(pl.col("copies")).explode().top_k(top)
-        frame = frame.group_by("code").agg(*sums, contributions.alias("tops"))
-    else:
-        frame = frame.group_by("code").agg(*sums)
+    contributions = pl.col("c").repeat_by(pl.col("copies")).explode().top_k(top).alias("tops")
+    frame = _summed(frame, *([contributions] if tops else []))
     for name, stride, size in zip(table, strides, radix, strict=True):
         ancestors = tree[name].ancestors
         link = pl.DataFrame(
@@ -467,10 +463,7 @@ def _aggregate(
             .with_columns((pl.col("code") + (pl.col("node") - pl.col("digit")) * int(stride)).alias("code"))
             .drop("digit", "node")
         )
-        if tops:
-            frame = frame.group_by("code").agg(*sums, pl.col("tops").explode().top_k(top))
-        else:
-            frame = frame.group_by("code").agg(*sums)
+        frame = _summed(frame, *([pl.col("tops").explode().top_k(top)] if tops else []))
     if holding:
         frame = _holdings(frame.sort("code"), leaf_level, [tree[name] for name in table], strides, radix, top)
     digits = {
@@ -483,6 +476,27 @@ def _aggregate(
     frame = frame.with_columns(**digits, **roots)
     columns = [f"d{j}" for j in range(len(order))]
     return frame.select(*columns, "f", "v", "n", *(["tops"] if top else []))
+
+
+def _summed(frame: pl.DataFrame, *more: pl.Expr) -> pl.DataFrame:
+    """``f``, ``v`` and ``n`` summed per ``code`` (and the ``more`` aggregations), sorted by code.
+
+    The sums are taken in one fixed order, each code's rows sorted by value, so that a cell's
+    floating-point total is the same on every run: a multithreaded group-by adds a cell's values in
+    an order that varies from run to run, and totals then differed in their last digit (a release
+    that did not replay byte for byte)."""
+    ordered = frame.select("code", "f", "v", "n").sort("code", "v", "f", "n")
+    codes = ordered.get_column("code").to_numpy()
+    starts = np.r_[0, np.flatnonzero(np.diff(codes)) + 1] if codes.size else np.zeros(0, dtype=np.int64)
+    columns = {"code": pl.Series("code", codes[starts], dtype=ordered.schema["code"])}
+    for name in ("f", "v", "n"):
+        values = ordered.get_column(name).to_numpy()
+        total = np.add.reduceat(values, starts) if codes.size else values[:0]
+        columns[name] = pl.Series(name, total).cast(ordered.schema[name])
+    summed = pl.DataFrame(columns)
+    if more:
+        summed = summed.join(frame.group_by("code").agg(*more), on="code", how="left", maintain_order="left")
+    return summed
 
 
 def _holdings(
