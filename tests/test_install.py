@@ -8,7 +8,9 @@
   (``sys.modules[name] = None``: importlib then finds no such module, as when it is not installed).
 - The wheel (``python -m build``) installed in a fresh virtual environment outside the source tree,
   with only the core dependencies, runs the README tour's risk and local-suppression commands and
-  writes the same files as the source tree; ``sdckit serve`` there names its extra. Marked
+  writes the same files as the source tree, then runs the whole README tour as written (evaluate
+  leaves out the measures that need scikit-learn, saying so); ``sdckit serve`` there names its
+  extra. Marked
   ``install`` (it builds, installs from the package registry and compiles the kernels cold: about
   two minutes; ``pytest -m "not install"`` leaves it out); skipped, with the reason, when the
   registry cannot be reached.
@@ -185,6 +187,21 @@ def _generate(folder: Path, records: int = 2000) -> Path:
     return path
 
 
+def readme_tour() -> list[str]:
+    """The command lines of the README's quick tour (continuations joined, comments dropped)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("## A quick tour", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    joined = re.sub(r"\\\n\s*", " ", block)
+    lines = [line.split("  #", 1)[0].strip() for line in joined.splitlines()]
+    return [line for line in lines if line]
+
+
+def test_the_readme_tour_is_found() -> None:
+    tour = readme_tour()
+    assert tour[0].startswith("python -m examples.generate ") and len(tour) >= 8
+    assert all(line.startswith("sdckit ") for line in tour[1:]), tour
+
+
 def _without_extras(folder: Path, commands: list[list[str]]) -> list[tuple[int, str]]:
     run = subprocess.run(
         [sys.executable, "-c", DRIVER, json.dumps(BLOCKED), json.dumps(commands)],
@@ -216,6 +233,7 @@ def test_commands_without_the_extras(tmp_path: Path) -> None:
         f"risk reidentification release.csv -c {release} --release",
         "apply release.json example.csv -o again.csv",
         f"evaluate example.csv release.csv -c {release} --utility tables --loss-axis tables",
+        f"evaluate example.csv release.csv -c {release} --summary evaluated.json",  # the default measures
         f"table round example.csv -c {example} --rows gender --cols gifted --base 5",
         "serve --help",  # the help of a command whose extra is missing is there to read
         "table suppress --help",
@@ -226,9 +244,9 @@ def test_commands_without_the_extras(tmp_path: Path) -> None:
         ("ui", "ui", "sdckit ui", "fastapi"),
         ("query adult --url http://127.0.0.1:9 --key k", "server", "sdckit query", "httpx"),
         (
-            f"evaluate example.csv release.csv -c {release}",
+            f"evaluate example.csv release.csv -c {release} --utility tables,propensity",
             "learn",
-            "sdckit evaluate with propensity and classifier utility",
+            "sdckit evaluate with propensity utility",
             "sklearn",
         ),
         (
@@ -270,6 +288,14 @@ def test_commands_without_the_extras(tmp_path: Path) -> None:
     results = _without_extras(tmp_path, [shlex.split(command) for command in commands])
     for command, (code, stderr) in zip(core, results[: len(core)], strict=True):
         assert code == 0, (command, stderr)
+    # by default, evaluate leaves out the measures that need scikit-learn and says so in one line
+    default_evaluate = results[core.index(next(c for c in core if "evaluated.json" in c))][1]
+    assert (
+        "propensity and classifier utility left out: their models need the 'learn' extra "
+        "(pip install 'sdckit[learn]')"
+    ) in default_evaluate
+    evaluated = json.loads((tmp_path / "evaluated.json").read_text())
+    assert list(evaluated["releases"][0]["utility"]) == ["numeric", "tables"]
     answers = results[len(core) : len(core) + len(needing)]
     for (command, extra, feature, module), (code, stderr) in zip(needing, answers, strict=True):
         assert (code, stderr.strip().splitlines()) == (2, [_one_line(extra, feature, module)]), command
@@ -432,6 +458,20 @@ def test_wheel_in_a_fresh_environment_with_the_core_only(tmp_path: Path) -> None
     checked = in_venv(sdckit, "check", "ls.csv", "-c", EXAMPLE_CONFIG, "-k", "3")
     _check(checked, "sdckit check")
     assert "required 3-anonymity: satisfied" in checked.stdout
+
+    # the README tour as written, in a folder holding the repository's examples/ and the tour's data
+    skip = shutil.ignore_patterns("*.py", "__pycache__")
+    shutil.copytree(ROOT / "examples", work / "examples", ignore=skip)
+    (work / "out").mkdir()
+    shutil.copy2(data, work / "out" / "example.csv")
+    for line in readme_tour():
+        if line.startswith("python -m examples.generate "):
+            continue  # the generator is the repository's, not the package's: its output is copied above
+        arguments = shlex.split(line)
+        assert arguments[0] == "sdckit", line
+        _check(in_venv(sdckit, *arguments[1:]), f"{line} (installed, README tour)")
+    for output in ("scores.csv", "release.csv", "report.html", "protected.csv", "again.csv", "experiment"):
+        assert (work / "out" / output).exists(), output
 
     served = in_venv(sdckit, "serve", "-c", "server.yaml")
     assert (served.returncode, served.stderr.strip().splitlines()) == (

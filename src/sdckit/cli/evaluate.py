@@ -19,6 +19,7 @@ from sdckit.cli._common import (
     Report,
     SensitiveOption,
     SummaryOption,
+    errors,
     finish,
     load_settings,
     progress_bar,
@@ -90,7 +91,7 @@ def evaluate(
     from sdckit.evaluate.rumap import ru_map_plot
 
     with user_errors():
-        _require_models(_names(utility))
+        utility_names = _utility(_names(utility), quiet)
         settings_given = parse_settings(set_ or [])
         recipes = [_recipe(read_document(path, "recipe"), path) for path in recipe or []]
         outputs = Outputs([original, *releases, config, *(recipe or [])])
@@ -108,7 +109,7 @@ def evaluate(
                 released,
                 config=settings,
                 risk=_names(risk),
-                utility=_names(utility),
+                utility=utility_names,
                 risk_axis=risk_axis,
                 loss_axis=loss_axis,
                 weight=weight,
@@ -132,15 +133,30 @@ def evaluate(
         finish(outputs, report)
 
 
-def _require_models(utility: list[str] | None) -> None:
-    """Refuse at once, naming the extra, utility measures whose models need scikit-learn when it is
-    not installed (they would fail only after the risk measures have run)."""
-    from sdckit._extras import require
+def _utility(utility: list[str] | None, quiet: bool) -> list[str] | None:
+    """The utility measures to run. Asked for with --utility, those whose models need scikit-learn are
+    refused at once when it is not installed, naming the extra (they would fail only after the risk
+    measures have run); by default they are left out, saying so in one line, so that the core
+    install evaluates with the other measures."""
+    import importlib.util
+
+    from rich.markup import escape
+
+    from sdckit._extras import install_command, require
     from sdckit.evaluate.evaluation import DEFAULT_UTILITY
 
     fitted = [name for name in (utility or DEFAULT_UTILITY) if name in MODEL_MEASURES]
-    if fitted:
+    if not fitted:
+        return utility
+    if utility is not None or importlib.util.find_spec("sklearn") is not None:
         require("learn", "sklearn", feature=f"sdckit evaluate with {' and '.join(fitted)} utility")
+        return utility
+    if not quiet:
+        errors.print(
+            f"{' and '.join(fitted)} utility left out: their models need the 'learn' extra "
+            f"({escape(install_command('learn'))})"
+        )
+    return [name for name in DEFAULT_UTILITY if name not in MODEL_MEASURES]
 
 
 def _name(path: Path, releases: list[Path]) -> str:
