@@ -121,7 +121,7 @@ def targeted_child(run: str, data: Path, out: Path) -> None:
         seconds = time.perf_counter() - start
         warm = 0.0
     else:
-        from sdckit.anonymize.suppression import targeted_suppression
+        from sdckit.anonymize.targeted_suppression import targeted_suppression
         from sdckit.config import load_config
 
         missing = "category" if run == "ours-category" else "wildcard"

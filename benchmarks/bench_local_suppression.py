@@ -193,7 +193,7 @@ def run(print_fn=print, repeats: int = 3) -> dict[str, Any]:
     import numpy as np
     import polars as pl
 
-    from sdckit.anonymize.suppression import local_suppression
+    from sdckit.anonymize.local_suppression import local_suppression
     from sdckit.frequency import frequencies
     from sdckit.table import Attribute, Role, Schema, Table
     from sdckit.utility.metrics import release_ncp
@@ -335,8 +335,8 @@ def run_case(name: str, data: Path | None, slice_records: int | None = None) -> 
 
     import numpy as np
 
-    from sdckit.anonymize import suppression
-    from sdckit.anonymize.suppression import local_suppression
+    from sdckit.anonymize import _suppression_kernels as suppression_kernels
+    from sdckit.anonymize.local_suppression import local_suppression
     from sdckit.frequency import frequencies
     from sdckit.table import Table
 
@@ -358,12 +358,12 @@ def run_case(name: str, data: Path | None, slice_records: int | None = None) -> 
     start = time.perf_counter()
     ours = local_suppression(part, k, quasi_identifiers=names)
     slice_seconds = time.perf_counter() - start
-    greedy = suppression._wildcard_greedy
+    greedy = suppression_kernels.wildcard_greedy
 
     def scanning(patterns, counts, order, threshold, suppressed, arrays, budget, strict):
         greedy(patterns, counts, order, threshold, suppressed, arrays, 0, strict)
 
-    with mock.patch.object(suppression, "_wildcard_greedy", scanning):
+    with mock.patch.object(suppression_kernels, "wildcard_greedy", scanning):
         start = time.perf_counter()
         scanned = local_suppression(part, k, quasi_identifiers=names)
         scan_seconds = time.perf_counter() - start

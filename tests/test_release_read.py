@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from oracles import brute_frequencies
 from sdckit.anonymize.mondrian import mondrian
 from sdckit.anonymize.recoding import full_domain_generalization
-from sdckit.anonymize.suppression import local_suppression
+from sdckit.anonymize.local_suppression import local_suppression
 from sdckit.config import load_config
 from sdckit.errors import ConfigError
 from sdckit.frequency import frequencies

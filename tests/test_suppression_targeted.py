@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oracles import brute_risk
-from sdckit.anonymize.suppression import targeted_suppression
+from sdckit.anonymize.targeted_suppression import targeted_suppression
 from sdckit.errors import ConfigError
 from sdckit.risk.combined import combined_risk
 from sdckit.table import Attribute, Kind, Role, Schema, Table

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from sdckit.anonymize.mondrian import mondrian
 from sdckit.anonymize.recoding import full_domain_generalization, release_metrics, top_bottom_coding
 from sdckit.anonymize.release import Release
-from sdckit.anonymize.suppression import local_suppression
+from sdckit.anonymize.local_suppression import local_suppression
 from sdckit.anonymize.transform import apply_transformation, export_mappings, transformation_of
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy

@@ -7,7 +7,8 @@ line, recipes and the common tests find them there.
 # Imported in the order the command line lists the methods (importing a module registers it).
 import sdckit.anonymize.recoding  # noqa: F401, I001
 import sdckit.anonymize.mondrian  # noqa: F401, I001
-import sdckit.anonymize.suppression  # noqa: F401, I001
+import sdckit.anonymize.local_suppression  # noqa: F401, I001
+import sdckit.anonymize.targeted_suppression  # noqa: F401, I001
 import sdckit.anonymize.slicing  # noqa: F401, I001
 import sdckit.anonymize.quasi_sensitive  # noqa: F401, I001
 import sdckit.anonymize.microaggregation  # noqa: F401, I001
@@ -31,12 +32,8 @@ from sdckit.anonymize.recoding import (
 from sdckit.anonymize.release import Release
 from sdckit.anonymize.sampling import RecodeParams, SampleParams, recode, sample
 from sdckit.anonymize.slicing import OverlappingSlicingParams, SlicingParams, slice_table
-from sdckit.anonymize.suppression import (
-    LocalSuppressionParams,
-    TargetedSuppressionParams,
-    local_suppression,
-    targeted_suppression,
-)
+from sdckit.anonymize.local_suppression import LocalSuppressionParams, local_suppression
+from sdckit.anonymize.targeted_suppression import TargetedSuppressionParams, targeted_suppression
 from sdckit.anonymize.transform import apply_transformation, export_mappings, transformation_of
 
 __all__ = [

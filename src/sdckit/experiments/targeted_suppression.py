@@ -257,7 +257,7 @@ def targeted_suppression_experiment(
     """
     from sdckit.anonymize.mondrian import mondrian
     from sdckit.anonymize.recoding import full_domain_generalization
-    from sdckit.anonymize.suppression import targeted_suppression
+    from sdckit.anonymize.targeted_suppression import targeted_suppression
     from sdckit.utility import release_ncp
 
     say = say if say is not None else (lambda message: None)

@@ -161,7 +161,7 @@ def check_table(
     ``missing`` says how a missing (null) quasi-identifier value counts, as in
     :mod:`sdckit.frequency`: ``"wildcard"`` (the default, as everywhere in sdckit: ``sdckit risk``,
     :func:`verdict`, which ``sdckit check`` runs, and
-    :func:`sdckit.anonymize.suppression.local_suppression`), a null matches every value (the
+    :func:`sdckit.anonymize.local_suppression.local_suppression`), a null matches every value (the
     convention of sdcMicro), so the size of a class (a distinct combination of values and nulls) is
     the number (or weight) of the records that match it, and a release made k-anonymous by local
     suppression checks as k; ``"category"``, a null is a value of its own, so records with a

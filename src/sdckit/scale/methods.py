@@ -255,7 +255,7 @@ def generalize(
 def local_suppression(
     dataset: Dataset, config: Any, params: Any, engine: Engine, folder: Path | None, progress: Progress = None
 ) -> ScaledRun:
-    from sdckit.anonymize.suppression import local_suppression as suppress
+    from sdckit.anonymize.local_suppression import local_suppression as suppress
 
     keys = _quasi_identifiers(config, dataset)
     missing = params.missing or config.risk.missing
@@ -280,7 +280,7 @@ def targeted_suppression(
 ) -> ScaledRun:
     """Risk-targeted suppression on the patterns of the measured attributes: the records of a pattern
     have the same risk and dominant known set, so they lose the same values."""
-    from sdckit.anonymize.suppression import targeted_suppression as suppress
+    from sdckit.anonymize.targeted_suppression import targeted_suppression as suppress
 
     resolved = {
         name: getattr(params, name) if getattr(params, name) is not None else getattr(config.risk, name)
