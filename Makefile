@@ -29,8 +29,10 @@ browser:
 
 # Two processes (one per core of the CI machine), whole files to each so that a file's module-scoped
 # fixtures (a Dask LocalCluster, a started server) are set up once; `pytest` alone runs serially.
+# hypothesis' ci profile (tests/conftest.py) draws the same examples on every run; HYPOTHESIS_PROFILE=dev
+# draws new ones.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_risk.py

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import numpy as np
 import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from conftest import make_table
 from sdckit.cli import app
 from sdckit.errors import ConfigError, InputError
 from sdckit.measures import run_measure
 from sdckit.risk.attribute_disclosure import attribute_disclosure
-from sdckit.table import Attribute, Kind, Role, Schema, Table
+from sdckit.table import Kind, Role
 
 runner = CliRunner()
 
@@ -32,19 +34,9 @@ RELEASE = pl.DataFrame(
         "s": ["flu", "flu", "cold", "cold", "flu", "flu"],
     }
 )
-SCHEMA = Schema(
-    (
-        Attribute("a", role=Role.QUASI_IDENTIFIER),
-        Attribute("b", role=Role.QUASI_IDENTIFIER, kind=Kind.NUMERIC),
-        Attribute("s", role=Role.SENSITIVE),
-    )
-)
-
-
-def table(frame: pl.DataFrame) -> Table:
-    names = [name for name in SCHEMA.names if name in frame.columns]
-    extra = tuple(Attribute(c, kind=Kind.NUMERIC) for c in frame.columns if c not in names)
-    return Table(frame, Schema(tuple(SCHEMA[n] for n in names) + extra))
+KEYS = {"a": Role.QUASI_IDENTIFIER, "b": (Role.QUASI_IDENTIFIER, Kind.NUMERIC)}
+ROLES = {**KEYS, "s": Role.SENSITIVE}
+table = partial(make_table, **ROLES)
 
 
 def test_hand_computed_shares():
@@ -129,7 +121,7 @@ def test_implicates():
 
 def test_clear_errors():
     with pytest.raises(InputError, match="'s'"):
-        attribute_disclosure(table(ORIGINAL), table(RELEASE.drop("s")))
+        attribute_disclosure(table(ORIGINAL), make_table(RELEASE.drop("s"), **KEYS))
     with pytest.raises(ConfigError, match="'nope'"):
         attribute_disclosure(table(ORIGINAL), table(RELEASE), sensitive="nope")
     with pytest.raises(ConfigError, match="also a quasi-identifier"):

@@ -291,11 +291,10 @@ def test_slicing_experiment_cli(tmp_path):
 
 # The quasi-sensitive experiment ---------------------------------------------------------------------
 
-ADULT_CSV = adult_directory() / "adult.csv"
 
-
-@pytest.mark.skipif(not ADULT_CSV.exists(), reason=f"the Adult data ({ADULT_CSV}) is not available")
-def test_quasi_sensitive_experiment_cli(tmp_path):
+def test_quasi_sensitive_experiment_cli(shared_data, tmp_path, monkeypatch):
+    # the experiment reads Adult where SDCKIT_ADULT_DIR says, by default where shared_data finds it
+    monkeypatch.setenv("SDCKIT_ADULT_DIR", str(shared_data("adult", "adult.csv").parent))
     output = tmp_path / "qs"
     result = runner.invoke(
         app,

@@ -16,8 +16,6 @@ from sdckit.config import load_config, parse_config
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy, build_hierarchy, intervals, mask, ordered
 
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
-
 # Levels per attribute, level 0 included (shared/data/README.md).
 ADULT_LEVELS = {
     "sex": 2,
@@ -32,15 +30,9 @@ ADULT_LEVELS = {
 }
 
 
-def adult_folder() -> Path:
-    if not ADULT.is_dir():
-        pytest.skip(f"{ADULT} is absent")
-    return ADULT
-
-
 @pytest.fixture(scope="module")
-def adult() -> pl.DataFrame:
-    return pl.read_csv(adult_folder() / "adult.csv", separator=";")
+def adult(shared_data) -> pl.DataFrame:
+    return pl.read_csv(shared_data("adult", "adult.csv"), separator=";")
 
 
 def write(path: Path, text: str) -> Path:
@@ -69,8 +61,10 @@ def assert_consistent(hierarchy: Hierarchy) -> None:
 
 
 @pytest.mark.parametrize(("attribute", "levels"), ADULT_LEVELS.items())
-def test_adult_hierarchies_load_and_cover_the_data(adult: pl.DataFrame, attribute: str, levels: int) -> None:
-    path = adult_folder() / f"adult_hierarchy_{attribute}.csv"
+def test_adult_hierarchies_load_and_cover_the_data(
+    shared_data, adult: pl.DataFrame, attribute: str, levels: int
+) -> None:
+    path = shared_data("adult", f"adult_hierarchy_{attribute}.csv")
     hierarchy = Hierarchy.from_csv(path, attribute)
     assert (hierarchy.name, hierarchy.source) == (attribute, str(path))
     assert hierarchy.n_levels == levels
@@ -89,8 +83,8 @@ def test_adult_hierarchies_load_and_cover_the_data(adult: pl.DataFrame, attribut
     assert set(hierarchy.generalized_labels(leaves, hierarchy.height).to_list()) == {"*"}
 
 
-def test_adult_age_hierarchy_lists_the_whole_domain(adult: pl.DataFrame) -> None:
-    age = Hierarchy.from_csv(adult_folder() / "adult_hierarchy_age.csv", "age")
+def test_adult_age_hierarchy_lists_the_whole_domain(shared_data, adult: pl.DataFrame) -> None:
+    age = Hierarchy.from_csv(shared_data("adult", "adult_hierarchy_age.csv"), "age")
     assert age.n_leaves == 100
     assert age.labels[0][:3] == ("1", "2", "3")
     assert len(age.labels[1]) == 20
@@ -111,8 +105,8 @@ def test_adult_age_hierarchy_lists_the_whole_domain(adult: pl.DataFrame) -> None
     assert age.generalized_labels(leaves[:2], 2).to_list() == ["30-39", "40-49"]
 
 
-def test_adult_education_leaf_counts() -> None:
-    education = Hierarchy.from_csv(adult_folder() / "adult_hierarchy_education.csv", "education")
+def test_adult_education_leaf_counts(shared_data) -> None:
+    education = Hierarchy.from_csv(shared_data("adult", "adult_hierarchy_education.csv"), "education")
     counts = dict(zip(education.labels[1], education.leaf_counts(1).tolist(), strict=True))
     assert counts == {
         "Undergraduate": 2,
@@ -129,8 +123,8 @@ def test_adult_education_leaf_counts() -> None:
     assert education.level_of("*") == 3
 
 
-def test_test2_hierarchies() -> None:
-    folder = adult_folder()
+def test_test2_hierarchies(shared_data) -> None:
+    folder = shared_data("adult")
     data = pl.read_csv(folder / "test2.csv", separator=";")
     zips = Hierarchy.from_csv(folder / "test2_hierarchy_ZIPCode.csv", "ZIPCode")
     assert zips.n_levels == 6
@@ -224,7 +218,7 @@ _TEXTS = (
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     labels=st.lists(_TEXTS, max_size=25, unique=True),
     picks=st.lists(st.integers(min_value=0, max_value=30) | st.none() | _TEXTS, max_size=60),
@@ -521,8 +515,8 @@ def test_mask_pads_only_digits() -> None:
 # Configuration -------------------------------------------------------------------------------------
 
 
-def test_config_loads_a_hierarchy_file_next_to_it(tmp_path: Path) -> None:
-    source = adult_folder() / "adult_hierarchy_age.csv"
+def test_config_loads_a_hierarchy_file_next_to_it(shared_data, tmp_path: Path) -> None:
+    source = shared_data("adult", "adult_hierarchy_age.csv")
     shutil.copy(source, tmp_path / "adult_hierarchy_age.csv")
     config = write(
         tmp_path / "study.yaml",
@@ -583,7 +577,7 @@ def test_config_errors_name_the_file_line_and_attribute(tmp_path: Path) -> None:
 # Properties ----------------------------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     values=st.lists(st.integers(min_value=-1000, max_value=1000) | st.none(), min_size=1, max_size=40),
     cuts=st.lists(st.integers(min_value=-1200, max_value=1200), min_size=2, max_size=8, unique=True),
@@ -598,7 +592,7 @@ def test_interval_hierarchies_are_consistent(values: list[int | None], cuts: lis
     assert len(hierarchy.labels[-1]) <= 1
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     values=st.lists(st.floats(min_value=-50, max_value=50, allow_nan=False), min_size=1, max_size=40),
     width=st.sampled_from([0.1, 0.25, 1, 3, 7.5, 20]),
@@ -614,7 +608,7 @@ def test_fixed_width_hierarchies_are_consistent(values: list[float], width: floa
     assert (hierarchy.leaf_codes(column) >= 0).all()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     codes=st.lists(st.text(alphabet="0123456789", min_size=4, max_size=4), min_size=1, max_size=30),
     categories=st.lists(st.sampled_from(list("ABCDEFGHIJ")), min_size=1, max_size=30),

@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from conftest import make_table
 from sdckit.anonymize import run_method
 from sdckit.anonymize.microaggregation import (
     categorical_microaggregation,
@@ -32,7 +33,6 @@ from sdckit.errors import ConfigError
 from sdckit.models import KAnonymity, check_table
 from sdckit.table import Attribute, Kind, Role, Schema, Table
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "sdcmicro"
 runner = CliRunner()
 
 
@@ -44,8 +44,7 @@ def groups_of(labels: np.ndarray) -> list[list[int]]:
 def numeric_table(X: np.ndarray, names: list[str] | None = None) -> Table:
     names = names or [f"x{j}" for j in range(X.shape[1])]
     frame = pl.DataFrame({name: X[:, j] for j, name in enumerate(names)})
-    attributes = tuple(Attribute(name, role=Role.QUASI_IDENTIFIER, kind=Kind.NUMERIC) for name in names)
-    return Table(frame, Schema(attributes))
+    return make_table(frame, roles=dict.fromkeys(names, (Role.QUASI_IDENTIFIER, Kind.NUMERIC)))
 
 
 # A straightforward numpy MDAV (the benchmark's baseline): vectorized distances, one step at a time.
@@ -181,7 +180,7 @@ def test_ordinal_distance_is_rank_difference_over_m_minus_1():
 # MDAV against the numpy reference, and group sizes ----------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(
     st.integers(2, 5).flatmap(
         lambda k: st.tuples(
@@ -209,7 +208,7 @@ def test_mdav_equals_the_numpy_reference_and_groups_have_k_records(case):
     assert sizes.sum() == n
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.integers(2, 4).flatmap(
         lambda k: st.tuples(
@@ -269,7 +268,7 @@ def brute_optimal_sse(values: np.ndarray, k: int) -> float:
     return best
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(
     st.integers(2, 4).flatmap(
         lambda k: st.tuples(st.just(k), st.lists(st.integers(-20, 20), min_size=k, max_size=13))
@@ -372,10 +371,8 @@ def test_categorical_microaggregation_of_every_quasi_identifier_is_k_anonymous(k
 
 
 @pytest.mark.parametrize("name", ["CASCrefmicrodata.csv", "Tarragona.csv"])
-def test_casc_benchmark_data_mdav_equals_the_reference(name):
-    path = DATA_DIR / name
-    if not path.exists():
-        pytest.skip(f"{path} not available")
+def test_casc_benchmark_data_mdav_equals_the_reference(shared_data, name):
+    path = shared_data("sdcmicro", name)
     X = pl.read_csv(path).to_numpy().astype(float)
     labels, _ = mdav_groups(X, 3)
     np.testing.assert_array_equal(labels, reference_mdav(X, 3))
@@ -530,7 +527,7 @@ def test_cli_missing_values_exit_2(tmp_path):
     assert not (tmp_path / "out.csv").exists()
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(
     st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4)), min_size=1, max_size=40),
 )
@@ -550,7 +547,7 @@ def test_group_representatives_equal_per_group_brute_force(pairs):
         assert medians[g] == members[(len(members) - 1) // 2]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(
     st.integers(2, 4).flatmap(
         lambda k: st.tuples(

@@ -5,12 +5,11 @@ from __future__ import annotations
 import contextlib
 import math
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import ConfigError
@@ -29,8 +28,6 @@ from sdckit.models import (
     evaluate_all,
 )
 from sdckit.table import Table, read_table
-
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
 
 # Pure-Python reference, one class at a time ----------------------------------------------------------
 
@@ -321,7 +318,7 @@ def random_tables(draw):
     return keys, {"a": a, "b": b}, weights, n_classes, hierarchy
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(
     data=random_tables(),
     k=st.integers(1, 4),
@@ -385,7 +382,7 @@ def random_triples(draw):
     return n_classes, n_values, cells, counts, overall, integral
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     data=random_triples(),
     c=st.sampled_from([0.3, 1.0, 2.0, 5.0]),
@@ -715,10 +712,8 @@ def test_check_table_weights_and_no_quasi_identifiers():
 
 
 @pytest.fixture(scope="module")
-def adult():
-    path = ADULT / "adult.csv"
-    if not path.exists():
-        pytest.skip("Adult data not available")
+def adult(shared_data):
+    path = shared_data("adult", "adult.csv")
     pytest.importorskip("pycanon")
     table = read_table(path, delimiter=";")
     return table, table.data.to_pandas()
@@ -794,9 +789,9 @@ def class_keys(table: Table, quasi_identifiers):
     return keys.astype(np.int64), n
 
 
-def test_adult_hierarchical_against_reference(adult):
+def test_adult_hierarchical_against_reference(shared_data, adult):
     table, _ = adult
-    path = ADULT / "adult_hierarchy_occupation.csv"
+    path = shared_data("adult", "adult_hierarchy_occupation.csv")
     hierarchy = Hierarchy.from_csv(path, "occupation")
     model = TCloseness("occupation", 0.1, "hierarchical", hierarchy)
     keys, n = class_keys(table, ["race", "sex"])

@@ -12,12 +12,11 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.anonymize.mondrian import mondrian
@@ -34,7 +33,6 @@ from sdckit.models import (
 from sdckit.table import Attribute, Kind, Role, Schema, Table
 from sdckit.utility import release_ncp
 
-ADULT = Path(__file__).parents[1].parent / "shared" / "data" / "adult"
 ADULT_COLUMNS = [
     "sex",
     "age",
@@ -356,14 +354,14 @@ def test_200000_records_without_recursion() -> None:
 # Adult
 
 
-def adult_table() -> tuple[Table, dict[str, Hierarchy]]:
-    if not (ADULT / "adult.csv").is_file():
-        pytest.skip(f"Adult data not available at {ADULT}")
-    frame = pl.read_csv(ADULT / "adult.csv", separator=";", infer_schema=False).with_columns(
+def adult_table(shared_data) -> tuple[Table, dict[str, Hierarchy]]:
+    frame = pl.read_csv(shared_data("adult", "adult.csv"), separator=";", infer_schema=False).with_columns(
         pl.col("age").cast(pl.Int64)
     )
     hierarchies = {
-        c: Hierarchy.from_csv(ADULT / f"adult_hierarchy_{c}.csv", c) for c in ADULT_COLUMNS if c != "age"
+        c: Hierarchy.from_csv(shared_data("adult", f"adult_hierarchy_{c}.csv"), c)
+        for c in ADULT_COLUMNS
+        if c != "age"
     }
     return Table.from_frame(frame), hierarchies
 
@@ -372,10 +370,10 @@ def adult_table() -> tuple[Table, dict[str, Hierarchy]]:
     "case",
     ["k5", "k10", "k5+l3", "k5+t0.2", "k5 relaxed"],
 )
-def test_adult_release_satisfies_its_models(case: str) -> None:
+def test_adult_release_satisfies_its_models(shared_data, case: str) -> None:
     from pycanon import anonymity
 
-    table, hierarchies = adult_table()
+    table, hierarchies = adult_table(shared_data)
     quasi_identifiers = [c for c in ADULT_COLUMNS if c != "occupation"]
     k = 10 if case == "k10" else 5
     models: list = [KAnonymity(k)]
@@ -437,7 +435,7 @@ def emd_equal(counts: np.ndarray, overall: np.ndarray) -> float:
     return 0.5 * float(np.abs(counts / counts.sum() - overall).sum())
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250)
 @given(problems())
 def test_random_tables(problem) -> None:
     n, num, cat, hier, sens, qis, use_hierarchy, mode, k, extra, l, t, output = problem  # noqa: E741

@@ -293,7 +293,7 @@ def _spec_rank_swap(n: int, p: float, uniforms: list[float]) -> list[int]:
     return swap
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     n=st.integers(1, 80),
     p=st.floats(0.5, 100),
@@ -307,7 +307,7 @@ def test_rank_swap_partner_search_matches_the_spec_and_stays_in_its_window(n, p,
     assert np.all(swap[swap] == np.arange(n))  # pairs: an involution
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     values=st.lists(st.integers(0, 20) | st.none(), min_size=2, max_size=60),
     p=st.floats(1, 100),
@@ -380,7 +380,7 @@ def test_swap_keeps_the_frequencies_within_every_stratum_exactly(seed):
     assert 0 < figures["changed_records"] <= figures["swapped_records"]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     keys=st.lists(st.integers(0, 4), min_size=1, max_size=80),
     rate=st.floats(0.01, 1),
@@ -428,7 +428,7 @@ def test_spec_pram_invariant_matrix_example():
     assert invariant_matrix(np.array([60, 40]), base, alpha=1.0) == pytest.approx(r, abs=1e-15)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     counts=st.lists(st.integers(0, 1000), min_size=1, max_size=12).filter(lambda c: sum(c) > 0),
     pd=st.floats(0, 1),
@@ -794,12 +794,9 @@ def test_cli_rank_swap_and_swap_keep_the_columns_multisets(tmp_path):
 
 # Real data (../shared/data/sdcmicro; skipped when absent) ----------------------------------------------
 
-SDCMICRO = Path(__file__).resolve().parents[2] / "shared" / "data" / "sdcmicro"
 
-
-@pytest.mark.skipif(not (SDCMICRO / "CASCrefmicrodata.csv").is_file(), reason="CASC data absent")
-def test_casc_correlated_exact_noise_and_rank_swap():
-    casc = pl.read_csv(SDCMICRO / "CASCrefmicrodata.csv")
+def test_casc_correlated_exact_noise_and_rank_swap(shared_data):
+    casc = pl.read_csv(shared_data("sdcmicro", "CASCrefmicrodata.csv"))
     table = Table.from_frame(casc)
     names = casc.columns
     release = add_noise(table, names, noise="correlated-exact", amount=15, seed=1)
@@ -812,9 +809,8 @@ def test_casc_correlated_exact_noise_and_rank_swap():
         assert sorted(swapped.table.column(name).to_list()) == sorted(casc[name].to_list())
 
 
-@pytest.mark.skipif(not (SDCMICRO / "testdata.csv").is_file(), reason="sdcMicro testdata absent")
-def test_testdata_stratified_pram_and_swap():
-    data = pl.read_csv(SDCMICRO / "testdata.csv")
+def test_testdata_stratified_pram_and_swap(shared_data):
+    data = pl.read_csv(shared_data("sdcmicro", "testdata.csv"))
     categorical = ("roof", "walls", "water", "urbrur", "sex")
     schema = Schema(
         tuple(

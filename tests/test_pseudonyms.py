@@ -14,11 +14,12 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from conftest import make_table
 from sdckit.anonymize import pseudonymize
 from sdckit.anonymize.pseudonyms import read_key
 from sdckit.cli import app
 from sdckit.errors import ConfigError
-from sdckit.table import Attribute, Kind, Role, Schema, Table
+from sdckit.table import Kind, Role, Schema, Table
 
 runner = CliRunner()
 KEY = "correct-horse-battery-staple-4711"
@@ -36,13 +37,8 @@ def people(ids: list[str], households: list[int]) -> pl.DataFrame:
     )
 
 
-def table_of(frame: pl.DataFrame) -> Table:
-    described = [
-        Attribute("ssn", role=Role.IDENTIFIER),
-        Attribute("hid", role=Role.HOUSEHOLD, kind=Kind.NUMERIC),
-        Attribute("age", kind=Kind.NUMERIC),
-    ]
-    return Table(frame, Schema.infer(frame, described))
+# The columns of people(): a direct identifier, the household number and a number.
+PEOPLE = {"ssn": Role.IDENTIFIER, "hid": (Role.HOUSEHOLD, Kind.NUMERIC), "age": Kind.NUMERIC}
 
 
 def digest(key: str, value: str) -> str:
@@ -51,7 +47,7 @@ def digest(key: str, value: str) -> str:
 
 def test_hmac_pseudonyms_are_hmac_sha256_of_the_value():
     frame = people(["111", "222", "111", None], [7, 7, 9, 9])
-    release = pseudonymize(table_of(frame), key=KEY.encode(), households="keep")
+    release = pseudonymize(make_table(frame, **PEOPLE), key=KEY.encode(), households="keep")
     assert release.table.data["ssn"].to_list() == [
         digest(KEY, "111"),
         digest(KEY, "222"),
@@ -65,24 +61,25 @@ def test_hmac_pseudonyms_are_hmac_sha256_of_the_value():
 def test_the_same_key_links_two_files_and_another_key_does_not():
     first = people(["a1", "b2", "c3", "d4"], [1, 1, 2, 3])
     second = people(["c3", "x9", "a1"], [5, 5, 6])
-    one = pseudonymize(table_of(first), key=KEY.encode()).table.data["ssn"].to_list()
-    two = pseudonymize(table_of(second), key=KEY.encode()).table.data["ssn"].to_list()
+    one = pseudonymize(make_table(first, **PEOPLE), key=KEY.encode()).table.data["ssn"].to_list()
+    two = pseudonymize(make_table(second, **PEOPLE), key=KEY.encode()).table.data["ssn"].to_list()
     assert two[0] == one[2] and two[2] == one[0]  # c3 and a1 link across the files
     assert len(set(one) | set(two)) == 5
-    other = pseudonymize(table_of(second), key=OTHER_KEY.encode()).table.data["ssn"].to_list()
+    other = pseudonymize(make_table(second, **PEOPLE), key=OTHER_KEY.encode()).table.data["ssn"].to_list()
     assert not set(other) & set(two)
 
 
 def test_random_ids_keep_equal_values_equal_and_reveal_nothing_else():
     frame = people(["z", "a", "z", "m", "a"], [1, 1, 2, 2, 3])
-    release = pseudonymize(table_of(frame), mode="random", seed=3)
+    release = pseudonymize(make_table(frame, **PEOPLE), mode="random", seed=3)
     ids = release.table.data["ssn"].to_list()
     assert sorted(set(ids)) == [1, 2, 3]
     assert ids[0] == ids[2] and ids[1] == ids[4] and len({ids[0], ids[1], ids[3]}) == 3
-    again = pseudonymize(table_of(frame), mode="random", seed=3).table.data["ssn"].to_list()
+    again = pseudonymize(make_table(frame, **PEOPLE), mode="random", seed=3).table.data["ssn"].to_list()
     assert ids == again
     orders = {
-        tuple(pseudonymize(table_of(frame), mode="random", seed=s).table.data["ssn"]) for s in range(20)
+        tuple(pseudonymize(make_table(frame, **PEOPLE), mode="random", seed=s).table.data["ssn"])
+        for s in range(20)
     }
     assert len(orders) > 1
 
@@ -91,7 +88,7 @@ def test_random_ids_keep_equal_values_equal_and_reveal_nothing_else():
 def test_household_ids_are_renumbered_1_to_h_and_keep_grouping(order):
     households = [905, 905, 17, 300, 300, 300, 17, 42]
     frame = people([f"p{i}" for i in range(8)], households)
-    release = pseudonymize(table_of(frame), key=KEY.encode(), households=order, seed=1)
+    release = pseudonymize(make_table(frame, **PEOPLE), key=KEY.encode(), households=order, seed=1)
     new = release.table.data["hid"].to_list()
     assert sorted(set(new)) == [1, 2, 3, 4]
     # Same old id <=> same new id.
@@ -102,7 +99,8 @@ def test_household_ids_are_renumbered_1_to_h_and_keep_grouping(order):
     if order == "sorted":
         assert [new[households.index(o)] for o in (17, 42, 300, 905)] == [1, 2, 3, 4]
     permutations = {
-        tuple(pseudonymize(table_of(frame), key=KEY.encode(), seed=s).table.data["hid"]) for s in range(20)
+        tuple(pseudonymize(make_table(frame, **PEOPLE), key=KEY.encode(), seed=s).table.data["hid"])
+        for s in range(20)
     }
     assert len(permutations) > 1  # random order: the seed changes the numbering
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -46,7 +45,6 @@ from sdckit.models import (
 from sdckit.table import Attribute, Role, Schema, Table
 from sdckit.utility.metrics import METRICS
 
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
 ADULT_COLUMNS = [
     "sex",
     "age",
@@ -220,11 +218,11 @@ def assert_release_satisfies(
 
 
 @pytest.fixture(scope="module")
-def adult():
-    if not (ADULT / "adult.csv").exists():
-        pytest.skip(f"Adult data not found in {ADULT}")
-    frame = pl.read_csv(ADULT / "adult.csv", separator=";", infer_schema=False)
-    hierarchies = {c: Hierarchy.from_csv(ADULT / f"adult_hierarchy_{c}.csv", c) for c in ADULT_COLUMNS}
+def adult(shared_data):
+    frame = pl.read_csv(shared_data("adult", "adult.csv"), separator=";", infer_schema=False)
+    hierarchies = {
+        c: Hierarchy.from_csv(shared_data("adult", f"adult_hierarchy_{c}.csv"), c) for c in ADULT_COLUMNS
+    }
     return frame, hierarchies
 
 
@@ -447,7 +445,6 @@ def oracle(frame: pl.DataFrame, names, hierarchies, models):
 
 @settings(
     max_examples=45,
-    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(problems())
@@ -514,7 +511,7 @@ def suppressed_by_oracle(frame: pl.DataFrame, names, hierarchies, models) -> dic
     return result
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(problems())
 def test_suppressed_records_only_shrink_under_generalization_for_k_and_distinct_l(problem):
     """The proof, checked: for k-anonymity and distinct l-diversity a class merged with any class still
@@ -568,7 +565,6 @@ def test_not_monotone_with_suppression_counter_examples(model, groups, values, l
 
 @settings(
     max_examples=60,
-    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(
@@ -599,7 +595,7 @@ def test_pruned_search_with_any_suppression_limit_equals_exhaustive_search(probl
         assert fast.search["evaluations"] <= fast.search["lattice_size"]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30)
 @given(problems(), st.sampled_from(["loss", "entropy", "entropy_monotone", "ncp", "gcp", "precision"]))
 def test_level_bounds_of_the_whole_lattice_are_each_nodes_bound(problem, metric):
     from sdckit.anonymize.recoding import _Search
@@ -614,7 +610,7 @@ def test_level_bounds_of_the_whole_lattice_are_each_nodes_bound(problem, metric)
         assert bounds[node] == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30)
 @given(problems(), st.sampled_from(CLASS_FREE_BOUND), st.booleans())
 def test_value_of_a_node_with_nothing_suppressed_skips_its_classes_bit_for_bit(problem, metric, weighted):
     # _Search.value does not compute the classes of a node that suppresses nothing when the metric's
@@ -631,7 +627,7 @@ def test_value_of_a_node_with_nothing_suppressed_skips_its_classes_bit_for_bit(p
             assert search.value(result) == float(search.metric.value(result.view(search)))
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30)
 @given(problems(), st.sampled_from([0.0, 0.1]), st.booleans())
 def test_compiled_k_only_evaluation_equals_the_general_one(problem, limit, weighted):
     # Under k-anonymity alone a node is evaluated by one compiled call: every node, evaluated in the
@@ -660,7 +656,7 @@ def test_compiled_k_only_evaluation_equals_the_general_one(problem, limit, weigh
     assert searches[0].rolled_up == searches[1].rolled_up
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(problems(), st.sampled_from(["loss", "ncp", "entropy", "precision"]), st.integers(1, 8))
 def test_compiled_walk_equals_the_python_loop(problem, metric, k):
     # Without suppression, under k alone, _bounded_search runs as one compiled loop
@@ -715,7 +711,7 @@ def test_compiled_walk_on_a_large_lattice_returns_for_progress_and_equals_the_py
     assert runs[0] == runs[1]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(problems(), st.sampled_from([0.0, 0.1, 0.3]), st.sampled_from(sorted(METRICS)))
 def test_random_releases_satisfy_their_models(problem, limit, metric):
     frame, names, hierarchies, models = problem

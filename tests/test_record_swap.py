@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from conftest import make_table
 from sdckit.anonymize import record_swap
 from sdckit.cli import app
 from sdckit.errors import ConfigError, InputError
@@ -57,15 +58,9 @@ def households_frame() -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def table_of(frame: pl.DataFrame, household: bool = True) -> Table:
-    described = [
-        Attribute("person", role=Role.IDENTIFIER),
-        Attribute("nationality", role=Role.QUASI_IDENTIFIER),
-        Attribute("age", role=Role.INSENSITIVE, kind=Kind.NUMERIC),
-    ]
-    if household:
-        described.append(Attribute("hid", role=Role.HOUSEHOLD, kind=Kind.NUMERIC))
-    return Table(frame, Schema.infer(frame, described))
+# The persons of households_frame(), without and with their households.
+PERSONS = {"person": Role.IDENTIFIER, "nationality": Role.QUASI_IDENTIFIER, "age": Kind.NUMERIC}
+HOUSEHOLDS = {**PERSONS, "hid": (Role.HOUSEHOLD, Kind.NUMERIC)}
 
 
 def household_view(frame: pl.DataFrame, columns: list[str]) -> dict[int, tuple]:
@@ -76,7 +71,12 @@ def household_view(frame: pl.DataFrame, columns: list[str]) -> dict[int, tuple]:
 def test_the_households_at_risk_are_found_and_swapped_across_their_level():
     frame = households_frame()
     release = record_swap(
-        table_of(frame), GEOGRAPHY, similarity=[["hsize"]], swap_rate=0.0, k_anonymity=3, seed=1
+        make_table(frame, **HOUSEHOLDS),
+        GEOGRAPHY,
+        similarity=[["hsize"]],
+        swap_rate=0.0,
+        k_anonymity=3,
+        seed=1,
     )
     figures = release.search
     assert figures["levels"]["region"] == {"at_risk": 1, "swapped": 1, "left": 0, "pairs": 1}
@@ -103,7 +103,7 @@ def test_the_households_at_risk_are_found_and_swapped_across_their_level():
 
 def test_only_geography_moves_and_households_keep_their_members():
     frame = households_frame()
-    release = record_swap(table_of(frame), GEOGRAPHY, swap_rate=0.3, seed=4)
+    release = record_swap(make_table(frame, **HOUSEHOLDS), GEOGRAPHY, swap_rate=0.3, seed=4)
     released = release.table.data
     assert released.columns == [c for c in frame.columns if c != "person"]  # identifier dropped
     others = [c for c in released.columns if c not in GEOGRAPHY]
@@ -121,7 +121,7 @@ def area_counts(frame: pl.DataFrame) -> tuple[Counter, Counter]:
 
 def test_area_totals_change_only_by_the_swapped_pairs():
     frame = households_frame()
-    release = record_swap(table_of(frame), GEOGRAPHY, swap_rate=0.5, seed=2)
+    release = record_swap(make_table(frame, **HOUSEHOLDS), GEOGRAPHY, swap_rate=0.5, seed=2)
     before_households, before_persons = area_counts(frame)
     after_households, after_persons = area_counts(release.table.data)
     # A swap exchanges two households' areas: every area keeps its number of households ...
@@ -137,14 +137,16 @@ def test_area_totals_change_only_by_the_swapped_pairs():
             expected[new[hid][0]] += sizes[hid][0]
     assert +after_persons == +expected
     # With household size as similarity variable persons per area do not change at all.
-    similar = record_swap(table_of(frame), GEOGRAPHY, similarity=[["hsize"]], swap_rate=0.5, seed=2)
+    similar = record_swap(
+        make_table(frame, **HOUSEHOLDS), GEOGRAPHY, similarity=[["hsize"]], swap_rate=0.5, seed=2
+    )
     assert area_counts(similar.table.data) == (before_households, before_persons)
 
 
 @pytest.mark.parametrize("rate", [0.05, 0.1, 0.25, 0.5])
 def test_the_swap_rate_asked_is_reached_when_donors_exist(rate):
     frame = households_frame()
-    release = record_swap(table_of(frame), GEOGRAPHY, swap_rate=rate, k_anonymity=0, seed=3)
+    release = record_swap(make_table(frame, **HOUSEHOLDS), GEOGRAPHY, swap_rate=rate, k_anonymity=0, seed=3)
     figures = release.search
     assert figures["target_pairs"] == int(np.ceil(40 * rate / 2 - 1e-9))
     assert figures["pairs"] == figures["target_pairs"]
@@ -164,7 +166,7 @@ def _sizes_and_moves(before: pl.DataFrame, after: pl.DataFrame):
 
 def test_k_anonymity_zero_and_rate_zero_swap_nothing():
     frame = households_frame()
-    release = record_swap(table_of(frame), GEOGRAPHY, swap_rate=0, k_anonymity=0)
+    release = record_swap(make_table(frame, **HOUSEHOLDS), GEOGRAPHY, swap_rate=0, k_anonymity=0)
     assert release.search["pairs"] == 0
     assert release.table.data.equals(frame.drop("person"))
 
@@ -173,14 +175,20 @@ def test_a_household_without_a_similar_donor_is_left_and_reported():
     frame = households_frame().with_columns(
         pl.when(pl.col("hid") == 1).then(9).otherwise(pl.col("hsize")).alias("tenure")
     )
-    release = record_swap(table_of(frame), GEOGRAPHY, similarity=[["tenure"]], swap_rate=0, seed=1)
+    release = record_swap(
+        make_table(frame, **HOUSEHOLDS), GEOGRAPHY, similarity=[["tenure"]], swap_rate=0, seed=1
+    )
     assert release.search["levels"]["region"] == {"at_risk": 1, "swapped": 0, "left": 1, "pairs": 0}
     assert release.search["risky_households_left"] == 1
     # A profile no donor can meet (a donor of another region never shares the region) leaves it too;
     # a second profile tried after it finds one.
-    impossible = record_swap(table_of(frame), GEOGRAPHY, similarity=[["tenure"], ["region"]], swap_rate=0)
+    impossible = record_swap(
+        make_table(frame, **HOUSEHOLDS), GEOGRAPHY, similarity=[["tenure"], ["region"]], swap_rate=0
+    )
     assert impossible.search["risky_households_left"] == 1
-    second = record_swap(table_of(frame), GEOGRAPHY, similarity=[["tenure"], ["hsize"]], swap_rate=0)
+    second = record_swap(
+        make_table(frame, **HOUSEHOLDS), GEOGRAPHY, similarity=[["tenure"], ["hsize"]], swap_rate=0
+    )
     assert second.search["risky_households_left"] == 0
 
 
@@ -228,7 +236,7 @@ def census(draw):
     return pl.DataFrame(rows)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(
     frame=census(),
     k=st.integers(0, 4),
@@ -289,16 +297,16 @@ def test_properties_on_random_census_data(frame, k, rate, seed, similar):
 def test_errors_name_what_is_wrong():
     frame = households_frame()
     with pytest.raises(ConfigError, match="role household"):
-        record_swap(table_of(frame, household=False), GEOGRAPHY)
+        record_swap(make_table(frame, **PERSONS), GEOGRAPHY)
     with pytest.raises(ConfigError, match="'county' is not a column"):
-        record_swap(table_of(frame), ["region", "county"])
+        record_swap(make_table(frame, **HOUSEHOLDS), ["region", "county"])
     with pytest.raises(ConfigError, match="risk_variables: 'region' is a geography attribute"):
-        record_swap(table_of(frame), GEOGRAPHY, risk_variables=["region"])
+        record_swap(make_table(frame, **HOUSEHOLDS), GEOGRAPHY, risk_variables=["region"])
     moved = frame.with_columns(
         pl.when(pl.col("person") == "p1-1").then(pl.lit("A2")).otherwise(pl.col("district")).alias("district")
     )
     with pytest.raises(InputError, match="'district' differs between the members of household 1"):
-        record_swap(table_of(moved), GEOGRAPHY)
+        record_swap(make_table(moved, **HOUSEHOLDS), GEOGRAPHY)
 
 
 # The command -----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from scipy import optimize, special
 from typer.testing import CliRunner
 
+from conftest import make_table
 from oracles import brute_frequencies
 from sdckit.cli import app
 from sdckit.config import parse_config
@@ -41,16 +42,11 @@ from sdckit.risk.reidentification import (
 )
 from sdckit.table import Attribute, Kind, Role, Schema, Table
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "sdcmicro"
 runner = CliRunner()
 
 
-def table_of(frame: pl.DataFrame, keys, sensitive=(), household=None, weights=None) -> Table:
-    attributes = [Attribute(name, Role.QUASI_IDENTIFIER, Kind.CATEGORICAL) for name in keys]
-    attributes += [Attribute(name, Role.SENSITIVE, Kind.CATEGORICAL) for name in sensitive]
-    if household is not None:
-        attributes.append(Attribute(household, Role.HOUSEHOLD, Kind.CATEGORICAL))
-    return Table(frame, Schema(tuple(attributes)), weights=weights)
+# A key variable of sdcMicro: a categorical quasi-identifier, whatever the column's type.
+KEY = (Role.QUASI_IDENTIFIER, Kind.CATEGORICAL)
 
 
 # Individual risk: SPEC 7.2 ---------------------------------------------------------------------------
@@ -116,7 +112,7 @@ def spec_table() -> Table:
     # Keys (1,10), (2,10), (2,10), (3,10) x 3: one record of key a (weight 10), two of b (5 + 5),
     # three of c (2 + 3 + 5).
     frame = pl.DataFrame({"key": ["a", "b", "b", "c", "c", "c"], "w": [10.0, 5.0, 5.0, 2.0, 3.0, 5.0]})
-    return table_of(frame, ["key"], weights="w")
+    return make_table(frame, key=KEY, weights="w")
 
 
 def test_global_risk_spec_example():
@@ -147,7 +143,7 @@ def test_household_risk_spec_example():
             "hh": ["h1"] + [f"o{i}" for i in range(4)] + ["h1"] + [f"p{i}" for i in range(9)],
         }
     )
-    result = reidentification_risk(table_of(frame, ["key"], household="hh"))
+    result = reidentification_risk(make_table(frame, key=KEY, hh=(Role.HOUSEHOLD, Kind.CATEGORICAL)))
     assert result.household_risk[0] == pytest.approx(0.28) and result.household_risk[5] == pytest.approx(0.28)
     assert result.household_risk[1] == pytest.approx(0.2) and result.household_risk[6] == pytest.approx(0.1)
     household = result.summary()["household"]
@@ -183,23 +179,24 @@ def francdat_with_missing() -> pl.DataFrame:
 
 
 def test_francdat_frequencies():
-    result = reidentification_risk(table_of(FRANCDAT, FRANC_KEYS, weights="w"), weights="w")
+    result = reidentification_risk(
+        make_table(FRANCDAT, roles=dict.fromkeys(FRANC_KEYS, KEY), weights="w"), weights="w"
+    )
     assert result.fk.tolist() == [2, 2, 2, 1, 1, 1, 1, 2]
     assert result.Fk.tolist() == [110, 84.5, 84.5, 17, 541, 8, 5, 110]
-    unweighted = reidentification_risk(table_of(FRANCDAT, FRANC_KEYS))
+    unweighted = reidentification_risk(make_table(FRANCDAT, roles=dict.fromkeys(FRANC_KEYS, KEY)))
     assert unweighted.Fk.tolist() == unweighted.fk.tolist()
     assert unweighted.risk.tolist() == [0.5, 0.5, 0.5, 1, 1, 1, 1, 0.5]
 
 
-@pytest.mark.skipif(not (DATA / "francdat.csv").is_file(), reason="sdcMicro data absent")
-def test_francdat_csv_gives_the_same_frequencies():
+def test_francdat_csv_gives_the_same_frequencies(shared_data):
     config = parse_config(
         {
             "attributes": {name: {"role": "quasi-identifier", "kind": "categorical"} for name in FRANC_KEYS},
             "data": {"weights": "w"},
         }
     )
-    table = config.read(DATA / "francdat.csv")
+    table = config.read(shared_data("sdcmicro", "francdat.csv"))
     result = run_measure("reidentification", table, context=Context(config=config))
     assert result.fk.tolist() == [2, 2, 2, 1, 1, 1, 1, 2]
     assert result.Fk.tolist() == [110, 84.5, 84.5, 17, 541, 8, 5, 110]
@@ -207,7 +204,7 @@ def test_francdat_csv_gives_the_same_frequencies():
 
 def test_francdat_with_missing_values_by_hand():
     frame = francdat_with_missing()
-    table = table_of(frame, FRANC_KEYS, weights="w")
+    table = make_table(frame, roles=dict.fromkeys(FRANC_KEYS, KEY), weights="w")
     wildcard = reidentification_risk(table, weights="w", missing="wildcard")
     # Worked out by hand: a null matches every value, on either side.
     assert wildcard.fk.tolist() == [3, 2, 4, 3, 3, 2, 2, 3]
@@ -231,11 +228,11 @@ def small_tables(draw):
     return pl.DataFrame(columns, schema={**{f"k{j}": pl.Int64 for j in range(m)}, "w": pl.Float64})
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(small_tables())
 def test_frequencies_against_group_by_and_brute_force(frame):
     keys = [c for c in frame.columns if c != "w"]
-    table = table_of(frame, keys, weights="w")
+    table = make_table(frame, roles=dict.fromkeys(keys, KEY), weights="w")
     category = reidentification_risk(table, weights="w", missing="category")
     counted = frame.with_row_index("i").with_columns(
         pl.len().over(keys).alias("f"), pl.col("w").sum().over(keys).alias("F")
@@ -259,7 +256,7 @@ def test_frequencies_against_group_by_and_brute_force(frame):
 def test_prosecutor_journalist_marketer_by_hand():
     # Classes: a (1 record, weight 4), b (2 records, weights 3 + 3), c (5 records, weight 1 each).
     frame = pl.DataFrame({"key": ["a", "b", "b"] + ["c"] * 5, "w": [4.0, 3.0, 3.0] + [1.0] * 5})
-    summary = reidentification_risk(table_of(frame, ["key"], weights="w"), weights="w").summary()
+    summary = reidentification_risk(make_table(frame, key=KEY, weights="w"), weights="w").summary()
     prosecutor = summary["prosecutor"]
     assert prosecutor["average"] == pytest.approx(3 / 8)
     assert prosecutor["highest"] == 1.0
@@ -273,14 +270,14 @@ def test_prosecutor_journalist_marketer_by_hand():
 
 def test_journalist_records_at_risk_counts_population_classes():
     frame = pl.DataFrame({"key": ["a", "b", "b"] + ["c"] * 5, "w": [4.0, 3.0, 3.0] + [1.0] * 5})
-    summary = reidentification_risk(table_of(frame, ["key"], weights="w"), weights="w").summary()
+    summary = reidentification_risk(make_table(frame, key=KEY, weights="w"), weights="w").summary()
     # 1/F: a 0.25 > 0.2 (1 record), b 1/6 (no), c 0.2 (not above): one record of eight.
     assert summary["journalist"]["records_at_risk"] == pytest.approx(1 / 8)
 
 
 def test_unweighted_journalist_equals_prosecutor_and_marketer_is_classes_over_n():
     frame = pl.DataFrame({"key": ["a", "b", "b", "c", "c", "c"]})
-    summary = reidentification_risk(table_of(frame, ["key"])).summary()
+    summary = reidentification_risk(make_table(frame, key=KEY)).summary()
     assert summary["journalist"]["average"] == summary["prosecutor"]["average"] == pytest.approx(0.5)
     assert summary["marketer"]["average"] == pytest.approx(0.5)
     assert summary["journalist"]["population"] == "sample"
@@ -293,7 +290,7 @@ def test_l_diversity_by_hand_category_and_wildcard():
             "disease": ["flu", "flu", "cold", "flu", None, "hiv", "flu"],
         }
     )
-    table = table_of(frame, ["key"], sensitive=["disease"])
+    table = make_table(frame, key=KEY, disease=(Role.SENSITIVE, Kind.CATEGORICAL))
     category = reidentification_risk(table, missing="category")
     # a: {flu, cold} = 2; b: {flu} + a missing value = 2; null key: {hiv} = 1; c: 1.
     assert category.l_diversity["disease"].tolist() == [2, 2, 2, 2, 2, 1, 1]
@@ -420,28 +417,28 @@ def test_bad_input_is_one_clear_error():
     with pytest.raises(ConfigError, match="quasi-identifier"):
         reidentification_risk(Table(frame, Schema((Attribute("other"),))))
     with pytest.raises(InputError, match="F = 0"):
-        reidentification_risk(table_of(frame, ["key"], weights="w"), weights="w")
+        reidentification_risk(make_table(frame, key=KEY, weights="w"), weights="w")
     with pytest.raises(ConfigError, match="sampling_fraction"):
-        reidentification_risk(table_of(frame, ["key"]), sampling_fraction=1.5)
+        reidentification_risk(make_table(frame, key=KEY), sampling_fraction=1.5)
     with pytest.raises(ConfigError, match="not both"):
-        reidentification_risk(table_of(frame, ["key"]), sampling_fraction=0.5, population_size=10)
+        reidentification_risk(make_table(frame, key=KEY), sampling_fraction=0.5, population_size=10)
     with pytest.raises(ConfigError, match="population_size"):
-        reidentification_risk(table_of(frame, ["key"]), population_size=1)
+        reidentification_risk(make_table(frame, key=KEY), population_size=1)
     with pytest.raises(ConfigError, match="not both"):
         run_measure(
             "reidentification",
-            table_of(frame, ["key"]),
+            make_table(frame, key=KEY),
             params={"sampling_fraction": 0.5, "population_size": 9},
         )
     with pytest.raises(ConfigError, match="sampling_fraction"):
-        run_measure("reidentification", table_of(frame, ["key"]), params={"sampling_fraction": 0})
+        run_measure("reidentification", make_table(frame, key=KEY), params={"sampling_fraction": 0})
 
 
 def test_weights_below_one_warn():
     frame = pl.DataFrame({"key": ["a", "a"], "w": [0.5, 0.5]})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = reidentification_risk(table_of(frame, ["key"], weights="w"), weights="w")
+        result = reidentification_risk(make_table(frame, key=KEY, weights="w"), weights="w")
     assert any(issubclass(w.category, SdcWarning) and "clipped" in str(w.message) for w in caught)
     assert result.risk.tolist() == [0.5, 0.5] and result.clipped == 2
 
@@ -461,8 +458,7 @@ def test_registered_and_records_frame():
 TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
 
 
-@pytest.mark.skipif(not (DATA / "testdata.csv").is_file(), reason="sdcMicro data absent")
-def test_testdata_against_direct_formulas():
+def test_testdata_against_direct_formulas(shared_data):
     config = parse_config(
         {
             "attributes": {
@@ -472,7 +468,7 @@ def test_testdata_against_direct_formulas():
             "data": {"weights": "sampling_weight"},
         }
     )
-    table = config.read(DATA / "testdata.csv")
+    table = config.read(shared_data("sdcmicro", "testdata.csv"))
     result = run_measure(
         "reidentification", table, params={"sampling_fraction": 0.05}, context=Context(config=config)
     )
@@ -598,7 +594,7 @@ def test_cli_bad_input_exits_2_without_output(tmp_path, options, config, data, w
     assert not out.exists() and not summary.exists()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 5)), min_size=1, max_size=12), st.integers(0, 20))
 def test_grouped_quantiles_and_top_records_equal_the_per_record_versions(groups, count):
     values = np.array([v for v, _ in groups])
@@ -622,7 +618,7 @@ def test_grouped_quantiles_and_top_records_equal_the_per_record_versions(groups,
 # The counting kernel's fast paths (used here at scale) ------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.lists(
         st.lists(st.one_of(st.none(), st.integers(-3, 6)), min_size=3, max_size=3), min_size=1, max_size=40
@@ -640,7 +636,7 @@ def test_small_integer_encoding_equals_the_general_path(rows):
         np.testing.assert_array_equal(mine.to_numpy().astype(float), theirs.to_numpy())
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.integers(1, 200), st.integers(1, 6), st.integers(0, 10**6))
 def test_compiled_wildcard_pairs_equal_the_python_loop(groups, k, seed):
     rng = np.random.default_rng(seed)

@@ -13,12 +13,13 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from conftest import make_table
 from sdckit.anonymize import recode, sample
 from sdckit.anonymize.sampling import read_mapping
 from sdckit.cli import app
 from sdckit.config import load_config
 from sdckit.errors import ConfigError
-from sdckit.table import Attribute, Kind, Role, Schema, Table
+from sdckit.table import Kind, Role
 
 runner = CliRunner()
 STRATA_SIZES = {"north": 50, "south": 30, "east": 7, "west": 1}
@@ -38,9 +39,8 @@ def strata_frame() -> pl.DataFrame:
     )
 
 
-def table_of(frame: pl.DataFrame, weights: str | None = None) -> Table:
-    described = [Attribute("id", role=Role.IDENTIFIER), Attribute("age", kind=Kind.NUMERIC)]
-    return Table(frame, Schema.infer(frame, described), weights=weights)
+# The columns of strata_frame() the others' defaults would not give.
+STRATA = {"id": Role.IDENTIFIER, "age": Kind.NUMERIC}
 
 
 def expected_size(fraction: float, size: int) -> int:
@@ -50,24 +50,24 @@ def expected_size(fraction: float, size: int) -> int:
 
 def test_simple_random_sampling_keeps_round_fraction_times_n_in_file_order():
     frame = strata_frame()
-    release = sample(table_of(frame), 0.25, seed=3)
+    release = sample(make_table(frame, **STRATA), 0.25, seed=3)
     kept = release.search["kept"]
     assert kept.sum() == expected_size(0.25, 88) == 22
     assert release.table.data.equals(frame.filter(pl.Series(kept)).drop("id"))
     assert release.search["fraction"] == 0.25
     assert release.search["fraction_realized"] == pytest.approx(22 / 88)
-    assert sample(table_of(frame), 1.0).table.data.equals(frame.drop("id"))
+    assert sample(make_table(frame, **STRATA), 1.0).table.data.equals(frame.drop("id"))
 
 
 @pytest.mark.parametrize("fraction", [0.1, 0.25, 0.5, 0.9])
 def test_stratified_sampling_keeps_the_rounded_share_of_every_stratum(fraction):
     frame = strata_frame()
-    release = sample(table_of(frame), fraction, strata=["region"], seed=1)
+    release = sample(make_table(frame, **STRATA), fraction, strata=["region"], seed=1)
     counts = dict(release.table.data.group_by("region").len().iter_rows())
     assert counts == {region: expected_size(fraction, size) for region, size in STRATA_SIZES.items()}
     assert release.search["n_strata"] == 4
     # Two strata attributes: every (region, sex) cell on its own.
-    both = sample(table_of(frame), fraction, strata=["region", "sex"], seed=1)
+    both = sample(make_table(frame, **STRATA), fraction, strata=["region", "sex"], seed=1)
     sizes = {(r, s): n for r, s, n in frame.group_by("region", "sex").len().iter_rows()}
     got = {(r, s): n for r, s, n in both.table.data.group_by("region", "sex").len().iter_rows()}
     assert got == {cell: expected_size(fraction, size) for cell, size in sizes.items()}
@@ -75,21 +75,23 @@ def test_stratified_sampling_keeps_the_rounded_share_of_every_stratum(fraction):
 
 def test_weights_are_divided_by_the_realized_fraction_of_the_stratum():
     frame = strata_frame()
-    release = sample(table_of(frame, weights="w"), 0.1, strata=["region"], seed=2)
+    release = sample(make_table(frame, weights="w", **STRATA), 0.1, strata=["region"], seed=2)
     original = frame.filter(pl.Series(release.search["kept"]))
     realized = {region: expected_size(0.1, size) / size for region, size in STRATA_SIZES.items()}
     expected = [w / realized[r] for w, r in zip(original["w"], original["region"], strict=True)]
     assert release.table.data["w"].to_list() == pytest.approx(expected)
     assert release.table.weights == "w"
     # The rescaled weights of a stratum add up to about its weighted total (exactly with equal weights).
-    equal = sample(table_of(frame.with_columns(pl.lit(2.0).alias("w")), weights="w"), 0.1, strata=["region"])
+    equal = sample(
+        make_table(frame.with_columns(pl.lit(2.0).alias("w")), weights="w", **STRATA), 0.1, strata=["region"]
+    )
     totals = dict(equal.table.data.group_by("region").agg(pl.col("w").sum()).iter_rows())
     assert totals == pytest.approx({region: 2.0 * size for region, size in STRATA_SIZES.items()})
 
 
 def test_every_record_is_equally_likely_to_be_kept():
     frame = strata_frame()
-    table = table_of(frame)
+    table = make_table(frame, **STRATA)
     counts = np.zeros(frame.height)
     for seed in range(400):
         counts += sample(table, 0.5, strata=["region"], seed=seed).search["kept"]
@@ -99,7 +101,7 @@ def test_every_record_is_equally_likely_to_be_kept():
 
 
 def test_the_same_seed_gives_the_same_sample_and_another_seed_another():
-    table = table_of(strata_frame())
+    table = make_table(strata_frame(), **STRATA)
     first = sample(table, 0.3, seed=11).search["kept"]
     assert np.array_equal(first, sample(table, 0.3, seed=11).search["kept"])
     assert not np.array_equal(first, sample(table, 0.3, seed=12).search["kept"])
@@ -107,9 +109,9 @@ def test_the_same_seed_gives_the_same_sample_and_another_seed_another():
 
 def test_sampling_errors():
     with pytest.raises(ConfigError, match="strata: attribute 'county' is not a column"):
-        sample(table_of(strata_frame()), 0.5, strata=["county"])
+        sample(make_table(strata_frame(), **STRATA), 0.5, strata=["county"])
     with pytest.raises(ConfigError, match=r"fraction must be in \(0, 1\]"):
-        sample(table_of(strata_frame()), 0.0)
+        sample(make_table(strata_frame(), **STRATA), 0.0)
 
 
 # Global recoding -------------------------------------------------------------------------------
@@ -133,7 +135,7 @@ def test_recoding_replaces_listed_values_and_passes_the_others_through(tmp_path)
     frame = strata_frame().with_columns(
         pl.when(pl.col("age") == 59).then(None).otherwise(pl.col("age")).alias("age")
     )
-    release = recode(table_of(frame), read_mapping(tmp_path / "m.csv"))
+    release = recode(make_table(frame, **STRATA), read_mapping(tmp_path / "m.csv"))
     data = release.table.data
     assert "id" not in data.columns
     region = {"east": "east-west", "west": "east-west"}
@@ -151,10 +153,10 @@ def test_recoding_replaces_listed_values_and_passes_the_others_through(tmp_path)
 
 def test_a_numeric_attribute_mapped_to_numbers_stays_numeric(tmp_path):
     frame = strata_frame()
-    integers = recode(table_of(frame), {"age": {"20": "25", "59": "55"}})
+    integers = recode(make_table(frame, **STRATA), {"age": {"20": "25", "59": "55"}})
     assert integers.table.data["age"].dtype == frame["age"].dtype
     assert integers.table.data["age"].to_list() == [{20: 25, 59: 55}.get(v, v) for v in frame["age"]]
-    fractions = recode(table_of(frame), {"age": {"20": "20.5"}})
+    fractions = recode(make_table(frame, **STRATA), {"age": {"20": "20.5"}})
     assert fractions.table.data["age"].dtype == pl.Float64
     assert fractions.table.data["age"][0] == 20.5
 
@@ -184,7 +186,7 @@ def test_malformed_mapping_files_are_named(tmp_path, text, suffix, message):
 
 def test_an_attribute_not_in_the_data_is_an_error():
     with pytest.raises(ConfigError, match="recodes attribute 'county', which is not a column"):
-        recode(table_of(strata_frame()), {"county": {"a": "b"}})
+        recode(make_table(strata_frame(), **STRATA), {"county": {"a": "b"}})
 
 
 # The commands ----------------------------------------------------------------------------------

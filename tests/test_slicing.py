@@ -16,11 +16,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats.contingency import association
 from typer.testing import CliRunner
 
+from conftest import make_table
 from sdckit.anonymize.slicing import (
     attribute_correlation,
     column_correlation,
@@ -34,8 +35,6 @@ from sdckit.cli import app
 from sdckit.errors import ConfigError, SdcWarning
 from sdckit.table import Attribute, Role, Schema, Table, read_table
 
-ADULT = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "adult" / "adult_full.csv"
-
 # SPEC §1.10: (Age, Sex, Zip, Disease).
 SPEC_ROWS = [
     (22, "M", 47906, "dyspepsia"),
@@ -48,12 +47,6 @@ SPEC_ROWS = [
     (64, "F", 47304, "gastritis"),
 ]
 SPEC_FRAME = pl.DataFrame(SPEC_ROWS, schema=["Age", "Sex", "Zip", "Disease"], orient="row")
-
-
-def table_of(frame: pl.DataFrame, sensitive: str = "Disease", **roles: Role) -> Table:
-    described = [Attribute(sensitive, role=Role.SENSITIVE)]
-    described += [Attribute(name, role=role) for name, role in roles.items()]
-    return Table.from_frame(frame, Schema.infer(frame, described))
 
 
 # Independent re-checks ----------------------------------------------------------------------------
@@ -362,7 +355,7 @@ def test_bucketization_has_no_fakes():
     assert report["fake"] == 0 and report["total_variation"] is None
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25)
 @given(data=st.data())
 def test_membership_matches_brute_force(data):
     n = data.draw(st.integers(4, 20))
@@ -420,7 +413,7 @@ def test_membership_sampling_is_capped_and_said():
 
 
 def test_spec_table_release():
-    table = table_of(SPEC_FRAME)
+    table = make_table(SPEC_FRAME, Disease=Role.SENSITIVE)
     release = slice_table(table, columns=[("Age", "Sex"), ("Zip", "Disease")], l=2)
     assert release.columns == (("Age", "Sex"), ("Zip", "Disease"))
     assert release.table.columns == ["bucket", "Age", "Sex", "Zip", "Disease"]
@@ -458,7 +451,7 @@ VARIANTS = [
 
 
 @pytest.mark.filterwarnings("ignore:.*single record:sdckit.errors.SdcWarning")
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(data=st.data())
 def test_random_releases_are_l_diverse(data):
     n = data.draw(st.integers(6, 24))
@@ -475,7 +468,7 @@ def test_random_releases_are_l_diverse(data):
     n_columns = data.draw(st.sampled_from([None, 3]))
     l = data.draw(st.sampled_from([1.5, 2.0, 3.0]))  # noqa: E741
     seed = data.draw(st.integers(0, 1000))
-    table = table_of(frame, "s")
+    table = make_table(frame, s=Role.SENSITIVE)
     try:
         release = slice_table(
             table,
@@ -500,7 +493,7 @@ def test_random_releases_are_l_diverse(data):
     assert sorted(np.concatenate(release.buckets).tolist()) == list(range(n))
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(data=st.data())
 def test_infeasible_single_bucket_is_really_infeasible(data):
     n = data.draw(st.integers(4, 12))
@@ -516,7 +509,7 @@ def test_infeasible_single_bucket_is_really_infeasible(data):
     published = frame.with_columns(pl.lit(0).alias("bucket"))
     worst = max(max(p.values()) for p in brute_force_probabilities(frame, published, columns, "s"))
     try:
-        release = slice_table(table_of(frame, "s"), columns=columns, l=l, membership=False)
+        release = slice_table(make_table(frame, s=Role.SENSITIVE), columns=columns, l=l, membership=False)
     except ConfigError as error:
         assert "distinct values" in str(error) or float(worst) > 1 / l
         return
@@ -535,12 +528,14 @@ def test_overlapping_columns_published_once_per_column():
         }
     )
     columns = [("a", "b"), ("b", "c"), ("a", "s")]
-    release = slice_table(table_of(frame, "s"), method="overlapping-slicing", columns=columns, l=2)
+    release = slice_table(
+        make_table(frame, s=Role.SENSITIVE), method="overlapping-slicing", columns=columns, l=2
+    )
     assert release.table.columns == ["bucket", "a@1", "b@1", "b@2", "c", "a@3", "s"]
     assert_l_diverse(frame, release.table, release.columns, "s", 2)
     assert_permutation_preserves(frame, release)
     with pytest.raises(ConfigError, match="several columns"):
-        slice_table(table_of(frame, "s"), method="slicing", columns=columns, l=2)
+        slice_table(make_table(frame, s=Role.SENSITIVE), method="slicing", columns=columns, l=2)
 
 
 def test_seed_reproduces_and_varies_the_permutation():
@@ -548,7 +543,7 @@ def test_seed_reproduces_and_varies_the_permutation():
     frame = pl.DataFrame(
         {"a": rng.integers(0, 5, 60), "b": rng.choice(["x", "y", "z"], 60), "s": np.tile(["p", "q", "r"], 20)}
     )
-    table = table_of(frame, "s")
+    table = make_table(frame, s=Role.SENSITIVE)
     options = {"columns": [("a",), ("b",), ("s",)], "l": 1.5, "min_bucket_size": 10}
     first = slice_table(table, seed=7, **options)
     again = slice_table(table, seed=7, **options)
@@ -571,7 +566,7 @@ def test_values_are_original_and_missing_qi_is_a_category():
             "s": ["p", "q", "p", "q", "p", "q", "q", "p"],
         }
     )
-    release = slice_table(table_of(frame, "s"), columns=[("age",), ("sex",), ("s",)], l=2)
+    release = slice_table(make_table(frame, s=Role.SENSITIVE), columns=[("age",), ("sex",), ("s",)], l=2)
     assert sorted(release.table.get_column("age").to_list(), key=str) == sorted(
         frame.get_column("age").to_list(), key=str
     )
@@ -582,13 +577,18 @@ def test_values_are_original_and_missing_qi_is_a_category():
 def test_single_record_buckets_warn():
     frame = pl.DataFrame({"a": [1, 2, 3, 4], "s": ["p", "q", "r", "t"]})
     with pytest.warns(SdcWarning, match="single record"):
-        release = slice_table(table_of(frame, "s"), columns=[("a",), ("s",)], l=1)
+        release = slice_table(make_table(frame, s=Role.SENSITIVE), columns=[("a",), ("s",)], l=1)
     assert release.smallest_bucket == 1
 
 
 def test_identifiers_are_not_published_and_sensitive_defaults_to_the_role():
     frame = SPEC_FRAME.with_columns(pl.Series("id", range(8)))
-    release = slice_table(table_of(frame, id=Role.IDENTIFIER), l=2, n_columns=2, sensitive_column_size=1)
+    release = slice_table(
+        make_table(frame, Disease=Role.SENSITIVE, id=Role.IDENTIFIER),
+        l=2,
+        n_columns=2,
+        sensitive_column_size=1,
+    )
     assert "id" not in release.table.columns and release.sensitive == "Disease"
     assert_l_diverse(frame, release.table, release.columns, "Disease", 2)
 
@@ -617,7 +617,7 @@ BAD = [
 @pytest.mark.parametrize(("options", "message"), BAD)
 def test_bad_input(options, message):
     with pytest.raises(ConfigError, match=message):
-        slice_table(table_of(SPEC_FRAME), **options)
+        slice_table(make_table(SPEC_FRAME, Disease=Role.SENSITIVE), **options)
 
 
 def test_missing_sensitive_values_and_roles():
@@ -625,7 +625,7 @@ def test_missing_sensitive_values_and_roles():
         pl.when(pl.col("Age") == 22).then(None).otherwise(pl.col("Disease")).alias("Disease")
     )
     with pytest.raises(ConfigError, match="missing in 2 record"):
-        slice_table(table_of(frame), l=2)
+        slice_table(make_table(frame, Disease=Role.SENSITIVE), l=2)
     with pytest.raises(ConfigError, match="no sensitive attribute"):
         slice_table(Table.from_frame(SPEC_FRAME), l=2)
     several = Table.from_frame(
@@ -644,11 +644,11 @@ def test_missing_sensitive_values_and_roles():
 
 
 @pytest.fixture(scope="module")
-def adult() -> Table:
-    if not ADULT.exists():
-        pytest.skip("the Adult data (../shared/data/adult) is not available")
+def adult(shared_data) -> Table:
     table = read_table(
-        ADULT, missing_values=("?",), attributes=[Attribute("occupation", role=Role.SENSITIVE)]
+        shared_data("adult", "adult_full.csv"),
+        missing_values=("?",),
+        attributes=[Attribute("occupation", role=Role.SENSITIVE)],
     )
     frame = table.data.drop_nulls()
     assert frame.height == 30162

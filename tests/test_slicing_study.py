@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 from sdckit.anonymize.slicing import MATCHINGS, diversity_keys
 from sdckit.cli import app
 from sdckit.errors import ConfigError
-from sdckit.experiments.data import adult_directory
 from sdckit.experiments.slicing import (
     _l_of,
     average_correlation,
@@ -334,17 +333,13 @@ def test_readings_table_never_claims_more_than_the_bound():
         )
 
 
-ADULT = adult_directory() / "adult_full.csv"
-
-
-@pytest.mark.skipif(not ADULT.exists(), reason=f"the Adult data ({ADULT}) is not available")
-def test_adult_single_bucket_bounds():
+def test_adult_single_bucket_bounds(shared_data):
     """On Adult (30,162 complete records, occupation sensitive) the strict reading caps l by the
     sensitive column alone: 7.47 with occupation alone, 3.89 with sex, 2.93 with sex and
     salary-class, 1 with education-num too; ignoring those quasi-identifiers leaves 7.47."""
     from sdckit.experiments.data import complete_records
 
-    table = complete_records(read_table(ADULT, missing_values=["?", ""]))
+    table = complete_records(read_table(shared_data("adult", "adult_full.csv"), missing_values=["?", ""]))
     names = [a.name for a in table.schema.attributes]
     matrix = correlation_matrix(table, names, "phi2")
     readings = diversity_readings(

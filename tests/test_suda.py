@@ -30,7 +30,6 @@ from sdckit.risk.suda import (
     summary,
 )
 
-TESTDATA = Path("/work/shared/data/sdcmicro/testdata.csv")
 TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex", "age", "hhcivil"]
 
 # SPEC §7.3 worked example: records r1..r8, variables v1..v4.
@@ -251,7 +250,7 @@ def _naive_msus(codes, max_size):
     return sorted(found)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(coded_tables())
 def test_suda2_search_equals_brute_force(table):
     columns, max_size = table
@@ -283,9 +282,8 @@ def test_many_duplicates_are_cut_to_two_without_changing_the_msus():
     np.testing.assert_array_equal(got[1], expected[1])
 
 
-@pytest.mark.skipif(not TESTDATA.exists(), reason="sdcMicro testdata not available")
-def test_testdata_nine_keys_against_brute_force():
-    frame = pl.read_csv(TESTDATA)
+def test_testdata_nine_keys_against_brute_force(shared_data):
+    frame = pl.read_csv(shared_data("sdcmicro", "testdata.csv"))
     config = {"attributes": {name: {"role": "quasi-identifier"} for name in TESTDATA_KEYS}}
     table = parse_config(config).read(frame.select(TESTDATA_KEYS))
     fast = suda(table, max_size=4)
@@ -405,18 +403,17 @@ def test_cli_bad_input_exit_2_nothing_written(tmp_path, arguments, config, messa
 
 
 # Expectations written in sdcMicro's own tests (tests/testthat/test_suda2.R of sdcTools/sdcMicro).
-SDCMICRO_TESTDATA2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "sdcmicro" / "testdata2.csv"
-
-
 @pytest.mark.parametrize(("original_scores", "first_score"), [(True, 180.0), (False, 2.73)])
-def test_suda_score_of_sdcmicros_testdata2(original_scores, first_score):
-    if not SDCMICRO_TESTDATA2.is_file():
-        pytest.skip(f"{SDCMICRO_TESTDATA2} is absent")
+def test_suda_score_of_sdcmicros_testdata2(shared_data, original_scores, first_score):
     from sdckit.measures import measure_spec, run_measure
 
     keys = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
     config = parse_config({"attributes": {name: {"role": "quasi-identifier"} for name in keys}})
-    result = run_measure("suda", config.read(SDCMICRO_TESTDATA2), params={"original_scores": original_scores})
+    result = run_measure(
+        "suda",
+        config.read(shared_data("sdcmicro", "testdata2.csv")),
+        params={"original_scores": original_scores},
+    )
     score = measure_spec("suda").records(result).get_column("suda_score")[0]
     assert round(score, 2) == first_score
 

@@ -4,7 +4,6 @@ protection levels (item 2, SPEC §8.2)."""
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -19,8 +18,6 @@ from sdckit.tables.build import TableSpec, build_from_cells, build_table
 from sdckit.tables.model import TOTAL, LinearTable
 from sdckit.tables.problem import make_problem
 from sdckit.tables.rules import Rule, primary_protection
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "sdcmicro"
 
 
 def table_of(frame: pl.DataFrame) -> Table:
@@ -88,9 +85,8 @@ def test_a_magnitude_table_equals_a_group_by_with_totals():
     assert_same_cells(built, with_totals(frame, dims, "income"), dims)
 
 
-@pytest.mark.skipif(not (DATA / "table_microdata2.csv").exists(), reason="../shared/data is absent")
-def test_sdctable_microdata_equals_a_group_by_with_totals():
-    frame = pl.read_csv(DATA / "table_microdata2.csv")
+def test_sdctable_microdata_equals_a_group_by_with_totals(shared_data):
+    frame = pl.read_csv(shared_data("sdcmicro", "table_microdata2.csv"))
     dims = ["region", "gender", "ecoOld"]
     built = build_table(table_of(frame), TableSpec.of("region", "gender", "ecoOld", value="numVal"))
     assert_same_cells(built, with_totals(frame, dims, "numVal"), dims)
@@ -206,7 +202,7 @@ def test_unknown_attributes_are_named():
         build_table(table_of(frame), TableSpec.of("region"))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.integers(0, 10_000), st.integers(1, 3))
 def test_built_tables_are_additive_and_match_the_oracle(seed, width):
     frame = random_records(seed, n=60)
@@ -239,15 +235,14 @@ def test_non_additive_totals_are_refused_naming_the_cell():
         build_from_cells(cells, TableSpec.of("r", "c"), frequency="n", total_label="Tot")
 
 
-@pytest.mark.skipif(not (DATA / "table_completedat.csv").exists(), reason="../shared/data is absent")
-def test_sdctable_complete_table_with_a_hierarchy():
+def test_sdctable_complete_table_with_a_hierarchy(shared_data):
     hierarchy = Hierarchy.from_frame(
         "V1",
         pl.DataFrame(
             {"a": ["A", "Ba", "Bb", "Bc", "C", "D"], "b": ["A", "B", "B", "B", "C", "D"], "c": ["Tot"] * 6}
         ),
     )
-    frame = pl.read_csv(DATA / "table_completedat.csv")
+    frame = pl.read_csv(shared_data("sdcmicro", "table_completedat.csv"))
     spec = TableSpec(tables=(("V1", "V2", "V3"),), hierarchies={"V1": hierarchy})
     built = build_from_cells(frame, spec, frequency="Freq", total_label="Tot")
     assert built.n_cells == frame.height == 168
@@ -354,7 +349,7 @@ def test_make_problem_reads_as_many_contributions_as_the_rules_need():
     assert problem.table.top.shape[1] == 3
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.integers(0, 10_000), st.integers(1, 3), st.integers(2, 40))
 def test_holding_contributions_equal_a_brute_force(seed, width, firms):
     frame = random_records(seed, n=80).with_columns(pl.col("firm") % firms)
@@ -374,7 +369,7 @@ def test_holding_contributions_equal_a_brute_force(seed, width, firms):
         assert built.values[cell] == pytest.approx(inside.get_column("income").sum())
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(0, 10_000), st.integers(2, 30))
 def test_holding_contributions_with_a_hierarchy_equal_a_brute_force(seed, firms):
     frame = random_records(seed, n=80).with_columns(pl.col("firm") % firms)
