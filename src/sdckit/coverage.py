@@ -6,7 +6,8 @@ its leaves, ``*`` covers every value (a missing one too). This module reads the 
 one attribute (:func:`attribute_cover`) and the counting seam counts with them
 (:func:`sdckit.frequency.coverage_pattern_sizes`, :func:`coverage_counts`).
 
-A released label is read, in this order, as:
+A released label is read by the one grammar of :mod:`sdckit.labels` (:func:`sdckit.labels.covered_codes`),
+in this order, as:
 
 1. an original value, spelled as a configuration spells it (:func:`sdckit.table.value_strings`):
    it covers that value only (so a release that changes nothing is measured as the original);
@@ -14,14 +15,18 @@ A released label is read, in this order, as:
 3. a node of the attribute's hierarchy (any level above the leaves): the values of its leaves
    (the leaf ``null_label``, if given, stands for a missing original value);
 4. ``{a,b,...}``: the listed original values (Mondrian's value sets);
-5. ``low-high`` for a numeric attribute: the original values in [low, high] (Mondrian's intervals).
+5. for a numeric attribute, a number, ``low-high`` (Mondrian's intervals), ``[a, b)`` and the other
+   intervals, ``<a``, ``>=b`` (interval hierarchies): the original values inside;
+6. a masked code ``47***``: the original values of its length that start with ``47``;
+7. the empty text: a missing value.
 
 A missing released value covers every value under the ``wildcard`` treatment of nulls (sdcMicro's
 convention; a missing original value is then covered by every released value) and only a missing
 value under ``category``; so does the leaf ``null_label``, if given (a hierarchy's stand-in for a
 missing value). Anything else (a centroid, a perturbed number, a label of another
 hierarchy) is an :class:`~sdckit.errors.InputError` naming the attribute and the label: coverage
-assumes a *truthful* release, whose every value covers the original value it replaces.
+assumes a *truthful* release, whose every value covers the original value it replaces, so a number
+that is no original value and a set holding one are refused too.
 
 Original values are numbered by *slot*: 0 for a missing value, ``1 + code`` for the value of code
 ``code`` of :func:`sdckit.frequency.encode_column` (sorted distinct values). The cover of an
@@ -30,7 +35,6 @@ attribute is a CSR list: for every slot, the ids of the released labels that cov
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -39,11 +43,9 @@ import polars as pl
 
 from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import check_missing, check_weights, coverage_pattern_sizes, encode, encode_column
-from sdckit.hierarchy import TOP_LABEL, Hierarchy
+from sdckit.hierarchy import Hierarchy
+from sdckit.labels import covered_codes, node_codes
 from sdckit.table import value_strings
-
-_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_INTERVAL = re.compile(rf"^\s*({_NUMBER})\s*-\s*({_NUMBER})\s*$")
 
 
 @dataclass(frozen=True)
@@ -81,20 +83,6 @@ class AttributeCover:
         return float(len(self.covering)) / max(self.n_slots, 1)
 
 
-def _hierarchy_nodes(hierarchy: Hierarchy) -> dict[str, np.ndarray]:
-    """Every label of a node above the leaves, with its leaves (the union when a label is used at
-    several levels: a node repeated on the way up)."""
-    nodes: dict[str, np.ndarray] = {}
-    codes = np.asarray(hierarchy.codes)
-    for level in range(1, hierarchy.n_levels):
-        order = np.argsort(codes[:, level], kind="stable")
-        bounds = np.searchsorted(codes[order, level], np.arange(len(hierarchy.labels[level]) + 1))
-        for node, label in enumerate(hierarchy.labels[level]):
-            leaves = order[bounds[node] : bounds[node + 1]]
-            nodes[label] = np.union1d(nodes[label], leaves) if label in nodes else leaves
-    return nodes
-
-
 def attribute_cover(
     name: str,
     target: pl.Series,
@@ -126,20 +114,22 @@ def attribute_cover(
 
     label_codes, n_labels, released_missing, label_values = encoded_release
     label_texts = value_strings(label_values).to_list() if n_labels else []
-    nodes = _hierarchy_nodes(hierarchy) if hierarchy is not None else {}
-    leaf_slot = None
+    nodes = None
     if hierarchy is not None:
         leaf_slot = np.array(
             [0 if leaf == null_label else slot_of_text.get(leaf, -1) for leaf in hierarchy.labels[0]],
             dtype=np.int64,
         )
+        nodes = node_codes(hierarchy, leaf_slot)
     everything = np.arange(n_slots, dtype=np.int64)
+    # Slot texts: slot 0 (a missing value) is spelled by no label.
+    slot_texts = ["", *texts]
     covers: list[np.ndarray] = []
     for label in label_texts:
         covers.append(
             _null_cover(everything, missing)
             if label == null_label and label not in slot_of_text
-            else _read_label(label, slot_of_text, nodes, leaf_slot, values, everything, name, where)
+            else _read_label(label, slot_of_text, slot_texts, nodes, values, everything, missing, name, where)
         )
     labels: list[str | None] = list(label_texts)
     released_labels = label_codes.astype(np.int32)
@@ -174,43 +164,40 @@ def _null_cover(everything: np.ndarray, missing: str) -> np.ndarray:
 def _read_label(
     label: str,
     slot_of_text: Mapping[str, int],
-    nodes: Mapping[str, np.ndarray],
-    leaf_slot: np.ndarray | None,
+    slot_texts: Sequence[str],
+    nodes: Mapping[str, np.ndarray] | None,
     values: np.ndarray | None,
     everything: np.ndarray,
+    missing: str,
     name: str,
     where: str,
 ) -> np.ndarray:
     """The slots one released label covers (see the module docstring for the order of readings)."""
-    slot = slot_of_text.get(label)
-    if slot is not None:
-        return np.array([slot], dtype=np.int64)
-    if label == TOP_LABEL:
+    # The numbers of the slots, slot 0 (a missing value) below every number so that no interval holds it.
+    numbers = None if values is None else np.concatenate(([-np.inf], values))
+    cover = covered_codes(label, slot_of_text, slot_texts, numbers=numbers, ascending=True, nodes=nodes)
+    if cover is not None and cover.reading == "missing":
+        return _null_cover(everything, missing)
+    if cover is not None and cover.codes is None:
         return everything
-    if label in nodes and leaf_slot is not None:
-        slots = leaf_slot[nodes[label]]
-        return np.unique(slots[slots >= 0])
-    stripped = label.strip()
-    if stripped.startswith("{") and stripped.endswith("}"):
-        items = [item.strip() for item in stripped[1:-1].split(",")]
-        slots = [slot_of_text.get(item) for item in items]
-        if items and all(s is not None for s in slots):
-            return np.unique(np.array(slots, dtype=np.int64))
-        unknown = next(item for item, s in zip(items, slots, strict=True) if s is None) if items else ""
+    if cover is not None and cover.reading == "set" and cover.unknown:
         raise InputError(
-            f"{where}release column '{name}': label '{label}' is a set holding '{unknown}', "
+            f"{where}release column '{name}': label '{label}' is a set holding '{cover.unknown[0]}', "
             "which is not a value of the original data"
         )
-    interval = _INTERVAL.match(label) if values is not None else None
-    if interval is not None:
-        low, high = float(interval.group(1)), float(interval.group(2))
-        if low <= high:
-            first = int(np.searchsorted(values, low, side="left"))
-            last = int(np.searchsorted(values, high, side="right"))
-            return np.arange(first + 1, last + 1, dtype=np.int64)
+    if cover is not None:
+        slots = (
+            cover.codes[cover.codes > 0] if cover.reading in ("number", "interval", "mask") else cover.codes
+        )
+        # A number that is no original value is a perturbed value or a centroid, not a generalization.
+        if cover.reading != "number" or len(slots):
+            return slots
     readings = "a value of the original data, '*', "
     readings += "a node of its hierarchy, " if nodes else "a node of a hierarchy (none is configured), "
-    readings += "a set '{a,b}' of values" + (" nor an interval 'low-high'" if values is not None else "")
+    readings += "a set '{a,b}' of values, "
+    if values is not None:
+        readings += "an interval ('low-high', '[a, b)', '<a', '>=b'), "
+    readings += "nor a masked code '47***'"
     raise InputError(f"{where}release column '{name}': label '{label}' cannot be read: it is not {readings}")
 
 

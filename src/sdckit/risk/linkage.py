@@ -34,12 +34,14 @@ Two linkage methods (``sdckit risk linkage ORIGINAL RELEASE --config C``):
   thresholds come from the target false-match rate μ and missed-match rate λ over all 2^K patterns,
   blocks of equal weight added whole. Pairs are links, possible links or non-links.
 
-**Covering values.** The release may be any file sdckit writes. A released value agrees with (is at
+**Covering values.** The release may be any file sdckit writes; its labels are read by the one grammar
+of :mod:`sdckit.labels`. A released value agrees with (is at
 distance 0 from) every original value it covers: a missing value and ``*`` cover everything; a
 numeric range ``a-b`` (Mondrian), an interval ``[a, b)``, ``<a`` or ``>=b`` (interval hierarchies)
 covers the numbers inside it (on an integer attribute ``[a, b)`` is ``a .. ⌈b⌉−1``); a set ``{a,b}``
 covers its members; a node of the attribute's hierarchy in the configuration covers its leaves; a
-masked code ``02****`` covers the codes of its length that start with ``02``. For numeric distance
+masked code ``02****`` covers the codes of its length that start with ``02`` (on a numeric attribute
+a mask of digits, ``19**``, spans 1900 … 1999). For numeric distance
 a range's distance to an original value is 0 inside it and the distance to the nearer bound outside
 it (on a real-valued attribute, to the closure of the range). A sliced release (``slicing``,
 ``overlapping-slicing``: a ``bucket`` column, rows permuted inside buckets) is refused: its rows are
@@ -53,7 +55,6 @@ categories (0/1). The Fellegi–Sunter boundary randomization is omitted (SPEC �
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -67,6 +68,7 @@ from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import group_records
 from sdckit.hierarchy import Hierarchy
+from sdckit.labels import categories_covered, node_codes, numeric_bounds
 from sdckit.measures import register_measure
 from sdckit.params import Finite, MethodParams, Whole, finite_or_none
 from sdckit.table import Kind, Role, Table, value_strings
@@ -80,14 +82,6 @@ DECISIONS = ("non-link", "possible", "link")
 
 # Cover kinds of a released categorical value.
 POINT, ALL, SET, NONE = 0, 1, 2, 3
-
-_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf"
-_INTERVAL = re.compile(rf"^\s*([\[(])\s*({_NUMBER})\s*,\s*({_NUMBER})\s*([\])])\s*$")
-_RANGE = re.compile(rf"^\s*({_NUMBER})\s*-\s*({_NUMBER})\s*$")
-_BELOW = re.compile(rf"^\s*(<=?)\s*({_NUMBER})\s*$")
-_ABOVE = re.compile(rf"^\s*(>=?)\s*({_NUMBER})\s*$")
-_SET = re.compile(r"^\s*\{(.*)\}\s*$", re.S)
-_MASK = re.compile(r"^(.*?)(\*+)$", re.S)
 
 
 # Encoding of the compared attributes --------------------------------------------------------------
@@ -335,7 +329,7 @@ def _encode_numeric(
         return NumericAttribute(name, values, mean, scale, lo, hi, opens, opens.copy())
     text = released.cast(pl.String)
     distinct = text.drop_nulls().unique(maintain_order=True).to_list()
-    bounds = [_interval(label, hierarchy) for label in distinct]
+    bounds = [numeric_bounds(label, hierarchy) for label in distinct]
     bad = [label for label, bound in zip(distinct, bounds, strict=True) if bound is None]
     if bad:
         shown = ", ".join(repr(label) for label in bad[:5])
@@ -356,54 +350,6 @@ def _encode_numeric(
         lo_open = np.zeros(len(lo), dtype=np.bool_)
         hi_open = np.zeros(len(hi), dtype=np.bool_)
     return NumericAttribute(name, values, mean, scale, lo, hi, lo_open, hi_open)
-
-
-def _interval(label: str | None, hierarchy: Hierarchy | None) -> tuple[float, float, float, float] | None:
-    """``(lo, hi, lo_open, hi_open)`` of one released numeric label, None when it is not one."""
-    if label is None or label.strip() == "*":
-        return (-math.inf, math.inf, 0.0, 0.0)
-    text = label.strip()
-    try:
-        value = float(text)
-        return (value, value, 0.0, 0.0)
-    except ValueError:
-        pass
-    if found := _INTERVAL.match(text):
-        return (float(found[2]), float(found[3]), float(found[1] == "("), float(found[4] == ")"))
-    if found := _RANGE.match(text):
-        return (float(found[1]), float(found[2]), 0.0, 0.0)
-    if found := _BELOW.match(text):
-        return (-math.inf, float(found[2]), 0.0, float(found[1] == "<"))
-    if found := _ABOVE.match(text):
-        return (float(found[2]), math.inf, float(found[1] == ">"), 0.0)
-    if found := _SET.match(text):
-        try:
-            members = [float(part) for part in found[1].split(",") if part.strip()]
-        except ValueError:
-            members = []
-        if members:
-            return (min(members), max(members), 0.0, 0.0)
-    if hierarchy is not None:
-        leaves = _hierarchy_leaves(hierarchy, text)
-        if leaves:
-            try:
-                numbers = [float(leaf) for leaf in leaves]
-            except ValueError:
-                return None
-            return (min(numbers), max(numbers), 0.0, 0.0)
-    return None
-
-
-def _hierarchy_leaves(hierarchy: Hierarchy, label: str) -> list[str]:
-    """The leaves under every node labelled ``label`` at a level above the leaves."""
-    leaves: list[str] = []
-    for level in range(1, hierarchy.n_levels):
-        names = hierarchy.labels[level]
-        if label in names:
-            node = names.index(label)
-            under = np.flatnonzero(hierarchy.codes[:, level] == node)
-            leaves.extend(hierarchy.labels[0][leaf] for leaf in under.tolist())
-    return leaves
 
 
 def _encode_categorical(
@@ -440,8 +386,13 @@ def _encode_categorical(
     point = np.full(len(labels_list) + 1, -1, dtype=np.int32)
     keys: list[np.ndarray] = []
     category_list = categories.to_list()
+    nodes = None
+    if hierarchy is not None:
+        nodes = node_codes(
+            hierarchy, np.array([index.get(leaf, -1) for leaf in hierarchy.labels[0]], np.int64)
+        )
     for label_code, label in enumerate(labels_list):
-        covered = _covered_categories(label, index, category_list, numbers, hierarchy)
+        covered = categories_covered(label, index, category_list, numbers, nodes)
         if covered is None:
             kinds[label_code] = ALL
         elif len(covered) == 1:
@@ -451,41 +402,6 @@ def _encode_categorical(
             keys.append(np.int64(label_code) * n_categories + np.asarray(covered, dtype=np.int64))
     set_keys = np.sort(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
     return CategoricalAttribute(name, original, n_categories, labels, kinds, point, set_keys)
-
-
-def _covered_categories(
-    label: str,
-    index: dict[str, int],
-    categories: list[str],
-    numbers: np.ndarray | None,
-    hierarchy: Hierarchy | None,
-) -> list[int] | None:
-    """The original categories a released label covers (None: all of them, missing values too)."""
-    if label in index:
-        return [index[label]]
-    if label.strip() == "*":
-        return None
-    if hierarchy is not None:
-        leaves = _hierarchy_leaves(hierarchy, label)
-        if leaves:
-            return sorted({index[leaf] for leaf in leaves if leaf in index})
-    if found := _SET.match(label):
-        members = [part.strip() for part in found[1].split(",")]
-        return sorted({index[member] for member in members if member in index})
-    if numbers is not None:
-        bound = _interval(label, None)
-        if bound is not None:
-            lo, hi, lo_open, hi_open = bound
-            inside = np.where(lo_open, numbers > lo, numbers >= lo) & np.where(
-                hi_open, numbers < hi, numbers <= hi
-            )
-            return np.flatnonzero(inside).tolist()
-    if found := _MASK.match(label):
-        prefix, width = found[1], len(label)
-        return [
-            code for code, value in enumerate(categories) if len(value) == width and value.startswith(prefix)
-        ]
-    return []
 
 
 # Distance-based record linkage -------------------------------------------------------------------

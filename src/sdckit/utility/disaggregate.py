@@ -10,7 +10,7 @@ classes would — measures instead how much the release distorts the distributio
 already values of the original (a masked or perturbed release) are left alone, so the draw changes
 nothing for them.
 
-What a label covers is read as record linkage reads it (:mod:`sdckit.risk.linkage`): a number,
+What a label covers is read by the one grammar of :mod:`sdckit.labels`, as record linkage reads it: a number,
 ranges (``38-40``, ``[35, 45)``, ``<20``, ``>=60``), sets ``{a,b}``, nodes of the attribute's
 hierarchy, masked codes ``02****``; ``*`` and a missing value cover every value (a missing original
 value too). A numeric cell is drawn among the original values inside its interval (uniformly over
@@ -31,6 +31,7 @@ import polars as pl
 from pydantic import Field
 
 from sdckit.hierarchy import Hierarchy
+from sdckit.labels import categories_covered, node_codes, numeric_bounds
 from sdckit.params import Whole
 from sdckit.table import Kind, Table, value_strings
 
@@ -88,9 +89,6 @@ def in_original_domain(original: Table, release: Table, names: Sequence[str], se
 def _numeric(
     source: pl.Series, released: pl.Series, hierarchy: Hierarchy | None, rng: np.random.Generator
 ) -> tuple[pl.Series, int]:
-    from sdckit.risk.linkage import _interval
-    from sdckit.utility.released import parse_label
-
     values = np.sort(source.drop_nulls().cast(pl.Float64).to_numpy())
     if released.dtype.is_numeric():
         missing = released.is_null().to_numpy() | np.isnan(
@@ -102,13 +100,8 @@ def _numeric(
     else:
         text = released.cast(pl.String)
         distinct = text.drop_nulls().unique(maintain_order=True).to_list()
-        bounds = []
-        for label in distinct:
-            bound = _interval(label, hierarchy)
-            if bound is None:
-                parse_label(label)  # the numeric reading's error names a label that is no number
-                bound = (math.nan, math.nan, 0.0, 0.0)
-            bounds.append(bound)
+        # A label that spans no interval is kept: NaN bounds hold no original value.
+        bounds = [numeric_bounds(label, hierarchy) or (math.nan, math.nan, 0.0, 0.0) for label in distinct]
         table = np.vstack([np.array(bounds, dtype=np.float64).reshape(-1, 4), [-np.inf, np.inf, 0.0, 0.0]])
         codes = text.cast(pl.Enum(distinct), strict=False).to_physical().cast(pl.Int64)
         codes = codes.fill_null(len(table) - 1).to_numpy()
@@ -146,8 +139,6 @@ def _numeric(
 def _categorical(
     source: pl.Series, released: pl.Series, hierarchy: Hierarchy | None, rng: np.random.Generator
 ) -> tuple[pl.Series, int]:
-    from sdckit.risk.linkage import _covered_categories
-
     text = value_strings(source)
     categories = text.drop_nulls().unique().sort().to_list()
     index = {value: code for code, value in enumerate(categories)}
@@ -169,10 +160,14 @@ def _categorical(
     order = np.argsort(label_codes, kind="stable")
     ends = np.cumsum(np.bincount(label_codes, minlength=len(labels) + 1))
     groups: list[tuple[np.ndarray, list[int]]] = []
+    nodes = None
+    if hierarchy is not None:
+        leaf_codes = np.array([index.get(leaf, -1) for leaf in hierarchy.labels[0]], dtype=np.int64)
+        nodes = node_codes(hierarchy, leaf_codes)
     for code, label in enumerate(labels):
         if label in index:
             continue
-        covered = _covered_categories(label, index, categories, numbers, hierarchy)
+        covered = categories_covered(label, index, categories, numbers, nodes)
         if covered is not None and not covered:
             continue  # a label of no original value: kept
         rows = order[(ends[code - 1] if code else 0) : ends[code]]

@@ -11,14 +11,15 @@ column are used by the utility measures:
   released value                            number
   ========================================  ============================================
   a number (``1986``, ``3.5``)              itself
-  ``[a, b)``, ``[a, b]``, ``(a, b]``, …     the midpoint (a + b) / 2
+  ``[a, b)``, ``[a, b]``, ``[a;b]``, …      the midpoint (a + b) / 2
   ``a-b`` (Mondrian's closed range)         the midpoint (a + b) / 2
-  ``<a``, ``<=a``, ``>a``, ``>=b``          the bound (a, b): what top/bottom coding writes
-  ``19**`` (a masked integer)               the midpoint of 1900 … 1999, 1949.5
+  ``<a``, ``<=a``, ``>a``, ``>=b``, ``≤a``  the bound (a, b): what top/bottom coding writes
+  ``19**`` (a masked integer)               the midpoint of 1900 … 1999, 1949.5 (``**``: 49.5)
   ``{a,b,c}`` (a set of numbers)            the mean of its members
   ``*``, empty, missing                     suppressed: NaN (each measure says what it does)
   ========================================  ============================================
 
+  Labels are read by the one grammar of :mod:`sdckit.labels` (:func:`sdckit.labels.representative`).
   Any other text is an :class:`~sdckit.errors.InputError` naming the attribute, the value and the file.
   Labels are parsed once per distinct value (O(distinct labels)), then mapped with polars.
 * :func:`category_codes` — the values as categories (a label is a category as it is, ``*`` too; a
@@ -29,7 +30,6 @@ column are used by the utility measures:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,6 +38,7 @@ import polars as pl
 
 from sdckit.errors import ConfigError, InputError, location
 from sdckit.frequency import encode_column
+from sdckit.labels import representative
 from sdckit.table import Kind, Role, Table, value_strings
 
 __all__ = [
@@ -48,13 +49,6 @@ __all__ = [
     "parse_label",
     "require_columns",
 ]
-
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf"
-_INTERVAL = re.compile(rf"^[\[(]\s*({_NUMBER})\s*[,;]\s*({_NUMBER})\s*[\])]$")
-_RANGE = re.compile(rf"^({_NUMBER})\s*-\s*({_NUMBER})$")
-_BOUND = re.compile(rf"^(<=|>=|<|>|≤|≥)\s*({_NUMBER})$")
-_MASK = re.compile(r"^(\d*)(\*+)$")
-_SUPPRESSED = {"", "*"}
 
 
 @dataclass(frozen=True)
@@ -69,34 +63,8 @@ class NumericView:
 
 def parse_label(text: str) -> float | None:
     """The representative number of one released value (module table), None if suppressed, NaN if
-    the text is not a number or a label sdckit writes."""
-    label = text.strip()
-    if label in _SUPPRESSED:
-        return None
-    try:
-        return float(label)
-    except ValueError:
-        pass
-    for pattern in (_INTERVAL, _RANGE):
-        found = pattern.match(label)
-        if found:
-            low, high = float(found.group(1)), float(found.group(2))
-            return (low + high) / 2 if math.isfinite(low + high) else math.nan
-    found = _BOUND.match(label)
-    if found:
-        return float(found.group(2))
-    found = _MASK.match(label)
-    if found and found.group(1):
-        scale = 10 ** len(found.group(2))
-        low = int(found.group(1)) * scale
-        return low + (scale - 1) / 2
-    if label.startswith("{") and label.endswith("}"):
-        try:
-            members = [float(member) for member in label[1:-1].split(",")]
-        except ValueError:
-            return math.nan
-        return float(np.mean(members)) if members else math.nan
-    return math.nan
+    the text is not a number or a label sdckit writes (:func:`sdckit.labels.representative`)."""
+    return representative(text)
 
 
 def numeric_view(column: pl.Series, *, source: str | None = None) -> NumericView:
