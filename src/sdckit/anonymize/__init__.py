@@ -1,40 +1,79 @@
 """Transformations of microdata; each returns a :class:`~sdckit.anonymize.release.Release`.
 
-Importing this package registers every method in :data:`sdckit.anonymize.base.METHODS`: the command
-line, recipes and the common tests find them there.
+Every method of this package is in :data:`sdckit.anonymize.base.METHODS`: the command line, recipes
+and the common tests find them there. The registry discovers the modules that declare a method
+without importing them, and the names below are imported on first use, so that importing this
+package, listing the methods and the command line's help stay fast (the methods import numba and
+scipy).
 """
 
-# Imported in the order the command line lists the methods (importing a module registers it).
-import sdckit.anonymize.recoding  # noqa: F401, I001
-import sdckit.anonymize.mondrian  # noqa: F401, I001
-import sdckit.anonymize.local_suppression  # noqa: F401, I001
-import sdckit.anonymize.targeted_suppression  # noqa: F401, I001
-import sdckit.anonymize.slicing  # noqa: F401, I001
-import sdckit.anonymize.quasi_sensitive  # noqa: F401, I001
-import sdckit.anonymize.microaggregation  # noqa: F401, I001
-import sdckit.anonymize.perturbation  # noqa: F401, I001
-import sdckit.anonymize.pram  # noqa: F401, I001
-import sdckit.anonymize.record_swap  # noqa: F401, I001
-import sdckit.anonymize.sampling  # noqa: F401, I001
-import sdckit.anonymize.pseudonyms  # noqa: F401, I001
-import sdckit.anonymize.synthesis  # noqa: F401, I001
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import Any
+
 from sdckit.anonymize.base import METHODS, Context, MethodSpec, run_method
-from sdckit.anonymize.mondrian import MondrianParams, mondrian
-from sdckit.anonymize.pseudonyms import PseudonymizeParams, pseudonymize
-from sdckit.anonymize.quasi_sensitive import QuasiSensitiveParams, quasi_sensitive_anonymize
-from sdckit.anonymize.record_swap import RecordSwapParams, record_swap
-from sdckit.anonymize.recoding import (
-    GeneralizeParams,
-    TopBottomCodingParams,
-    full_domain_generalization,
-    top_bottom_coding,
-)
-from sdckit.anonymize.release import Release
-from sdckit.anonymize.sampling import RecodeParams, SampleParams, recode, sample
-from sdckit.anonymize.slicing import OverlappingSlicingParams, SlicingParams, slice_table
-from sdckit.anonymize.local_suppression import LocalSuppressionParams, local_suppression
-from sdckit.anonymize.targeted_suppression import TargetedSuppressionParams, targeted_suppression
-from sdckit.anonymize.transform import apply_transformation, export_mappings, transformation_of
+
+# Where the public names live, imported on first use.
+_LAZY = {
+    "Release": "release",
+    "GeneralizeParams": "recoding",
+    "TopBottomCodingParams": "recoding",
+    "full_domain_generalization": "recoding",
+    "top_bottom_coding": "recoding",
+    "MondrianParams": "mondrian",
+    "mondrian": "mondrian",
+    "LocalSuppressionParams": "local_suppression",
+    "local_suppression": "local_suppression",
+    "TargetedSuppressionParams": "targeted_suppression",
+    "targeted_suppression": "targeted_suppression",
+    "SlicingParams": "slicing",
+    "OverlappingSlicingParams": "slicing",
+    "slice_table": "slicing",
+    "QuasiSensitiveParams": "quasi_sensitive",
+    "quasi_sensitive_anonymize": "quasi_sensitive",
+    "RecordSwapParams": "record_swap",
+    "record_swap": "record_swap",
+    "SampleParams": "sampling",
+    "RecodeParams": "sampling",
+    "sample": "sampling",
+    "recode": "sampling",
+    "PseudonymizeParams": "pseudonyms",
+    "pseudonymize": "pseudonyms",
+    "apply_transformation": "transform",
+    "export_mappings": "transform",
+    "transformation_of": "transform",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """This package, whose functions named as their modules (``mondrian``, ``record_swap``, ...)
+    stay functions when their module is imported (the import system sets the module as an attribute
+    of its package): ``from sdckit.anonymize import mondrian`` is the function, as it always was."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _LAZY.get(name) == name and hasattr(value, name):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __all__ = [
     "sample",

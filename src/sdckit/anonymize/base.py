@@ -8,20 +8,45 @@ it reports, registered with :func:`register_method`. The command line makes one 
 
 The functions of the Python API (``full_domain_generalization``, ``mondrian``, ...) stay as they
 are; a method's ``run`` reads its parameters object and calls them.
+
+The registry discovers the modules of :mod:`sdckit.anonymize` that declare a method (see
+:mod:`sdckit.registry`) and imports a module when its method is run or its parameters are needed.
+A specification owns what its method can do besides running: ``transformation`` (re-applying the
+learnt transformation to other data: ``sdckit apply``), ``partitioned`` (a run over the partitions of
+a data set: ``--engine``, ``--chunk-rows``) and ``examples`` (parameters the common tests run it
+with).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from sdckit.context import Context, ExtraOutput
 from sdckit.errors import ConfigError
-from sdckit.params import MethodParams
 from sdckit.registry import Registry
-from sdckit.table import Role, Table
+
+if TYPE_CHECKING:  # polars, the counting kernels and pydantic: not needed to list the methods
+    from sdckit.params import MethodParams
+    from sdckit.table import Table
+
+
+@dataclass(frozen=True)
+class Transformation:
+    """How a method's release is re-applied to other data (:mod:`sdckit.anonymize.transform`).
+
+    ``learn(release)`` returns the method's part of the transformation (``attributes`` and what
+    else it stores), JSON-ready; ``apply(table, transformation, names, unknown)`` releases ``table``
+    (``names``: its quasi-identifiers, ``unknown``: ``"error"`` or ``"suppress"``) as the method would
+    have; ``export(transformation)`` the CSV files that document it, as ``(key, frame)`` pairs: an
+    attribute's name, or a file of its own named after ``"\0"`` (``"\0boxes"``).
+    """
+
+    learn: Callable[[Any], dict[str, Any]]
+    apply: Callable[[Table, Mapping[str, Any], list[str], str], Any]
+    export: Callable[[Mapping[str, Any]], list[tuple[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -31,8 +56,14 @@ class MethodSpec:
     ``summary(release)`` returns the figures of the release (JSON-ready); ``report(figures)`` the
     lines a person reads; ``violation(release, figures)`` says what the release fails of what was
     asked (None when it satisfies it); ``released(release)`` the table written and handed to the next
-    step of a recipe; ``reapplicable``: the learnt transformation can be applied to new data
-    (``sdckit apply``); ``exact_replay(params)``: a recipe replays bit for bit.
+    step of a recipe; ``exact_replay(params)``: a recipe replays bit for bit.
+
+    Capabilities: ``transformation``: the learnt transformation can be applied to new data
+    (``sdckit apply``; :class:`Transformation`), else ``not_reapplicable`` says why not;
+    ``partitioned(dataset, config, params, engine, folder, progress)``: the method runs over the
+    partitions of a data set (:mod:`sdckit.scale.methods`); ``examples``: named parameters (a
+    mapping of field values) that the common tests run the method with, the first one its smallest
+    run.
     """
 
     name: str
@@ -43,13 +74,50 @@ class MethodSpec:
     report: Callable[[dict[str, Any]], list[str]] = lambda figures: []
     violation: Callable[[Any, dict[str, Any]], str | None] = lambda release, figures: None
     released: Callable[[Any], Table] = lambda release: release.table
-    reapplicable: bool = False
     exact_replay: Callable[[Any], bool] = lambda params: True
     progress_label: str = "progress"
     outputs: tuple[ExtraOutput, ...] = ()
+    transformation: Transformation | None = None
+    not_reapplicable: str | None = None
+    partitioned: Callable[..., Any] | None = None
+    examples: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def reapplicable(self) -> bool:
+        """The learnt transformation can be applied to new data (``sdckit apply``)."""
+        return self.transformation is not None
 
 
-METHODS: Registry[MethodSpec] = Registry("anonymization method")
+# Listed first, in this order, by the command line, the workbench and the documentation; a method
+# not listed here follows, in the order of its module's name.
+_LISTED_FIRST = (
+    "generalize",
+    "top-bottom-coding",
+    "mondrian",
+    "local-suppression",
+    "targeted-suppression",
+    "slicing",
+    "overlapping-slicing",
+    "quasi-sensitive",
+    "mdav",
+    "vmdav",
+    "univariate-microaggregation",
+    "categorical-microaggregation",
+    "noise",
+    "dp-noise",
+    "rank-swap",
+    "swap",
+    "pram",
+    "record-swap",
+    "sample",
+    "recode",
+    "pseudonymize",
+    "synthesize",
+)
+
+METHODS: Registry[MethodSpec] = Registry(
+    "anonymization method", package="sdckit.anonymize", declaration="register_method", first=_LISTED_FIRST
+)
 
 
 def register_method(
@@ -60,7 +128,10 @@ def register_method(
     help: str,
     **options: Any,
 ) -> Callable[[Callable[[Table, Any, Context], Any]], Callable[[Table, Any, Context], Any]]:
-    """Register the decorated ``run(table, params, context)`` as method ``name``."""
+    """Register the decorated ``run(table, params, context)`` as method ``name``.
+
+    Written at a module's top level with ``name`` and ``help`` as plain strings: the registry reads
+    them from the module's source, without importing it (:func:`sdckit.registry.discover`)."""
 
     def decorate(run: Callable[[Table, Any, Context], Any]) -> Callable[[Table, Any, Context], Any]:
         METHODS.add(MethodSpec(name=name, params=params, run=run, summary=summary, help=help, **options))
@@ -80,6 +151,8 @@ def run_method(
     The returned release keeps, in ``release.params``, the parameters as resolved by the method
     (defaults taken from the configuration filled in), which is the step of its recipe.
     """
+    from sdckit.params import MethodParams
+
     spec = METHODS.get(method) if isinstance(method, str) else method
     if not isinstance(params, spec.params):
         if isinstance(params, MethodParams):
@@ -104,6 +177,8 @@ def config_value(value: Any, context: Context, section: str, key: str, default: 
 
 
 def quasi_identifiers(table: Table) -> list[str]:
+    from sdckit.table import Role
+
     names = [a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER)]
     if not names:
         raise ConfigError("no attribute has role quasi-identifier in the configuration")

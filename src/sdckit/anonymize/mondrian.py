@@ -26,6 +26,7 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
+from sdckit.anonymize._mondrian_transform import MONDRIAN
 from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
@@ -33,6 +34,7 @@ from sdckit.frequency import encode_column
 from sdckit.hierarchy import MISSING_LABEL, TOP_LABEL, Hierarchy, missing_values_refused
 from sdckit.models import ClassStatistics, KAnonymity, PrivacyModel, SensitiveCounts, evaluate_all
 from sdckit.params import PrivacyModelParams
+from sdckit.scale import methods as scaled
 from sdckit.table import Kind, Role, Schema, Table, value_strings
 
 ProgressCallback = Callable[[int, int], None]
@@ -929,8 +931,10 @@ def _mondrian_violation(release: Release, figures: dict[str, Any]) -> str | None
     help="Mondrian multidimensional partitioning under k-anonymity, l-diversity and t-closeness.",
     report=_mondrian_report,
     violation=_mondrian_violation,
-    reapplicable=True,
     progress_label="records placed",
+    transformation=MONDRIAN,
+    partitioned=scaled.mondrian,
+    examples={"minimal": {"k": 2}},
 )
 def _run_mondrian(table: Table, params: MondrianParams, context: Context) -> Release:
     from sdckit.anonymize.base import quasi_identifiers

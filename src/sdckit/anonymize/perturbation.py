@@ -527,6 +527,7 @@ def _dp_report(figures: dict[str, Any]) -> list[str]:
     help="ε-differentially private release of numeric attributes: clamped to bounds, OpenDP Laplace noise.",
     report=_dp_report,
     exact_replay=lambda params: False,
+    examples={"minimal": {"epsilon": 1.0}},
 )
 def _run_dp_noise(table: Table, params: DPNoiseParams, context: Context) -> Release:
     return dp_noise(table, params.epsilon, params.bounds, params.attributes, budget=params.budget)

@@ -209,6 +209,11 @@ def _report(figures: dict[str, Any]) -> list[str]:
     summary=lambda release: dict(release.search),
     help="Keep direct identifiers as keyed-hash (HMAC-SHA-256) or random pseudonyms; renumber households.",
     report=_report,
+    not_reapplicable=(
+        "its random ids and household numbers are drawn over the whole data (run it again with the "
+        "same key instead)"
+    ),
+    examples={"minimal": {"key_env": "SDCKIT_KEY"}},
 )
 def _run_pseudonymize(table: Table, params: PseudonymizeParams, context: Context) -> Release:
     needs_key = params.mode == "hmac" and any(

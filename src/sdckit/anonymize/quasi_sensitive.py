@@ -1471,6 +1471,11 @@ def _qs_violation(release: Release, figures: dict[str, Any]) -> str | None:
     violation=_qs_violation,
     exact_replay=lambda params: params.node_limit is not None,
     progress_label="groups",
+    not_reapplicable=(
+        "what it releases for a record depends on the other records of its group, not only on the "
+        "record's own values"
+    ),
+    examples={"minimal": {"knowledge": "knowledge.csv", "l": 2}},
 )
 def _run_quasi_sensitive(table: Table, params: QuasiSensitiveParams, context: Context) -> Release:
     from sdckit.setvalued import read_knowledge

@@ -46,6 +46,7 @@ import polars as pl
 from pydantic import Field, model_validator
 
 from sdckit import _kernels
+from sdckit.anonymize._recoding_transform import GENERALIZE, TOP_BOTTOM_CODING
 from sdckit.anonymize.base import Context, models_unmet, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
@@ -61,6 +62,7 @@ from sdckit.models import (
 )
 from sdckit.models.base import TOLERANCE
 from sdckit.params import Finite, MethodParams, PrivacyModelParams, Whole
+from sdckit.scale import methods as scaled
 from sdckit.table import Role, Schema, Table, undescribed_text_hint
 from sdckit.utility.base import GeneralizationView
 from sdckit.utility.metrics import METRICS, compute_all, loss_per_attribute
@@ -1345,8 +1347,10 @@ def _generalize_released(release: Release) -> Table:
     report=_generalize_report,
     violation=models_unmet,
     released=_generalize_released,
-    reapplicable=True,
     progress_label="lattice",
+    transformation=GENERALIZE,
+    partitioned=scaled.generalize,
+    examples={"minimal": {"k": 2}},
 )
 def _run_generalize(table: Table, params: GeneralizeParams, context: Context) -> Release:
     from sdckit.anonymize.base import quasi_identifiers
@@ -1401,7 +1405,8 @@ def _top_bottom_summary(release: Release) -> dict[str, Any]:
     summary=_top_bottom_summary,
     help="Top and bottom coding of a numeric attribute (sdcMicro's topBotCoding).",
     report=lambda figures: [f"{figures['attribute']}: {figures['changed_records']:,} values coded"],
-    reapplicable=True,
+    transformation=TOP_BOTTOM_CODING,
+    examples={"minimal": {"attribute": "Age", "top": 50}},
 )
 def _run_top_bottom_coding(table: Table, params: TopBottomCodingParams, context: Context) -> Release:
     return top_bottom_coding(

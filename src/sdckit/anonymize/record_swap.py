@@ -620,6 +620,8 @@ def _violation(release: Release, figures: dict[str, Any]) -> str | None:
     report=_report,
     violation=_violation,
     progress_label="households",
+    not_reapplicable="which households it swaps depends on their risk and on donors in the whole data",
+    examples={"minimal": {"hierarchy": ["region", "district"]}},
 )
 def _run_record_swap(table: Table, params: RecordSwapParams, context: Context) -> Release:
     return record_swap(

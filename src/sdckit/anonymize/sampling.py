@@ -34,6 +34,7 @@ import numpy as np
 import polars as pl
 from pydantic import BeforeValidator, Field
 
+from sdckit.anonymize._recoding_transform import RECODE
 from sdckit.anonymize.base import register_method
 from sdckit.anonymize.release import Release
 from sdckit.context import Context
@@ -177,6 +178,8 @@ def _sample_report(figures: dict[str, Any]) -> list[str]:
     summary=lambda release: {key: release.search[key] for key in _SAMPLE_KEYS},
     help="Simple random or stratified sampling; the fraction recorded and the weights rescaled.",
     report=_sample_report,
+    not_reapplicable="which records it keeps is a random draw over the whole data, not a rule per record",
+    examples={"minimal": {"fraction": 0.5}},
 )
 def _run_sample(table: Table, params: SampleParams, context: Context) -> Release:
     return sample(table, params.fraction, strata=params.strata, seed=params.seed)
@@ -328,7 +331,8 @@ def _recode_report(figures: dict[str, Any]) -> list[str]:
     summary=lambda release: {"mapping": release.parameters["mapping"], **release.search},
     help="Global recoding of categories from a mapping file (attribute,from,to).",
     report=_recode_report,
-    reapplicable=True,
+    transformation=RECODE,
+    examples={"minimal": {"mapping": "mapping.csv"}},
 )
 def _run_recode(table: Table, params: RecodeParams, context: Context) -> Release:
     return recode(table, read_mapping(params.mapping))

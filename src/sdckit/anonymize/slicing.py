@@ -1359,6 +1359,9 @@ _SLICING_OPTIONS: dict[str, Any] = {
     "violation": _slicing_violation,
     "released": _released_slices,
     "progress_label": "buckets",
+    "not_reapplicable": (
+        "its buckets group and permute records together, so a record's release depends on others"
+    ),
 }
 register_method(
     "slicing",

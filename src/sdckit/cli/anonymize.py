@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
 from sdckit.anonymize.base import METHODS, Context, MethodSpec, run_method
 from sdckit.cli._common import (
@@ -45,7 +47,61 @@ from sdckit.cli._scale import (
 )
 from sdckit.params import option_name
 
+
+def _placeholder() -> None:
+    """Never run: a method's command before it is built (see :class:`MethodGroup`)."""
+
+
+class _Commands(dict[str, Any]):
+    """The group's commands by name; a method's command is built (its module imported) when it is
+    looked up, a placeholder with its short help standing in until then."""
+
+    def __init__(self, commands: dict[str, Any], build: Any) -> None:
+        super().__init__(commands)
+        self._build = build
+        self._pending = set(commands)
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._pending and name in self:
+            super().__setitem__(name, self._build(name))
+            self._pending.discard(name)
+        return super().__getitem__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def items(self) -> Any:  # type: ignore[override]
+        return [(name, self[name]) for name in self]
+
+    def values(self) -> Any:  # type: ignore[override]
+        return [self[name] for name in self]
+
+
+class MethodGroup(TyperGroup):
+    """``sdckit anonymize``: one command per registered method, built when the command line runs it
+    (or asks its help), so that the group's help lists the methods from the registry's entries
+    without importing their modules."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _Commands(self.commands, _built_command)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        # The listing of the group's help reads the placeholders' short help.
+        return dict.get(self.commands, cmd_name)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:  # a method's command: built now, to run or to show its help
+            command = self.commands[name]
+        return name, command, rest
+
+
 app = typer.Typer(
+    cls=MethodGroup,
     help="Anonymize microdata with one method and write the release: sdckit anonymize METHOD --help.",
     no_args_is_help=True,
 )
@@ -81,7 +137,8 @@ def _shared_parameters(spec: MethodSpec) -> list[inspect.Parameter]:
     return shared
 
 
-def make_command(spec: MethodSpec) -> None:
+def make_command(spec: MethodSpec, target: typer.Typer) -> None:
+    """Add ``spec``'s command to ``target``: its options made from its parameters object."""
     fields = spec.params.model_fields
 
     def command(**values: Any) -> None:
@@ -95,7 +152,18 @@ def make_command(spec: MethodSpec) -> None:
         _shared_parameters(spec) + [field_parameter(name, field, PANEL) for name, field in fields.items()]
     )
     command.__doc__ = f"{spec.help}\n\n{(spec.params.__doc__ or '').strip()}"
-    app.command(spec.name, cls=MethodCommand, help=command.__doc__, short_help=spec.help)(command)
+    target.command(spec.name, cls=MethodCommand, help=command.__doc__, short_help=spec.help)(command)
+
+
+def _built_command(name: str) -> Any:
+    """The click command of method ``name``, as typer builds it."""
+    single = typer.Typer()
+    make_command(METHODS.get(name), single)
+    return typer.main.get_command_from_info(
+        single.registered_commands[0],
+        pretty_exceptions_short=app.pretty_exceptions_short,
+        rich_markup_mode=app.rich_markup_mode,
+    )
 
 
 def anonymize(
@@ -220,9 +288,7 @@ def _recipe(
 
 def _scaled_method(name: str) -> Any:
     """The function that runs method ``name`` over partitions, or None."""
-    from sdckit.scale.methods import METHODS as SCALED
-
-    return SCALED.get(name)
+    return METHODS.get(name).partitioned
 
 
 def _refuse_extras(spec: MethodSpec, extras: list[Path | None], scale: Scale, data: Path) -> None:
@@ -237,5 +303,5 @@ def _refuse_extras(spec: MethodSpec, extras: list[Path | None], scale: Scale, da
             raise ConfigError(f"{extra.option} is not written by a run over partitions; run in memory for it")
 
 
-for _spec in METHODS:
-    make_command(_spec)
+for _entry in METHODS.entries():
+    app.command(_entry.name, short_help=_entry.help)(_placeholder)

@@ -10,7 +10,8 @@ Covered: the combined risk (``risk combined``), the re-identification measures (
 reidentification``: fk, Fk, individual and global risk), ``check`` (k-anonymity, l-diversity,
 t-closeness), full-domain generalization (``anonymize generalize``), local suppression and targeted
 suppression (``anonymize local-suppression``, ``anonymize targeted-suppression``); Mondrian runs by
-fragments (:mod:`sdckit.scale.mondrian`).
+fragments (:mod:`sdckit.scale.mondrian`). A method names its function here in its specification
+(``partitioned=``); :func:`partitioned_methods` reads them from the registry.
 """
 
 from __future__ import annotations
@@ -342,11 +343,19 @@ def _unmet(params: Any, figures: dict[str, Any]) -> str | None:
     return f"some released class fails {', '.join(failing)}" if failing else None
 
 
-#: The commands that run over partitions, and the function that runs each.
+#: The measures that run over partitions, and the function that runs each.
 MEASURES = {"combined": combined, "reidentification": reidentification}
-METHODS = {
-    "generalize": generalize,
-    "local-suppression": local_suppression,
-    "targeted-suppression": targeted_suppression,
-    "mondrian": mondrian,
-}
+
+
+def partitioned_methods() -> dict[str, Any]:
+    """The anonymization methods that run over partitions (their specification's ``partitioned``),
+    and the function that runs each, in the registry's order."""
+    from sdckit.anonymize.base import METHODS as REGISTERED
+
+    return {spec.name: spec.partitioned for spec in REGISTERED if spec.partitioned is not None}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "METHODS":  # read from the registry on use: the methods' modules import this one
+        return partitioned_methods()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
