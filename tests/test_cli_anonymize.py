@@ -706,30 +706,9 @@ def test_an_option_of_another_method_exits_2_naming_it(tmp_path, method, options
 # Every parameter of every method is validated up front --------------------------------------------
 
 # A valid set of parameters per method: each bad value below is the only thing wrong.
-VALID_PARAMS = {
-    "generalize": {"k": 2},
-    "top-bottom-coding": {"attribute": "Age", "top": 50},
-    "mondrian": {"k": 2},
-    "local-suppression": {"k": 2},
-    "targeted-suppression": {"delta": 0.1},
-    "slicing": {},
-    "overlapping-slicing": {},
-    "quasi-sensitive": {"knowledge": "knowledge.csv", "l": 2},
-    "record-swap": {"hierarchy": ["region", "district"]},
-    "sample": {"fraction": 0.5},
-    "recode": {"mapping": "mapping.csv"},
-    "pseudonymize": {"key_env": "SDCKIT_KEY"},
-    "noise": {},
-    "dp-noise": {"epsilon": 1.0},
-    "rank-swap": {},
-    "swap": {},
-    "pram": {},
-    "mdav": {},
-    "vmdav": {},
-    "univariate-microaggregation": {},
-    "categorical-microaggregation": {},
-    "synthesize": {},
-}
+#: Each method's smallest valid parameters: its specification's "minimal" example (none: every parameter
+#: has a default).
+VALID_PARAMS = {spec.name: dict(spec.examples.get("minimal", {})) for spec in METHODS}
 
 
 BAD_PARAMS = [
