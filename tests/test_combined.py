@@ -116,7 +116,7 @@ def test_pruning_at_paper_threshold():
     np.testing.assert_allclose(result.risk, risks, rtol=1e-12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     st.lists(st.floats(0.0, 1.0), min_size=0, max_size=9),
     st.sampled_from([0.0, 0.001, 0.01, 0.05, 0.2, 0.5]),
@@ -153,7 +153,7 @@ def random_tables(draw):
     return columns, probabilities, sensitivities, value_weights, weights
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(
     random_tables(),
     st.sampled_from(["category", "wildcard"]),
@@ -203,7 +203,7 @@ def test_risk_equals_brute_force_with_nulls(table, missing, epsilon, weighted):
         assert result.top_contribution[i] == pytest.approx(max(per_set.values()), rel=1e-10)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(random_tables(), st.sampled_from(["category", "wildcard"]), st.data())
 def test_zero_weights_stand_for_nobody(table, missing, data):
     """A record of weight 0 adds nothing to any count and has risk 0; every risk stays finite, and

@@ -146,7 +146,7 @@ def _brute(original, covered, weights, attributes, missing):
     return result
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(release_case(), st.sampled_from(["wildcard", "category"]))
 def test_coverage_equals_brute_force(case, missing):
     original, released, covered, weights, attributes = case
@@ -161,7 +161,7 @@ def test_coverage_equals_brute_force(case, missing):
     assert counts.tolist() == pytest.approx(_brute(original, covered, weights, attributes, missing))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     st.lists(
         st.tuples(st.one_of(st.none(), st.integers(0, 3)), st.one_of(st.none(), st.sampled_from("pqr"))),

@@ -80,7 +80,7 @@ def small_tables(draw):
     return columns, weights
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(small_tables(), st.sampled_from(["category", "wildcard"]), st.booleans())
 def test_frequencies_equal_pairwise_matching(table, missing, weighted):
     columns, weights = table
@@ -114,7 +114,7 @@ def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
     return len(pairs) == len(np.unique(a)) == len(np.unique(b))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(small_tables())
 def test_group_records_equals_encoded_grouping(table):
     columns, _ = table
@@ -131,7 +131,7 @@ def test_group_records_equals_encoded_grouping(table):
     assert np.all(grouping.keys <= seen + 1)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     small_tables(),
     st.lists(st.sampled_from(["int", "text", "enum", "categorical", "bool", "wide"]), min_size=4, max_size=4),
@@ -175,7 +175,7 @@ def test_group_records_falls_back_when_hashes_collide(monkeypatch):
     assert keys[0] == keys[2] and len({keys[0], keys[1], keys[3]}) == 3
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(
     st.integers(1, 40).flatmap(
         lambda t: st.tuples(
@@ -205,7 +205,7 @@ def test_aggregate_pairs_sums_each_class_value_pair_in_order(triples):
         np.testing.assert_allclose(got[2], [expected[key] for key in keys])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.integers(1, 40).flatmap(
         lambda n: st.lists(

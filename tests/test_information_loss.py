@@ -508,7 +508,7 @@ def test_commands_refuse_unknown_attributes_and_options(tmp_path):
 counts = st.lists(st.integers(0, 20), min_size=1, max_size=8)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(counts, counts)
 def test_total_variation_and_hellinger_bound_each_other(first, second):
     """H² ≤ TV ≤ √2·H (Le Cam), both in [0, 1], symmetric, 0 exactly on equal distributions."""
@@ -524,7 +524,7 @@ def test_total_variation_and_hellinger_bound_each_other(first, second):
     assert (tv == 0) == np.allclose(p / p.sum(), q / q.sum(), rtol=0, atol=0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.integers(0, 10_000), st.floats(0.01, 100), st.floats(-1000, 1000))
 def test_correlation_measures_ignore_units(seed, scale, shift):
     """R, RF, C, F and eigen depend on correlations only: the same affine change of units of both

@@ -94,7 +94,7 @@ def test_configuration_value_weights_match_stripped_values(tmp_path):
     np.testing.assert_array_equal(weights, [0.9, 1.0])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(
         st.tuples(st.sampled_from(["Male", "Female", "x y"]), st.sampled_from(["", " ", "  ", "\t"])),

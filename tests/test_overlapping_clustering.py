@@ -20,7 +20,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.anonymize.overlapping_clustering import (
@@ -153,7 +153,7 @@ def instances(draw, max_n=4):
     return s, k, p
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(instances(), st.data())
 def test_subproblems_never_worse_than_current(instance, data):
     s, k, p = instance
@@ -181,7 +181,7 @@ def test_subproblems_never_worse_than_current(instance, data):
         )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100)
 @given(instances(), st.sampled_from(["jaccard", "intersection"]), st.integers(0, 2**16), st.booleans())
 def test_every_accepted_move_strictly_decreases_cost(instance, function, seed, use_beta):
     s, k, p = instance
@@ -226,7 +226,7 @@ def assert_local_optimum(result, s, k, p, function, beta=None, singles=()):
             assert occ_cost(trial, s, function) >= cost - TOL - 1e-12, (v, candidate)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120)
 @given(instances(), st.sampled_from(["jaccard", "intersection"]), st.integers(0, 2**16))
 def test_result_is_a_local_optimum(instance, function, seed):
     s, k, p = instance
@@ -237,7 +237,7 @@ def test_result_is_a_local_optimum(instance, function, seed):
     assert_local_optimum(result, s, k, p, function)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120)
 @given(instances(), st.sampled_from(["jaccard", "intersection"]), st.integers(0, 2**16), st.data())
 def test_beta_and_single_label_results(instance, function, seed, data):
     s, k, p = instance

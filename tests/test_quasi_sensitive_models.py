@@ -269,7 +269,7 @@ def reference_levels(p, c):
     return float(level)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(table=tables(), c=st.sampled_from([0.5, 1.0, 2.0, 3.0]))
 def test_beliefs_and_models_against_reference(table, c):
     records, labels, groups, n_groups = table
@@ -301,7 +301,7 @@ def test_beliefs_and_models_against_reference(table, c):
         assert distances[g] == pytest.approx(math.sqrt(((beta - prior) ** 2).sum()), abs=1e-12)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(table=tables())
 def test_one_group_posterior_is_the_prior(table):
     records, labels, _, _ = table

@@ -356,7 +356,7 @@ def assert_contains(answer: dict, truth: float | None, scale: float) -> None:
     assert answer["lower"] - tolerance <= truth <= answer["upper"] + tolerance, (answer, truth)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=150, derandomize=True)
 @given(
     filters=st.lists(nodes, max_size=2),
     aggregate=st.sampled_from(["count", "sum", "mean", "quantile"]),
@@ -412,7 +412,7 @@ def in_bins(values: pl.Expr, low: float, high: float, last: bool) -> pl.Expr:
     return ((values >= low) & ((values <= high) if last else (values < high))).fill_null(False)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=60, derandomize=True)
 @given(
     filters=st.lists(nodes, max_size=2),
     edges=st.sampled_from(EDGES),
@@ -433,7 +433,7 @@ def test_every_histogram_bin_contains_the_true_count(camo, frame, filters, edges
             assert group["lower"] == group["upper"]  # public: exact
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=40, derandomize=True)
 @given(filters=st.lists(nodes, max_size=2), column=st.sampled_from(["grade", "dropout", "gender"]))
 def test_every_category_count_contains_the_true_count(camo, frame, filters, column):
     keys = [(value,) for value in sorted(frame[column].drop_nulls().unique().to_list())]

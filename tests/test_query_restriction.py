@@ -495,7 +495,6 @@ SHAPES = [
 
 @settings(
     max_examples=40,
-    deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -318,7 +318,7 @@ WORDS = ["a", "b", "c", "d", "e", "f"]
 small_sets = st.lists(st.sets(st.sampled_from(WORDS), max_size=4), min_size=1, max_size=12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     records=small_sets,
     labels=st.lists(st.sets(st.sampled_from(WORDS), min_size=1, max_size=5), min_size=1, max_size=6),

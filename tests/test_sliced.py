@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
 from sdckit.anonymize.tuple_partition import mondrian_tuple_partition, random_halving_partition
@@ -189,7 +189,7 @@ def assert_same(a, b):
     assert np.array_equal(a[7], b[7])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(table=tables(), l=st.sampled_from([1.0, 1.5, 2.0, 3.0]), seed=st.integers(0, 2**32 - 1))
 # Found by hypothesis: the table as one bucket fails (11 of 15 values equal at l = 1.5) and a split
 # makes it pass; the split must be accepted.
@@ -234,7 +234,7 @@ def test_incremental_equals_reference(table, l, seed):
         )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(table=tables(max_rows=30), seed=st.integers(0, 1000))
 def test_probabilities_sum_to_one(table, seed):
     columns, q, codes, m, weighting = table
@@ -268,7 +268,7 @@ def assert_valid(buckets, n, columns, q, codes, m, l, minimum, weighting):
     assert diversity_check(columns, q, codes, m, buckets, l, bucket_weighting=weighting)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     seed=st.integers(0, 10_000),
     n=st.integers(1, 120),

@@ -288,7 +288,7 @@ def test_method_needs_microdata() -> None:
         run_table_method("cell-key", TableProblem(table, Protection.none(table.n_cells)), {})
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     shape=st.lists(st.integers(1, 4), min_size=2, max_size=3).map(tuple),
     n=st.integers(0, 60),

@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import ConfigError, InputError
@@ -96,7 +96,7 @@ def _check(table: LinearTable, protection: Protection, adjusted: np.ndarray) -> 
     assert np.all((change >= protection.upper[p] - 1e-7) | (-change >= protection.lower[p] - 1e-7))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25)
 @given(
     st.sampled_from([(2, 2), (3, 3), (3, 4), (2, 2, 2), (2, 3, 2)]),
     st.integers(0, 2**32 - 1),

@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import ConfigError, InputError
@@ -127,7 +127,7 @@ def _check(table: LinearTable, rounded: np.ndarray, base: int, relaxed: bool) ->
         assert np.all(np.abs(rounded - table.values) < base)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(
     st.integers(2, 5),
     st.integers(2, 5),
@@ -144,7 +144,7 @@ def test_random_2d_additive_and_optimal(rows: int, cols: int, base: int, seed: i
         assert figures["deviation"] == pytest.approx(_oracle(interior, base), abs=1e-9)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30)
 @given(
     st.sampled_from([(2, 2, 2), (2, 2, 3), (2, 3, 3), (3, 3, 3)]),
     st.integers(2, 5),

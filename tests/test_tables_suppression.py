@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import sparse
 from scipy.optimize import linprog
@@ -298,7 +298,7 @@ def hierarchical_tables(draw: st.DrawFn) -> tuple[LinearTable, Protection]:
     )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25)
 @given(
     st.one_of(tables(), hierarchical_tables()),
     st.sampled_from(["optimal", "heuristic"]),

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import ConfigError
@@ -474,7 +474,7 @@ def admissible_suppressions(view: GeneralizationView, max_suppressed: float, rng
 TOL = 1e-9
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200)
 @given(data=st.data(), table=tables())
 def test_lower_bounds_hold_for_every_coarser_view(data, table):
     names, hs, leaf_codes, counts = table
@@ -504,7 +504,7 @@ def test_lower_bounds_hold_for_every_coarser_view(data, table):
                 )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(table=tables())
 def test_monotone_without_suppression(table):
     names, hs, leaf_codes, counts = table
@@ -519,7 +519,7 @@ def test_monotone_without_suppression(table):
                     assert below[name] <= above[name] + TOL * max(1.0, abs(above[name])), (name, levels, j)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(data=st.data(), table=tables())
 def test_normalized_metrics_in_unit_interval(data, table):
     names, hs, leaf_codes, counts = table
@@ -536,7 +536,7 @@ def test_normalized_metrics_in_unit_interval(data, table):
             assert metric.lower_bound(view, view.n_suppressed) <= value + TOL * max(1.0, abs(value))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(table=tables())
 def test_vectorized_matches_per_record_definition(table):
     """Each metric against a direct per-combination loop over the definitions (slow reference)."""
