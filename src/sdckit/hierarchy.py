@@ -52,9 +52,10 @@ import polars as pl
 
 from sdckit._files import MAX_TEXT_BYTES, check_regular_file
 from sdckit.errors import ConfigError
+from sdckit.labels import TOP_LABEL, at_least_label, below_label, interval_label, masked_labels, ordered_label
+from sdckit.labels import number_text as _number_text
 from sdckit.table import DEFAULT_MISSING_VALUES, to_polars, value_strings
 
-TOP_LABEL = "*"
 #: The label of a node that stands for a missing value; released as a missing value (null).
 MISSING_LABEL = ""
 #: How missing values can be members of a hierarchy (see :meth:`Hierarchy.with_missing`).
@@ -792,14 +793,6 @@ def _distinct(values: pl.Series) -> pl.Series:
     return distinct.unique().sort()
 
 
-def _number_text(number: float) -> str:
-    """A number as a label spells it: 20 not 20.0, 0.1 not 0.1000000000000000055."""
-    number = float(number)
-    if number.is_integer() and abs(number) < 1e15:
-        return str(int(number))
-    return repr(number)
-
-
 def _snap(number: float) -> float:
     return float(f"{number:.12g}")
 
@@ -924,15 +917,17 @@ def intervals(
     cut_array = np.asarray(points)
     n_intervals = len(points) - 1
     texts = [_number_text(point) for point in points]
-    below = f"<{texts[0]}"
-    above = f">={texts[-1]}"
+    below = below_label(texts[0])
+    above = at_least_label(texts[-1])
     index = np.searchsorted(cut_array, values_np, side="right") - 1
     columns = [leaves]
     # Level 1 holds the intervals themselves even when there is only one.
     for level in range(max(1, _levels_needed(n_intervals, fanout))):
         span = fanout**level
         groups = -(-n_intervals // span)
-        names = [f"[{texts[g * span]}, {texts[min((g + 1) * span, n_intervals)]})" for g in range(groups)]
+        names = [
+            interval_label(texts[g * span], texts[min((g + 1) * span, n_intervals)]) for g in range(groups)
+        ]
         names = np.array([*names, below, above], dtype=object)
         group = np.where(index < 0, groups, np.where(index >= n_intervals, groups + 1, index // span))
         columns.append(pl.Series(names[group].tolist(), dtype=pl.String))
@@ -991,7 +986,7 @@ def ordered(
         names = []
         for start in range(0, size, span):
             members = order_texts[start : min(start + span, size)]
-            names.append(members[0] if len(members) == 1 else f"{members[0]}-{members[-1]}")
+            names.append(ordered_label(members[0], members[-1]))
         columns.append(pl.Series(np.array(names, dtype=object)[ranks // span].tolist(), dtype=pl.String))
     columns.append(pl.Series([TOP_LABEL] * len(leaves), dtype=pl.String))
     return Hierarchy.from_frame(name, pl.DataFrame({f"level_{j}": c for j, c in enumerate(columns)}))
@@ -1044,7 +1039,7 @@ def mask(name: str, values: pl.Series, width: int | None = None, character: str 
     padded = leaves.str.zfill(width)
     columns = [leaves]
     for hidden in range(1, width + 1):
-        columns.append(padded.str.head(width - hidden) + character * hidden)
+        columns.append(masked_labels(padded, width, hidden, character))
     return Hierarchy.from_frame(name, pl.DataFrame({f"level_{j}": c for j, c in enumerate(columns)}))
 
 

@@ -32,6 +32,7 @@ from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
 from sdckit.hierarchy import MISSING_LABEL, TOP_LABEL, Hierarchy, missing_values_refused
+from sdckit.labels import range_labels, set_labels
 from sdckit.models import ClassStatistics, KAnonymity, PrivacyModel, SensitiveCounts, evaluate_all
 from sdckit.params import PrivacyModelParams
 from sdckit.scale import methods as scaled
@@ -768,12 +769,7 @@ def _release(
             low_values, high_values = dimension.values[lows], dimension.values[highs]
             class_penalty = (high_values - low_values) / span if span > 0 else np.zeros(n_classes)
             low_texts, high_texts = dimension.texts.gather(lows), dimension.texts.gather(highs)
-            labels = pl.select(
-                pl.when(pl.lit(pl.Series(lows == highs)))
-                .then(pl.lit(low_texts))
-                .otherwise(pl.concat_str([pl.lit(low_texts), pl.lit(high_texts)], separator="-"))
-                .alias(dimension.name)
-            ).to_series()
+            labels = range_labels(low_texts, high_texts, lows == highs).alias(dimension.name)
         else:
             labels, set_sizes = _value_sets(dimension, classes, n_classes)
             domain = dimension.domain if dimension.domain is not None else len(dimension.texts)
@@ -838,12 +834,7 @@ def _value_sets(dimension: _Dimension, classes: np.ndarray, n_classes: int) -> t
     )
     set_sizes = grouped.get_column("size").to_numpy().astype(np.int64)
     joined = grouped.get_column("text")
-    labels = pl.select(
-        pl.when(pl.lit(pl.Series(set_sizes == 1)))
-        .then(pl.lit(joined))
-        .otherwise(pl.concat_str([pl.lit("{"), pl.lit(joined), pl.lit("}")]))
-        .alias(dimension.name)
-    ).to_series()
+    labels = set_labels(joined, set_sizes == 1).alias(dimension.name)
     assert len(labels) == n_classes
     return labels, set_sizes
 

@@ -52,6 +52,7 @@ from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import combine_codes, encode, extend_keys, initial_keys
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy, missing_values_refused
+from sdckit.labels import SUPPRESSED
 from sdckit.models import (
     ClassStatistics,
     DistinctLDiversity,
@@ -71,7 +72,6 @@ ProgressCallback = Callable[[int, int], None]
 
 _SOURCES = 32  # evaluated nodes kept for roll-up
 
-SUPPRESSED = "*"
 # Stands for the missing value's node while a released column is an Enum (whose categories cannot be
 # null); no hierarchy label holds a NUL character read from a file.
 _PLACEHOLDER = "\x00missing"
