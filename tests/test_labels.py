@@ -32,6 +32,7 @@ from sdckit.labels import (
     below_label,
     covered_codes,
     interval_label,
+    interval_labels,
     node_codes,
     number_text,
     numeric_bounds,
@@ -141,6 +142,9 @@ def test_writers_spell_labels_as_before():
     assert interval_label("20", "40", low_closed=False, high_closed=True) == "(20, 40]"
     assert (below_label("20"), at_least_label("100")) == ("<20", ">=100")
     assert (above_label("60"), at_most_label("60")) == (">60", "<=60")
+    assert interval_labels(
+        pl.Series(["0", "2.5"]), pl.Series(["10", "3"]), [True, False], [False, True]
+    ).to_list() == ["[0, 10)", "(2.5, 3]"]
     assert TOP_LABEL == SUPPRESSED == "*"
     assert range_labels(pl.Series(["1", "5"]), pl.Series(["1", "9"]), np.array([True, False])).to_list() == [
         "1",

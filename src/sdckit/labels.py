@@ -62,6 +62,7 @@ __all__ = [
     "covered_codes",
     "hierarchy_leaves",
     "interval_label",
+    "interval_labels",
     "masked_labels",
     "node_codes",
     "number_text",
@@ -93,6 +94,17 @@ def interval_label(low: str, high: str, low_closed: bool = True, high_closed: bo
     """The interval from ``low`` to ``high`` (bounds already spelled), ``[`` / ``]`` at a closed end,
     ``(`` / ``)`` at an open one: ``[20, 40)``, an interval hierarchy's, by default."""
     return f"{'[' if low_closed else '('}{low}, {high}{']' if high_closed else ')'}"
+
+
+def interval_labels(
+    low_texts: pl.Series, high_texts: pl.Series, low_closed: Sequence[bool], high_closed: Sequence[bool]
+) -> pl.Series:
+    """:func:`interval_label` of every row: the bounds spelled, an end closed or open per row."""
+    opening = pl.Series(["[" if closed else "(" for closed in low_closed], dtype=pl.String)
+    closing = pl.Series(["]" if closed else ")" for closed in high_closed], dtype=pl.String)
+    return pl.select(
+        pl.concat_str([pl.lit(opening), pl.lit(low_texts), pl.lit(", "), pl.lit(high_texts), pl.lit(closing)])
+    ).to_series()
 
 
 def below_label(bound: str) -> str:

@@ -25,6 +25,7 @@ from sdckit.anonymize.transform import (
 )
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import MISSING_LABEL, TOP_LABEL, Hierarchy
+from sdckit.labels import interval_labels
 from sdckit.table import Table, value_strings
 
 if TYPE_CHECKING:
@@ -651,11 +652,7 @@ def _intervals(low: list[Any], high: list[Any], low_closed: list[bool], high_clo
     """``[low, high]`` texts, with ``(`` / ``)`` for an open end."""
     low_text = value_strings(pl.Series([float(v) for v in low], dtype=pl.Float64))
     high_text = value_strings(pl.Series([float(v) for v in high], dtype=pl.Float64))
-    opening = pl.Series(["[" if closed else "(" for closed in low_closed], dtype=pl.String)
-    closing = pl.Series(["]" if closed else ")" for closed in high_closed], dtype=pl.String)
-    return pl.select(
-        pl.concat_str([pl.lit(opening), pl.lit(low_text), pl.lit(", "), pl.lit(high_text), pl.lit(closing)])
-    ).to_series()
+    return interval_labels(low_text, high_text, low_closed, high_closed)
 
 
 MONDRIAN = Transformation(learn=learn_mondrian, apply=apply_mondrian, export=export_mondrian)

@@ -27,6 +27,7 @@ from sdckit.anonymize.transform import (
 from sdckit.errors import ConfigError, location
 from sdckit.frequency import extend_keys, initial_keys
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy
+from sdckit.labels import above_label, at_least_label, at_most_label, below_label, interval_label
 from sdckit.table import Table, value_strings
 from sdckit.utility.base import GeneralizationView
 
@@ -290,17 +291,17 @@ def _top_bottom_rows(spec: Mapping[str, Any]) -> pl.DataFrame:
     bottom, top = spec.get("bottom"), spec.get("top")
     original, released = [], []
     if bottom is not None:
-        original.append(f"<{_number_text(bottom)}")
+        original.append(below_label(_number_text(bottom)))
         released.append(_number_text(spec["bottom_value"]))
     if top is not None:
-        original.append(f">{_number_text(top)}")
+        original.append(above_label(_number_text(top)))
         released.append(_number_text(spec["top_value"]))
     if bottom is not None and top is not None:
-        original.append(f"[{_number_text(bottom)}, {_number_text(top)}]")
+        original.append(interval_label(_number_text(bottom), _number_text(top), high_closed=True))
     elif bottom is not None:
-        original.append(f">={_number_text(bottom)}")
+        original.append(at_least_label(_number_text(bottom)))
     else:
-        original.append(f"<={_number_text(top)}")
+        original.append(at_most_label(_number_text(top)))
     released.append("unchanged")
     return pl.DataFrame(
         {"original": original, "released": released}, schema={"original": pl.String, "released": pl.String}
