@@ -12,8 +12,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from browser import chrome
+from browser import chrome, open_page
 from sdckit.cli import app
+from sdckit.errors import ConfigError
 from sdckit.evaluate.report import flatten
 from sdckit.evaluate.rumap import RUPoint, pareto_front, ru_score
 
@@ -47,7 +48,7 @@ def test_score_weights_loss_and_risk_in_percent():
     assert ru_score(0.2, 0.6) == pytest.approx(40.0)
     assert ru_score(0.2, 0.6, weight=1.0) == pytest.approx(20.0)
     assert ru_score(0.2, 0.6, weight=0.0) == pytest.approx(60.0)
-    with pytest.raises(Exception, match="weight"):
+    with pytest.raises(ConfigError, match=r"weight must be between 0 and 1, got 1\.5"):
         ru_score(0.2, 0.6, weight=1.5)
 
 
@@ -193,7 +194,9 @@ def test_the_report_renders_in_chromium(evaluated, tmp_path):
     _, _, report, summary, _ = evaluated
     browser = chrome()
     try:
-        browser.get(report.resolve().as_uri())
+        # read once every image is decoded (a loaded machine decodes late)
+        every_image = "return Array.from(document.images).every(image => image.complete)"
+        open_page(browser, report.resolve().as_uri(), until=lambda b: b.execute_script(every_image))
         assert browser.title.startswith("Evaluation of original.csv")
         for image_id in ("ru-map", "risk-histogram"):
             image = browser.find_element(By.ID, image_id)

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from browser import chrome
+from browser import chrome, open_page
 from sdckit.config import parse_config
 from sdckit.evaluate import evaluate
 from sdckit.evaluate.figure_names import figure_label
@@ -118,7 +118,7 @@ def test_three_releases_fit_in_a_few_screens(three, tmp_path):
     _, _, _, report = three
     browser = chrome()
     try:
-        browser.get(report.resolve().as_uri())
+        open_page(browser, report.resolve().as_uri())
         height = browser.execute_script("return document.documentElement.scrollHeight")
         # the window is 1,280 x 2,000: the report was ~58,000 px with recipes dumped as JSON
         assert height < 4_000, height

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from browser import chrome
+from browser import chrome, open_page
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.table import Table
@@ -144,7 +144,7 @@ def test_the_page_renders_in_chromium(tmp_path):
     write_html(result, path, "Suppressed <table>")
     browser = chrome(console_log=True)
     try:
-        browser.get(path.resolve().as_uri())
+        open_page(browser, path.resolve().as_uri())
         assert browser.title == "Suppressed <table>"
         primary = browser.find_elements(By.CSS_SELECTOR, "table.grid td.primary")
         secondary = browser.find_elements(By.CSS_SELECTOR, "table.grid td.secondary")

@@ -34,7 +34,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from browser import chrome
+from browser import chrome, loaded, open_page, wait_until
 from test_cli_anonymize import squeezed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,9 +171,6 @@ def submit(bench: Workbench, identifier: str) -> None:
             "does not belong to the document" in str(error)
         )
 
-    def loaded(driver) -> bool:
-        return driver.execute_script("return document.readyState") == "complete"
-
     def gone(_driver) -> bool:
         try:
             button.is_enabled()
@@ -200,16 +197,12 @@ def wait_ended(bench: Workbench, selector: str, timeout: float = 120) -> str:
     """The state of the first run ``selector`` finds once it has ended (the page polls and reloads
     itself; this only reads it)."""
     script = f"var e = document.querySelector({json.dumps(selector)}); return e ? e.dataset.state : null;"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            state = bench.driver.execute_script(script)
-        except Exception:  # the page is being reloaded
-            state = None
-        if state not in (None, "running"):
-            return state
-        time.sleep(0.2)
-    raise AssertionError(f"the run did not end in {timeout} s")
+
+    def ended(driver) -> str | None:
+        state = driver.execute_script(script)
+        return state if state not in (None, "running") else None
+
+    return wait_until(bench.driver, ended, f"the run {selector} ended", timeout)
 
 
 def type_into(bench: Workbench, identifier: str, text: str) -> None:
@@ -295,8 +288,13 @@ def test_without_the_token_every_page_is_refused(bench):
         assert known.get("/describe").status_code == 200
         assert known.get("/describe", headers={"host": f"evil.example:{bench.port}"}).status_code == 403
     assert job_count(bench) == 0
-    bench.driver.get(f"{bench.base}/describe")
-    assert "403 Forbidden" in bench.driver.page_source
+    # the browser shows the refusal (its status is checked above): read once chromium has rendered it
+    open_page(
+        bench.driver,
+        f"{bench.base}/describe",
+        until=lambda driver: "403 Forbidden" in driver.page_source,
+        what="the refusal shown to a browser without the token",
+    )
     shoot(bench, "00-no-token-refused")
 
 
@@ -305,7 +303,7 @@ def test_without_the_token_every_page_is_refused(bench):
 
 def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
     driver = bench.driver
-    driver.get(bench.url)  # the first URL: the token becomes a cookie, the address loses it
+    open_page(driver, bench.url)  # the first URL: the token becomes a cookie, the address loses it
     assert driver.current_url == f"{bench.base}/describe"
     assert "token" not in driver.current_url
     data = str(bench.folder / "example.csv")
@@ -333,7 +331,7 @@ def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
     assert "quasi-identifier" in config_text and "sensitive" in config_text
 
     # Measure: the same figures as sdckit risk combined and sdckit check
-    driver.get(f"{bench.base}/measure")
+    open_page(driver, f"{bench.base}/measure")
     assert by_id(bench, "combined-threshold").get_attribute("placeholder") == "0.01"
     type_into(bench, "check-k", "5")
     submit(bench, "run-measure")
@@ -388,7 +386,7 @@ def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
 
     # Protect: Mondrian k=5, then generalization k=5, each its own recipe
     for number, method in enumerate(("mondrian", "generalize"), start=1):
-        driver.get(f"{bench.base}/protect")
+        open_page(driver, f"{bench.base}/protect")
         choose(bench, "method", method)
         submit(bench, "choose-method")
         type_into(bench, "p-k", "5")
@@ -404,7 +402,7 @@ def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
         submit(bench, "clear-recipe")
 
     # Compare: both releases on the R-U map
-    driver.get(f"{bench.base}/compare")
+    open_page(driver, f"{bench.base}/compare")
     submit(bench, "run-compare")
     wait_for(bench, "ru-map")
     points = driver.find_elements("css selector", "#ru-map g.point")
@@ -456,7 +454,7 @@ def test_bad_input_shows_the_command_lines_message_next_to_the_field(bench, tmp_
     config = bench.workdir / "config.yaml"
 
     # a file that is not CSV: the data stays as it was
-    driver.get(f"{bench.base}/describe")
+    open_page(driver, f"{bench.base}/describe")
     not_csv = str(bench.folder / "not-csv.csv")
     type_into(bench, "data-path", not_csv)
     submit(bench, "open-data")
@@ -477,7 +475,7 @@ def test_bad_input_shows_the_command_lines_message_next_to_the_field(bench, tmp_
     assert "public must be a number in [0, 1], got 2" in shown
     assert errors_shown(bench) == [shown]
     shoot(bench, "09-bad-probability")
-    driver.get(f"{bench.base}/measure")
+    open_page(driver, f"{bench.base}/measure")
     assert by_id(bench, "run-measure").get_attribute("disabled") is not None
     with bench.client() as client:  # the form's button is disabled; a post is refused all the same
         client.post("/measure", data={"check-k": "5"})
@@ -486,7 +484,7 @@ def test_bad_input_shows_the_command_lines_message_next_to_the_field(bench, tmp_
     assert job_count(bench) == jobs_before
 
     # a hierarchy that does not cover the data
-    driver.get(f"{bench.base}/describe")
+    open_page(driver, f"{bench.base}/describe")
     type_into(bench, f"attr-{GENDER}-public", "0.8")
     type_into(bench, f"attr-{GENDER}-hierarchy", str(bench.folder / "gender_m.csv"))
     submit(bench, "save-config")
@@ -497,7 +495,7 @@ def test_bad_input_shows_the_command_lines_message_next_to_the_field(bench, tmp_
     shoot(bench, "10-bad-hierarchy")
 
     # a method's parameter out of bounds: the message of sdckit anonymize
-    driver.get(f"{bench.base}/protect?method=mondrian")
+    open_page(driver, f"{bench.base}/protect?method=mondrian")
     type_into(bench, "p-k", "0")
     submit(bench, "add-step")
     shown = by_id(bench, "p-k-error").text
@@ -517,7 +515,7 @@ def test_bad_input_shows_the_command_lines_message_next_to_the_field(bench, tmp_
 
 def test_a_hierarchy_error_is_placed_at_its_own_field_and_speaks_of_the_field(bench):
     driver = bench.driver
-    driver.get(bench.url)
+    open_page(driver, bench.url)
     type_into(bench, "data-path", str(bench.folder / "example.csv"))
     submit(bench, "open-data")
     set_attributes(bench)  # a valid configuration (gender's hierarchy covers the data again)
@@ -550,7 +548,7 @@ def test_a_hierarchy_error_is_placed_at_its_own_field_and_speaks_of_the_field(be
 def test_a_local_suppression_run_shows_its_suppressed_cells(bench, tmp_path):
     driver = bench.driver
     assert by_id(bench, "config-valid").text.startswith("The configuration is valid")
-    driver.get(f"{bench.base}/protect")
+    open_page(driver, f"{bench.base}/protect")
     if driver.find_elements("id", "clear-recipe"):  # a recipe left by an earlier test
         submit(bench, "clear-recipe")
     choose(bench, "method", "local-suppression")
@@ -605,10 +603,14 @@ def test_a_second_request_is_quick_during_a_million_record_risk_run(bench):
         shown = ", ".join(f"{t * 1000:.0f} ms" for t in latencies)
         print(f"latency during the 1,000,000-record run: {shown}")
         assert statistics.median(latencies) < 0.5 and max(latencies) < 2.0, latencies
-        bench.driver.get(f"{bench.base}/measure")
+        open_page(bench.driver, f"{bench.base}/measure")
         shoot(bench, "12-million-records-running")
         submit(bench, f"cancel-{job}")  # the page's Cancel button: the job's process is terminated
-        assert by_id(bench, f"job-{job}").get_attribute("data-state") == "cancelled"
+        row = f"job-{job}"
+        state = wait_until(
+            bench.driver, lambda _: by_id(bench, row).get_attribute("data-state"), f"{row} shown"
+        )
+        assert state == "cancelled"
         assert 'data-state="cancelled"' in client.get(f"/jobs/{job}").text
         shoot(bench, "13-million-records-cancelled")
         assert not (bench.workdir / "jobs" / job / "result.json").exists()
