@@ -324,9 +324,22 @@ def test_audit_reads_another_tools_status_codes(files):
         "district", "sex", "activity", pl.col("status").replace_strict(codes).alias("sdcStatus")
     )
     theirs.write_csv(files / "theirs.csv")
+    report = files / "theirs-audit.csv"
     arguments = suppress_args(files, "--pattern", files / "theirs.csv", "--status-column", "sdcStatus")
-    result = run("table", "audit", *arguments)
+    result = run("table", "audit", *arguments, "-o", report)
     assert result.exit_code == 0, result.output
+    assert "audit passed" in flat(result.output)
+    # read with their codes, the pattern is ours: the same statuses and the same feasible intervals
+    ours = pl.read_csv(out)
+    audited = pl.read_csv(report)
+    assert audited.get_column("status").to_list() == ours.get_column("status").to_list()
+    assert (audited.get_column("status") != "published").sum() > 0
+    for bound in ("feasible_low", "feasible_high"):
+        np.testing.assert_allclose(
+            audited.get_column(bound).fill_null(-1).to_numpy(),
+            ours.get_column(bound).fill_null(-1).to_numpy(),
+            atol=1e-6,
+        )
 
 
 def test_audit_refuses_a_pattern_with_unknown_cells(files):

@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sdckit.cli import app
+from sdckit.errors import ConfigError
 from sdckit.tables.audit import audit
 from sdckit.tables.base import TableProblem, run_table_method
 from sdckit.tables.model import LinearTable, Protection
@@ -210,7 +211,8 @@ def test_an_nk_coalition_is_an_attacker(tmp_path):
 
 def test_a_coalition_option_of_one_is_refused():
     table, protection = sdctable_singletons()
-    with pytest.raises(Exception, match="coalition"):
+    message = r"coalition must be 0 \(none\) or a number of contributors ≥ 2, got 1"
+    with pytest.raises(ConfigError, match=message):
         run_table_method("suppress", TableProblem(table=table, protection=protection), {"coalition": 1})
 
 

@@ -12,6 +12,7 @@ import pytest
 from pydantic import Field
 
 from sdckit.config import parse_config
+from sdckit.errors import ConfigError
 from sdckit.params import Finite, MethodParams, Whole
 from sdckit.table import Kind, Role
 from sdckit.ui.forms import (
@@ -100,7 +101,7 @@ def test_the_form_is_written_as_the_configuration_it_stands_for():
     assert lines == {3: "age", 4: "zip code", 5: "flag", 6: "income", 7: "\x00risk", 8: "\x00data"}
     # a text where a number belongs stays text, so the parser names it
     bad, lines = draft_yaml([AttributeRow("age", settings={"public": "high"})], {}, {})
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(ConfigError) as raised:
         parse_config(bad, source="draft.yaml")
     assert str(raised.value) == "draft.yaml:3: attribute 'age': public must be a number in [0, 1], got 'high'"
 
