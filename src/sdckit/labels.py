@@ -4,30 +4,35 @@ A method that coarsens a value writes a *label* in its place; a measure that com
 its original reads the label as the original values it stands for. Both sides live here, so that
 what one method writes every reader reads, and every reader reads it alike.
 
-========================  ===========================================  ================================
-label                     written by                                   read as
-========================  ===========================================  ================================
-``*``                     suppression, full-domain generalization,    every value, a missing one too
-                          the top level of every hierarchy
-``38-40``                 Mondrian, a class of numbers                 the numbers in [38, 40]
-``{Female,Male}``         Mondrian, a class of categories              the listed values
-``[20, 40)``              interval hierarchies (:func:`interval_label`)  20 ≤ x < 40
-``<20``                   interval hierarchies, bottom coding          x < 20
-``>=100``                 interval hierarchies, top coding             x ≥ 100
-``4790*``                 mask hierarchies (:func:`masked_labels`)     the codes of 5 characters that
-                                                                       start with ``4790``
-``A-D``                   ordered hierarchies (:func:`ordered_label`)  a node of its hierarchy
-a number ``39``           every method that keeps a value              that number
-========================  ===========================================  ================================
+=================  ==============================================  ===================================
+label              written by                                      read as
+=================  ==============================================  ===================================
+``*``              suppression, full-domain generalization, the    every value, a missing one too
+                   top level of every hierarchy (:data:`TOP_LABEL`)
+``38-40``          Mondrian, a class of numbers (:func:`range_      the numbers in [38, 40]
+                   labels`)
+``{Female,Male}``  Mondrian, a class of categories (:func:`set_     the listed values
+                   labels`)
+``[20, 40)``       interval hierarchies (:func:`interval_label`)   20 ≤ x < 40
+``<20``            interval hierarchies, bottom coding             x < 20
+``>=100``          interval hierarchies, top coding                x ≥ 100
+``4790*``          mask hierarchies (:func:`masked_labels`)        the codes of 5 characters that start
+                                                                   with ``4790``
+``A-D``            ordered hierarchies (:func:`ordered_label`)     a node of its hierarchy
+a number ``39``    every method that keeps a value                 that number
+=================  ==============================================  ===================================
 
-Read, never written: intervals with any brackets and ``,`` or ``;`` (``(20, 40]``, ``[20;40]``),
-``<=a``, ``>a``, ``≤a``, ``≥a``, ``inf`` as a bound, and the empty text (a missing value, as a CSV
-writes one). Blanks around a label are not part of it. Whether a label is a node of a hierarchy, or a
-value of the original data, the grammar cannot tell: the readers below are given the original values
-(and the hierarchy) and read, in this order, an original value spelled as it is, ``*``, a node of the
+The ranges of an exported transformation (``sdckit apply``'s mapping files: top and bottom coding's
+``<5``, ``>15``, ``[5, 15]``, Mondrian's boxes ``(28, 30]``) are written by the same functions
+(:func:`interval_labels`, :func:`above_label`, :func:`at_most_label`). Read, never released:
+intervals with any brackets and ``,`` or ``;`` (``(20, 40]``, ``[20;40]``), ``<=a``, ``>a``,
+``≤a``, ``≥a``, ``inf`` as a bound, and the empty text (a missing value, as a CSV writes one).
+Blanks around a label are not part of it. Whether a label is a node of a hierarchy, or a value of
+the original data, the grammar cannot tell: the readers below are given the original values (and
+the hierarchy) and read, in this order, an original value spelled as it is, ``*``, a node of the
 attribute's hierarchy, then the grammar (:func:`parse_label`). Numeric distances
-(:func:`numeric_bounds`, record linkage) read the grammar before the hierarchy: a node ``[20, 40)``
-of a real-valued attribute is then the interval, not the hull of its leaves.
+(:func:`numeric_bounds`, record linkage) read the grammar before the hierarchy, as they always have:
+a node ``[20, 40)`` of a real-valued attribute is then the interval, not the hull of its leaves.
 
 Three readings of one grammar: :func:`covered_codes` (the original values a label covers: coverage
 counting, record linkage on categories, drawing a release back into the original's domain),

@@ -10,13 +10,13 @@ classes would — measures instead how much the release distorts the distributio
 already values of the original (a masked or perturbed release) are left alone, so the draw changes
 nothing for them.
 
-What a label covers is read by the one grammar of :mod:`sdckit.labels`, as record linkage reads it: a number,
-ranges (``38-40``, ``[35, 45)``, ``<20``, ``>=60``), sets ``{a,b}``, nodes of the attribute's
-hierarchy, masked codes ``02****``; ``*`` and a missing value cover every value (a missing original
-value too). A numeric cell is drawn among the original values inside its interval (uniformly over
-the original records there, so with the original's frequencies); a categorical cell among the
-covered categories with their original frequencies. A label that covers no original value (a new
-category of a recoding) stays as it is.
+What a label covers is read by the one grammar of :mod:`sdckit.labels`, as record linkage reads it:
+a number, ranges (``38-40``, ``[35, 45)``, ``<20``, ``>=60``), sets ``{a,b}``, nodes of the
+attribute's hierarchy, masked codes ``02****``; ``*`` and a missing value cover every value (a
+missing original value too). A numeric cell is drawn among the original values inside its interval
+(uniformly over the original records there, so with the original's frequencies); a categorical cell
+among the covered categories with their original frequencies. A label that covers no original value
+(a new category of a recoding) stays as it is.
 """
 
 from __future__ import annotations
