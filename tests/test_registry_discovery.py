@@ -29,6 +29,15 @@ def test_listing_the_methods_imports_no_method_module():
     assert imported == ["sdckit.anonymize.base"], imported
 
 
+def test_the_help_of_sdckit_anonymize_imports_no_method_module():
+    code = (
+        "import contextlib, io\nfrom sdckit.cli import main\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['anonymize', '--help'])"
+    )
+    assert _imported_after(code) == ["sdckit.anonymize.base"]
+
+
 def test_a_method_is_imported_when_asked_for_and_alone():
     imported = _imported_after("import sdckit.anonymize as a; a.METHODS.get('sample').params")
     assert "sdckit.anonymize.sampling" in imported

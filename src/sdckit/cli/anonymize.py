@@ -89,6 +89,9 @@ class MethodGroup(TyperGroup):
         super().__init__(**attrs)
         self.commands = _Commands(self.commands, _built_command)
 
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # the names, in the registry's order, without building them
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         # The listing of the group's help reads the placeholders' short help.
         return dict.get(self.commands, cmd_name)
