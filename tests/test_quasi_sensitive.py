@@ -15,10 +15,9 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sdckit.anonymize._quasi_sensitive_kernels import item_bitsets, linked_matrix
 from sdckit.anonymize.quasi_sensitive import (
     GroupSearch,
-    _item_bitsets,
-    _linked_matrix,
     inverse_weighted_cost,
     quasi_sensitive_anonymize,
     suppress_group,
@@ -283,8 +282,8 @@ def experiment_group(n_records: int = 10, seed: int = 3):
     qi = pl.DataFrame({"zone": ["a"] * 400})
     table, knowledge = synthesize_experiment_data(qi, n_labels=300, seed=seed)
     records = ItemSets.from_column(table.column("terms"), ";").recode(knowledge.sets.vocabulary)
-    item_bits = _item_bitsets(knowledge.sets, len(knowledge.sets.vocabulary))
-    linked = _linked_matrix(records, item_bits, knowledge.n_labels)
+    item_bits = item_bitsets(knowledge.sets, len(knowledge.sets.vocabulary))
+    linked = linked_matrix(records, item_bits, knowledge.n_labels)
     counts = np.diff(linked.indptr)
     prior = np.bincount(
         linked.indices, weights=np.repeat(1 / np.maximum(counts, 1), counts), minlength=knowledge.n_labels
@@ -346,8 +345,8 @@ def test_bitset_linking_matches_linked_labels(experiment):
     table, knowledge = experiment
     records = ItemSets.from_column(table.column("terms"), ";").recode(knowledge.sets.vocabulary)
     records = records.without(np.random.default_rng(0).random(records.items.size) < 0.6)
-    item_bits = _item_bitsets(knowledge.sets, len(knowledge.sets.vocabulary))
-    ours = _linked_matrix(records, item_bits, knowledge.n_labels)
+    item_bits = item_bitsets(knowledge.sets, len(knowledge.sets.vocabulary))
+    ours = linked_matrix(records, item_bits, knowledge.n_labels)
     theirs = linked_labels(records, knowledge)
     assert (ours != theirs).nnz == 0
 
