@@ -116,6 +116,9 @@ def mdav_generic(
     median of the ranks instead of the mean; ``nominal`` (n, c) holds category codes 0..m-1 whose
     centroid is the mode (ties: the smaller code) and whose distance is 0/1 times ``wc``.
     Needs n >= k >= 1.
+
+    One function on purpose: its rounds share the column-major working copies and the running sums,
+    and splitting the loop into compiled helpers would pass them on every round.
     """
     n, d = X.shape
     c = nominal.shape[1]
