@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pycanon import anonymity as pycanon
 
+from conftest import make_table
 from sdckit.anonymize.recoding import (
     CLASS_FREE_BOUND,
     full_domain_generalization,
@@ -42,7 +43,7 @@ from sdckit.models import (
     TCloseness,
     check_table,
 )
-from sdckit.table import Attribute, Role, Schema, Table
+from sdckit.table import Role, Table
 from sdckit.utility.metrics import METRICS
 
 ADULT_COLUMNS = [
@@ -450,8 +451,7 @@ def oracle(frame: pl.DataFrame, names, hierarchies, models):
 @given(problems())
 def test_search_equals_exhaustive_search_and_brute_force(problem):
     frame, names, hierarchies, models = problem
-    schema = Schema.infer(frame, [Attribute("id", role=Role.IDENTIFIER)])
-    table = Table(frame, schema)
+    table = make_table(frame, id=Role.IDENTIFIER)
     nodes = oracle(frame, names, hierarchies, models)
     n = frame.height
     for limit in (0.0, 0.1, 0.3):
@@ -577,7 +577,7 @@ def test_pruned_search_with_any_suppression_limit_equals_exhaustive_search(probl
     (any share, not only round ones): same node, value and suppressed records as evaluating every
     node, and (searches on a level-only bound) never more evaluations than the lattice has nodes."""
     frame, names, hierarchies, models = problem
-    table = Table(frame, Schema.infer(frame, [Attribute("id", role=Role.IDENTIFIER)]))
+    table = make_table(frame, id=Role.IDENTIFIER)
     arguments = dict(quasi_identifiers=names, hierarchies=hierarchies, suppression_limit=limit, metric=metric)
     try:
         fast = full_domain_generalization(table, models, **arguments)
@@ -660,7 +660,7 @@ def test_compiled_k_only_evaluation_equals_the_general_one(problem, limit, weigh
 @given(problems(), st.sampled_from(["loss", "ncp", "entropy", "precision"]), st.integers(1, 8))
 def test_compiled_walk_equals_the_python_loop(problem, metric, k):
     # Without suppression, under k alone, _bounded_search runs as one compiled loop
-    # (_kernels.bounded_walk_k): the same nodes evaluated and tagged, in the same order (so the same
+    # (_kernels_lattice.bounded_walk_k): the same nodes evaluated and tagged, in the same order (so the same
     # roll-ups), the same optimum, as the Python loop.
     from sdckit.anonymize.recoding import _bounded_search, _Search
 
@@ -715,10 +715,9 @@ def test_compiled_walk_on_a_large_lattice_returns_for_progress_and_equals_the_py
 @given(problems(), st.sampled_from([0.0, 0.1, 0.3]), st.sampled_from(sorted(METRICS)))
 def test_random_releases_satisfy_their_models(problem, limit, metric):
     frame, names, hierarchies, models = problem
-    schema = Schema.infer(frame, [Attribute("id", role=Role.IDENTIFIER)])
     try:
         release = full_domain_generalization(
-            Table(frame, schema),
+            make_table(frame, id=Role.IDENTIFIER),
             models,
             quasi_identifiers=names,
             hierarchies=hierarchies,

@@ -21,7 +21,7 @@ from conftest import make_table
 from sdckit.anonymize import record_swap
 from sdckit.cli import app
 from sdckit.errors import ConfigError, InputError
-from sdckit.table import Attribute, Kind, Role, Schema, Table
+from sdckit.table import Kind, Role
 
 runner = CliRunner()
 GEOGRAPHY = ["region", "district"]
@@ -246,7 +246,7 @@ def census(draw):
 )
 def test_properties_on_random_census_data(frame, k, rate, seed, similar):
     geography = ["region", "district", "town"]
-    table = Table(frame, Schema.infer(frame, [Attribute("hid", role=Role.HOUSEHOLD, kind=Kind.NUMERIC)]))
+    table = make_table(frame, hid=(Role.HOUSEHOLD, Kind.NUMERIC))
     release = record_swap(
         table,
         geography,
@@ -399,7 +399,7 @@ def test_donors_are_drawn_with_probability_proportional_to_their_risk():
             "nationality": nationality,
         }
     )
-    table = Table(frame, Schema.infer(frame, [Attribute("hid", role=Role.HOUSEHOLD, kind=Kind.NUMERIC)]))
+    table = make_table(frame, hid=(Role.HOUSEHOLD, Kind.NUMERIC))
     picks = []
     for seed in range(400):
         release = record_swap(

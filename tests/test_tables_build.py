@@ -11,17 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import make_table
 from sdckit.errors import ConfigError, InputError
 from sdckit.hierarchy import Hierarchy
-from sdckit.table import Schema, Table
 from sdckit.tables.build import TableSpec, build_from_cells, build_table
 from sdckit.tables.model import TOTAL, LinearTable
 from sdckit.tables.problem import make_problem
 from sdckit.tables.rules import Rule, primary_protection
-
-
-def table_of(frame: pl.DataFrame) -> Table:
-    return Table(data=frame, schema=Schema.infer(frame))
 
 
 def with_totals(frame: pl.DataFrame, dims: list[str], value: str | None) -> pl.DataFrame:
@@ -70,7 +66,7 @@ def random_records(seed: int, n: int = 500) -> pl.DataFrame:
 def test_a_frequency_table_equals_a_group_by_with_totals():
     frame = random_records(1)
     dims = ["region", "sex", "activity"]
-    built = build_table(table_of(frame), TableSpec.of("region", "sex", "activity"))
+    built = build_table(make_table(frame), TableSpec.of("region", "sex", "activity"))
     assert built.kind == "frequency"
     assert built.is_additive()
     assert_same_cells(built, with_totals(frame, dims, None), dims)
@@ -79,7 +75,7 @@ def test_a_frequency_table_equals_a_group_by_with_totals():
 def test_a_magnitude_table_equals_a_group_by_with_totals():
     frame = random_records(2)
     dims = ["region", "activity"]
-    built = build_table(table_of(frame), TableSpec.of("region", "activity", value="income"))
+    built = build_table(make_table(frame), TableSpec.of("region", "activity", value="income"))
     assert built.kind == "magnitude" and built.value_name == "income"
     assert built.is_additive()
     assert_same_cells(built, with_totals(frame, dims, "income"), dims)
@@ -88,7 +84,7 @@ def test_a_magnitude_table_equals_a_group_by_with_totals():
 def test_sdctable_microdata_equals_a_group_by_with_totals(shared_data):
     frame = pl.read_csv(shared_data("sdcmicro", "table_microdata2.csv"))
     dims = ["region", "gender", "ecoOld"]
-    built = build_table(table_of(frame), TableSpec.of("region", "gender", "ecoOld", value="numVal"))
+    built = build_table(make_table(frame), TableSpec.of("region", "gender", "ecoOld", value="numVal"))
     assert_same_cells(built, with_totals(frame, dims, "numVal"), dims)
     grand = built.values[(built.cells.select(pl.all_horizontal(pl.all() == TOTAL))).to_series().to_numpy()]
     assert grand.tolist() == [float(frame.get_column("numVal").sum())]
@@ -96,7 +92,7 @@ def test_sdctable_microdata_equals_a_group_by_with_totals(shared_data):
 
 def test_relations_of_a_two_way_table():
     frame = pl.DataFrame({"r": ["a", "a", "b", "b", "b"], "c": ["x", "y", "x", "x", "y"]})
-    built = build_table(table_of(frame), TableSpec.of("r", "c"))
+    built = build_table(make_table(frame), TableSpec.of("r", "c"))
     # 2 x 2 interior, 2 row totals, 2 column totals, 1 grand total; 2 + 2 + 1 + 1 relations.
     assert built.n_cells == 9
     assert built.n_relations == 6
@@ -127,7 +123,7 @@ def test_a_hierarchy_gives_subtotals_and_their_relations():
         {"district": rng.choice(["n1", "n2", "s1", "s2", "s3", "w1"], n), "sex": rng.choice(["f", "m"], n)}
     )
     spec = TableSpec.of("district", "sex", hierarchies={"district": region_hierarchy()})
-    built = build_table(table_of(frame), spec)
+    built = build_table(make_table(frame), spec)
     assert built.is_additive()
     labels = set(built.cells.get_column("district").to_list())
     # West has one district: w1 and West are one cell (labelled w1); the top is Total.
@@ -151,7 +147,7 @@ def test_a_hierarchy_that_does_not_cover_the_data_is_an_error():
 def test_linked_tables_share_their_common_cells():
     frame = random_records(4)
     spec = TableSpec(tables=(("region", "sex"), ("region", "activity")))
-    built = build_table(table_of(frame), spec)
+    built = build_table(make_table(frame), spec)
     assert built.is_additive()
     assert built.dimensions == ("region", "sex", "activity")
     cells = built.cells
@@ -160,8 +156,8 @@ def test_linked_tables_share_their_common_cells():
     assert margins.height == 5
     # No cell crosses sex and activity.
     assert cells.filter(pl.col("sex") != TOTAL, pl.col("activity") != TOTAL).height == 0
-    one = build_table(table_of(frame), TableSpec.of("region", "sex"))
-    two = build_table(table_of(frame), TableSpec.of("region", "activity"))
+    one = build_table(make_table(frame), TableSpec.of("region", "sex"))
+    two = build_table(make_table(frame), TableSpec.of("region", "activity"))
     assert built.n_cells == one.n_cells + two.n_cells - 5
 
 
@@ -169,11 +165,11 @@ def test_top_contributions_and_holdings():
     frame = pl.DataFrame(
         {"r": ["a"] * 5 + ["b"] * 2, "v": [50.0, 30, 15, 5, 1, 7, 3], "firm": [1, 1, 2, 3, 4, 5, 6]}
     )
-    plain = build_table(table_of(frame), TableSpec.of("r", value="v", top=3))
+    plain = build_table(make_table(frame), TableSpec.of("r", value="v", top=3))
     a = plain.cells.get_column("r").to_list().index("a")
     assert plain.top[a].tolist() == [50, 30, 15]
     assert plain.contributors[a] == 5
-    held = build_table(table_of(frame), TableSpec.of("r", value="v", top=3, holding="firm"))
+    held = build_table(make_table(frame), TableSpec.of("r", value="v", top=3, holding="firm"))
     assert held.top[a].tolist() == [80, 15, 5]  # firm 1's two records are one contribution
     assert held.contributors[a] == 4
     total = held.cells.get_column("r").to_list().index(TOTAL)
@@ -183,7 +179,7 @@ def test_top_contributions_and_holdings():
 
 def test_weights_count_and_replicate_contributions():
     frame = pl.DataFrame({"r": ["a", "a", "b"], "v": [10.0, 4.0, 2.0], "w": [2.0, 1.4, 3.0]})
-    built = build_table(table_of(frame), TableSpec.of("r", value="v", weights="w", top=2))
+    built = build_table(make_table(frame), TableSpec.of("r", value="v", weights="w", top=2))
     a = built.cells.get_column("r").to_list().index("a")
     assert built.frequency[a] == pytest.approx(3.4)
     assert built.values[a] == pytest.approx(2 * 10 + 1.4 * 4)
@@ -193,13 +189,13 @@ def test_weights_count_and_replicate_contributions():
 def test_missing_values_in_a_dimension_are_refused():
     frame = pl.DataFrame({"r": ["a", None, "b"], "v": [1.0, 2.0, 3.0]})
     with pytest.raises(InputError, match=r"'r' has 1 missing value \(first in record 2\)"):
-        build_table(table_of(frame), TableSpec.of("r"))
+        build_table(make_table(frame), TableSpec.of("r"))
 
 
 def test_unknown_attributes_are_named():
     frame = pl.DataFrame({"Region": ["a"], "v": [1.0]})
     with pytest.raises(ConfigError, match="unknown attribute 'region'.*did you mean 'Region'"):
-        build_table(table_of(frame), TableSpec.of("region"))
+        build_table(make_table(frame), TableSpec.of("region"))
 
 
 @settings(max_examples=30)
@@ -207,7 +203,7 @@ def test_unknown_attributes_are_named():
 def test_built_tables_are_additive_and_match_the_oracle(seed, width):
     frame = random_records(seed, n=60)
     dims = ["region", "sex", "activity"][:width]
-    built = build_table(table_of(frame), TableSpec.of(dims, value="income"))
+    built = build_table(make_table(frame), TableSpec.of(dims, value="income"))
     assert built.is_additive()
     assert_same_cells(built, with_totals(frame, dims, "income"), dims)
 
@@ -335,17 +331,19 @@ def test_bad_rules_are_refused(text, message):
 def test_dominance_rules_refuse_frequency_tables_and_negative_contributions():
     frame = pl.DataFrame({"r": ["a", "a", "b"], "v": [10.0, -4.0, 2.0]})
     with pytest.raises(ConfigError, match="applies to a magnitude table"):
-        make_problem(table_of(frame), TableSpec.of("r"), [Rule.parse("p=10")])
+        make_problem(make_table(frame), TableSpec.of("r"), [Rule.parse("p=10")])
     with pytest.raises(InputError, match=r"'v' has 1 negative value \(first in record 2, -4\)"):
-        make_problem(table_of(frame), TableSpec.of("r", value="v"), [Rule.parse("p=10")])
+        make_problem(make_table(frame), TableSpec.of("r", value="v"), [Rule.parse("p=10")])
     # The frequency rule does not read contributions: negative values are a table's business.
-    problem = make_problem(table_of(frame), TableSpec.of("r", value="v"), [Rule.parse("freq=2")])
+    problem = make_problem(make_table(frame), TableSpec.of("r", value="v"), [Rule.parse("freq=2")])
     assert problem.protection.primary.sum() == 1
 
 
 def test_make_problem_reads_as_many_contributions_as_the_rules_need():
     frame = random_records(6)
-    problem = make_problem(table_of(frame), TableSpec.of("region", value="income"), [Rule.parse("n=3,k=70")])
+    problem = make_problem(
+        make_table(frame), TableSpec.of("region", value="income"), [Rule.parse("n=3,k=70")]
+    )
     assert problem.table.top.shape[1] == 3
 
 
@@ -354,7 +352,7 @@ def test_make_problem_reads_as_many_contributions_as_the_rules_need():
 def test_holding_contributions_equal_a_brute_force(seed, width, firms):
     frame = random_records(seed, n=80).with_columns(pl.col("firm") % firms)
     dims = ["region", "sex", "activity"][:width]
-    built = build_table(table_of(frame), TableSpec.of(dims, value="income", holding="firm", top=3))
+    built = build_table(make_table(frame), TableSpec.of(dims, value="income", holding="firm", top=3))
     for cell in range(built.n_cells):
         row = built.cells.row(cell, named=True)
         inside = frame.filter(
@@ -381,7 +379,7 @@ def test_holding_contributions_with_a_hierarchy_equal_a_brute_force(seed, firms)
     spec = TableSpec.of(
         "activity", "sex", value="income", holding="firm", hierarchies={"activity": hierarchy}
     )
-    built = build_table(table_of(frame), spec)
+    built = build_table(make_table(frame), spec)
     assert built.is_additive()
     for cell in range(built.n_cells):
         row = built.cells.row(cell, named=True)

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import sparse, stats
 
+from conftest import make_table
 from sdckit.errors import ConfigError, InputError
 from sdckit.tables import cellkey
 from sdckit.tables.base import TABLE_METHODS, TableProblem, run_table_method
@@ -422,7 +423,6 @@ def test_magnitude_table_through_the_method() -> None:
 
 
 def _microdata(n: int, seed: int) -> Any:
-    from sdckit.table import Schema, Table
 
     rng = np.random.default_rng(seed)
     frame = pl.DataFrame(
@@ -433,7 +433,7 @@ def _microdata(n: int, seed: int) -> Any:
             "turnover": rng.lognormal(5, 1, n),
         }
     )
-    return Table(data=frame, schema=Schema.infer(frame))
+    return make_table(frame)
 
 
 def _by_labels(result: Any, dims: list[str]) -> dict[tuple[str, ...], float]:

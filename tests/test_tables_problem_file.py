@@ -19,10 +19,10 @@ import pytest
 from scipy import sparse
 from typer.testing import CliRunner
 
+from conftest import make_table
 from sdckit.cli import app
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
-from sdckit.table import Schema, Table
 from sdckit.tables.base import run_table_method
 from sdckit.tables.build import HierarchyView, TableSpec, build_table
 from sdckit.tables.model import TOTAL, LinearTable
@@ -57,10 +57,6 @@ def run(*arguments: object):
 
 def flat(text: str) -> str:
     return " ".join(re.sub("[│╭╮╰╯─]", " ", text).split())
-
-
-def table_of(frame: pl.DataFrame) -> Table:
-    return Table(data=frame, schema=Schema.infer(frame))
 
 
 def regions() -> pl.DataFrame:
@@ -192,7 +188,7 @@ def test_a_problem_file_builds_what_the_python_api_builds(linked):
     spec = TableSpec(
         tables=(("region",), ("region",)), table_hierarchies=({"region": counties}, {"region": sizes})
     )
-    source = table_of(regions())
+    source = make_table(regions())
     rules = [Rule.parse("freq=4")]
     by_file, by_api = make_problem(source, loaded.spec(), rules), make_problem(source, spec, rules)
     assert labels(by_file.table) == labels(by_api.table)
@@ -248,7 +244,7 @@ def test_two_groupings_that_do_not_nest_against_the_oracle(linked):
     total): the same cells, every relation of each table, relations spanning the same space (the sums
     the linked build adds are consequences here), and the same optimal pattern and cost."""
     counties, sizes = hierarchies(linked)
-    source = table_of(regions())
+    source = make_table(regions())
     one = build_table(source, TableSpec(tables=(("region",),), hierarchies={"region": counties}))
     two = build_table(source, TableSpec(tables=(("region",),), hierarchies={"region": sizes}))
     oracle = linked_by_hand([one, two])
@@ -294,14 +290,15 @@ def test_a_province_table_and_a_municipality_table_against_the_oracle(tmp_path):
         "  provinces:\n    dimensions: [{attribute: town, hierarchy: towns.csv, level: 1}, sex]\n"
         "  towns:\n    dimensions: [{attribute: town, subtotals: false}, sex]\n"
     )
-    source = table_of(frame)
+    source = make_table(frame)
     built = make_problem(source, load_problem(tmp_path / "p.yaml").spec()).table
     provinces = build_table(
-        table_of(frame.drop("town").rename({"province": "town"})), TableSpec.of("town", "sex", value="income")
+        make_table(frame.drop("town").rename({"province": "town"})),
+        TableSpec.of("town", "sex", value="income"),
     )
     # P3 has one municipality, m6: the same cells, named as the first table (provinces) names them
     same = frame.with_columns(pl.col("town").replace("m6", "P3"))
-    municipalities = build_table(table_of(same), TableSpec.of("town", "sex", value="income"))
+    municipalities = build_table(make_table(same), TableSpec.of("town", "sex", value="income"))
     links = [
         {
             f"town={p}, sex={s}": -1.0,
@@ -335,7 +332,7 @@ def test_one_hierarchy_for_all_is_the_table_option(tmp_path):
     (tmp_path / "p.yaml").write_text(
         "tables:\n  a: {dimensions: [town, sex]}\n  b: {dimensions: [town, province]}\n"
     )
-    source = table_of(frame)
+    source = make_table(frame)
     by_file = make_problem(source, load_problem(tmp_path / "p.yaml").spec()).table
     by_option = build_table(source, TableSpec(tables=(("town", "sex"), ("town", "province"))))
     assert labels(by_file) == labels(by_option)
@@ -484,7 +481,7 @@ def test_a_view_of_the_configuration_hierarchy(tmp_path):
     """``level`` and ``subtotals`` read the configuration's hierarchy when the table names no file."""
     frame = towns()
     hierarchy = Hierarchy.from_rows("town", [[t, p, "*"] for t, p in MUNICIPALITIES.items()])
-    source = table_of(frame)
+    source = make_table(frame)
     spec = TableSpec(
         tables=(("town", "sex"), ("town",)),
         hierarchies={"town": hierarchy},
@@ -510,9 +507,9 @@ def test_a_table_at_a_level_is_the_table_of_that_level(tmp_path):
         "value: income\ntables:\n  a:\n"
         "    dimensions: [sex, {attribute: town, hierarchy: towns.csv, level: 1}]\n"
     )
-    built = make_problem(table_of(frame), load_problem(tmp_path / "p.yaml").spec(), [Rule.parse("p=20")])
+    built = make_problem(make_table(frame), load_problem(tmp_path / "p.yaml").spec(), [Rule.parse("p=20")])
     by_column = make_problem(
-        table_of(frame.drop("town").rename({"province": "town"})),
+        make_table(frame.drop("town").rename({"province": "town"})),
         TableSpec.of("sex", "town", value="income"),
         [Rule.parse("p=20")],
     )
