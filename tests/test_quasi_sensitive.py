@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.anonymize._quasi_sensitive_kernels import item_bitsets, linked_matrix
@@ -241,7 +241,7 @@ def small_groups(draw):
     return rows, label_sets, n_items, model, prior
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120)
 @given(small_groups())
 def test_search_finds_the_exhaustive_optimum(case):
     rows, label_sets, n_items, model, prior = case

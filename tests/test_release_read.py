@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracles import brute_frequencies
+from sdckit.anonymize.local_suppression import local_suppression
 from sdckit.anonymize.mondrian import mondrian
 from sdckit.anonymize.recoding import full_domain_generalization
-from sdckit.anonymize.local_suppression import local_suppression
 from sdckit.config import load_config
 from sdckit.errors import ConfigError
 from sdckit.frequency import frequencies
@@ -205,7 +205,7 @@ def test_wildcard_check_refuses_models_that_read_a_sensitive_attribute():
         check_table(table, ["a"], [KAnonymity(1)], missing="drop")
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(
     st.integers(1, 12).flatmap(
         lambda n: st.tuples(

@@ -19,26 +19,24 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from unittest import mock
 
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pycanon import anonymity as pycanon
 
+from conftest import make_table
 from sdckit.anonymize import _suppression_kernels as suppression_kernels
 from sdckit.anonymize.local_suppression import local_suppression
 from sdckit.errors import ConfigError
 from sdckit.frequency import frequencies
 from sdckit.models import KAnonymity, check_table
-from sdckit.table import Attribute, Role, Schema, Table
+from sdckit.table import Role, Table
 from sdckit.utility.metrics import release_ncp
 
-ADULT = Path(__file__).parents[1].parent / "shared" / "data" / "adult"
-SDCMICRO = Path(__file__).parents[1].parent / "shared" / "data" / "sdcmicro"
 MARKER = "\u2205 suppressed"
 
 
@@ -64,11 +62,11 @@ def rows_of(frame: pl.DataFrame, names: list[str]) -> list[tuple]:
 
 def table_of(columns: dict[str, list], identifier: bool = False) -> Table:
     frame = pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.String))
-    described = [Attribute(name, role=Role.QUASI_IDENTIFIER) for name in columns if name != "id"]
+    roles = dict.fromkeys((name for name in columns if name != "id"), Role.QUASI_IDENTIFIER)
     if identifier:
         frame = frame.with_row_index("id").with_columns(pl.col("id").cast(pl.String))
-        described.append(Attribute("id", role=Role.IDENTIFIER))
-    return Table(frame, Schema.infer(frame, described))
+        roles["id"] = Role.IDENTIFIER
+    return make_table(frame, roles=roles)
 
 
 def suppressed_positions(release) -> list[tuple[int, str]]:
@@ -220,7 +218,7 @@ def problems(draw):
     return columns, names, k, list(order), missing
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250)
 @given(problems())
 def test_random_tables_reach_k_with_few_cells(problem):
     columns, names, k, order, missing = problem
@@ -434,7 +432,7 @@ def pattern_problems(draw):
     return np.ascontiguousarray(patterns), counts, order, k
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400)
 @given(
     pattern_problems(),
     st.sampled_from(["trie", "scanned", "default"]),
@@ -478,7 +476,7 @@ def weighted_problems(draw):
     return columns, names, weights, k, importance, missing, draw(st.booleans())
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(weighted_problems())
 def test_local_suppression_matches_reference_greedy(problem):
     columns, names, weights, k, importance, missing, strict = problem
@@ -547,7 +545,7 @@ def strict_problems(draw):
     return columns, names, draw(st.integers(1, n)), list(draw(st.permutations(names)))
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250)
 @given(strict_problems())
 def test_strict_importance_invariant(problem):
     """In strict mode, for every record r that loses values, let m be the most important attribute it
@@ -577,7 +575,7 @@ def test_strict_importance_invariant(problem):
         assert pairwise_frequencies([nulled, *before], "wildcard")[0] - 1 < k
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(problems())
 def test_strict_importance_changes_nothing_with_category(problem):
     columns, names, k, order, _ = problem
@@ -594,10 +592,8 @@ TESTDATA_IMPORTANCE = ["urbrur", "sex", "walls", "electcon", "roof", "water", "r
 
 
 @pytest.fixture(scope="module")
-def testdata() -> Table:
-    path = SDCMICRO / "testdata.csv"
-    if not path.is_file():
-        pytest.skip(f"sdcMicro's testdata not found at {path}")
+def testdata(shared_data) -> Table:
+    path = shared_data("sdcmicro", "testdata.csv")
     return Table.from_frame(pl.read_csv(path, infer_schema=False))
 
 
@@ -653,13 +649,10 @@ ADULT_QUASI_IDENTIFIERS = [
 
 
 @pytest.fixture(scope="module")
-def adult() -> Table:
-    if not (ADULT / "adult.csv").is_file():
-        pytest.skip(f"Adult data not found at {ADULT}")
-    frame = pl.read_csv(ADULT / "adult.csv", separator=";", infer_schema=False)
-    described = [Attribute(name, role=Role.QUASI_IDENTIFIER) for name in ADULT_QUASI_IDENTIFIERS]
-    described.append(Attribute("occupation", role=Role.SENSITIVE))
-    return Table(frame, Schema.infer(frame, described))
+def adult(shared_data) -> Table:
+    frame = pl.read_csv(shared_data("adult", "adult.csv"), separator=";", infer_schema=False)
+    roles = dict.fromkeys(ADULT_QUASI_IDENTIFIERS, Role.QUASI_IDENTIFIER)
+    return make_table(frame, roles=roles, occupation=Role.SENSITIVE)
 
 
 @pytest.mark.parametrize("k", [2, 5])

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracles import brute_risk
@@ -127,7 +127,7 @@ def schema_of(probabilities):
     )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(risky_tables())
 def test_repeat_brings_every_record_to_delta_under_wildcard(table):
     """With every attribute suppressible (epsilon 0), a record with all its values suppressed matches

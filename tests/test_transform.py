@@ -28,13 +28,13 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdckit.anonymize.local_suppression import local_suppression
 from sdckit.anonymize.mondrian import mondrian
 from sdckit.anonymize.recoding import full_domain_generalization, release_metrics, top_bottom_coding
 from sdckit.anonymize.release import Release
-from sdckit.anonymize.local_suppression import local_suppression
 from sdckit.anonymize.transform import apply_transformation, export_mappings, transformation_of
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
@@ -778,7 +778,7 @@ def problems(draw):
     return n, num, real, cat, hier, qis, use_hierarchy, k, output
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(problems())
 def test_random_strict_mondrian_is_reproduced(problem) -> None:
     n, num, real, cat, hier, qis, use_hierarchy, k, output = problem
@@ -872,7 +872,7 @@ def random_new_frame(seed: int, m: int = 30) -> pl.DataFrame:
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(problems(), st.integers(0, 2**32 - 1))
 def test_random_released_labels_cover_the_true_values(problem, seed) -> None:
     n, num, real, cat, hier, qis, use_hierarchy, k, _ = problem
@@ -915,7 +915,7 @@ def test_random_released_labels_cover_the_true_values(problem, seed) -> None:
         assert apply_transformation(Table.from_frame(new), transformation).table.data.equals(data)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100)
 @given(problems(), st.integers(0, 2**32 - 1))
 def test_random_new_data_lands_in_the_box_of_its_region(problem, seed) -> None:
     n, num, real, cat, hier, qis, use_hierarchy, k, output = problem
@@ -960,7 +960,7 @@ def test_random_new_data_lands_in_the_box_of_its_region(problem, seed) -> None:
         assert applied.table.data[kept].select(qis).equals(expected)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(
     st.integers(4, 40),
     st.integers(0, 2**32 - 1),
