@@ -164,10 +164,10 @@ def test_group_records_on_every_column_type(table, types):
 
 
 def test_group_records_falls_back_when_hashes_collide(monkeypatch):
-    from sdckit import _kernels
+    from sdckit import _kernels_counting
 
     # Every row hashing alike merges different rows: the exactness check must catch it.
-    monkeypatch.setattr(_kernels, "mix_hashes", lambda keys, hashes: None)
+    monkeypatch.setattr(_kernels_counting, "mix_hashes", lambda keys, hashes: None)
     frame = pl.DataFrame({"a": ["x", "y", "x", None], "b": [1, 1, 1, 2]})
     grouping = group_records(frame, ["a", "b"])
     keys = grouping.keys
@@ -190,7 +190,7 @@ def test_aggregate_pairs_sums_each_class_value_pair_in_order(triples):
     distinct (class, value) pairs sorted by class then value, with their summed counts."""
     from collections import defaultdict
 
-    from sdckit import _kernels
+    from sdckit import _kernels_counting
 
     classes, values, counts = (np.array(x) for x in triples)
     expected = defaultdict(float)
@@ -198,7 +198,7 @@ def test_aggregate_pairs_sums_each_class_value_pair_in_order(triples):
         expected[(c, v)] += w
     keys = sorted(expected)
     for n_classes in (int(classes.max()) + 1, 1000):  # small table: direct; large: counting sorts
-        got = _kernels.aggregate_pairs(
+        got = _kernels_counting.aggregate_pairs(
             classes.astype(np.int64), values.astype(np.int32), counts, n_classes, 7
         )
         assert list(zip(got[0].tolist(), got[1].tolist(), strict=True)) == keys

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from sdckit import _kernels
+from sdckit import _kernels_counting
 from sdckit.errors import ConfigError
 
 MISSING_TREATMENTS = ("category", "wildcard")
@@ -220,9 +220,9 @@ def extend_keys(
     ``keys`` are dense keys of the records and ``sizes`` the number of records of each key; ``codes``
     are the new attribute's codes of the same records (``-1`` = missing, kept as a value of its own).
     Returns the new dense keys (int32, numbered in order of first appearance) and the number of
-    records of each. One compiled linear pass, see :class:`sdckit._kernels.KeyExtender`.
+    records of each. One compiled linear pass, see :class:`sdckit._kernels_counting.KeyExtender`.
     """
-    extender = _kernels.KeyExtender(len(keys))
+    extender = _kernels_counting.KeyExtender(len(keys))
     new_keys, new_sizes, _ = extender.extend(
         np.ascontiguousarray(keys, dtype=np.int32),
         np.ascontiguousarray(sizes, dtype=np.int64),
@@ -248,11 +248,11 @@ def combine_codes(
     for codes, cardinality in zip(columns, cardinalities, strict=True):
         radix = int(cardinality) + 1
         if bound * radix >= 2**62:
-            dense, dense_sizes = _kernels.densify_hashed(combined)
+            dense, dense_sizes = _kernels_counting.densify_hashed(combined)
             combined, bound = dense.astype(np.int64), len(dense_sizes)
-        _kernels.mix_codes(combined, codes, radix)
+        _kernels_counting.mix_codes(combined, codes, radix)
         bound *= radix
-    return _kernels.densify_hashed(combined)
+    return _kernels_counting.densify_hashed(combined)
 
 
 def initial_keys(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -364,7 +364,7 @@ def group_records(frame: pl.DataFrame, names: Sequence[str], schema: pl.Schema |
     hashed = [name for name in names if name not in exact]
 
     def grouping(keys: np.ndarray, sizes: np.ndarray, first: np.ndarray | None = None) -> Grouping:
-        first = _kernels.first_of_groups(keys, len(sizes)) if first is None else first
+        first = _kernels_counting.first_of_groups(keys, len(sizes)) if first is None else first
         return Grouping(keys, sizes, first, enum_tokens, offset)
 
     if not hashed and sum(np.log2(float(upper)) for _, upper in exact.values()) < 62:
@@ -372,22 +372,22 @@ def group_records(frame: pl.DataFrame, names: Sequence[str], schema: pl.Schema |
         upper = 1
         for name in names:
             tokens, radix = exact[name]
-            _kernels.mix_radix(combined, tokens, radix)
+            _kernels_counting.mix_radix(combined, tokens, radix)
             upper *= radix
         if upper <= 4 * n + 64:
-            return grouping(*_kernels.densify_direct(combined, upper))
-        return grouping(*_kernels.densify_hashed(combined))
+            return grouping(*_kernels_counting.densify_direct(combined, upper))
+        return grouping(*_kernels_counting.densify_hashed(combined))
     row = np.zeros(n, dtype=np.uint64)
     if hashed:
         hashes = frame.select(pl.col(name).hash(seed=0) for name in hashed)
         for name in hashed:
-            _kernels.mix_hashes(
+            _kernels_counting.mix_hashes(
                 row, np.ascontiguousarray(hashes.get_column(name).to_numpy(), dtype=np.uint64)
             )
     for tokens, _ in exact.values():
-        _kernels.mix_hashes(row, tokens.astype(np.uint64))
-    keys, sizes = _kernels.densify_hashed((row >> np.uint64(1)).astype(np.int64))
-    first = _kernels.first_of_groups(keys, len(sizes))
+        _kernels_counting.mix_hashes(row, tokens.astype(np.uint64))
+    keys, sizes = _kernels_counting.densify_hashed((row >> np.uint64(1)).astype(np.int64))
+    first = _kernels_counting.first_of_groups(keys, len(sizes))
     representative = first[keys]
     exact_ok = all(np.array_equal(tokens, tokens[representative]) for tokens, _ in exact.values())
     if exact_ok and hashed:
@@ -400,7 +400,7 @@ def group_records(frame: pl.DataFrame, names: Sequence[str], schema: pl.Schema |
     if exact_ok:
         return grouping(keys, sizes, first)
     keys, n_groups = group_keys(encode(frame, names), names)
-    return grouping(*_kernels.densify_direct(keys.astype(np.int64), n_groups))
+    return grouping(*_kernels_counting.densify_direct(keys.astype(np.int64), n_groups))
 
 
 def check_missing(missing: str) -> str:
@@ -448,7 +448,7 @@ def wildcard_pattern_sizes(
     are split by their null mask; for each pair of masks (a, b) the patterns of mask b are summed per
     value combination of the attributes both a and b observe, and looked up by the patterns of mask a.
     Exact; the cost is O(M * G) for M distinct null masks. The pairs are looped over in one compiled
-    pass (:func:`sdckit._kernels.wildcard_pair_sums`) when the product of the cardinalities fits in
+    pass (:func:`sdckit._kernels_counting.wildcard_pair_sums`) when the product of the cardinalities fits in
     int64, else in Python with one key extension per observed attribute; both sum in the same order.
     """
     sizes = np.asarray(sizes, dtype=np.float64)
@@ -469,7 +469,7 @@ def wildcard_pattern_sizes(
     ).reshape(len(members), matrix.shape[1])
     radices = np.array([max(int(c), 1) for c in cardinalities], dtype=np.int64)
     if groups and sum(np.log2(radices.astype(np.float64))) < 62:
-        result = _kernels.wildcard_pair_sums(
+        result = _kernels_counting.wildcard_pair_sums(
             np.ascontiguousarray(patterns, dtype=np.int32),
             np.ascontiguousarray(matrix),
             order.astype(np.int64),
@@ -498,7 +498,7 @@ def _wildcard_pattern_sizes_loop(
     full = (1 << k) - 1
     result = np.zeros(matrix.shape, dtype=np.float64)
     # One set of scratch tables for every mask pair (each pair covers at most 2 * groups patterns).
-    extender = _kernels.KeyExtender(2 * groups)
+    extender = _kernels_counting.KeyExtender(2 * groups)
     for ia, mask_a in enumerate(distinct_masks):
         rows_a = members[ia]
         for ib, mask_b in enumerate(distinct_masks):
@@ -649,8 +649,9 @@ def coverage_pattern_sizes(
     its labels covers the target's slot. Returns T x m (float64).
 
     Exact. Both sides are collapsed to their distinct patterns, put in tries (attributes ordered from
-    the narrowest labels to the widest) and joined depth-first by :func:`sdckit._kernels.coverage_join`,
-    which visits only the pairs of prefixes that cover each other: on a full-domain release a target
+    the narrowest labels to the widest) and joined depth-first by
+    :func:`sdckit._kernels_counting.coverage_join`, which visits only the pairs of prefixes that cover
+    each other: on a full-domain release a target
     prefix is covered by one node (plus '*' of the suppressed records), on a Mondrian release by the
     few classes' boxes that contain it, so the cost stays near-linear in the distinct patterns. The
     wildcard treatment of nulls (:func:`wildcard_pattern_sizes`) is the case where a label covers one
@@ -683,7 +684,7 @@ def coverage_pattern_sizes(
         bases.append(base)
         base += len(pointer)
         label_offset += len(covering)
-    leaf_sums = _kernels.coverage_join(
+    leaf_sums = _kernels_counting.coverage_join(
         t_value,
         t_low,
         t_high,
@@ -728,8 +729,12 @@ def coverage_group_sizes(
         ],
         axis=1,
     )
-    t_first = _kernels.first_of_groups(np.ascontiguousarray(target_keys, dtype=np.int64), n_target_groups)
-    r_first = _kernels.first_of_groups(np.ascontiguousarray(released_keys, dtype=np.int64), n_released_groups)
+    t_first = _kernels_counting.first_of_groups(
+        np.ascontiguousarray(target_keys, dtype=np.int64), n_target_groups
+    )
+    r_first = _kernels_counting.first_of_groups(
+        np.ascontiguousarray(released_keys, dtype=np.int64), n_released_groups
+    )
     targets = (
         np.stack([slots[t_first] for slots in target_slots], axis=1)
         if target_slots

@@ -277,7 +277,7 @@ class Hierarchy:
         The same codes as :meth:`leaf_code_expression`, which casts to an Enum of the leaves, at a
         fraction of its cost: polars hands the column to Arrow as string views (no copy), and a
         compiled loop looks every value up, byte for byte, in a hash table of the leaves
-        (:func:`sdckit._kernels.text_codes`). None for a column that is not ``String``, one polars
+        (:func:`sdckit._kernels_text.text_codes`). None for a column that is not ``String``, one polars
         does not hand out as string views, or leaves that are not distinct (the Enum's error then
         stands); the caller then codes the column through the Enum.
         """
@@ -288,7 +288,7 @@ class Hierarchy:
             return None
         import pyarrow as pa
 
-        from sdckit import _kernels
+        from sdckit import _kernels_text
 
         # Each chunk as Arrow has it (no copy): its views, validity bitmap and data buffers, by address.
         chunks, buffers, sizes, arrays = [], [], [], []
@@ -314,7 +314,7 @@ class Hierarchy:
             arrays.append(array)  # keeps the buffers alive until the codes are out
         out = np.empty(len(column), dtype=np.int32)
         label_bytes, slots, multiplier = table
-        _kernels.text_codes(
+        _kernels_text.text_codes(
             np.array(chunks, dtype=np.int64).reshape(-1, 6), np.array(buffers, dtype=np.int64),
             np.array(sizes, dtype=np.int64), label_bytes, slots, multiplier, out,
         )  # fmt: skip
@@ -730,10 +730,10 @@ class Hierarchy:
 
     def _text_table(self) -> tuple[np.ndarray, ...] | None:
         """The leaves as UTF-8 bytes, their hash table and its multiplier
-        (:func:`sdckit._kernels.text_table`); None when two leaves are spelled alike or a leaf is not
+        (:func:`sdckit._kernels_text.text_table`); None when two leaves are spelled alike or a leaf is not
         valid UTF-8."""
         if "text table" not in self._cache:
-            from sdckit import _kernels
+            from sdckit import _kernels_text
 
             try:
                 encoded = [label.encode("utf-8") for label in self.labels[0]]
@@ -743,7 +743,7 @@ class Hierarchy:
             label_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
             label_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
             np.cumsum([len(label) for label in encoded], out=label_offsets[1:])
-            slots, multiplier, duplicate = _kernels.text_table(label_bytes, label_offsets)
+            slots, multiplier, duplicate = _kernels_text.text_table(label_bytes, label_offsets)
             self._cache["text table"] = (
                 None if duplicate >= 0 else (label_bytes, slots, np.uint64(multiplier))
             )

@@ -45,7 +45,7 @@ import numpy as np
 import polars as pl
 from pydantic import Field, model_validator
 
-from sdckit import _kernels
+from sdckit import _kernels_counting, _kernels_lattice
 from sdckit.anonymize._recoding_transform import GENERALIZE, TOP_BOTTOM_CODING
 from sdckit.anonymize.base import Context, models_unmet, register_method
 from sdckit.anonymize.release import Release
@@ -284,7 +284,9 @@ class _Search:
             self.stack = np.zeros((len(hierarchies), depth, count), dtype=dtype)
             for j, h in enumerate(hierarchies):
                 leaves = np.ascontiguousarray(leaf_codes[:, j])
-                _kernels.level_codes(self.stack[j], np.ascontiguousarray(h.codes, dtype=np.int32), leaves)
+                _kernels_lattice.level_codes(
+                    self.stack[j], np.ascontiguousarray(h.codes, dtype=np.int32), leaves
+                )
             self.generalized = [list(self.stack[j, : h.n_levels]) for j, h in enumerate(hierarchies)]
         else:
             # One gather per attribute: (levels x leaves) table, indexed by the combinations' leaves.
@@ -312,7 +314,7 @@ class _Search:
         self._source_classes = np.full(_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)  # free: max
         self._sources: list[Any] = [None] * _SOURCES
         self.leaf_frequencies = tuple(
-            _kernels.column_weight_sums(leaf_codes, j, self.combinations.counts, h.n_leaves)
+            _kernels_counting.column_weight_sums(leaf_codes, j, self.combinations.counts, h.n_leaves)
             for j, h in enumerate(hierarchies)
         )
 
@@ -356,7 +358,7 @@ class _Search:
         cards = [self.node_counts[j][level] for j, level in enumerate(levels)]
         if self.stack is not None and math.prod(cards) < 2**62:
             upper = math.prod(cards)
-            classes, sizes = _kernels.combine_levels(
+            classes, sizes = _kernels_lattice.combine_levels(
                 self.stack,
                 np.asarray(levels, dtype=np.int64),
                 np.asarray(cards, dtype=np.int64),
@@ -370,9 +372,9 @@ class _Search:
                 combined += self.generalized[j][level]
             upper = math.prod(cards)
             if upper <= 4 * count + 1024:
-                classes, sizes = _kernels.densify_direct(combined, upper)
+                classes, sizes = _kernels_counting.densify_direct(combined, upper)
             else:
-                classes, sizes = _kernels.densify_hashed(combined)
+                classes, sizes = _kernels_counting.densify_hashed(combined)
             return classes, len(sizes)
         keys, sizes = initial_keys(count)
         for j, level in enumerate(levels):
@@ -389,7 +391,7 @@ class _Search:
             overall,
             categories,
         ) in self.combinations.sensitive.items():
-            pair_classes, pair_values, pair_counts = _kernels.aggregate_pairs(
+            pair_classes, pair_values, pair_counts = _kernels_counting.aggregate_pairs(
                 classes[combination].astype(np.int64), values, counts, n_classes, n_values
             )
             sensitive[name] = SensitiveCounts(
@@ -431,24 +433,24 @@ class _Search:
         direct = upper if upper <= 4 * count + 1024 else 0
         if self.stack is not None:
             at = (np.asarray(levels, dtype=np.int64), np.asarray(cards, dtype=np.int64))
-            class_of, _ = _kernels.combine_levels_at(self.stack, *at, first, direct)
+            class_of, _ = _kernels_lattice.combine_levels_at(self.stack, *at, first, direct)
         else:
             combined = np.zeros(count, dtype=np.int64)
             for j, level in enumerate(levels):
                 combined *= cards[j]
                 combined += self.generalized[j][level][first]
             if direct:
-                class_of, _ = _kernels.densify_direct(combined, upper)
+                class_of, _ = _kernels_counting.densify_direct(combined, upper)
             else:
-                class_of, _ = _kernels.densify_hashed(combined)
+                class_of, _ = _kernels_counting.densify_hashed(combined)
         n_classes = int(class_of.max()) + 1 if count else 0
         # The first combination of each class: that of its first class in the source.
-        new_first = first[_kernels.first_of_groups(class_of, n_classes)]
+        new_first = first[_kernels_counting.first_of_groups(class_of, n_classes)]
         sizes = np.bincount(class_of, weights=source_sizes, minlength=n_classes)
         sensitive = {}
         for name, (pair_classes, pair_values, pair_counts) in source_sensitive.items():
             _, _, _, n_values, overall, categories = self.combinations.sensitive[name]
-            new_classes, new_values, new_counts = _kernels.aggregate_pairs(
+            new_classes, new_values, new_counts = _kernels_counting.aggregate_pairs(
                 class_of[pair_classes].astype(np.int64), pair_values, pair_counts, n_classes, n_values
             )
             sensitive[name] = SensitiveCounts(
@@ -471,7 +473,7 @@ class _Search:
         if 10 * n_classes > 9 * len(self.combinations.counts) or n_classes >= self._source_classes[slot]:
             return
         if node.first is None:
-            node.first = _kernels.first_of_groups(node.classes, n_classes)
+            node.first = _kernels_counting.first_of_groups(node.classes, n_classes)
         sensitive = {
             name: (counts.classes, counts.values, counts.counts)
             for name, counts in statistics.sensitive.items()
@@ -486,15 +488,15 @@ class _Search:
         groups, sums the sizes and checks k, with no per-node numpy steps. None when the key range
         does not fit in int64 (the general path then handles the node)."""
         at = np.array(levels, dtype=np.int64)
-        chosen, replaced = _kernels.choose_source(self._source_levels, self._source_classes, at)
+        chosen, replaced = _kernels_lattice.choose_source(self._source_levels, self._source_classes, at)
         parent = None
         if chosen >= 0:
             parent = self._sources[chosen][0]
-            fits, class_of, sizes, first, passes, failing, suppressed = _kernels.roll_up_k(
+            fits, class_of, sizes, first, passes, failing, suppressed = _kernels_lattice.roll_up_k(
                 self.stack, at, self._level_counts, parent.first, parent.sizes, self.k_only, self._scratch
             )
         else:
-            fits, sizes, first, passes, failing, suppressed = _kernels.sizes_k(
+            fits, sizes, first, passes, failing, suppressed = _kernels_lattice.sizes_k(
                 self.stack,
                 at,
                 self._level_counts,
@@ -541,14 +543,16 @@ class _Search:
         return _Node(levels, classes, len(sizes), sizes, passes, n_suppressed, satisfied, satisfied, first)
 
     def walks_compiled(self) -> bool:
-        """Whether :func:`_bounded_search` can run as one compiled loop (:func:`_kernels.bounded_walk_k`):
-        k-anonymity alone, no suppression, whole counts, and keys that fit in int64 at every node (they
-        do at the most specific one)."""
+        """Whether :func:`_bounded_search` can run as one compiled loop
+        (:func:`_kernels_lattice.bounded_walk_k`): k-anonymity alone, no suppression, whole counts,
+        and keys that fit in int64 at every node (they do at the most specific one)."""
         return (
             self._fast_k
             and self._whole_counts
             and self.max_suppressed <= 0
-            and _kernels._mixed_product(np.zeros(len(self.hierarchies), dtype=np.int64), self._level_counts)
+            and _kernels_lattice._mixed_product(
+                np.zeros(len(self.hierarchies), dtype=np.int64), self._level_counts
+            )
             >= 0
         )
 
@@ -556,7 +560,7 @@ class _Search:
         """A node under k-anonymity alone evaluated afresh from the combinations, with its classes: as
         :meth:`evaluate` gives it, but neither counted nor kept as a roll-up source."""
         at = np.array(levels, dtype=np.int64)
-        _, classes, sizes, first, passes, failing, suppressed = _kernels.classes_k(
+        _, classes, sizes, first, passes, failing, suppressed = _kernels_lattice.classes_k(
             self.stack, at, self._level_counts, self.combinations.counts, self.k_only, self._scratch
         )
         return self._k_node(levels, classes, sizes, first, passes, failing, suppressed)
@@ -568,7 +572,7 @@ class _Search:
         first = [np.zeros(0, dtype=np.int64) if node is None else node.first for node in nodes]
         sizes = [np.zeros(0, dtype=np.float64) if node is None else node.sizes for node in nodes]
         offsets = np.concatenate(([0], np.cumsum([len(f) for f in first]))).astype(np.int64)
-        return _kernels.source_lists(
+        return _kernels_lattice.source_lists(
             np.concatenate(first).astype(np.int64), np.concatenate(sizes).astype(np.float64), offsets
         )
 
@@ -685,7 +689,7 @@ class _Search:
 
 def _tag(search: _Search, status: np.ndarray, start: int, value: int) -> None:
     """Tag ``start`` and all its generalizations (value 1) or specializations (value -1)."""
-    _kernels.tag_closure(
+    _kernels_lattice.tag_closure(
         status, search.level_matrix, search.strides, search.max_levels, int(start), int(value), value > 0
     )
 
@@ -693,7 +697,7 @@ def _tag(search: _Search, status: np.ndarray, start: int, value: int) -> None:
 def _chain(search: _Search, status: np.ndarray, start: int, rank: np.ndarray) -> list[int]:
     """A chain of untagged nodes upwards from ``start``: each step raises the attribute ``j`` with the
     smallest ``rank[node, j]`` (ties: the first attribute), up to a node with no untagged successor."""
-    return _kernels.upward_chain(
+    return _kernels_lattice.upward_chain(
         status, search.level_matrix, search.strides, search.max_levels, int(start), rank
     ).tolist()
 
@@ -855,7 +859,9 @@ def _bounded_search(
         statistics["strategy"] = "by increasing bound, binary searches along chains"
         order = np.lexsort((search.heights, bounds))  # stable: ties in node order
         # Along a chain, raise the attribute whose successor has the smallest bound.
-        rank = _kernels.successor_bounds(bounds, search.level_matrix, search.strides, search.max_levels)
+        rank = _kernels_lattice.successor_bounds(
+            bounds, search.level_matrix, search.strides, search.max_levels
+        )
     ordered_bounds = bounds[order]
     if not top_down and search.walks_compiled():
         # The same loop, compiled: it returns whenever a satisfying node may be offered, so that its
@@ -879,7 +885,7 @@ def _bounded_search(
         kept = (search._source_levels, search._source_classes)
         index, done, reported = 0, False, search.evaluations // 64
         while not done:
-            index, n_visits, done = _kernels.bounded_walk_k(
+            index, n_visits, done = _kernels_lattice.bounded_walk_k(
                 order, ordered_bounds, bounds, rank, lattice, evaluation, kept, first, sizes, index, cutoff,
                 visits, satisfied, int(counters[0]) + 64,
             )  # fmt: skip

@@ -194,7 +194,7 @@ class _CompileNotice:
 
     A compilation in a daemon thread is not announced: that is background work the command does not
     wait for (the warm-up of the counting kernels while the data is read, see
-    :func:`sdckit._kernels.warm_up_in_background`, which a short command may leave unfinished on
+    :func:`sdckit._kernels_counting.warm_up_in_background`, which a short command may leave unfinished on
     every run); the command's own thread and the worker threads it waits for are not daemons."""
 
     def __init__(self, entry: str, arguments: Sequence[str]) -> None:
