@@ -72,8 +72,8 @@ def profile_child(launched: float, out: Path, arguments: list[str]) -> None:
     """Run the command line in this process with the library's read, compute and write functions
     wrapped by timers; write the phases to ``out`` as each one ends (the CLI leaves by os._exit)."""
     import sdckit.config
+    import sdckit.io
     import sdckit.risk.combined
-    import sdckit.table
 
     marks: dict[str, float] = {"launched": launched}
 
@@ -96,7 +96,7 @@ def profile_child(launched: float, out: Path, arguments: list[str]) -> None:
     timed(sdckit.config, "load_config", "read_start", "config_end")
     timed(sdckit.config.Config, "read", "read_start", "read_end")
     timed(sdckit.risk.combined, "combined_risk", "compute_start", "compute_end")
-    timed(sdckit.table, "write_table", "write_start", "write_end")
+    timed(sdckit.io, "write_table", "write_start", "write_end")
     from sdckit.cli import main
 
     sys.argv = ["sdckit", *arguments]

@@ -62,8 +62,8 @@ def run(print_fn=print, repeats: int = 3) -> dict:
     from sdckit.anonymize.tuple_partition import mondrian_tuple_partition, random_halving_partition
     from sdckit.experiments.data import complete_records
     from sdckit.frequency import encode
+    from sdckit.io import read_table
     from sdckit.models.sliced import SlicedDiversity
-    from sdckit.table import read_table
 
     problems: list[str] = []
     table = complete_records(read_table(ADULT, missing_values=["?", ""]))

@@ -214,7 +214,7 @@ def test_all_columns_correlation_counts_lone_columns_as_zero():
 
 def test_slicing_experiment_tables_and_files(tmp_path):
     from sdckit.experiments.slicing import slicing_experiment, write_slicing_experiment
-    from sdckit.table import read_table
+    from sdckit.io import read_table
 
     table = read_table(synthetic_for_slicing())
     result = slicing_experiment(

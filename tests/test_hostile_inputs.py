@@ -21,8 +21,9 @@ from sdckit._yaml import MAX_DEPTH, MAX_NODES
 from sdckit.config import load_config, parse_config
 from sdckit.errors import ConfigError, InputError
 from sdckit.hierarchy import Hierarchy
+from sdckit.io import read_table
 from sdckit.setvalued import read_knowledge
-from sdckit.table import Attribute, Kind, read_table
+from sdckit.table import Attribute, Kind
 
 SRC = str(Path(sdckit.__file__).resolve().parents[1])
 

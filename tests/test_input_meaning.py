@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from sdckit.config import parse_config
 from sdckit.errors import InputError, SdcWarning
+from sdckit.io import read_table
 from sdckit.models import KAnonymity, check_table
 from sdckit.risk.combined import combined_risk
-from sdckit.table import Attribute, Kind, read_table
+from sdckit.table import Attribute, Kind
 
 
 def read_quietly(source, **options):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
+from sdckit.io import read_table
 from sdckit.models import (
     ClassStatistics,
     DistinctLDiversity,
@@ -27,7 +28,7 @@ from sdckit.models import (
     closeness,
     evaluate_all,
 )
-from sdckit.table import Table, read_table
+from sdckit.table import Table
 
 # Pure-Python reference, one class at a time ----------------------------------------------------------
 

@@ -361,8 +361,8 @@ def _without_timings(value):
 def test_the_command_gives_the_python_api_release_and_figures(tmp_path, method):
     from sdckit.anonymize import Context
     from sdckit.cli.anonymize import method_options
+    from sdckit.io import write_table
     from sdckit.recipes import dumps
-    from sdckit.table import write_table
 
     data, config, options = write_inputs(tmp_path, method)
     out, summary = tmp_path / "cli.csv", tmp_path / "cli.json"

@@ -19,8 +19,9 @@ from sdckit.anonymize.recoding import full_domain_generalization
 from sdckit.config import load_config
 from sdckit.errors import ConfigError
 from sdckit.frequency import frequencies
+from sdckit.io import write_table
 from sdckit.models import DistinctLDiversity, KAnonymity, check_table
-from sdckit.table import Kind, Role, Table, write_table
+from sdckit.table import Kind, Role, Table
 
 # test2.csv-style data with an identifier, written with ';' as the configuration says.
 DATA = """Name;ZIPCode;Age;Disease

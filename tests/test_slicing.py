@@ -33,7 +33,8 @@ from sdckit.anonymize.slicing import (
 )
 from sdckit.cli import app
 from sdckit.errors import ConfigError, SdcWarning
-from sdckit.table import Attribute, Role, Schema, Table, read_table
+from sdckit.io import read_table
+from sdckit.table import Attribute, Role, Schema, Table
 
 # SPEC §1.10: (Age, Sex, Zip, Disease).
 SPEC_ROWS = [

@@ -25,8 +25,8 @@ from sdckit.experiments.slicing import (
     trends,
 )
 from sdckit.frequency import encode
+from sdckit.io import read_table
 from sdckit.models.sliced import tuple_probabilities
-from sdckit.table import read_table
 
 runner = CliRunner()
 

@@ -12,17 +12,8 @@ import polars as pl
 import pytest
 
 from sdckit.errors import ConfigError, InputError, SdcWarning
-from sdckit.table import (
-    Attribute,
-    Kind,
-    Role,
-    Table,
-    ValueRange,
-    atomic_write,
-    read_table,
-    sniff_delimiter,
-    write_table,
-)
+from sdckit.io import atomic_write, read_table, sniff_delimiter, write_table
+from sdckit.table import Attribute, Kind, Role, Table, ValueRange
 
 DATA = Path(__file__).parent / "data"
 

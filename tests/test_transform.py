@@ -38,8 +38,9 @@ from sdckit.anonymize.release import Release
 from sdckit.anonymize.transform import apply_transformation, export_mappings, transformation_of
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
+from sdckit.io import write_table
 from sdckit.models import KAnonymity
-from sdckit.table import Attribute, Kind, Role, Schema, Table, write_table
+from sdckit.table import Attribute, Kind, Role, Schema, Table
 
 # ------------------------------------------------------------------------------------------------
 # Fixtures

@@ -29,7 +29,7 @@ from sdckit.cli import app
 from sdckit.config import parse_config
 from sdckit.context import Context
 from sdckit.errors import ConfigError
-from sdckit.table import write_table
+from sdckit.io import write_table
 from sdckit.utility.information_loss import NumericLossParams, numeric_matrices
 
 RECORDS = 200

@@ -41,8 +41,8 @@ _EXPORTS = {
     "load_config": "sdckit.config",
     "parse_config": "sdckit.config",
     "protect": "sdckit.api",
-    "read_table": "sdckit.table",
-    "write_table": "sdckit.table",
+    "read_table": "sdckit.io",
+    "write_table": "sdckit.io",
 }
 
 #: Subpackages reachable as attributes after ``import sdckit`` (``sdckit.anonymize.run_method``),

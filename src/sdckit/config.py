@@ -43,19 +43,10 @@ from sdckit._files import MAX_CONFIG_BYTES, read_text_file
 from sdckit._yaml import BoundedLoader
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy, build_hierarchy
-from sdckit.table import (
-    DEFAULT_MISSING_VALUES,
-    Attribute,
-    Kind,
-    Role,
-    Schema,
-    Table,
-    ValueRange,
-    _kind_of,
-    _read_table,
-    _release_layout,
-    to_polars,
-)
+from sdckit.io import DEFAULT_MISSING_VALUES, to_polars
+from sdckit.io.common import _kind_of
+from sdckit.io.read import _read_table, _release_layout
+from sdckit.table import Attribute, Kind, Role, Schema, Table, ValueRange
 
 MISSING_TREATMENTS = ("wildcard", "category")
 # Kinds whose values are ordered numbers, so that ranges of values can carry weights.
@@ -125,7 +116,7 @@ class Config:
         return self.path if self.path is not None else self.locations.get(_SOURCE_KEY, "<config>")
 
     def read(self, source: Any, *, keep_undescribed: bool = True) -> Table:
-        """Read a data file or DataFrame (see :func:`sdckit.table.read_table`) with this
+        """Read a data file or DataFrame (see :func:`sdckit.io.read_table`) with this
         configuration's attributes and data settings. An attribute that is not a column is reported
         with the configuration file and line that describe it. Hierarchies are loaded or built
         (:func:`sdckit.hierarchy.build_hierarchy`) and checked against the data.
@@ -133,7 +124,7 @@ class Config:
         The columns the configuration does not describe are kept as read, so that a release writes
         them back unchanged: text in a CSV file (``053005`` stays ``053005``; not trimmed; only an
         empty field is missing), their own type in a Parquet file or DataFrame (no missing-value token
-        or NaN made missing). ``keep_undescribed=False`` reads them as :func:`~sdckit.table.read_table`
+        or NaN made missing). ``keep_undescribed=False`` reads them as :func:`~sdckit.io.read_table`
         does (numbers when every value is one), for commands that write no records back."""
         table = _read_table(
             source,
@@ -152,7 +143,7 @@ class Config:
         return replace(table, schema=self._with_hierarchies(table.schema, table.data))
 
     def read_release(self, source: Any) -> Table:
-        """Read a release that sdckit wrote (:func:`sdckit.table.write_table`) from data read with this
+        """Read a release that sdckit wrote (:func:`sdckit.io.write_table`) from data read with this
         configuration, so that it can be checked or measured with the configuration that produced it.
 
         Reading differs from :meth:`read` in four ways, and only these:

@@ -52,9 +52,10 @@ import polars as pl
 
 from sdckit._files import MAX_TEXT_BYTES, check_regular_file
 from sdckit.errors import ConfigError
+from sdckit.io import DEFAULT_MISSING_VALUES, to_polars
 from sdckit.labels import TOP_LABEL, at_least_label, below_label, interval_label, masked_labels, ordered_label
 from sdckit.labels import number_text as _number_text
-from sdckit.table import DEFAULT_MISSING_VALUES, to_polars, value_strings
+from sdckit.table import value_strings
 
 #: The label of a node that stands for a missing value; released as a missing value (null).
 MISSING_LABEL = ""

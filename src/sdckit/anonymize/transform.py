@@ -141,7 +141,8 @@ from sdckit.anonymize.base import METHODS, MethodSpec
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError, location
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy
-from sdckit.table import Role, Schema, Table, atomic_write, value_strings
+from sdckit.io import atomic_write
+from sdckit.table import Role, Schema, Table, value_strings
 
 FORMAT = 2
 # Formats apply_transformation reads. Format 2 added the extent of every generalized Mondrian label;
@@ -458,7 +459,7 @@ def _leaves_of(column: pl.Series, hierarchy: Hierarchy) -> np.ndarray:
 def export_mappings(transformation: Mapping[str, Any], directory: str | Path) -> list[Path]:
     """Write the learnt mapping as plain CSV files, one per attribute, into ``directory``.
 
-    Every file is written atomically (:func:`sdckit.table.atomic_write`); ``directory`` is created if
+    Every file is written atomically (:func:`sdckit.io.atomic_write`); ``directory`` is created if
     needed. A file is named after its attribute (characters other than letters, digits, ``.``, ``_``
     and ``-`` become ``_``; a clash with another file gets ``_2``, ``_3``, ...). All fields are text.
 

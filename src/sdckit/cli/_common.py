@@ -423,7 +423,7 @@ def stage_json(outputs: Outputs, path: Path | None, figures: dict[str, Any]) -> 
 
 
 def stage_table(outputs: Outputs, path: Path | None, table: Any) -> None:
-    from sdckit.table import write_table
+    from sdckit.io import write_table
 
     outputs.stage(path, lambda temporary: write_table(table, temporary))
 

@@ -112,7 +112,7 @@ class Scale:
     def partitioned(self, data: Path) -> bool:
         """Whether to run over partitions: asked for, or the data is a data set or larger than memory."""
         from sdckit._files import available_memory
-        from sdckit.table import is_dataset
+        from sdckit.io import is_dataset
 
         if self.engine == "dask" or self.chunk_rows is not None:
             return True

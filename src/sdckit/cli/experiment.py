@@ -249,7 +249,7 @@ def _study_table(result: Any, name: str) -> RichTable:
 
 def _read(data: Path, config: Path | None, missing_values: str) -> Any:
     from sdckit.config import load_config
-    from sdckit.table import read_table
+    from sdckit.io import read_table
 
     if config is not None:
         return load_config(config).read(data)

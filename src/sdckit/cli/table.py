@@ -479,7 +479,7 @@ def _problem(
     if loaded is not None:
         spec = loaded.spec(value=value, holding=holding, weights=weights)
     if cells:
-        from sdckit.table import read_table
+        from sdckit.io import read_table
 
         frame = read_table(data, delimiter=settings.data.delimiter).data
         if loaded is not None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from sdckit.errors import ConfigError
-from sdckit.table import atomic_write
+from sdckit.io import atomic_write
 
 PLOT_FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 

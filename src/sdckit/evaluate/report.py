@@ -27,7 +27,7 @@ import numpy as np
 
 from sdckit.evaluate.evaluation import Evaluation, Measured, figure_at, headline
 from sdckit.evaluate.figure_names import axis_explanation, figure_label
-from sdckit.table import atomic_write
+from sdckit.io import atomic_write
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 72rem;

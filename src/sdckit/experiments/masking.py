@@ -40,7 +40,8 @@ import polars as pl
 from sdckit.errors import ConfigError, SdcError
 from sdckit.experiments import Say
 from sdckit.experiments.charts import markdown_table
-from sdckit.table import Table, atomic_write
+from sdckit.io import atomic_write
+from sdckit.table import Table
 
 #: The parameters of the issue: MDAV k, noise α, rank swapping p.
 DEFAULT_KS = (3, 5, 10)

@@ -25,9 +25,10 @@ from sdckit.experiments import Say
 from sdckit.experiments.charts import closeness_chart, markdown_table, removal_cost_chart
 from sdckit.experiments.data import ADULT_QUASI_IDENTIFIERS, adult_quasi_identifiers
 from sdckit.hierarchy import Hierarchy
+from sdckit.io import atomic_write
 from sdckit.models.quasi_sensitive import QSCLDiversity, QSTCloseness
 from sdckit.setvalued import Knowledge
-from sdckit.table import Attribute, Kind, Role, Schema, Table, atomic_write
+from sdckit.table import Attribute, Kind, Role, Schema, Table
 
 __all__ = [
     "ADULT_QUASI_IDENTIFIERS",

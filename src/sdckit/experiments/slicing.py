@@ -27,7 +27,8 @@ import polars as pl
 from sdckit.errors import ConfigError
 from sdckit.experiments import Say
 from sdckit.experiments.charts import correlation_chart, markdown_table
-from sdckit.table import Role, Table, atomic_write
+from sdckit.io import atomic_write
+from sdckit.table import Role, Table
 
 #: Correlation measures of the study: φ² (Li et al.'s mean-square contingency, SPEC §1.2), |Pearson|
 #: of the integer codes (the similarity the improved-slicing paper names), Cramér's V (= sqrt(φ²)).

@@ -22,8 +22,9 @@ from sdckit.evaluate.plots import risk_histogram
 from sdckit.experiments import Say
 from sdckit.experiments.charts import markdown_table, ncp_bar_chart
 from sdckit.hierarchy import Hierarchy, intervals, ordered
+from sdckit.io import atomic_write
 from sdckit.risk.combined import RecordRisk, combined_risk
-from sdckit.table import Kind, Role, Schema, Table, atomic_write
+from sdckit.table import Kind, Role, Schema, Table
 
 #: The text that stands for a missing quasi-identifier value in the generalization-based releases.
 MISSING_LABEL = "(missing)"

@@ -30,9 +30,10 @@ from sdckit._files import _size_text as describe_bytes
 from sdckit._files import available_memory
 from sdckit.errors import InputError
 from sdckit.frequency import merge_pattern_counts
+from sdckit.io.read import _warn_unused_value_weights
 from sdckit.scale.dataset import Dataset, Partition, PartitionReader
 from sdckit.scale.engine import Engine, Progress
-from sdckit.table import Schema, Table, _warn_unused_value_weights
+from sdckit.table import Schema, Table
 
 COUNT = "__records"
 WEIGHT = "__weight"

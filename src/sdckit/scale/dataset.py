@@ -13,7 +13,7 @@ to a Dask worker, which reads it itself: no record passes through the process th
   splits files. A line break inside a quoted field would then split a record: such files are refused
   with a message (convert the file to Parquet first).
 
-Every partition is validated as :func:`sdckit.table.read_table` validates a whole file, with the
+Every partition is validated as :func:`sdckit.io.read_table` validates a whole file, with the
 configuration's attributes; messages name the file and the record number in the whole source. The kind
 of an attribute the configuration leaves to inference is taken from the first partition and then
 required of every other, so that all partitions have the same column types.
@@ -30,15 +30,9 @@ from typing import Any
 import polars as pl
 
 from sdckit.errors import InputError
-from sdckit.table import (
-    PARQUET_SUFFIXES,
-    FrameChunk,
-    Table,
-    _read_table,
-    dataset_files,
-    is_dataset,
-    sniff_delimiter,
-)
+from sdckit.io import PARQUET_SUFFIXES, FrameChunk, dataset_files, is_dataset, sniff_delimiter
+from sdckit.io.read import _read_table
+from sdckit.table import Table
 
 DEFAULT_CHUNK_ROWS = 1_000_000
 _SAMPLE_BYTES = 64 * 1024

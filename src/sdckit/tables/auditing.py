@@ -64,7 +64,7 @@ class AuditParams(MethodParams):
 
 def read_pattern(problem: TableProblem, params: AuditParams) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
     """``(suppressed, marked_primary, matched)`` per cell of the problem's table from the pattern file."""
-    from sdckit.table import read_table
+    from sdckit.io import read_table
 
     table = problem.table
     label = str(params.pattern)

@@ -64,7 +64,7 @@ class CellStatuses:
 
 def read_statuses(problem: Any, path: str | Path, column: str = "status") -> CellStatuses:
     """The statuses of ``path`` matched to the cells of ``problem.table`` by their labels."""
-    from sdckit.table import read_table
+    from sdckit.io import read_table
 
     table = problem.table
     label = str(path)

@@ -147,9 +147,9 @@ def measure(payload: dict[str, Any], folder: Path, reporter: Reporter) -> dict[s
 def protect(payload: dict[str, Any], folder: Path, reporter: Reporter) -> dict[str, Any]:
     """The steps of a recipe, as ``sdckit protect`` runs them: the release (CSV), the summary JSON
     the command writes, and the recipe alone."""
+    from sdckit.io import write_table
     from sdckit.recipes import parse_steps
     from sdckit.recipes import protect as run_steps
-    from sdckit.table import write_table
 
     started = time.perf_counter()
     steps = parse_steps(payload["steps"], where="recipe")
