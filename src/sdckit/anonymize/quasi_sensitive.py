@@ -38,7 +38,8 @@ The models are not monotone in the removed set (removing an item may add a domin
 stronger bound is used. The search stops at its time bound with the best node so far
 (``optimal=False``).
 
-Implementation: the search runs in compiled kernels (:mod:`sdckit.anonymize._quasi_sensitive_kernels`).
+Implementation: one group's search is :mod:`sdckit.anonymize._quasi_sensitive_group`, on
+compiled kernels (:mod:`sdckit.anonymize._quasi_sensitive_kernels`).
 
 References
 ----------
@@ -58,10 +59,16 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
-import scipy.sparse as sp
 from pydantic import Field, model_validator
 
+from sdckit.anonymize import _quasi_sensitive_group as group_search
 from sdckit.anonymize import _quasi_sensitive_kernels as kernels
+from sdckit.anonymize._quasi_sensitive_group import (
+    STRATEGIES,
+    GroupSearch,
+    inverse_weighted_cost,
+    suppress_group,
+)
 from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.mondrian import mondrian
 from sdckit.anonymize.release import Release
@@ -81,408 +88,7 @@ __all__ = [
     "suppress_group",
 ]
 
-STRATEGIES = ("adaptive", "baseline")
-
 ProgressCallback = Callable[[int, int], None]
-
-# ---------------------------------------------------------------------------------------------------
-# One group
-# ---------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GroupSearch:
-    """The result of searching one QI group.
-
-    ``removed``: bool mask over the group's cells (record by record, items in code order) of the
-    answer; ``cost``: its T (equation 1); ``satisfied``: whether it passes the model; ``optimal``: the
-    search exhausted the tree, so no cheaper satisfying pattern exists; ``nodes_visited``: node
-    evaluations (for ``"adaptive"`` including the tentative ones that order the tailsets, each node is
-    evaluated once); ``seconds``: time spent; ``first_solution_cost`` / ``first_solution_seconds``: the
-    first satisfying node the search met (NaN when it met none); ``achieved``: the model's value of the
-    answer (l' or the distance).
-    """
-
-    removed: np.ndarray
-    cost: float
-    satisfied: bool
-    optimal: bool
-    nodes_visited: int
-    seconds: float
-    first_solution_cost: float
-    first_solution_seconds: float
-    achieved: float = math.nan
-
-
-def inverse_weighted_cost(
-    lengths: Sequence[int] | np.ndarray, removed_counts: Sequence[int] | np.ndarray
-) -> float:
-    """Equation (1) of Shi et al. (2010): with w_i items in record i of which v_i are removed,
-    ``sum_i sum_{j=w_i-v_i+1}^{w_i} 1/j`` over ``sum_i sum_{j=1}^{w_i} 1/j`` (0 when no record has items)."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    removed_counts = np.asarray(removed_counts, dtype=np.int64)
-    if lengths.shape != removed_counts.shape:
-        raise ValueError("lengths and removed_counts must have the same shape")
-    if np.any(removed_counts < 0) or np.any(removed_counts > lengths):
-        raise ValueError("removed counts must lie in 0 .. the record's number of items")
-    top = int(lengths.max()) if lengths.size else 0
-    harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, top + 1))))
-    total = harmonic[lengths].sum()
-    if total == 0:
-        return 0.0
-    return float((harmonic[lengths] - harmonic[lengths - removed_counts]).sum() / total)
-
-
-def _model_parameters(model: QSModel) -> tuple[int, float, float, float]:
-    if isinstance(model, QSCLDiversity):
-        return kernels.CL, float(model.c), float(model.l), 0.0
-    if isinstance(model, QSTCloseness):
-        return kernels.T, 1.0, 0.0, float(model.t)
-    raise ConfigError(f"model must be QSCLDiversity or QSTCloseness, got {model!r}")
-
-
-@dataclass
-class _Scratch:
-    """Per-label scratch space of the evaluations, shared by the groups of one table."""
-
-    stamp: np.ndarray
-    acc: np.ndarray
-    touched: np.ndarray
-    ints: np.ndarray  # only slot kernels.STAMP is shared
-
-    @classmethod
-    def of(cls, n_labels: int) -> _Scratch:
-        size = max(n_labels, 1)
-        return cls(
-            np.zeros(size, dtype=np.int64),
-            np.zeros(size, dtype=np.float64),
-            np.zeros(size, dtype=np.int64),
-            np.zeros(8, dtype=np.int64),
-        )
-
-
-def _as_rows(records_items: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(record_start, cell items) of a group given as ItemSets, a scipy CSR or a list of item lists."""
-    if isinstance(records_items, ItemSets):
-        return records_items.indptr.astype(np.int64), records_items.items.astype(np.int64)
-    if sp.issparse(records_items):
-        matrix = sp.csr_matrix(records_items)
-        matrix.sum_duplicates()
-        matrix.sort_indices()
-        return matrix.indptr.astype(np.int64), matrix.indices.astype(np.int64)
-    rows = [np.unique(np.asarray(row, dtype=np.int64)) for row in records_items]
-    lengths = np.array([len(row) for row in rows], dtype=np.int64)
-    start = np.concatenate(([0], np.cumsum(lengths)))
-    items = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    return start, items.astype(np.int64)
-
-
-def suppress_group(
-    records_items: Any,
-    linked_incidence: Any,
-    prior: np.ndarray,
-    model: QSModel,
-    *,
-    strategy: str = "adaptive",
-    time_limit: float | None = 1.0,
-    _scratch: _Scratch | None = None,
-) -> GroupSearch:
-    """Search one QI group for the cheapest removal of (record, item) cells that makes it pass ``model``.
-
-    Parameters
-    ----------
-    records_items
-        The group's records: a list of item-code lists, a scipy CSR (records x items) or an
-        :class:`~sdckit.setvalued.ItemSets`. The cells are numbered record by record, items in code
-        order; ``GroupSearch.removed`` follows that numbering.
-    linked_incidence
-        Which labels each item belongs to: a scipy sparse ``items x |E|`` matrix (entry [x, L] true iff
-        x is in S_L), e.g. ``knowledge.sets.to_sparse().T``, or the packed ``items x ceil(|E|/64)``
-        uint64 bitsets used internally.
-    prior
-        alpha over the ``|E|`` labels (the table-wide prior of the original data; used by QS
-        t-closeness).
-    model
-        :class:`~sdckit.models.quasi_sensitive.QSCLDiversity` or ``QSTCloseness``.
-    strategy
-        ``"adaptive"`` (tailset reordering) or ``"baseline"`` (lexicographic depth-first search).
-    time_limit
-        Seconds, or None to search until the tree is exhausted (the answer is then optimal).
-
-    If no node satisfies the model (only possible with QS t-closeness, or an l above what removing
-    every item reaches), the answer is the *best effort*: the visited node with the best l' (largest) or
-    distance (smallest), ties to the cheaper one, with ``satisfied=False``.
-    """
-    if strategy not in STRATEGIES:
-        raise ConfigError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    if time_limit is not None and not (isinstance(time_limit, int | float) and time_limit >= 0):
-        raise ConfigError(f"time_limit must be a number of seconds >= 0 or None, got {time_limit!r}")
-    kind, c, required_l, required_t = _model_parameters(model)
-    prior = np.ascontiguousarray(prior, dtype=np.float64)
-    n_labels = prior.shape[0]
-    if isinstance(linked_incidence, np.ndarray) and linked_incidence.dtype == np.uint64:
-        item_bits = linked_incidence
-    else:
-        incidence = sp.csr_matrix(linked_incidence)
-        if incidence.shape[1] != n_labels:
-            raise ConfigError(f"linked_incidence has {incidence.shape[1]} labels, the prior {n_labels}")
-        coo = incidence.tocoo()
-        item_bits = np.zeros((incidence.shape[0], max((n_labels + 63) // 64, 1)), dtype=np.uint64)
-        keep = coo.data != 0
-        rows, labels = coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64)
-        np.bitwise_or.at(
-            item_bits, (rows, labels >> 6), np.left_shift(np.uint64(1), (labels & 63).astype(np.uint64))
-        )
-    record_start, cell_items = _as_rows(records_items)
-    _warm_up()
-    scratch = _scratch if _scratch is not None else _Scratch.of(n_labels)
-    return _search_group(
-        record_start,
-        cell_items,
-        item_bits,
-        n_labels,
-        prior,
-        float(prior.sum()),
-        float(np.square(prior).sum()),
-        kind,
-        c,
-        required_l,
-        required_t,
-        strategy == "adaptive",
-        time_limit,
-        scratch,
-    )
-
-
-_WARM = False
-
-
-def _warm_up() -> None:
-    """Compile (or load from numba's cache) the kernels once, so that no group's time bound pays it."""
-    global _WARM
-    if _WARM:
-        return
-    _WARM = True
-    item_bits = np.array([[1], [3]], dtype=np.uint64)
-    alpha = np.array([0.5, 0.5])
-    scratch = _Scratch.of(2)
-    for adaptive in (True, False):
-        _search_group(
-            np.array([0, 2, 3], dtype=np.int64),
-            np.array([0, 1, 1], dtype=np.int64),
-            item_bits,
-            2,
-            alpha,
-            1.0,
-            0.5,
-            kernels.CL,
-            1.0,
-            2.0,
-            0.0,
-            adaptive,
-            None,
-            scratch,
-        )
-    kernels.link_bitsets(np.array([0, 1], dtype=np.int64), np.array([0], dtype=np.int32), item_bits, 2)
-
-
-def _search_group(
-    record_start: np.ndarray,
-    cell_items: np.ndarray,
-    item_bits: np.ndarray,
-    n_labels: int,
-    alpha: np.ndarray,
-    alpha_sum: float,
-    alpha_square: float,
-    kind: int,
-    c: float,
-    required_l: float,
-    required_t: float,
-    adaptive: bool,
-    time_limit: float | None,
-    scratch: _Scratch,
-    node_limit: int | None = None,
-) -> GroupSearch:
-    clock = time.perf_counter()
-    d = record_start.shape[0] - 1
-    m = cell_items.shape[0]
-    w = np.diff(record_start).astype(np.int64)
-    cell_record = np.repeat(np.arange(d, dtype=np.int64), w)
-    harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, int(w.max(initial=0)) + 1))))
-    norm = float(harmonic[w].sum()) if d else 0.0
-    rows = item_bits[cell_items] if m else np.zeros((0, item_bits.shape[1]), dtype=np.uint64)
-    used_words = np.flatnonzero(np.bitwise_or.reduce(rows, axis=0)) if m else np.zeros(0, np.int64)
-    if used_words.size == 0:
-        used_words = np.zeros(1, dtype=np.int64)
-    cell_bits = np.ascontiguousarray(rows[:, used_words]) if m else np.zeros((0, 1), dtype=np.uint64)
-    n_words = cell_bits.shape[1]
-    removed = np.zeros(m, dtype=np.bool_)
-    v = np.zeros(d, dtype=np.int64)
-    kbits = np.zeros((d, n_words), dtype=np.uint64)
-    ksize = np.zeros(d, dtype=np.int64)
-    order = np.zeros((m + 1, max(m, 1)), dtype=np.int64)
-    tail_length = np.zeros(m + 1, dtype=np.int64)
-    position = np.zeros(m + 1, dtype=np.int64)
-    cost = np.zeros(m + 1)
-    score = np.zeros(m + 1)
-    child_score = np.zeros((m + 1, max(m, 1)))
-    best_mask = np.zeros(m, dtype=np.bool_)
-    effort_mask = np.zeros(m, dtype=np.bool_)
-    ints = scratch.ints
-    ints[kernels.RESET] = 0
-    floats = np.array([np.inf, np.nan, -np.inf, np.inf])
-    # Removing every item is a solution unless even that fails; as an upper bound it prunes nothing
-    # but the all-removed node itself (every other node costs less than 1), and it is the answer
-    # if the search meets no cheaper satisfying node in time.
-    fallback = False
-    if m and norm > 0:
-        ksize_all = np.full(d, -1, dtype=np.int64)
-        full = kernels.evaluate(
-            kbits,
-            ksize_all,
-            used_words,
-            n_labels,
-            alpha,
-            alpha_sum,
-            alpha_square,
-            kind,
-            c,
-            scratch.stamp,
-            scratch.acc,
-            scratch.touched,
-            ints,
-        )
-        if kernels.passes(full, kind, required_l, required_t):
-            fallback = True
-            floats[kernels.BEST_COST] = 1.0
-    args = (
-        cell_record,
-        record_start,
-        w,
-        cell_bits,
-        used_words,
-        n_labels,
-        alpha,
-        alpha_sum,
-        alpha_square,
-        kind,
-        c,
-        required_l,
-        required_t,
-        norm if norm > 0 else 1.0,
-        adaptive,
-        removed,
-        v,
-        kbits,
-        ksize,
-        scratch.stamp,
-        scratch.acc,
-        scratch.touched,
-        order,
-        tail_length,
-        position,
-        cost,
-        score,
-        child_score,
-        best_mask,
-        effort_mask,
-        ints,
-        floats,
-    )
-    budget = 64
-    first_seconds = math.nan
-    while True:
-        if node_limit is not None:
-            # A deterministic bound: the search stops after exactly node_limit evaluations.
-            budget = min(budget, node_limit - int(ints[kernels.EVALUATIONS]))
-            if budget <= 0:
-                break
-        status = kernels.search(*args, budget)
-        elapsed = time.perf_counter() - clock
-        if status == 2:
-            first_seconds = elapsed
-            continue
-        if status == 1:
-            break
-        if time_limit is not None and elapsed >= time_limit:
-            break
-        # Chunks of about 5 ms between two looks at the clock.
-        rate = ints[kernels.EVALUATIONS] / max(elapsed, 1e-6)
-        budget = int(min(max(rate * 0.005, 64), 1_000_000))
-    finished = bool(ints[kernels.FINISHED])
-    found = bool(ints[kernels.FOUND])
-    if found:
-        answer, satisfied = best_mask.copy(), True
-    elif fallback:
-        answer, satisfied = np.ones(m, dtype=bool), True
-    else:
-        answer, satisfied = effort_mask.copy(), False
-    achieved = _achieved(
-        answer,
-        cell_record,
-        record_start,
-        cell_bits,
-        used_words,
-        n_labels,
-        alpha,
-        alpha_sum,
-        alpha_square,
-        kind,
-        c,
-        scratch,
-    )
-    return GroupSearch(
-        removed=answer,
-        cost=inverse_weighted_cost(w, np.bincount(cell_record[answer], minlength=d)) if m else 0.0,
-        satisfied=satisfied,
-        optimal=finished,
-        nodes_visited=int(ints[kernels.EVALUATIONS]),
-        seconds=time.perf_counter() - clock,
-        first_solution_cost=float(floats[kernels.FIRST_COST]) if found else math.nan,
-        first_solution_seconds=first_seconds,
-        achieved=achieved,
-    )
-
-
-def _achieved(
-    answer,
-    cell_record,
-    record_start,
-    cell_bits,
-    word_map,
-    n_labels,
-    alpha,
-    alpha_sum,
-    alpha_square,
-    kind,
-    c,
-    scratch,
-) -> float:
-    d = record_start.shape[0] - 1
-    kbits = np.zeros((d, cell_bits.shape[1]), dtype=np.uint64)
-    ksize = np.zeros(d, dtype=np.int64)
-    removed = np.ascontiguousarray(answer, dtype=np.bool_)
-    for i in range(d):
-        kernels.recompute_record(i, record_start, removed, cell_bits, kbits, ksize)
-    value = kernels.evaluate(
-        kbits,
-        ksize,
-        word_map,
-        n_labels,
-        alpha,
-        alpha_sum,
-        alpha_square,
-        kind,
-        c,
-        scratch.stamp,
-        scratch.acc,
-        scratch.touched,
-        scratch.ints,
-    )
-    if kind == kernels.T:
-        return -value
-    return value
-
 
 # ---------------------------------------------------------------------------------------------------
 # The two phases over a table
@@ -507,7 +113,7 @@ def _check_parameters(
         raise ConfigError(f"node_limit must be a whole number >= 1 or None, got {node_limit!r}")
     if not isinstance(model, QSModel):
         raise ConfigError(f"model must be QSCLDiversity(c, l) or QSTCloseness(t), got {model!r}")
-    _model_parameters(model)
+    group_search.model_parameters(model)
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise ConfigError(f"k must be an integer >= 1, got {k!r}")
     if strategy not in STRATEGIES:
@@ -541,6 +147,209 @@ def _exact_groups(table: Table, names: list[str]) -> tuple[np.ndarray, int]:
     sizes = members.list.len().to_numpy()
     classes[members.explode().to_numpy()] = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     return classes, len(sizes)
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """Phase 1's QI groups: each record's group, the table released so far (identifiers dropped, QIs
+    generalized), and what the Release keeps of it."""
+
+    classes: np.ndarray
+    n_groups: int
+    table: Table
+    cell_penalty: np.ndarray
+    suppressed_cells: np.ndarray | None
+    quasi_identifiers: tuple[str, ...]
+    hierarchies: dict[str, Hierarchy]
+
+
+def _phase_one(
+    table: Table,
+    set_column: str,
+    k: int,
+    quasi_identifiers: Sequence[str] | None,
+    hierarchies: Mapping[str, Hierarchy] | None,
+) -> _Groups:
+    """Phase 1: Mondrian k-anonymity on the quasi-identifiers, or (``k = 1``) the records sharing
+    all QI values, ungeneralized."""
+    if quasi_identifiers is not None and set_column in quasi_identifiers:
+        raise ConfigError(f"'{set_column}' cannot be both quasi-identifier and the quasi-sensitive column")
+    if k == 1:
+        names = (
+            list(quasi_identifiers)
+            if quasi_identifiers is not None
+            else [a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER) if a.name != set_column]
+        )
+        if not names:
+            raise ConfigError("no quasi-identifiers: give role quasi-identifier to some attributes")
+        for name in names:
+            if name not in table.data.columns:
+                raise ConfigError(
+                    f"quasi-identifier '{name}' is not a column of the data "
+                    f"(columns: {', '.join(table.data.columns)})"
+                )
+        classes, n_groups = _exact_groups(table, names)
+        identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
+        base_table = Table(
+            table.data.drop(identifiers),
+            Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER)),
+            source=table.source,
+        )
+        return _Groups(
+            classes, n_groups, base_table, np.zeros((table.n_records, len(names))), None, tuple(names), {}
+        )
+    if quasi_identifiers is None:
+        quasi_identifiers = [
+            a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER) if a.name != set_column
+        ]
+    phase1 = mondrian(
+        table, [KAnonymity(int(k))], quasi_identifiers=quasi_identifiers, hierarchies=hierarchies
+    )
+    return _Groups(
+        phase1.classes,
+        int(phase1.classes.max()) + 1,
+        phase1.table,
+        phase1.cell_penalty,
+        phase1.suppressed_cells,
+        phase1.quasi_identifiers,
+        dict(phase1.hierarchies),
+    )
+
+
+def _search_groups(
+    violating: np.ndarray,
+    classes: np.ndarray,
+    n_groups: int,
+    records: ItemSets,
+    item_bits: np.ndarray,
+    prior: np.ndarray,
+    model_parameters: tuple[int, float, float, float],
+    *,
+    strategy: str,
+    time_limit: float | None,
+    total_time_limit: float | None,
+    node_limit: int | None,
+    progress: ProgressCallback | None,
+) -> tuple[np.ndarray, dict[str, list[Any]]]:
+    """Phase 2: search every violating group on its own (:func:`group_search.search_group`), each
+    with its time bound (and its share of ``total_time_limit``). Returns which stored items are
+    removed and the figures of every group searched (``search["per_group"]`` of the Release)."""
+    kind, c, required_l, required_t = model_parameters
+    n_labels = len(prior)
+    order = np.argsort(classes, kind="stable")
+    group_starts = np.concatenate(([0], np.cumsum(np.bincount(classes, minlength=n_groups))))
+    lengths = records.lengths()
+    removed = np.zeros(records.items.size, dtype=bool)
+    alpha_sum, alpha_square = float(prior.sum()), float(np.square(prior).sum())
+    scratch = group_search.Scratch.of(n_labels)
+    per_group: dict[str, list[Any]] = {
+        key: []
+        for key in (
+            "group",
+            "records",
+            "cells",
+            "cost",
+            "satisfied",
+            "optimal",
+            "nodes",
+            "seconds",
+            "first_solution_cost",
+            "first_solution_seconds",
+            "achieved",
+        )
+    }
+    phase2_clock = time.perf_counter()
+    for index, group in enumerate(violating.tolist()):
+        members = order[group_starts[group] : group_starts[group + 1]]
+        member_lengths = lengths[members]
+        record_start = np.concatenate(([0], np.cumsum(member_lengths)))
+        # positions of the group's cells among the stored items, record by record
+        positions = np.repeat(records.indptr[members] - record_start[:-1], member_lengths) + np.arange(
+            record_start[-1]
+        )
+        limit = time_limit
+        if total_time_limit is not None:
+            left = total_time_limit - (time.perf_counter() - phase2_clock)
+            share = max(left, 0.0) / (len(violating) - index)
+            limit = share if limit is None else min(limit, share)
+        result = group_search.search_group(
+            record_start.astype(np.int64),
+            records.items[positions].astype(np.int64),
+            item_bits,
+            n_labels,
+            prior,
+            alpha_sum,
+            alpha_square,
+            kind,
+            c,
+            required_l,
+            required_t,
+            strategy == "adaptive",
+            limit,
+            scratch,
+            node_limit,
+        )
+        removed[positions[result.removed]] = True
+        for key, value in (
+            ("group", group),
+            ("records", len(members)),
+            ("cells", int(record_start[-1])),
+            ("cost", result.cost),
+            ("satisfied", result.satisfied),
+            ("optimal", result.optimal),
+            ("nodes", result.nodes_visited),
+            ("seconds", result.seconds),
+            ("first_solution_cost", result.first_solution_cost),
+            ("first_solution_seconds", result.first_solution_seconds),
+            ("achieved", result.achieved),
+        ):
+            per_group[key].append(value)
+        if progress is not None:
+            progress(index + 1, len(violating))
+    return removed, per_group
+
+
+def _released_column(column: pl.Series, released_sets: ItemSets, separator: str) -> pl.Series:
+    """The set column with the removed items taken out: items in vocabulary order, an empty set as
+    ``""``, a null kept null, text unless the column held lists."""
+    new_column = released_sets.to_column(separator, name=column.name)
+    if column.null_count():
+        new_column = pl.select(
+            pl.when(pl.lit(column.is_null())).then(None).otherwise(pl.lit(new_column)).alias(column.name)
+        ).to_series()
+    if column.dtype != pl.String and not isinstance(column.dtype, pl.List):
+        new_column = new_column.cast(pl.String)
+    return new_column
+
+
+def _group_figures(
+    n_groups: int,
+    violating: np.ndarray,
+    after: Any,
+    per_group: dict[str, list[Any]],
+    records: ItemSets,
+    released_sets: ItemSets,
+    removed: np.ndarray,
+) -> dict[str, Any]:
+    """The figures of the groups and their searches in ``Release.search`` (from ``groups`` to
+    ``nodes_visited``; see :func:`quasi_sensitive_anonymize`)."""
+    lengths = records.lengths()
+    costs = np.array(per_group["cost"], dtype=np.float64)
+    remaining = np.bincount(released_sets.record_of_entries(), minlength=records.n_records)
+    return {
+        "groups": n_groups,
+        "violating_before": int(violating.size),
+        "violating_after": int(np.count_nonzero(~after.passes)),
+        "searched": int(violating.size),
+        "proven_optimal": int(np.count_nonzero(per_group["optimal"])),
+        "unsatisfied": int(violating.size - np.count_nonzero(per_group["satisfied"])),
+        "removal_cost_sum": float(costs.sum()),
+        "removal_cost_mean": float(costs.mean()) if costs.size else 0.0,
+        "removal_cost_table": inverse_weighted_cost(lengths, lengths - remaining),
+        "suppressed_items": int(np.count_nonzero(removed)),
+        "items": int(records.items.size),
+        "nodes_visited": int(np.sum(per_group["nodes"])),
+    }
 
 
 def quasi_sensitive_anonymize(
@@ -612,52 +421,11 @@ def quasi_sensitive_anonymize(
     _check_parameters(
         table, set_column, knowledge, k, model, separator, strategy, time_limit, total_time_limit, node_limit
     )
-    kind, c, required_l, required_t = _model_parameters(model)
-    _warm_up()
+    kind, c, required_l, required_t = group_search.model_parameters(model)
+    group_search.warm_up()
     started = time.perf_counter()
-    if quasi_identifiers is not None and set_column in quasi_identifiers:
-        raise ConfigError(f"'{set_column}' cannot be both quasi-identifier and the quasi-sensitive column")
-    # Phase 1 ------------------------------------------------------------------------------------
-    if k == 1:
-        names = (
-            list(quasi_identifiers)
-            if quasi_identifiers is not None
-            else [a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER) if a.name != set_column]
-        )
-        if not names:
-            raise ConfigError("no quasi-identifiers: give role quasi-identifier to some attributes")
-        for name in names:
-            if name not in table.data.columns:
-                raise ConfigError(
-                    f"quasi-identifier '{name}' is not a column of the data "
-                    f"(columns: {', '.join(table.data.columns)})"
-                )
-        classes, n_groups = _exact_groups(table, names)
-        identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
-        base_table = Table(
-            table.data.drop(identifiers),
-            Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER)),
-            source=table.source,
-        )
-        cell_penalty = np.zeros((table.n_records, len(names)))
-        suppressed_cells = None
-        qi_names = tuple(names)
-        used_hierarchies: dict[str, Hierarchy] = {}
-    else:
-        if quasi_identifiers is None:
-            quasi_identifiers = [
-                a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER) if a.name != set_column
-            ]
-        phase1 = mondrian(
-            table, [KAnonymity(int(k))], quasi_identifiers=quasi_identifiers, hierarchies=hierarchies
-        )
-        classes = phase1.classes
-        n_groups = int(classes.max()) + 1
-        base_table = phase1.table
-        cell_penalty = phase1.cell_penalty
-        suppressed_cells = phase1.suppressed_cells
-        qi_names = phase1.quasi_identifiers
-        used_hierarchies = dict(phase1.hierarchies)
+    groups = _phase_one(table, set_column, k, quasi_identifiers, hierarchies)
+    classes, n_groups = groups.classes, groups.n_groups
     phase1_seconds = time.perf_counter() - started
 
     # Phase 2 ------------------------------------------------------------------------------------
@@ -674,118 +442,42 @@ def quasi_sensitive_anonymize(
     before = model.evaluate(beliefs(classes, n_groups, linked, prior))
     violating = np.flatnonzero(~before.passes)
 
-    order = np.argsort(classes, kind="stable")
-    group_starts = np.concatenate(([0], np.cumsum(np.bincount(classes, minlength=n_groups))))
-    lengths = records.lengths()
-    removed = np.zeros(records.items.size, dtype=bool)
-    alpha_sum, alpha_square = float(prior.sum()), float(np.square(prior).sum())
-    scratch = _Scratch.of(n_labels)
-    per_group: dict[str, list[Any]] = {
-        key: []
-        for key in (
-            "group",
-            "records",
-            "cells",
-            "cost",
-            "satisfied",
-            "optimal",
-            "nodes",
-            "seconds",
-            "first_solution_cost",
-            "first_solution_seconds",
-            "achieved",
-        )
-    }
-    phase2_clock = time.perf_counter()
-    for index, group in enumerate(violating.tolist()):
-        members = order[group_starts[group] : group_starts[group + 1]]
-        member_lengths = lengths[members]
-        record_start = np.concatenate(([0], np.cumsum(member_lengths)))
-        # positions of the group's cells among the stored items, record by record
-        positions = np.repeat(records.indptr[members] - record_start[:-1], member_lengths) + np.arange(
-            record_start[-1]
-        )
-        limit = time_limit
-        if total_time_limit is not None:
-            left = total_time_limit - (time.perf_counter() - phase2_clock)
-            share = max(left, 0.0) / (len(violating) - index)
-            limit = share if limit is None else min(limit, share)
-        result = _search_group(
-            record_start.astype(np.int64),
-            records.items[positions].astype(np.int64),
-            item_bits,
-            n_labels,
-            prior,
-            alpha_sum,
-            alpha_square,
-            kind,
-            c,
-            required_l,
-            required_t,
-            strategy == "adaptive",
-            limit,
-            scratch,
-            node_limit,
-        )
-        removed[positions[result.removed]] = True
-        for key, value in (
-            ("group", group),
-            ("records", len(members)),
-            ("cells", int(record_start[-1])),
-            ("cost", result.cost),
-            ("satisfied", result.satisfied),
-            ("optimal", result.optimal),
-            ("nodes", result.nodes_visited),
-            ("seconds", result.seconds),
-            ("first_solution_cost", result.first_solution_cost),
-            ("first_solution_seconds", result.first_solution_seconds),
-            ("achieved", result.achieved),
-        ):
-            per_group[key].append(value)
-        if progress is not None:
-            progress(index + 1, len(violating))
+    removed, per_group = _search_groups(
+        violating,
+        classes,
+        n_groups,
+        records,
+        item_bits,
+        prior,
+        (kind, c, required_l, required_t),
+        strategy=strategy,
+        time_limit=time_limit,
+        total_time_limit=total_time_limit,
+        node_limit=node_limit,
+        progress=progress,
+    )
 
     released_sets = records.without(removed)
     after_linked = kernels.linked_matrix(released_sets, item_bits, n_labels)
     after = model.evaluate(beliefs(classes, n_groups, after_linked, prior))
-    new_column = released_sets.to_column(separator, name=set_column)
-    if column.null_count():
-        new_column = pl.select(
-            pl.when(pl.lit(column.is_null())).then(None).otherwise(pl.lit(new_column)).alias(set_column)
-        ).to_series()
-    if column.dtype != pl.String and not isinstance(column.dtype, pl.List):
-        new_column = new_column.cast(pl.String)
-    released = base_table.data.with_columns(new_column)
+    released = groups.table.data.with_columns(_released_column(column, released_sets, separator))
     phase2_seconds = time.perf_counter() - started
 
     from sdckit.utility import release_ncp
 
-    costs = np.array(per_group["cost"], dtype=np.float64)
     first = np.array(per_group["first_solution_seconds"], dtype=np.float64)
-    remaining = np.bincount(released_sets.record_of_entries(), minlength=records.n_records)
     search = {
         "strategy": strategy,
         "time_limit": time_limit,
         "total_time_limit": total_time_limit,
-        "groups": n_groups,
-        "violating_before": int(violating.size),
-        "violating_after": int(np.count_nonzero(~after.passes)),
-        "searched": int(violating.size),
-        "proven_optimal": int(np.count_nonzero(per_group["optimal"])),
-        "unsatisfied": int(violating.size - np.count_nonzero(per_group["satisfied"])),
-        "removal_cost_sum": float(costs.sum()),
-        "removal_cost_mean": float(costs.mean()) if costs.size else 0.0,
-        "removal_cost_table": inverse_weighted_cost(lengths, lengths - remaining),
-        "suppressed_items": int(np.count_nonzero(removed)),
-        "items": int(records.items.size),
-        "nodes_visited": int(np.sum(per_group["nodes"])),
+        **_group_figures(n_groups, violating, after, per_group, records, released_sets, removed),
         "phase1_seconds": phase1_seconds,
         "phase2_seconds": phase2_seconds,
         "first_solution_seconds_mean": float(np.nanmean(first)) if np.isfinite(first).any() else math.nan,
         "per_group": per_group,
     }
     release = Release(
-        table=Table(released, base_table.schema, source=table.source),
+        table=Table(released, groups.table.schema, source=table.source),
         original=table,
         method="quasi-sensitive",
         parameters={
@@ -798,14 +490,14 @@ def quasi_sensitive_anonymize(
             "total_time_limit": total_time_limit,
             "labels": n_labels,
         },
-        quasi_identifiers=qi_names,
+        quasi_identifiers=groups.quasi_identifiers,
         suppressed_records=np.zeros(table.n_records, dtype=bool),
         classes=classes,
-        hierarchies=used_hierarchies,
+        hierarchies=groups.hierarchies,
         heuristic=bool(violating.size and len(per_group["optimal"]) > sum(per_group["optimal"])),
         search=search,
-        cell_penalty=cell_penalty,
-        suppressed_cells=suppressed_cells,
+        cell_penalty=groups.cell_penalty,
+        suppressed_cells=groups.suppressed_cells,
     )
     search["generalization_ncp"] = release_ncp(release)
     return release

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 import numpy as np
@@ -67,6 +67,76 @@ def _within_budget(mask: np.ndarray, risk: np.ndarray, remaining: int) -> np.nda
     kept = np.zeros(len(mask), dtype=bool)
     kept[order[fits]] = True
     return mask & kept[:, None]
+
+
+@dataclass(frozen=True)
+class _Rounds:
+    """What every round of :func:`targeted_suppression` reads: the threshold, the records per row,
+    which attributes each known set holds (``holds``), the suppressible ``attributes``, the fallback
+    order (most public first) and the three stopping rules."""
+
+    delta: float
+    per_row: np.ndarray
+    holds: np.ndarray
+    attributes: list[str]
+    fallback_order: np.ndarray
+    repeat: bool
+    max_rounds: int | None
+    cell_budget: int | None
+
+
+def _suppress_in_rounds(
+    data: pl.DataFrame,
+    current: RecordRisk,
+    measure: Callable[[pl.DataFrame], RecordRisk],
+    say: Callable[[str], None],
+    rounds: _Rounds,
+    suppressed: np.ndarray,
+    null: np.ndarray,
+) -> tuple[pl.DataFrame, RecordRisk, list[dict[str, int]], str]:
+    """Run the rounds of :func:`targeted_suppression` from the risk ``current`` of ``data``: each
+    suppresses the dominant known set's values of the records above DELTA and measures again.
+
+    ``suppressed`` (cells suppressed here) and ``null`` (cells missing) are updated in place. Returns
+    the released data, its risk, each round's figures and why the loop stopped.
+    """
+    delta, per_row, attributes = rounds.delta, rounds.per_row, rounds.attributes
+    run: list[dict[str, int]] = []
+    while True:
+        high = current.risk > delta
+        n_high = int(per_row[high].sum())
+        if not n_high:
+            return data, current, run, "no record above delta"
+        if run and not rounds.repeat:
+            return data, current, run, "one round (repeat is off)"
+        if rounds.max_rounds is not None and len(run) >= rounds.max_rounds:
+            return data, current, run, f"max_rounds ({rounds.max_rounds}) reached"
+        mask = rounds.holds[current.top_known_set] & high[:, None] & ~null
+        stuck = high & ~mask.any(axis=1)
+        if rounds.repeat and stuck.any():
+            # The dominant set's values are gone: take the most public value still present.
+            free = ~null[stuck][:, rounds.fallback_order]
+            has_free = free.any(axis=1)
+            choice = rounds.fallback_order[np.argmax(free, axis=1)]
+            rows = np.flatnonzero(stuck)[has_free]
+            mask[rows, choice[has_free]] = True
+        wanted = mask.any()
+        if rounds.cell_budget is not None:
+            mask = _within_budget(mask, current.risk, rounds.cell_budget - int(suppressed.sum()))
+        if not mask.any():
+            spent = f"cell budget ({rounds.cell_budget}) spent"
+            return data, current, run, spent if wanted else "nothing left to suppress"
+        changed = np.flatnonzero(mask.any(axis=0))
+        data = data.with_columns(
+            pl.when(pl.Series(mask[:, j])).then(None).otherwise(pl.col(attributes[j])).alias(attributes[j])
+            for j in changed
+        )
+        suppressed |= mask
+        null |= mask
+        cells = int(per_row @ mask.sum(axis=1))
+        run.append({"high_risk_records": n_high, "suppressed_cells": cells})
+        say(f"round {len(run)}: {n_high:,} records above {delta:g}, {cells:,} cells suppressed; re-measuring")
+        current = measure(data)
 
 
 def targeted_suppression(
@@ -160,51 +230,8 @@ def targeted_suppression(
         if attributes
         else np.zeros((n, 0), dtype=bool)
     )
-    current = before
-    rounds: list[dict[str, int]] = []
-    stopped = "no record above delta"
-    while True:
-        high = current.risk > delta
-        n_high = int(per_row[high].sum())
-        if not n_high:
-            stopped = "no record above delta"
-            break
-        if rounds and not repeat:
-            stopped = "one round (repeat is off)"
-            break
-        if max_rounds is not None and len(rounds) >= max_rounds:
-            stopped = f"max_rounds ({max_rounds}) reached"
-            break
-        mask = holds[current.top_known_set] & high[:, None] & ~null
-        stuck = high & ~mask.any(axis=1)
-        if repeat and stuck.any():
-            # The dominant set's values are gone: take the most public value still present.
-            free = ~null[stuck][:, fallback_order]
-            has_free = free.any(axis=1)
-            choice = fallback_order[np.argmax(free, axis=1)]
-            rows = np.flatnonzero(stuck)[has_free]
-            mask[rows, choice[has_free]] = True
-        wanted = mask.any()
-        if cell_budget is not None:
-            mask = _within_budget(mask, current.risk, cell_budget - int(suppressed.sum()))
-        if not mask.any():
-            stopped = f"cell budget ({cell_budget}) spent" if wanted else "nothing left to suppress"
-            break
-        changed = np.flatnonzero(mask.any(axis=0))
-        data = data.with_columns(
-            pl.when(pl.Series(mask[:, j])).then(None).otherwise(pl.col(attributes[j])).alias(attributes[j])
-            for j in changed
-        )
-        suppressed |= mask
-        null |= mask
-        cells = int(per_row @ mask.sum(axis=1))
-        rounds.append({"high_risk_records": n_high, "suppressed_cells": cells})
-        say(
-            f"round {len(rounds)}: {n_high:,} records above {delta:g}, {cells:,} cells suppressed; "
-            "re-measuring"
-        )
-        current = measure(data)
-    after = current
+    plan = _Rounds(delta, per_row, holds, attributes, fallback_order, repeat, max_rounds, cell_budget)
+    data, after, run, stopped = _suppress_in_rounds(data, before, measure, say, plan, suppressed, null)
     high_after = int(per_row[after.risk > delta].sum())
     irreducible = int(per_row[(after.risk > delta) & null.all(axis=1)].sum())
     return Release(
@@ -226,7 +253,7 @@ def targeted_suppression(
         search={
             "high_risk_before": before.above(delta),
             "high_risk_after": high_after,
-            "rounds": rounds,
+            "rounds": run,
             "irreducible": irreducible,
             "stopped": stopped,
             "risk_before": before,
