@@ -103,6 +103,7 @@ from sdckit.frequency import (
     wildcard_pattern_sizes,
 )
 from sdckit.params import MethodParams, Whole
+from sdckit.scale import methods as scaled
 from sdckit.table import Role, Table
 
 ProgressCallback = Callable[[int, int], None]
@@ -599,6 +600,12 @@ def _local_summary(release: Release) -> dict[str, Any]:
     help="Suppress single values until k-anonymity, least important attributes first (sdcMicro).",
     report=lambda figures: [*cells_report(figures), *achieved_report(figures)],
     progress_label="suppression",
+    not_reapplicable=(
+        "which cells it suppresses depends on how rare each combination is in the whole data, not on "
+        "each record's own values"
+    ),
+    partitioned=scaled.local_suppression,
+    examples={"minimal": {"k": 2}},
 )
 def _run_local_suppression(table: Table, params: LocalSuppressionParams, context: Context) -> Release:
     from sdckit.anonymize.base import config_value, quasi_identifiers

@@ -28,6 +28,7 @@ from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.params import Finite, MethodParams, Whole
 from sdckit.risk.combined import RecordRisk, combined_risk
+from sdckit.scale import methods as scaled
 from sdckit.table import Role, Schema, Table
 
 #: Called as ``progress(message)`` at each stage of a long run.
@@ -357,6 +358,9 @@ def _write_histogram(release: Release, path: Any, title: str) -> None:
             _write_histogram,
         ),
     ),
+    not_reapplicable="which records it suppresses depends on their risk within the whole data",
+    partitioned=scaled.targeted_suppression,
+    examples={"minimal": {"delta": 0.1}},
 )
 def _run_targeted_suppression(table: Table, params: TargetedSuppressionParams, context: Context) -> Release:
     from sdckit.anonymize.base import config_value
