@@ -62,12 +62,12 @@ def test_the_plan_follows_the_issue():
     assert noise == [{"noise": "correlated", "amount": pytest.approx(a), "seed": 0} for a in (10, 50, 100)]
     assert runs[-1].params == {"m": 1, "model": "regression", "seed": 0}
     for bad, option in (
-        ({"ks": (1, 3)}, "--ks"),
-        ({"alphas": (0.0,)}, "--alphas"),
-        ({"alphas": (math.inf,)}, "--alphas"),
-        ({"ps": (101.0,)}, "--ps"),
-        ({"synthesis_models": ("gan",)}, "--synthesis-models"),
-        ({"implicates": 0}, "--implicates"),
+        ({"ks": (1, 3)}, "^ks: MDAV needs k of at least 2, got 1, 3$"),
+        ({"alphas": (0.0,)}, "^alphas: noise needs α > 0, got 0$"),
+        ({"alphas": (math.inf,)}, "^alphas: noise needs α > 0, got inf$"),
+        ({"ps": (101.0,)}, "^ps: p must be in \\[0, 100\\], got 101$"),
+        ({"synthesis_models": ("gan",)}, "^synthesis_models: unknown model 'gan': choose among "),
+        ({"implicates": 0}, "^implicates must be at least 1, got 0$"),
     ):
         with pytest.raises(ConfigError, match=option):
             plan(**bad)
@@ -81,7 +81,7 @@ def test_casc_tables_are_numeric_quasi_identifiers(tmp_path):
         assert len(table.schema.attributes) == 13
         assert all(a.role.value == "quasi-identifier" and a.kind.value == "numeric" for a in table.schema)
         assert file in table.source
-    with pytest.raises(InputError, match="--data-dir"):
+    with pytest.raises(InputError, match="is not available; give its folder with directory$"):
         casc_table("tarragona", tmp_path)
     with pytest.raises(ConfigError, match="unknown data set 'eia'"):
         casc_table("eia")

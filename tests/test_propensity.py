@@ -123,7 +123,13 @@ def test_records_and_too_many_features(tmp_path):
     assert records.height == 200 and records["table"].to_list()[99:101] == ["original", "release"]
     np.testing.assert_allclose(records["propensity"].to_numpy(), result.scores)
     assert float(((records["propensity"] - 0.5) ** 2).mean()) == pytest.approx(result.utility)
-    with pytest.raises(ConfigError, match="more than --max-features 5"):
+    with pytest.raises(
+        ConfigError,
+        match=(
+            "more than max_features 5: choose fewer attributes \\(attributes\\), "
+            "the main model, or raise max_features$"
+        ),
+    ):
         propensity(original, release, max_features=5)
 
 

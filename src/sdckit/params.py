@@ -13,11 +13,13 @@ option on the command line).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import difflib
 import math
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
@@ -37,6 +39,31 @@ def option_name(name: str, field: Any | None = None) -> str:
     if "option" in extra:
         return str(extra["option"])
     return f"-{name}" if len(name) == 1 else f"--{name.replace('_', '-')}"
+
+
+#: True while the command line runs a command: :func:`spell` then writes options, not names.
+_ON_THE_COMMAND_LINE: contextvars.ContextVar[bool] = contextvars.ContextVar("sdckit_options", default=False)
+
+
+def spell(name: str, option: str | None = None) -> str:
+    """A parameter as the caller writes it, for messages: its name (``max_rounds``) in Python and
+    recipes, its option (``--max-rounds``, or ``option`` when the command line calls it otherwise,
+    e.g. ``--set`` for ``settings``) while the command line runs (:func:`options_spelled`). Library
+    messages name parameters only through this, never a ``--flag`` (``tests/test_messages.py``)."""
+    if not _ON_THE_COMMAND_LINE.get():
+        return name
+    return option if option is not None else option_name(name)
+
+
+@contextlib.contextmanager
+def options_spelled() -> Iterator[None]:
+    """Within this block :func:`spell` writes command-line options (the command line's error handler
+    opens it around every command)."""
+    token = _ON_THE_COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _ON_THE_COMMAND_LINE.reset(token)
 
 
 def unwrap_annotation(annotation: Any) -> tuple[Any, list[Any]]:

@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from sdckit.errors import ConfigError
+from sdckit.params import spell
 from sdckit.table import Role, Table
 
 RECIPE_KEYS = ("steps",)
@@ -339,7 +340,7 @@ def read_transformation(path: str | Path, config_path: str | Path | None = None)
     if not isinstance(transformation, Mapping):
         raise ConfigError(
             f"{label}: holds no learnt transformation; apply re-applies a run of "
-            "generalize, top-bottom-coding or strict mondrian (its --summary JSON)"
+            f"generalize, top-bottom-coding or strict mondrian (its {spell('summary')} JSON)"
         )
     steps = parse_steps(document.get("steps"), where=label)
     if config_path is not None:
@@ -347,7 +348,7 @@ def read_transformation(path: str | Path, config_path: str | Path | None = None)
     else:
         recorded = document.get("config") or {}
         if not recorded.get("path"):
-            raise ConfigError(f"{label}: records no configuration; give --config")
+            raise ConfigError(f"{label}: records no configuration; give {spell('config_path', '--config')}")
         if recorded.get("text") is None:
             config = load_config(recorded["path"])
         else:

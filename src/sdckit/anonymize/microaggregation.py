@@ -66,7 +66,7 @@ from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
-from sdckit.params import Finite, MethodParams, Whole
+from sdckit.params import Finite, MethodParams, Whole, spell
 from sdckit.table import Kind, Role, Schema, Table, undescribed_text_hint
 
 __all__ = [
@@ -237,7 +237,7 @@ def _chosen(table: Table, attributes: list[str] | None, *, numeric: bool, method
             which = "quasi-identifier of kind numeric" if numeric else "quasi-identifier"
             raise ConfigError(
                 f"{method}: no attribute is a {which} in the configuration; "
-                "name them with attributes (--attributes)"
+                f"name them with {spell('attributes')}"
             )
     for name in names:
         if name in table.schema and table.schema[name].role is Role.IDENTIFIER:

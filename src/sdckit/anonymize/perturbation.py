@@ -60,7 +60,7 @@ from sdckit._extras import require
 from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError, InputError
-from sdckit.params import Finite, MethodParams, Whole, finite_or_none
+from sdckit.params import Finite, MethodParams, Whole, finite_or_none, spell
 from sdckit.table import Kind, Role, Schema, Table, undescribed_text_hint
 
 # Shared pieces ------------------------------------------------------------------------------------
@@ -425,7 +425,7 @@ def dp_noise(
     if absent:
         raise ConfigError(
             f"bounds: dp-noise needs declared bounds for every attribute it releases; none for "
-            f"{', '.join(absent)} (give e.g. --bounds {absent[0]}:LOWER:UPPER)"
+            f"{', '.join(absent)} (give e.g. {spell('bounds')} {absent[0]}:LOWER:UPPER)"
         )
     unused = [name for name in bounds if name not in names]
     if unused:

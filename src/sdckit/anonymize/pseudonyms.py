@@ -42,7 +42,7 @@ from sdckit.anonymize.release import Release
 from sdckit.context import Context
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode
-from sdckit.params import MethodParams, Whole
+from sdckit.params import MethodParams, Whole, spell
 from sdckit.table import Role, Table, value_strings
 
 MIN_KEY_BYTES = 16
@@ -52,7 +52,10 @@ def read_key(key_file: str | Path | None = None, key_env: str | None = None) -> 
     """The HMAC key from a file (its bytes, one trailing line break removed) or an environment
     variable (its UTF-8 bytes); a ConfigError naming the file or variable (never the key) otherwise."""
     if (key_file is None) == (key_env is None):
-        raise ConfigError("pseudonymize with HMAC needs a key: give --key-file or --key-env (one of them)")
+        raise ConfigError(
+            "pseudonymize with HMAC needs a key: "
+            f"give {spell('key_file')} or {spell('key_env')} (one of them)"
+        )
     if key_file is not None:
         path = Path(key_file)
         try:
@@ -128,7 +131,9 @@ def pseudonymize(
             + " in the configuration"
         )
     if mode == "hmac" and identifiers and key is None:
-        raise ConfigError("pseudonymize with HMAC needs a key: give --key-file or --key-env")
+        raise ConfigError(
+            f"pseudonymize with HMAC needs a key: give {spell('key_file')} or {spell('key_env')}"
+        )
     rng = np.random.default_rng(seed)
     columns = []
     for name in identifiers:

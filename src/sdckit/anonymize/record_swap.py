@@ -57,7 +57,7 @@ from sdckit.anonymize.release import Release
 from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError, location
 from sdckit.frequency import encode, extend_keys, initial_keys
-from sdckit.params import Finite, MethodParams, Whole
+from sdckit.params import Finite, MethodParams, Whole, spell
 from sdckit.table import Role, Schema, Table, value_strings
 
 
@@ -607,7 +607,7 @@ def _violation(release: Release, figures: dict[str, Any]) -> str | None:
     if figures["risky_households_left"]:
         return (
             f"{figures['risky_households_left']:,} households at risk found no donor "
-            "(relax --similarity or use a coarser --hierarchy)"
+            f"(relax {spell('similarity')} or use a coarser {spell('hierarchy')})"
         )
     return None
 

@@ -79,7 +79,7 @@ from sdckit.anonymize.perturbation import Names
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
-from sdckit.params import MethodParams, Whole
+from sdckit.params import MethodParams, Whole, spell
 from sdckit.table import Attribute, Kind, Role, Schema, Table, value_strings
 
 IMPLICATE = "implicate"
@@ -325,7 +325,7 @@ def _linear_draw(
     if df < 1:
         raise ConfigError(
             f"{name}: linear regression needs more records than parameters ({len(y_fit)} records, "
-            f"{rank} independent predictors); use --model cart"
+            f"{rank} independent predictors); use {spell('model')} cart"
         )
     residuals = y_fit - x_fit @ beta
     rss = float(residuals @ residuals)
@@ -494,7 +494,7 @@ def synthesize(
                     raise ConfigError(
                         f"{name}: category '{label}' has one record; multinomial logistic regression "
                         f"cannot estimate it ({len(single)} such categor{'y' if len(single) == 1 else 'ies'})"
-                        "; recode it into a larger category or use --model cart"
+                        f"; recode it into a larger category or use {spell('model')} cart"
                     )
                 out[wanted] = _logistic_draw(fit_x, y_fit, gen_x, m, gen_sizes, column.size, rng)
             else:

@@ -26,7 +26,7 @@ from sdckit.anonymize.base import Context, ExtraOutput, achieved_report, cells_r
 from sdckit.anonymize.local_suppression import Missing
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
-from sdckit.params import Finite, MethodParams, Whole
+from sdckit.params import Finite, MethodParams, Whole, spell
 from sdckit.risk.combined import RecordRisk, combined_risk
 from sdckit.scale import methods as scaled
 from sdckit.table import Role, Schema, Table
@@ -328,7 +328,7 @@ def _targeted_violation(release: Release, figures: dict[str, Any]) -> str | None
     left = figures["high_risk_after"]
     if not left:
         return None
-    hint = "" if release.params.repeat else " (--repeat runs further rounds)"
+    hint = "" if release.params.repeat else f" ({spell('repeat')} runs further rounds)"
     return f"{left:,} records stay above DELTA {release.params.delta:g}{hint}"
 
 

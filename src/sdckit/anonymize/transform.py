@@ -142,6 +142,7 @@ from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError, location
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy
 from sdckit.io import atomic_write
+from sdckit.params import spell
 from sdckit.table import Role, Schema, Table, value_strings
 
 FORMAT = 2
@@ -329,8 +330,8 @@ def _check_format(transformation: Mapping[str, Any]) -> None:
         raise ConfigError(
             "this is a format 1 transformation of a generalized mondrian release: it does not record what "
             "each box's labels cover, so it would release new values under labels that do not cover "
-            f"them; learn it again with this sdckit (format {FORMAT}): run sdckit anonymize mondrian "
-            "with --summary again"
+            f"them; learn it again with this sdckit (format {FORMAT}): run mondrian again "
+            f"and keep its {spell('summary')}"
         )
 
 

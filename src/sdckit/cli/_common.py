@@ -84,11 +84,15 @@ class NotMet(Exception):
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """One line and an exit status for every way a command can fail; library warnings in yellow."""
+    """One line and an exit status for every way a command can fail; library warnings in yellow.
+    Library messages name parameters as options here (``--max-rounds``, :func:`sdckit.params.spell`)."""
+    from sdckit.params import options_spelled
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            yield
+            with options_spelled():
+                yield
         except SdcError as error:
             _show_warnings(caught)
             # escaped: a message may hold brackets that are not markup (pip install 'sdckit[server]')

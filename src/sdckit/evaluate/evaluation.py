@@ -22,6 +22,7 @@ from sdckit.errors import ConfigError
 from sdckit.evaluate.riskiest import riskiest_sample
 from sdckit.evaluate.rumap import RUPoint, pareto_front, ru_score
 from sdckit.measures import MeasureSpec, first_implicate, measure_spec, run_measure
+from sdckit.params import spell
 from sdckit.table import Kind, Role, Table
 
 #: What ``evaluate`` measures when not told otherwise.
@@ -181,11 +182,12 @@ def evaluate(
     utility_names, utility_chosen = _names(utility, DEFAULT_UTILITY, "utility")
     if risk_axis not in risk_names:
         raise ConfigError(
-            f"--risk-axis {risk_axis} is not among the risk measures run ({', '.join(risk_names)})"
+            f"{spell('risk_axis')} {risk_axis} is not among the risk measures run ({', '.join(risk_names)})"
         )
     if loss_axis not in utility_names:
         raise ConfigError(
-            f"--loss-axis {loss_axis} is not among the utility measures run ({', '.join(utility_names)})"
+            f"{spell('loss_axis')} {loss_axis} is not among the utility measures run "
+            f"({', '.join(utility_names)})"
         )
     headline(risk_axis, "risk")  # each axis must have a headline figure
     headline(loss_axis, "utility")
@@ -223,7 +225,8 @@ def evaluate(
     unknown = [name for name in settings if name not in planned]
     if unknown:
         raise ConfigError(
-            f"--set {unknown[0]}.…: {unknown[0]} is not among the measures run ({', '.join(sorted(planned))})"
+            f"{spell('settings', '--set')} {unknown[0]}.…: {unknown[0]} is not among the measures run "
+            f"({', '.join(sorted(planned))})"
         )
     parameters = {spec.name: _params(spec, settings) for spec, _ in plan}
     measured_original = _measure(
@@ -260,7 +263,9 @@ def _params(spec: MeasureSpec, given: Mapping[str, Mapping[str, Any]]) -> Any:
     """The measure's parameters object: :data:`EVALUATE_PARAMS` and what the caller set
     (``settings[measure][parameter]``), validated, a problem named as ``--set measure.parameter``."""
     values = {**EVALUATE_PARAMS.get(spec.name, {}), **given.get(spec.name, {})}
-    return spec.params.parse(values, spell=lambda name: f"--set {spec.name}.{name}", method=spec.name)
+    return spec.params.parse(
+        values, spell=lambda name: spell(f"{spec.name}.{name}", f"--set {spec.name}.{name}"), method=spec.name
+    )
 
 
 def parse_settings(items: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -273,7 +278,10 @@ def parse_settings(items: Sequence[str]) -> dict[str, dict[str, Any]]:
         key, equals, text = item.partition("=")
         measure, dot, name = key.strip().partition(".")
         if not equals or not dot or not measure or not name:
-            raise ConfigError(f"--set {item!r}: write MEASURE.PARAMETER=VALUE, e.g. propensity.model=main")
+            raise ConfigError(
+                f"{spell('settings', '--set')} {item!r}: write MEASURE.PARAMETER=VALUE, e.g. "
+                "propensity.model=main"
+            )
         try:
             value = yaml.safe_load(text) if text.strip() else text
         except yaml.YAMLError:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sdckit.errors import ConfigError
+from sdckit.params import spell
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def ru_score(loss: float, risk: float, weight: float = 0.5) -> float:
     """``weight·IL + (1 − weight)·DR`` with IL = 100·loss and DR = 100·risk (Domingo-Ferrer & Torra,
     2001); lower is better."""
     if not 0 <= weight <= 1:
-        raise ConfigError(f"--weight must be between 0 and 1, got {weight}")
+        raise ConfigError(f"{spell('weight')} must be between 0 and 1, got {weight}")
     return weight * 100 * loss + (1 - weight) * 100 * risk
 
 

@@ -20,6 +20,7 @@ import polars as pl
 from sdckit.errors import ConfigError, InputError
 from sdckit.experiments import Say
 from sdckit.hierarchy import Hierarchy
+from sdckit.params import spell
 from sdckit.table import Table
 
 #: The environment variable naming the folder of the Adult data.
@@ -74,12 +75,15 @@ def casc_table(name: str, directory: str | os.PathLike | None = None) -> Table:
     from sdckit.table import Attribute, Kind, Role, Schema
 
     if name not in CASC_DATASETS:
-        raise ConfigError(f"--datasets: unknown data set {name!r}: choose among {', '.join(CASC_DATASETS)}")
+        raise ConfigError(
+            f"{spell('datasets')}: unknown data set {name!r}: choose among {', '.join(CASC_DATASETS)}"
+        )
     directory = Path(directory) if directory is not None else sdcmicro_directory()
     path = directory / CASC_DATASETS[name][0]
     if not path.is_file():
         raise InputError(
-            f"{path}: the CASC data set {name} is not available; give its folder with --data-dir"
+            f"{path}: the CASC data set {name} is not available; give its folder with "
+            f"{spell('directory', '--data-dir')}"
         )
     frame = pl.read_csv(path)
     for column in frame.columns:

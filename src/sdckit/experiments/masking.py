@@ -41,6 +41,7 @@ from sdckit.errors import ConfigError, SdcError
 from sdckit.experiments import Say
 from sdckit.experiments.charts import markdown_table
 from sdckit.io import atomic_write
+from sdckit.params import spell
 from sdckit.table import Table
 
 #: The parameters of the issue: MDAV k, noise α, rank swapping p.
@@ -105,18 +106,25 @@ def plan(
     """The releases of the comparison, in the order of the table. Refuses (ConfigError) a k below 2,
     an α not above 0, a p outside [0, 100], an unknown synthesis model or fewer than 1 implicate."""
     if not ks or min(ks) < 2:
-        raise ConfigError(f"--ks: MDAV needs k of at least 2, got {', '.join(map(str, ks)) or 'none'}")
+        raise ConfigError(
+            f"{spell('ks')}: MDAV needs k of at least 2, got {', '.join(map(str, ks)) or 'none'}"
+        )
     if not alphas or any(not math.isfinite(a) or a <= 0 for a in alphas):
-        raise ConfigError(f"--alphas: noise needs α > 0, got {', '.join(map(_number, alphas)) or 'none'}")
+        raise ConfigError(
+            f"{spell('alphas')}: noise needs α > 0, got {', '.join(map(_number, alphas)) or 'none'}"
+        )
     if not ps or any(not math.isfinite(p) or not 0 <= p <= 100 for p in ps):
-        raise ConfigError(f"--ps: p must be in [0, 100], got {', '.join(map(_number, ps)) or 'none'}")
+        raise ConfigError(
+            f"{spell('ps')}: p must be in [0, 100], got {', '.join(map(_number, ps)) or 'none'}"
+        )
     unknown = [model for model in synthesis_models if model not in SYNTHESIS_MODELS]
     if unknown:
         raise ConfigError(
-            f"--synthesis-models: unknown model {unknown[0]!r}: choose among {', '.join(SYNTHESIS_MODELS)}"
+            f"{spell('synthesis_models')}: unknown model {unknown[0]!r}: choose among "
+            f"{', '.join(SYNTHESIS_MODELS)}"
         )
     if implicates < 1:
-        raise ConfigError(f"--implicates must be at least 1, got {implicates}")
+        raise ConfigError(f"{spell('implicates')} must be at least 1, got {implicates}")
     runs = [Run("mdav", {"k": int(k)}, f"k={k}", f"MDAV k={k}") for k in ks]
     runs += [
         Run(
@@ -200,7 +208,7 @@ def masking_experiment(
     say = say if say is not None else (lambda message: None)
     runs = plan(ks, alphas, ps, synthesis_models, implicates, seed)
     if not datasets:
-        raise ConfigError("--datasets names no data set")
+        raise ConfigError(f"{spell('datasets')} names no data set")
     titles = dict(titles or {})
     rows: list[dict[str, Any]] = []
     reference: dict[str, float] = {}

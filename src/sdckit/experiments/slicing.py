@@ -28,6 +28,7 @@ from sdckit.errors import ConfigError
 from sdckit.experiments import Say
 from sdckit.experiments.charts import correlation_chart, markdown_table
 from sdckit.io import atomic_write
+from sdckit.params import spell
 from sdckit.table import Role, Table
 
 #: Correlation measures of the study: φ² (Li et al.'s mean-square contingency, SPEC §1.2), |Pearson|
@@ -66,9 +67,9 @@ class SlicingExperiment:
     parameters: dict[str, Any]
 
 
-def _choice(value: str, choices: Sequence[str], option: str) -> None:
+def _choice(value: str, choices: Sequence[str], name: str, option: str | None = None) -> None:
     if value not in choices:
-        raise ConfigError(f"{option} must be one of {', '.join(choices)}, got {value!r}")
+        raise ConfigError(f"{spell(name, option)} must be one of {', '.join(choices)}, got {value!r}")
 
 
 def correlation_matrix(
@@ -80,7 +81,7 @@ def correlation_matrix(
     (SPEC's φ² is χ² / (n (min(d1, d2) - 1)), Cramér's V squared)."""
     from sdckit.anonymize.slicing import attribute_correlation
 
-    _choice(measure, MEASURES, "--correlation")
+    _choice(measure, MEASURES, "measure", "--correlation")
     names = list(names)
     numeric = [name for name in names if table.data.schema[name].is_numeric()]
     method = "phi2" if measure == "cramers-v" else measure
@@ -100,7 +101,7 @@ def average_correlation(
     * ``paired-columns``: the same mean over the columns of at least 2 attributes only (NaN if none);
     * ``pairs``: the mean of ``matrix[a, b]`` over all within-column pairs pooled (NaN if none).
     """
-    _choice(averaging, AVERAGINGS, "--averaging")
+    _choice(averaging, AVERAGINGS, "averaging")
     index = {name: i for i, name in enumerate(names)}
     scores: list[float] = []
     pooled: list[float] = []
@@ -134,10 +135,12 @@ def check_attributes(
     attributes outside the sensitive column (no overlapping clustering could have that many groups)."""
     names = [a.name for a in table.schema.attributes]
     if sensitive not in names:
-        raise ConfigError(f"--sensitive '{sensitive}' is not a column of {source} ({', '.join(names)})")
+        raise ConfigError(
+            f"{spell('sensitive')} '{sensitive}' is not a column of {source} ({', '.join(names)})"
+        )
     if beta > len(names) - sensitive_column_size:
         raise ConfigError(
-            f"--beta {beta} is larger than the number of attributes outside the sensitive column "
+            f"{spell('beta')} {beta} is larger than the number of attributes outside the sensitive column "
             f"({len(names) - sensitive_column_size})"
         )
 
@@ -193,7 +196,7 @@ def figure2(
     """Figure 2's table for one correlation ``matrix``: for every c in ``n_columns`` and both methods,
     ``runs`` seeded runs (seeds ``seed``, ``seed + 1``, ...) scored by every averaging; the chosen
     ``averaging`` is ``average_correlation`` / ``std``. Also returns the columns of each first run."""
-    _choice(averaging, AVERAGINGS, "--averaging")
+    _choice(averaging, AVERAGINGS, "averaging")
     say = say if say is not None else (lambda message: None)
     rows = []
     first_columns: dict[tuple[str, int], list[tuple[str, ...]]] = {}
@@ -377,8 +380,8 @@ def slicing_experiment(
     from sdckit.anonymize.slicing import MATCHINGS
     from sdckit.frequency import encode
 
-    _choice(averaging, AVERAGINGS, "--averaging")
-    _choice(matching, MATCHINGS, "--matching")
+    _choice(averaging, AVERAGINGS, "averaging")
+    _choice(matching, MATCHINGS, "matching")
     say = say if say is not None else (lambda message: None)
     names = _attributes(table, sensitive)
     started = time.perf_counter()
@@ -709,11 +712,13 @@ def slicing_study(
     method's own tuple partitioning (slicing: Mondrian; improved slicing: random halving)."""
     say = say if say is not None else (lambda message: None)
     for measure in (*measures, correlation):
-        _choice(measure, MEASURES, "--correlation")
+        _choice(measure, MEASURES, "measure", "--correlation")
     names = _attributes(table, sensitive)
     sizes = tuple(size for size in sizes if size <= len(names) - 1)
     if not sizes:
-        raise ConfigError("--study-sizes: every size leaves no attribute outside the sensitive column")
+        raise ConfigError(
+            f"{spell('sizes', '--study-sizes')}: every size leaves no attribute outside the sensitive column"
+        )
     grid_rows, curves = [], []
     matrices = {
         measure: correlation_matrix(table, names, measure, n_bins)

@@ -29,6 +29,7 @@ from sdckit.frequency import (
     wildcard_pattern_sizes,
 )
 from sdckit.models.base import ClassStatistics, ModelResult, PrivacyModel, evaluate_all
+from sdckit.params import spell
 from sdckit.table import Table
 
 SUPPRESSED = "*"
@@ -298,7 +299,7 @@ def verdict(
     if wildcard and (l is not None or t is not None):
         raise ConfigError(
             "with nulls as wildcards only k-anonymity can be checked (a null joins every class, so classes "
-            "overlap); check l and t with nulls as a category (--missing category)"
+            f"overlap); check l and t with nulls as a category ({spell('missing')} category)"
         )
     required = privacy_models(table, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
     sensitive = bool(table.schema.with_role(Role.SENSITIVE)) and not wildcard

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from sdckit.errors import ConfigError
+from sdckit.params import spell
 from sdckit.query.errors import Refused
 
 #: Slack of the budget comparison (floating-point sums of epsilons).
@@ -400,7 +401,9 @@ class Ledger:
         if not name or len(name) > 200 or not name.isprintable():
             raise ConfigError(f"analyst name must be 1 to 200 printable characters, got {name!r:.60}")
         if scope != ALL and (not isinstance(scope, list) or not scope):
-            raise ConfigError("a key needs a scope: one or more datasets, or every dataset (--all)")
+            raise ConfigError(
+                f"a key needs a scope: one or more datasets, or every dataset ({spell('ALL', '--all')})"
+            )
         key = "sdk_" + secrets.token_urlsafe(32)
         stored = ALL if scope == ALL else json.dumps(sorted(set(scope)))
         with self.transaction() as connection:

@@ -44,7 +44,7 @@ from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import encode, group_keys
 from sdckit.measures import register_measure
-from sdckit.params import MethodParams
+from sdckit.params import MethodParams, spell
 from sdckit.table import Role, Table, value_strings
 
 IMPLICATE = "implicate"
@@ -81,7 +81,7 @@ def _implicate_rows(release: Table, implicate: str) -> tuple[pl.DataFrame, str |
         if implicate != "1":
             raise ConfigError(
                 f"implicate: {name} has no column '{IMPLICATE}' (it is not a set of synthetic implicates); "
-                "leave out --implicate"
+                f"leave out {spell('implicate')}"
             )
         return frame, None
     if implicate == "all":

@@ -70,7 +70,7 @@ from sdckit.frequency import group_records
 from sdckit.hierarchy import Hierarchy
 from sdckit.labels import categories_covered, node_codes, numeric_bounds
 from sdckit.measures import register_measure
-from sdckit.params import Finite, MethodParams, Whole, finite_or_none
+from sdckit.params import Finite, MethodParams, Whole, finite_or_none, spell
 from sdckit.table import Kind, Role, Table, value_strings
 
 TIE_TOLERANCE = 1e-12
@@ -302,7 +302,8 @@ def _encode(original: Table, release: Table, name: str) -> Encoded:
             count = nulls or int((~np.isfinite(values)).sum())
             raise InputError(
                 f"{where}: numeric attribute '{name}' has {count:,} missing or non-finite values: distance "
-                "and agreement need a number in every original record (leave it out with --attributes)"
+                "and agreement need a number in every original record (leave it out with "
+                f"{spell('attributes')})"
             )
         return _encode_numeric(name, values, column.dtype.is_integer(), released, hierarchy, release)
     return _encode_categorical(name, column, released, hierarchy, release)
@@ -535,8 +536,9 @@ def one_to_one_linkage(
     n = n_original
     if n > MAX_ONE_TO_ONE:
         raise ConfigError(
-            f"--assignment one-to-one needs an n x n matrix of distances: at most {MAX_ONE_TO_ONE:,} "
-            f"records, the data has {n:,} (use --assignment nearest)"
+            f"{spell('assignment')} one-to-one needs an n x n matrix of distances: at most "
+            f"{MAX_ONE_TO_ONE:,} "
+            f"records, the data has {n:,} (use {spell('assignment')} nearest)"
         )
     numeric = [a for a in encoded if isinstance(a, NumericAttribute)]
     categorical = [a for a in encoded if isinstance(a, CategoricalAttribute)]
@@ -1023,7 +1025,8 @@ def candidate_pairs(
         if total > max_pairs:
             raise ConfigError(
                 f"Fellegi–Sunter without blocking compares all {n:,} × {n:,} = {total:,} pairs, more than "
-                f"max_pairs ({max_pairs:,}): give blocking attributes (--blocking) whose values must agree"
+                f"max_pairs ({max_pairs:,}): give blocking attributes ({spell('blocking')}) whose values "
+                "must agree"
             )
         rows_per_chunk = max(1, chunk // max(n, 1))
         for start in range(0, n, rows_per_chunk):
@@ -1050,7 +1053,7 @@ def candidate_pairs(
     if total > max_pairs:
         raise ConfigError(
             f"blocking on {', '.join(blocking)} leaves {total:,} candidate pairs, more than max_pairs "
-            f"({max_pairs:,}): block on more attributes or raise --max-pairs"
+            f"({max_pairs:,}): block on more attributes or raise {spell('max_pairs')}"
         )
     # The join in slices of released keys of about ``chunk`` pairs each: never all pairs at once.
     step = max(1, int(releases.height * chunk / max(total, 1)))

@@ -18,17 +18,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from sdckit.errors import ConfigError
+from sdckit.params import spell
 from sdckit.scale.aggregate import Aggregate, aggregate, map_back
 from sdckit.scale.base import ScaledRun
 from sdckit.scale.dataset import Dataset, Partition
 from sdckit.scale.engine import Engine, Progress
 from sdckit.table import Role
+
+if TYPE_CHECKING:  # the models are imported where a method runs, not with the registry
+    from sdckit.models import ModelResult
 
 _RELEASED = "__released_"
 _SUPPRESSED = "__suppressed"
@@ -115,7 +119,8 @@ def reidentification(
     if household:
         raise ConfigError(
             f"the household risk (attribute '{household[0]}' has role household) needs every record of a "
-            "household together and is not computed over partitions; run without --engine/--chunk-rows"
+            "household together and is not computed over partitions; run without "
+            f"{spell('engine')}/{spell('chunk_rows')}"
         )
     sensitive = [a.name for a in config.attributes if a.role is Role.SENSITIVE and a.name not in keys]
     patterns = aggregate(dataset, config, keys + sensitive, engine, progress)
@@ -324,22 +329,14 @@ def mondrian(
             run = run_mondrian(dataset, config, params, engine, Path(scratch), progress=progress)
     else:
         run = run_mondrian(dataset, config, params, engine, folder, progress=progress)
-    violation = None if params.centroids else _unmet(params, run.figures)
+    violation = _unmet(run.details["model_results"])
     return replace(run, records=run.figures["records"], details={**run.details, "violation": violation})
 
 
-def _unmet(params: Any, figures: dict[str, Any]) -> str | None:
-    """The asked models that the release's figures (smallest class, achieved l and t) do not meet."""
-    failing = []
-    for name, value in figures.get("achieved", {}).items():
-        if "anonymity" in name:
-            ok = value >= params.k
-        elif "closeness" in name:
-            ok = value <= params.t + 1e-12
-        else:
-            ok = value >= params.l - 1e-12
-        if not ok:
-            failing.append(name)
+def _unmet(results: list[ModelResult]) -> str | None:
+    """The asked models that some released class fails, as each model's result on the release says
+    (:attr:`sdckit.models.ModelResult.holds`); none asked of a release of centroids."""
+    failing = [result.model for result in results if not result.holds]
     return f"some released class fails {', '.join(failing)}" if failing else None
 
 

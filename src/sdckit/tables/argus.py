@@ -60,6 +60,7 @@ from pathlib import Path
 import numpy as np
 
 from sdckit.errors import ConfigError, InputError
+from sdckit.params import spell
 from sdckit.tables.base import TableProblem
 from sdckit.tables.model import PRIMARY, SECONDARY, TOTAL
 from sdckit.tables.rules import Rule
@@ -191,7 +192,10 @@ def _rule_text(rules: Sequence[Rule]) -> str:
 
 def _safety_rule(rules: Sequence[Rule], kind: str) -> str:
     if not rules:
-        raise ConfigError("τ-Argus needs at least one primary rule (--rule) or a pattern to cross-check")
+        raise ConfigError(
+            f"τ-Argus needs at least one primary rule ({spell('rules', '--rule')}) or a pattern to "
+            "cross-check"
+        )
     counts = {kind_: sum(rule.kind == kind_ for rule in rules) for kind_ in ("p%", "pq", "nk", "freq")}
     if counts["p%"] + counts["pq"] > 2 or counts["nk"] > 2 or counts["freq"] > 1:
         raise ConfigError(

@@ -33,7 +33,7 @@ from pydantic import Field
 
 from sdckit.context import Context
 from sdckit.errors import InputError
-from sdckit.params import MethodParams
+from sdckit.params import MethodParams, spell
 from sdckit.table import value_strings
 from sdckit.tables.base import TableProblem, TableResult, pattern_status, register_table_method
 from sdckit.tables.model import PRIMARY, TOTAL
@@ -115,7 +115,7 @@ def read_pattern(problem: TableProblem, params: AuditParams) -> tuple[np.ndarray
         cell = ", ".join(f"{n}={row[n]}" for n in dims)
         raise InputError(
             f"{label}, line {row['_line']}: the table has no cell {cell} (its margins are labelled "
-            f"'{problem.total_label}'; see --total-label)"
+            f"'{problem.total_label}'; see {spell('total_label')})"
         )
     matched = cells.join(marks, on=dims, how="left").sort("_cell")
     suppressed_mask = matched.get_column("_suppressed").fill_null(False).to_numpy()

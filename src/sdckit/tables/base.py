@@ -23,7 +23,7 @@ import polars as pl
 
 from sdckit.context import Context
 from sdckit.errors import ConfigError
-from sdckit.params import MethodParams
+from sdckit.params import MethodParams, spell
 from sdckit.registry import Registry
 from sdckit.tables.model import PRIMARY, PUBLISHED, SECONDARY, TOTAL, AuditResult, LinearTable, Protection
 
@@ -163,7 +163,8 @@ def run_table_method(
     spec = TABLE_METHODS.get(method) if isinstance(method, str) else method
     if problem.statuses is not None and not spec.statuses:
         raise ConfigError(
-            f"{spec.name} does not take cell statuses (--status): it publishes every cell; they apply to "
+            f"{spec.name} does not take cell statuses ({spell('statuses', '--status')}): it publishes "
+            "every cell; they apply to "
             "suppress and audit"
         )
     if not isinstance(params, spec.params):

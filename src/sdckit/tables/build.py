@@ -39,6 +39,7 @@ from scipy import sparse
 
 from sdckit.errors import ConfigError, InputError
 from sdckit.hierarchy import Hierarchy
+from sdckit.params import spell
 from sdckit.table import Table, value_strings
 from sdckit.tables.model import ADDITIVITY_TOLERANCE, TOTAL, LinearTable
 
@@ -375,13 +376,13 @@ def _tabulate(
 
 def _check_spec(spec: TableSpec, data: pl.DataFrame) -> None:
     if not spec.tables or any(not dims for dims in spec.tables):
-        raise ConfigError("a table needs at least one dimension (--rows)")
+        raise ConfigError(f"a table needs at least one dimension ({spell('tables', '--rows')})")
     for dims in spec.tables:
         repeated = [name for name in dims if dims.count(name) > 1]
         if repeated:
             raise ConfigError(f"attribute '{repeated[0]}' is a dimension of one table twice")
     if spec.table_hierarchies and len(spec.table_hierarchies) != len(spec.tables):
-        raise ValueError(
+        raise ConfigError(
             f"table_hierarchies needs one mapping per table ({len(spec.tables)}), "
             f"got {len(spec.table_hierarchies)}"
         )
@@ -402,7 +403,9 @@ def _check_spec(spec: TableSpec, data: pl.DataFrame) -> None:
                 f"(columns: {', '.join(data.columns)}){hint}"
             )
     if spec.value is not None and not data.schema[spec.value].is_numeric():
-        raise InputError(f"attribute '{spec.value}' (--value) is not numeric: a magnitude table sums numbers")
+        raise InputError(
+            f"attribute '{spec.value}' ({spell('value')}) is not numeric: a magnitude table sums numbers"
+        )
     if spec.value is not None and spec.value in spec.dimensions:
         raise ConfigError(f"attribute '{spec.value}' cannot be both a dimension and the value summed")
 
@@ -779,7 +782,7 @@ def build_from_cells(
     _check_spec(dataclasses.replace(spec, weights=None, holding=None), frame)
     if frequency is not None and frequency not in frame.columns:
         columns = ", ".join(frame.columns)
-        raise ConfigError(f"unknown column '{frequency}' (--frequency): the columns are {columns}")
+        raise ConfigError(f"unknown column '{frequency}' ({spell('frequency')}): the columns are {columns}")
     dims = spec.dimensions
     text = frame.with_columns(value_strings(frame.get_column(name)).alias(name) for name in dims)
     text = text.with_row_index("_row")

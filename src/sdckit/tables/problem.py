@@ -13,6 +13,7 @@ import polars as pl
 
 from sdckit.errors import ConfigError, InputError
 from sdckit.hierarchy import Hierarchy
+from sdckit.params import spell
 from sdckit.table import Table
 from sdckit.tables.base import TableProblem
 from sdckit.tables.build import TableSpec, build_from_cells, build_table
@@ -60,7 +61,7 @@ def make_problem_from_cells(
     if dominance:
         raise ConfigError(
             f"rule {dominance[0]} needs each respondent's contribution: give the microdata, not a table of "
-            "cells (--cells)"
+            f"cells ({spell('cells')})"
         )
     table = build_from_cells(frame, spec, frequency=frequency, total_label=total_label, source=source)
     protection = primary_protection(table, rules)
@@ -85,7 +86,8 @@ def file_hierarchies(config: Any, dimensions: Sequence[str]) -> dict[str, Hierar
             found[attribute.name] = Hierarchy.from_csv(path, attribute.name)
         else:
             raise InputError(
-                f"attribute '{attribute.name}': a table of cells (--cells) needs its hierarchy as a file "
+                f"attribute '{attribute.name}': a table of cells ({spell('cells')}) needs its hierarchy "
+                "as a file "
                 "(a builder such as intervals or order needs the records)"
             )
     return found

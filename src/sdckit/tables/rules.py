@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from sdckit.errors import ConfigError, InputError
+from sdckit.params import spell
 from sdckit.tables.model import LinearTable, Protection
 
 _KEYS = {
@@ -153,8 +154,8 @@ class Rule:
 def _top(table: LinearTable, rule: Rule) -> np.ndarray:
     if table.kind != "magnitude":
         raise ConfigError(
-            f"rule {rule.name} is a dominance rule: it applies to a magnitude table (--value), "
-            "not to a frequency table; use --min-frequency for counts"
+            f"rule {rule.name} is a dominance rule: it applies to a magnitude table ({spell('value')}), "
+            f"not to a frequency table; use {spell('min_frequency')} for counts"
         )
     need = rule.contributions_needed
     if table.top is None or table.top.shape[1] < need:

@@ -62,7 +62,7 @@ from scipy import sparse
 
 from sdckit.context import Context, ProgressCallback, StageCallback
 from sdckit.errors import ConfigError, InputError
-from sdckit.params import Finite, MethodParams
+from sdckit.params import Finite, MethodParams, spell
 from sdckit.tables.audit import (
     PROTECTION_TOLERANCE,
     ComponentLP,
@@ -1264,16 +1264,21 @@ def _cost_variable(problem: TableProblem, name: str) -> np.ndarray:
     from sdckit.tables.build import cell_sums
 
     if problem.source is None:
-        raise ConfigError("--cost-variable needs the microdata: a table of cells (--cells) has no records")
+        raise ConfigError(
+            f"{spell('cost_variable')} needs the microdata: a table of cells ({spell('cells')}) has no "
+            "records"
+        )
     data = problem.source.data
     if name not in data.columns:
-        raise ConfigError(f"--cost-variable: unknown attribute '{name}' (columns: {', '.join(data.columns)})")
+        raise ConfigError(
+            f"{spell('cost_variable')}: unknown attribute '{name}' (columns: {', '.join(data.columns)})"
+        )
     column = data.get_column(name)
     if not column.dtype.is_numeric():
-        raise InputError(f"--cost-variable: attribute '{name}' is not numeric")
+        raise InputError(f"{spell('cost_variable')}: attribute '{name}' is not numeric")
     values = column.cast(pl.Float64).fill_nan(None)
     if values.null_count() or bool((values < 0).any()):
-        raise InputError(f"--cost-variable: attribute '{name}' must be a number ≥ 0 in every record")
+        raise InputError(f"{spell('cost_variable')}: attribute '{name}' must be a number ≥ 0 in every record")
     return cell_sums(problem, values.to_numpy())
 
 

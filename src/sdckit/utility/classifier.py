@@ -42,7 +42,7 @@ from sdckit._extras import require
 from sdckit.context import Context, ProgressCallback
 from sdckit.errors import ConfigError, InputError, location
 from sdckit.measures import register_measure
-from sdckit.params import Finite, MethodParams, Whole, finite_or_none
+from sdckit.params import Finite, MethodParams, Whole, finite_or_none, spell
 from sdckit.table import Kind, Role, Table, value_strings
 from sdckit.utility.disaggregate import GeneralizedField, prepared
 from sdckit.utility.released import category_codes, choose_attributes, numeric_view, require_columns
@@ -267,7 +267,9 @@ def _run(original: Table, release: Table, params: ClassifierParams, context: Con
     if params.target is None:
         sensitive = original.schema.with_role(Role.SENSITIVE)
         if not sensitive:
-            raise ConfigError("the configuration has no sensitive attribute: name the target with --target")
+            raise ConfigError(
+                f"the configuration has no sensitive attribute: name the target with {spell('target')}"
+            )
         target = sensitive[0].name
     else:
         target = choose_attributes(original, params.target, option="target")[0]
@@ -276,7 +278,7 @@ def _run(original: Table, release: Table, params: ClassifierParams, context: Con
     )
     features = [name for name in features if name != target]
     if not features:
-        raise ConfigError(f"no features left to predict {target} from: name them with --features")
+        raise ConfigError(f"no features left to predict {target} from: name them with {spell('features')}")
     require_columns(release, [target, *features])
     drawn = prepared(original, release, [target, *features], params.generalized, params.seed)
     release = drawn.table

@@ -54,7 +54,7 @@ from sdckit._extras import require
 from sdckit.context import Context
 from sdckit.frequency import group_records
 from sdckit.measures import register_measure
-from sdckit.params import MethodParams, Whole, finite_or_none
+from sdckit.params import MethodParams, Whole, finite_or_none, spell
 from sdckit.table import Role, Table, value_strings
 from sdckit.utility.disaggregate import DrawSeedField, GeneralizedField, prepared
 from sdckit.utility.released import category_codes, choose_attributes, require_columns
@@ -308,8 +308,9 @@ def _run(original: Table, release: Table, params: PropensityParams, context: Con
     if features > params.max_features:
         raise ConfigError(
             f"the {params.model} model of {', '.join(names)} has {features:,} features, more than "
-            f"--max-features {params.max_features:,}: choose fewer attributes (--attributes), the main "
-            "model, or raise --max-features"
+            f"{spell('max_features')} {params.max_features:,}: choose fewer attributes "
+            f"({spell('attributes')}), "
+            f"the main model, or raise {spell('max_features')}"
         )
     result = propensity_utility(original.data, release.data, names, model=params.model)
     return replace(result, drawn_cells=drawn.cells)
