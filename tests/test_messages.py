@@ -136,3 +136,102 @@ def test_a_library_message_says_the_parameter_and_the_command_line_its_option():
         ru_score(0.1, 0.2, weight=1.5)
     with options_spelled(), pytest.raises(ConfigError, match="^--weight must be between 0 and 1, got 1.5$"):
         ru_score(0.1, 0.2, weight=1.5)
+
+
+#: Plain ValueError/RuntimeError/AssertionError raises that stay, by (file, function), each with why:
+#: none of them can be caused by a parameter, a file or data (those raise SdcError subclasses).
+PLAIN_ALLOWED = {
+    ("_extras.py", "require"): "a programming error: the callers name the extras and modules literally",
+    ("_kernels_counting.py", "extend"): "an invariant of the key extender (sized by its caller)",
+    ("anonymize/_quasi_sensitive_group.py", "inverse_weighted_cost"): "arrays built by the search itself",
+    ("anonymize/perturbation.py", "parse_bounds"): "a parser whose callers (the parameters' validator, "
+    "dp-noise's run) turn its ValueError into the ConfigError naming bounds",
+    ("models/base.py", "__post_init__"): "arrays sdckit's counting builds (frequency.py)",
+    ("models/base.py", "segments"): "arrays sdckit's counting builds",
+    ("models/base.py", "from_codes"): "codes sdckit's encoding builds",
+    ("models/base.py", "from_records"): "class keys sdckit's counting builds",
+    ("models/base.py", "subset"): "flags a method builds from the classes",
+    ("models/base.py", "of_parts"): "the scale path joins the parts of one model",
+    ("models/quasi_sensitive.py", "beliefs"): "groups and priors the method builds",
+    ("models/quasi_sensitive.py", "qs_check"): "groups the method builds",
+    ("query/dp.py", "gaussian"): "raised and caught in the same function (an uncalibrated-mechanism error)",
+    ("query/dp.py", "quantile"): "raised and caught in the same function (an uncalibrated-mechanism error)",
+    ("query/dp.py", "aggregate"): "an unreachable branch: the query language admits only known aggregates",
+    ("query/language.py", "_raise"): "pydantic's hook: turned into the query's validation error",
+    ("query/restriction.py", "_public"): "a safety invariant: the audit never reads confidential columns",
+    ("query/restriction.py", "audit_rows"): "a consistency check between two computations of one envelope",
+    ("query/server.py", "_no_constant"): "json.loads's hook: the body's parse error answers 400",
+    ("query/server.py", "_finite_float"): "json.loads's hook: the body's parse error answers 400",
+    ("registry.py", "add"): "a programming error: two modules register one name",
+    ("registry.py", "_discover"): "a programming error: two modules register one name",
+    ("registry.py", "discover"): "a programming error in a module's registration (names must be literal)",
+    ("scale/aggregate.py", "_map_partition"): "an invariant of the partition join",
+    ("scale/dataset.py", "with_first_records"): "an invariant of the partition listing",
+    ("scale/engine.py", "map_reduce"): "an invariant: a data set always has a partition",
+    ("setvalued.py", "__post_init__"): "arrays sdckit's reader builds (from_lists)",
+    ("setvalued.py", "without"): "flags a method builds from the stored items",
+    ("tables/_highs.py", "_run"): "the solver failed: not the user's input (internal error, exit 1)",
+    ("tables/argus.py", "write_argus"): "statuses a method builds, one per cell",
+    ("tables/build.py", "add"): "an invariant of the hierarchy walk",
+    ("tables/build.py", "cell_sums"): "record values the caller builds, and two builds of one table",
+    (
+        "tables/cellkey.py",
+        "_perturbation_table",
+    ): "an unreachable branch: kind is a Literal of the parameters",
+    ("tables/cta.py", "_verify"): "a check of the solver's answer (internal error, exit 1)",
+    ("tables/cta.py", "_run_cta"): "a check of the solver's answer",
+    ("tables/model.py", "__post_init__"): "the model's arrays, built by tables/build.py",
+    ("tables/model.py", "from_array"): "the model's arrays, built by tables/build.py",
+    ("tables/respondents.py", "with_contributions"): "two builds of one table must agree",
+    ("tables/rounding.py", "controlled_rounding"): "a check of the solver's answer",
+    ("tables/rounding.py", "_run_round"): "a check of the rounding's answer",
+    ("tables/suppression.py", "_run_suppress"): "a check of the solver's answer",
+}
+
+PLAIN = {"ValueError", "RuntimeError", "AssertionError"}
+_VALIDATORS = {"field_validator", "model_validator"}
+
+
+def _plain_raises(trees: dict[Path, ast.Module]) -> list[tuple[str, str, int, str]]:
+    """(file, function, line, exception) of every plain raise outside pydantic validators (where
+    pydantic needs a ValueError or AssertionError, which MethodParams.parse turns into one
+    ConfigError naming the parameter)."""
+    found = []
+
+    def visit(node: ast.AST, where: str, function: str, validator: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                decorated = any(_called(d) in _VALIDATORS for d in child.decorator_list)
+                visit(child, where, child.name, decorated)
+            elif isinstance(child, ast.Raise) and child.exc is not None:
+                name = _called(child.exc)
+                if name in PLAIN and not validator:
+                    found.append((where, function, child.lineno, name))
+            else:
+                visit(child, where, function, validator)
+
+    for path, tree in trees.items():
+        visit(tree, str(path.relative_to(SOURCE)), "<module>", False)
+    return found
+
+
+def test_every_error_a_user_can_cause_is_an_sdc_error(trees):
+    found = _plain_raises(trees)
+    offending = [
+        f"{where}:{line}: {name} in {function}"
+        for where, function, line, name in found
+        if (where, function) not in PLAIN_ALLOWED
+    ]
+    assert not offending, (
+        "plain raises (raise ConfigError/InputError for what a user can cause, or allow them here with "
+        "why):\n" + "\n".join(offending)
+    )
+    unused = set(PLAIN_ALLOWED) - {(where, function) for where, function, _, _ in found}
+    assert not unused, f"allowlist entries that no longer match a raise: {sorted(unused)}"
+
+
+def test_a_bad_argument_of_a_public_function_is_a_config_error_naming_it():
+    from sdckit.hierarchy import Hierarchy
+
+    with pytest.raises(ConfigError, match=r"^lines must give one line per row \(2\), got 1$"):
+        Hierarchy.from_rows("age", [["1", "*"], ["2", "*"]], lines=[1])

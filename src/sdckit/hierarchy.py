@@ -600,7 +600,7 @@ class Hierarchy:
         """
         line_numbers = list(range(1, len(rows) + 1)) if lines is None else list(lines)
         if len(line_numbers) != len(rows):
-            raise ValueError("lines must give one line per row")
+            raise ConfigError(f"lines must give one line per row ({len(rows)}), got {len(line_numbers)}")
         trimmed = []
         for row in rows:
             fields = [_text(value) for value in row]

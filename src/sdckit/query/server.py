@@ -38,6 +38,8 @@ import time
 from typing import Annotated, Any
 
 from sdckit._extras import missing_extra
+from sdckit.errors import ConfigError
+from sdckit.params import spell
 from sdckit.query.errors import QueryError, Refused, UnknownDataset
 
 try:  # an optional dependency: without it, one error naming the extra, not a traceback
@@ -203,7 +205,9 @@ def create_app(
     if max_concurrent_queries is None:
         max_concurrent_queries = 4 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2)
     if max_concurrent_queries < 1:
-        raise ValueError(f"max_concurrent_queries must be at least 1, got {max_concurrent_queries}")
+        raise ConfigError(
+            f"{spell('max_concurrent_queries')} must be at least 1, got {max_concurrent_queries}"
+        )
     turns = threading.BoundedSemaphore(max_concurrent_queries)
     app.state.service = service
     app.state.max_body_bytes = max_body_bytes
