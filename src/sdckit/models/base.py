@@ -16,7 +16,7 @@ import math
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -297,6 +297,39 @@ class ModelResult:
     @property
     def n_violating(self) -> int:
         return int(np.count_nonzero(~self.passes))
+
+    @property
+    def holds(self) -> bool:
+        """The verdict on the whole table: every class satisfies the model (true of no class at all)."""
+        return bool(self.passes.all())
+
+    def condensed(self) -> ModelResult:
+        """The same verdict (:attr:`holds`) and worst value (:meth:`worst`) on at most two classes: the
+        worst class and, when another class fails, the first failing one. What a part of a table
+        evaluated apart (a fragment of a run over partitions) sends back, instead of one entry per
+        class, to be joined with the other parts' by :meth:`of_parts`."""
+        if self.passes.size == 0:
+            return self
+        worst = int(np.argmin(self.achieved) if self.higher_is_better else np.argmax(self.achieved))
+        failing = np.flatnonzero(~self.passes)
+        kept = sorted({worst, int(failing[0])}) if failing.size else [worst]
+        return replace(self, passes=self.passes[kept], achieved=self.achieved[kept])
+
+    @classmethod
+    def of_parts(cls, parts: Sequence[ModelResult]) -> ModelResult:
+        """One model's verdict on a table whose classes are split among disjoint parts (no class spans
+        two parts), from the parts' results (whole or :meth:`condensed`): their classes side by side."""
+        if not parts:
+            raise ValueError("ModelResult.of_parts needs the result of at least one part")
+        models = {part.model for part in parts}
+        if len(models) > 1:
+            raise ValueError(f"ModelResult.of_parts joins the results of one model, got {sorted(models)}")
+        return cls(
+            model=parts[0].model,
+            passes=np.concatenate([part.passes for part in parts]),
+            achieved=np.concatenate([part.achieved for part in parts]),
+            higher_is_better=parts[0].higher_is_better,
+        )
 
 
 class PrivacyModel(ABC):

@@ -81,7 +81,7 @@ from sdckit.anonymize.mondrian import (
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode, encode_column, group_keys
 from sdckit.hierarchy import Hierarchy, missing_values_refused
-from sdckit.models import ClassStatistics, SensitiveCounts, evaluate_all
+from sdckit.models import ClassStatistics, ModelResult, SensitiveCounts, evaluate_all
 from sdckit.scale.base import RECORD, ScaledRun
 from sdckit.scale.dataset import Dataset, Partition, PartitionReader
 from sdckit.scale.engine import Engine, Progress
@@ -458,7 +458,7 @@ def _anonymize(group: _Group, shared: _Anonymize) -> dict[str, Any]:
     )
     released = release.table.data
     labels: dict[str, list[Any]] = {}
-    achieved: dict[str, tuple[float, bool]] = {}
+    achieved: dict[str, ModelResult] = {}
     if shared.output == "generalized":
         released = released.with_columns(pl.col(name).cast(pl.String) for name in shared.quasi_identifiers)
         labels = {name: released.get_column(name).unique().to_list() for name in shared.quasi_identifiers}
@@ -486,9 +486,11 @@ def _anonymize(group: _Group, shared: _Anonymize) -> dict[str, Any]:
     }
 
 
-def _achieved(released: pl.DataFrame, job: _Anonymize) -> dict[str, tuple[float, bool]]:
-    """The worst value of every model over the classes of the released values (as
-    :func:`sdckit.anonymize.base.achieved` re-checks them), t-closeness against the whole table."""
+def _achieved(released: pl.DataFrame, job: _Anonymize) -> dict[str, ModelResult]:
+    """Every model's verdict on the classes of the released values (as
+    :func:`sdckit.anonymize.base.achieved` re-checks them), t-closeness against the whole table,
+    condensed to its worst class and first failing one (:meth:`sdckit.models.ModelResult.condensed`):
+    a fragment sends back two classes per model, not one entry per class."""
     encoding = encode(released, list(job.quasi_identifiers))
     keys, n_classes = group_keys(encoding, list(job.quasi_identifiers))
     sizes = np.bincount(keys, minlength=n_classes).astype(np.float64)
@@ -502,7 +504,7 @@ def _achieved(released: pl.DataFrame, job: _Anonymize) -> dict[str, tuple[float,
         )
         counts[name] = replace(counts[name], overall=coded.overall)
     _, results = evaluate_all(list(job.models), ClassStatistics(sizes=sizes, sensitive=counts))
-    return {result.model: (result.worst(), result.higher_is_better) for result in results}
+    return {result.model: result.condensed() for result in results}
 
 
 def _gather_path(workdir: str, partition: int) -> Path:
@@ -563,6 +565,8 @@ def run_mondrian(
     ``metrics.ncp`` (GCP over the whole table's spans), ``achieved`` (generalized output only: the worst
     class of every fragment, t against the whole table)) and ``records``, ``fragments`` (anonymized
     independently, after merges), ``fragments_cut`` (made by the sample cuts) and ``sample``.
+    ``details["model_results"]`` holds each asked model's :class:`~sdckit.models.ModelResult` on the
+    release, joined from the fragments' (empty for centroids): whether the release holds it.
 
     Raises :class:`ConfigError` as the in-memory Mondrian does (no quasi-identifier, a missing
     quasi-identifier value, models the whole table fails) and for a bad ``fragments``, ``sample_rows``
@@ -740,6 +744,8 @@ def run_mondrian(
         "fragment_records": per_fragment,
         "groups": [(item.lo, item.hi) for item in items],
         "group_records": [outcome["records"] for outcome in outcomes],
+        # What scale.methods asks whether the release holds every model (none with centroids).
+        "model_results": model_results(models, outcomes) if job.output == "generalized" else [],
     }
     return ScaledRun(figures=figures, parts=tuple(Path(p) for p in parts), details=details)
 
@@ -910,14 +916,16 @@ def _figures(
         "metrics": {"ncp": float(penalty.sum() / (n * len(quasi_identifiers)))},
     }
     if output == "generalized":
-        achieved = {}
-        for model in models:
-            values = [outcome["achieved"][model.name] for outcome in outcomes]
-            higher = values[0][1]
-            worst = [value for value, _ in values]
-            achieved[model.name] = float(min(worst) if higher else max(worst))
-        figures["achieved"] = achieved
+        figures["achieved"] = {result.model: result.worst() for result in model_results(models, outcomes)}
     return figures
+
+
+def model_results(models: Sequence[Any], outcomes: list[dict[str, Any]]) -> list[ModelResult]:
+    """Each asked model's verdict on the release, joined from the fragments' (no class spans two
+    fragments), in the order of ``models``."""
+    return [
+        ModelResult.of_parts([outcome["achieved"][model.name] for outcome in outcomes]) for model in models
+    ]
 
 
 __all__ = [
