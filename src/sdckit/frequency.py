@@ -255,6 +255,86 @@ def combine_codes(
     return _kernels_counting.densify_hashed(combined)
 
 
+#: Scratch tables for extending the group keys of ``n`` records one attribute at a time
+#: (:meth:`~sdckit._kernels_counting.KeyExtender.extend`), kept by a caller that extends the keys of
+#: the same records many times (a walk over attribute sets), so that each extension costs O(records).
+KeyExtender = _kernels_counting.KeyExtender
+
+
+def dense_keys(values: np.ndarray, upper: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Dense keys (int32, numbered in order of first appearance) and the size of each group of the
+    records' combined keys ``values`` (non-negative int64, e.g. mixed-radix combinations of codes).
+
+    With ``upper`` (above every value) the groups are found through a direct table of that size, else
+    (0) through an open-addressing hash table: one compiled linear pass either way.
+    """
+    if upper:
+        return _kernels_counting.densify_direct(values, upper)
+    return _kernels_counting.densify_hashed(values)
+
+
+def first_of_groups(keys: np.ndarray, groups: int) -> np.ndarray:
+    """The first record of each group of dense ``keys`` (int64; -1 for a group with no record): the
+    representative whose values stand for its group's."""
+    return _kernels_counting.first_of_groups(keys, groups)
+
+
+def weighted_group_sizes(keys: np.ndarray, weights: np.ndarray, groups: int) -> np.ndarray:
+    """The sum of ``weights`` (sampling weights: the estimated population frequency) of each group of
+    dense ``keys``; records whose key is -1 (alone in their group, no longer tracked) are left out."""
+    return _kernels_counting.group_weight_sums(keys, weights, groups)
+
+
+def value_frequencies(codes: np.ndarray, column: int, weights: np.ndarray, n_values: int) -> np.ndarray:
+    """The frequency of each value ``0 .. n_values-1`` of column ``column`` of the code matrix
+    ``codes`` (rows weighted by ``weights``: counts of distinct combinations, or sampling weights),
+    summed in row order as ``np.bincount`` sums, read in place (a column of a C-order matrix is
+    strided)."""
+    return _kernels_counting.column_weight_sums(codes, column, weights, n_values)
+
+
+def class_value_counts(
+    classes: np.ndarray, values: np.ndarray, counts: np.ndarray, n_classes: int, n_values: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (class, value, count) triples of a sensitive attribute
+    (:class:`sdckit.models.SensitiveCounts`): ``counts`` summed per distinct (class, value) pair,
+    sorted by class then value, in O(triples + classes + values)."""
+    return _kernels_counting.aggregate_pairs(classes, values, counts, n_classes, n_values)
+
+
+def add_value_weights(total: np.ndarray, codes: np.ndarray, per_value: np.ndarray, factor: float) -> None:
+    """``total[r] += factor * per_value[codes[r]]`` in place: each record's weight of its value (a
+    missing value, code -1, adds nothing), as the combined risk sums a record's consequence."""
+    _kernels_counting.weighted_sum_of_codes(total, codes, per_value, factor)
+
+
+def add_contributions(
+    risk: np.ndarray,
+    best: np.ndarray,
+    top: np.ndarray,
+    index: np.int32,
+    factor: float,
+    total: np.ndarray,
+    known: np.ndarray,
+    keys: np.ndarray,
+    group_inverse: np.ndarray,
+    alone: np.ndarray,
+) -> None:
+    """Add, in place, one known set's contribution ``factor * (total[r] - known[r]) / frequency`` to
+    each record's ``risk``, the frequency being that of the record's group (``1 / group_inverse[key]``,
+    or ``1 / alone[r]`` for a record whose key is -1, alone in its group), and keep each record's
+    largest contribution in ``best`` and its known set ``index`` in ``top`` (the first wins ties):
+    the combined risk's sum over known sets (:func:`sdckit.risk.combined.combined_risk`)."""
+    _kernels_counting.accumulate(risk, best, top, index, factor, total, known, keys, group_inverse, alone)
+
+
+def warm_up_in_background() -> None:
+    """Load the compiled counting kernels from numba's cache in a daemon thread, once per process,
+    so that a command's first count does not wait for numba (see
+    :func:`sdckit._kernels_counting.warm_up`)."""
+    _kernels_counting.warm_up_in_background()
+
+
 def initial_keys(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Keys and sizes of the empty attribute set: one group holding every record."""
     return np.zeros(n, dtype=np.int32), np.array([n] if n else [], dtype=np.int64)

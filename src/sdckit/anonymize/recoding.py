@@ -45,12 +45,21 @@ import numpy as np
 import polars as pl
 from pydantic import Field, model_validator
 
-from sdckit import _kernels_counting, _kernels_lattice
+from sdckit import _kernels_lattice
 from sdckit.anonymize._recoding_transform import GENERALIZE, TOP_BOTTOM_CODING
 from sdckit.anonymize.base import Context, models_unmet, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
-from sdckit.frequency import combine_codes, encode, extend_keys, initial_keys
+from sdckit.frequency import (
+    class_value_counts,
+    combine_codes,
+    dense_keys,
+    encode,
+    extend_keys,
+    first_of_groups,
+    initial_keys,
+    value_frequencies,
+)
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy, missing_values_refused
 from sdckit.labels import SUPPRESSED
 from sdckit.models import (
@@ -314,7 +323,7 @@ class _Search:
         self._source_classes = np.full(_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)  # free: max
         self._sources: list[Any] = [None] * _SOURCES
         self.leaf_frequencies = tuple(
-            _kernels_counting.column_weight_sums(leaf_codes, j, self.combinations.counts, h.n_leaves)
+            value_frequencies(leaf_codes, j, self.combinations.counts, h.n_leaves)
             for j, h in enumerate(hierarchies)
         )
 
@@ -371,10 +380,8 @@ class _Search:
                 combined *= cards[j]
                 combined += self.generalized[j][level]
             upper = math.prod(cards)
-            if upper <= 4 * count + 1024:
-                classes, sizes = _kernels_counting.densify_direct(combined, upper)
-            else:
-                classes, sizes = _kernels_counting.densify_hashed(combined)
+            # A direct table when it is small next to the combinations, else a hash table.
+            classes, sizes = dense_keys(combined, upper if upper <= 4 * count + 1024 else 0)
             return classes, len(sizes)
         keys, sizes = initial_keys(count)
         for j, level in enumerate(levels):
@@ -391,7 +398,7 @@ class _Search:
             overall,
             categories,
         ) in self.combinations.sensitive.items():
-            pair_classes, pair_values, pair_counts = _kernels_counting.aggregate_pairs(
+            pair_classes, pair_values, pair_counts = class_value_counts(
                 classes[combination].astype(np.int64), values, counts, n_classes, n_values
             )
             sensitive[name] = SensitiveCounts(
@@ -439,18 +446,15 @@ class _Search:
             for j, level in enumerate(levels):
                 combined *= cards[j]
                 combined += self.generalized[j][level][first]
-            if direct:
-                class_of, _ = _kernels_counting.densify_direct(combined, upper)
-            else:
-                class_of, _ = _kernels_counting.densify_hashed(combined)
+            class_of, _ = dense_keys(combined, direct)
         n_classes = int(class_of.max()) + 1 if count else 0
         # The first combination of each class: that of its first class in the source.
-        new_first = first[_kernels_counting.first_of_groups(class_of, n_classes)]
+        new_first = first[first_of_groups(class_of, n_classes)]
         sizes = np.bincount(class_of, weights=source_sizes, minlength=n_classes)
         sensitive = {}
         for name, (pair_classes, pair_values, pair_counts) in source_sensitive.items():
             _, _, _, n_values, overall, categories = self.combinations.sensitive[name]
-            new_classes, new_values, new_counts = _kernels_counting.aggregate_pairs(
+            new_classes, new_values, new_counts = class_value_counts(
                 class_of[pair_classes].astype(np.int64), pair_values, pair_counts, n_classes, n_values
             )
             sensitive[name] = SensitiveCounts(
@@ -473,7 +477,7 @@ class _Search:
         if 10 * n_classes > 9 * len(self.combinations.counts) or n_classes >= self._source_classes[slot]:
             return
         if node.first is None:
-            node.first = _kernels_counting.first_of_groups(node.classes, n_classes)
+            node.first = first_of_groups(node.classes, n_classes)
         sensitive = {
             name: (counts.classes, counts.values, counts.counts)
             for name, counts in statistics.sensitive.items()

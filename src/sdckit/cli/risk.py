@@ -17,7 +17,7 @@ app = typer.Typer(
 @app.callback()
 def _warm_up() -> None:
     # The measures count with compiled kernels: load them while the data is read.
-    from sdckit._kernels_counting import warm_up_in_background
+    from sdckit.frequency import warm_up_in_background
 
     warm_up_in_background()
 

@@ -45,20 +45,25 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
-from sdckit import _kernels_counting
 from sdckit.context import Context, ExtraOutput
 from sdckit.coverage import AttributeCover, attribute_covers
 from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import (
     Encoding,
+    KeyExtender,
+    add_contributions,
+    add_value_weights,
     check_missing,
     check_weights,
     combine_codes,
     coverage_group_sizes,
+    dense_keys,
     encode,
     extend_keys,
+    first_of_groups,
     grouped_quantiles,
     initial_keys,
+    weighted_group_sizes,
     wildcard_group_sizes,
 )
 from sdckit.hierarchy import Hierarchy
@@ -358,14 +363,14 @@ def combined_risk(
             continue
         j = encoding.index(name)
         per_value[name] = schema[name].weights_of_categories(encoding.categories[j])
-        _kernels_counting.weighted_sum_of_codes(
+        add_value_weights(
             total_consequence, encoding.codes[j], per_value[name], float(schema[name].sensitivity)
         )
 
     # D(r), its top known set and contribution depend only on r's values of the candidate
     # attributes and on C(r): work on the distinct (candidate values, C) patterns, with their
     # number of records (or sum of weights), and give each record its pattern's figures at the end.
-    consequence_codes, consequence_counts = _kernels_counting.densify_hashed(total_consequence.view(np.int64))
+    consequence_codes, consequence_counts = dense_keys(total_consequence.view(np.int64))
     columns = [encoding.codes[j] for j in range(d)] + [consequence_codes]
     cardinalities = list(encoding.cardinalities[:d]) + [len(consequence_counts)]
     if covers is not None:
@@ -397,7 +402,7 @@ def combined_risk(
     for j, name in enumerate(candidates):
         if name in per_value:
             weights_of_pattern = np.zeros(n_patterns, dtype=np.float64)
-            _kernels_counting.weighted_sum_of_codes(
+            add_value_weights(
                 weights_of_pattern, patterns.codes[j], per_value[name], float(schema[name].sensitivity)
             )
             consequence[name] = weights_of_pattern
@@ -512,7 +517,7 @@ def _plain_known_sets(
     skip_singletons = not wildcard
     # Inverse count of a pattern alone in its group (it is then a single record): 1 or 1/weight.
     alone = _inverse(pattern_weights)
-    extender = _kernels_counting.KeyExtender(n_patterns)
+    extender = KeyExtender(n_patterns)
     stack: list[_Node] = []
     for index, known_set in enumerate(known_sets):
         untracked = 0
@@ -546,13 +551,13 @@ def _plain_known_sets(
             counts = wildcard_group_sizes(patterns, known_set, keys, len(sizes), pattern_weights)
             group_inverse = _inverse(counts)
         elif weights is not None:
-            group_inverse = _inverse(_kernels_counting.group_weight_sums(keys, pattern_weights, len(sizes)))
+            group_inverse = _inverse(weighted_group_sizes(keys, pattern_weights, len(sizes)))
         else:
             group_inverse = 1.0 / sizes
         pk_of_set[index] = pk
         combinations[index] = len(sizes) + untracked
         # contribution = PK * alpha * C_UKS / count, summed into D(r); the largest one is kept.
-        _kernels_counting.accumulate(
+        add_contributions(
             risk,
             best,
             top,
@@ -659,12 +664,12 @@ def _coverage_known_sets(
     keys, sizes = initial_keys(len(released_sizes))
     for cover in covers:
         keys, sizes = extend_keys(keys, sizes, cover.released_labels, len(cover.labels))
-    first = _kernels_counting.first_of_groups(keys.astype(np.int64), len(sizes))
+    first = first_of_groups(keys.astype(np.int64), len(sizes))
     released_labels = [np.ascontiguousarray(cover.released_labels[first]) for cover in covers]
     released_sizes = np.bincount(keys, weights=released_sizes, minlength=len(sizes))
     n_released = len(sizes)
-    target_extender = _kernels_counting.KeyExtender(n_patterns)
-    released_extender = _kernels_counting.KeyExtender(n_released)
+    target_extender = KeyExtender(n_patterns)
+    released_extender = KeyExtender(n_released)
     alone = np.zeros(n_patterns, dtype=np.float64)  # unused: no pattern is left untracked
     stack: list[tuple[tuple[int, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for index, known_set in enumerate(known_sets):
@@ -700,7 +705,7 @@ def _coverage_known_sets(
         )
         pk_of_set[index] = pk
         combinations[index] = distinct
-        _kernels_counting.accumulate(
+        add_contributions(
             risk,
             best,
             top,

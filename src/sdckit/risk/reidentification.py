@@ -90,13 +90,14 @@ import numpy as np
 import polars as pl
 from pydantic import Field, model_validator
 
-from sdckit import _kernels_counting
 from sdckit.errors import ConfigError, InputError, SdcWarning
 from sdckit.frequency import (
     check_weights,
     coverage_group_sizes,
+    dense_keys,
     encode,
     extend_keys,
+    first_of_groups,
     group_records,
     group_sizes,
     grouped_quantiles,
@@ -967,8 +968,8 @@ def _covered_frequencies(
         )
     # A record's pattern: its released key values and its original ones.
     combined = r_keys.astype(np.int64) * len(t_sizes) + t_keys
-    pattern_of, counts = _kernels_counting.densify_hashed(combined)
-    first = _kernels_counting.first_of_groups(pattern_of.astype(np.int64), len(counts))
+    pattern_of, counts = dense_keys(combined)
+    first = first_of_groups(pattern_of.astype(np.int64), len(counts))
     f_pattern = per_target[t_keys[first], 0]
     F_pattern = per_target[t_keys[first], 1]  # noqa: N806
     return pattern_of, f_pattern, F_pattern, counts.astype(np.float64)
