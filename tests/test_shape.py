@@ -5,6 +5,7 @@ below with the reason they are still long (issue 33: split along the seams that 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import sdckit.cli
@@ -139,3 +140,177 @@ def test_long_compiled_kernels_say_why():
         assert "one function" in docstring.lower() or "splitting" in docstring.lower(), (
             f"{name}: its docstring should say why it stays one long compiled function"
         )
+
+
+# The seams (issue 33 item 6; DESIGN.md: "keep every count in frequency.py and every per-group check
+# in models/, so that the seam stays in two places").
+
+#: The compiled counting kernels, and the modules that may import them: the counting seam and the
+#: other kernel modules (the lattice walk builds on its grouping kernels).
+COUNTING_KERNELS = "sdckit._kernels_counting"
+COUNTING_SEAM = "sdckit/frequency.py"
+
+
+def _is_kernel_module(name: str) -> bool:
+    return name.startswith("sdckit/_kernels_") and name.count("/") == 1
+
+
+def _package_of(name: str) -> str:
+    """The package a module path (relative to ``src/``) belongs to, dotted, for relative imports."""
+    parts = name.removesuffix(".py").split("/")
+    return ".".join(parts if parts[-1] == "__init__" else parts[:-1]).removesuffix(".__init__")
+
+
+def imports_of_counting_kernels(source: str, name: str) -> list[str]:
+    """The lines of ``source`` (module ``name``, relative to ``src/``) that import the counting
+    kernels: ``import sdckit._kernels_counting``, ``from sdckit import _kernels_counting``, ``from
+    sdckit._kernels_counting import ...``, their relative spellings, and ``importlib.import_module``
+    or ``__import__`` of the dotted name."""
+    package = _package_of(name).split(".")
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                base = ".".join([*anchor, *([base] if base else [])])
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            function = node.func
+            called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+            if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                targets = [node.args[0].value]
+        if any(t == COUNTING_KERNELS or t.startswith(COUNTING_KERNELS + ".") for t in targets):
+            found.append(f"{name}:{node.lineno}")
+    return found
+
+
+def test_only_the_counting_seam_imports_the_counting_kernels():
+    """Every count goes through :mod:`sdckit.frequency`: no other module of ``src/`` (but the kernel
+    modules) imports :mod:`sdckit._kernels_counting`."""
+    offending = []
+    for path in _modules():
+        name = _name(path)
+        if name == COUNTING_SEAM or _is_kernel_module(name):
+            continue
+        offending += imports_of_counting_kernels(path.read_text(), name)
+    assert not offending, (
+        f"these modules import {COUNTING_KERNELS}: count through a function of sdckit.frequency instead: "
+        f"{offending}"
+    )
+
+
+def test_the_import_contract_sees_every_spelling():
+    """The contract is not vacuous: each way of importing the kernels is caught, and frequency.py,
+    which counts through them, is seen doing so."""
+    spellings = [
+        "from sdckit import _kernels_counting",
+        "import sdckit._kernels_counting as kernels",
+        "from sdckit._kernels_counting import densify_hashed",
+        "from .. import _kernels_counting",
+        "from .._kernels_counting import KeyExtender",
+        "import importlib\nimportlib.import_module('sdckit._kernels_counting')",
+    ]
+    for spelling in spellings:
+        assert imports_of_counting_kernels(spelling, "sdckit/risk/combined.py"), spelling
+    assert imports_of_counting_kernels("from . import _kernels_counting", "sdckit/coverage.py")
+    for harmless in ("from sdckit import _kernels_lattice", "from sdckit.frequency import dense_keys"):
+        assert not imports_of_counting_kernels(harmless, "sdckit/risk/combined.py"), harmless
+    seam = (SOURCE / COUNTING_SEAM).read_text()
+    assert imports_of_counting_kernels(seam, COUNTING_SEAM)
+
+
+#: The methods of ``str`` that match part of a text.
+_SUBSTRING_METHODS = {
+    *("startswith", "endswith", "find", "rfind", "index", "rindex", "count", "__contains__"),
+    *("partition", "rpartition", "split", "rsplit", "removeprefix", "removesuffix"),
+}
+#: The functions of ``re`` that match a pattern in a text.
+_PATTERN_FUNCTIONS = {"search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split"}
+
+
+def model_name_words() -> set[str]:
+    """The words privacy model names are made of (``anonymity``, ``diversity``, ``closeness``, ...),
+    read from the literal parts of the names the models of ``sdckit/models/`` give themselves
+    (``self.name = f"{self.k}-anonymity"``), so that a new model's words are covered."""
+    words: set[str] = set()
+    for path in sorted((SOURCE / "sdckit" / "models").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.JoinedStr | ast.Constant):
+                continue
+            if not any(isinstance(t, ast.Attribute) and t.attr == "name" for t in node.targets):
+                continue
+            parts = node.value.values if isinstance(node.value, ast.JoinedStr) else [node.value]
+            for part in parts:
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    words |= {word.lower() for word in re.findall(r"[A-Za-z]{2,}", part.value)}
+    return words
+
+
+def substring_matches_of_model_names(source: str, name: str, words: set[str]) -> list[str]:
+    """The places in ``source`` (module ``name``) that decide something by finding part of a privacy
+    model's name in a text: a text holding a model-name word tested with ``in`` / ``not in``, given to
+    a ``str`` method that matches part of a text, or as the pattern of an ``re`` function."""
+
+    def naming(node: ast.AST) -> bool:
+        return (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and any(re.search(rf"(?<![a-z]){word}(?![a-z])", node.value.lower()) for word in words)
+        )
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            for op, left, right in zip(node.ops, operands[:-1], operands[1:], strict=True):
+                if isinstance(op, ast.In | ast.NotIn) and (naming(left) or naming(right)):
+                    found.append(f"{name}:{node.lineno}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            function, arguments = node.func, [*node.args, *(k.value for k in node.keywords)]
+            is_re = isinstance(function.value, ast.Name) and function.value.id == "re"
+            methods = _PATTERN_FUNCTIONS if is_re else _SUBSTRING_METHODS
+            if function.attr in methods and any(
+                naming(argument) or isinstance(argument, ast.Tuple) and any(map(naming, argument.elts))
+                for argument in arguments
+            ):
+                found.append(f"{name}:{node.lineno}")
+    return found
+
+
+def test_scale_asks_the_models_for_their_verdict():
+    """A run over partitions decides whether a release holds a privacy model by asking the model's
+    result (:attr:`sdckit.models.ModelResult.holds`), never by matching parts of the model's name."""
+    words = model_name_words()
+    offending = []
+    for path in sorted((SOURCE / "sdckit" / "scale").rglob("*.py")):
+        offending += substring_matches_of_model_names(path.read_text(), _name(path), words)
+    assert not offending, f"decided from a privacy model's name: ask its ModelResult instead: {offending}"
+
+
+def test_the_model_name_contract_sees_what_it_forbids():
+    words = model_name_words()
+    assert {"anonymity", "diversity", "closeness", "distinct", "entropy", "recursive"} <= words
+    forbidden = [
+        'if "anonymity" in name: pass',
+        'ok = "closeness" not in result.model',
+        'ok = name.endswith("-diversity")',
+        'ok = name.startswith(("distinct", "entropy"))',
+        'ok = re.search(r"(\\d+)-anonymity", name)',
+        'ok = name.find(sep="closeness")',
+        'ok = "QS" in name',
+    ]
+    for snippet in forbidden:
+        assert substring_matches_of_model_names(snippet, "scale/x.py", words), snippet
+    allowed = [
+        'if "engine" in options: pass',
+        "ok = result.holds",
+        'text = "some released class fails k-anonymity"',
+        "ok = name == other",
+        'ok = "faqs" in name',
+    ]
+    for snippet in allowed:
+        assert not substring_matches_of_model_names(snippet, "scale/x.py", words), snippet
