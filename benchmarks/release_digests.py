@@ -36,7 +36,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 #: Summary keys whose values vary between two runs of the same release.
 VARYING = re.compile(
-    r"(seconds|elapsed|time|timing|duration|started|finished|created|version|path|file|cwd|date)", re.IGNORECASE
+    r"(seconds|elapsed|time|timing|duration|started|finished|created|version|path|file|cwd|date)",
+    re.IGNORECASE,
 )
 
 
