@@ -80,7 +80,7 @@ Springer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
@@ -91,6 +91,7 @@ from pydantic import BeforeValidator, Field
 from sdckit.anonymize import _suppression_kernels as kernels
 from sdckit.anonymize.base import Context, achieved_report, cells_report, register_method
 from sdckit.anonymize.release import Release
+from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.frequency import (
     Encoding,
@@ -105,8 +106,6 @@ from sdckit.frequency import (
 from sdckit.params import MethodParams, Whole
 from sdckit.scale import methods as scaled
 from sdckit.table import Role, Table
-
-ProgressCallback = Callable[[int, int], None]
 
 # Violating patterns handed to one compiled call between two progress reports.
 _CHUNK = 512

@@ -18,7 +18,7 @@ depth of the tree is not bounded by Python's recursion limit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -29,6 +29,7 @@ from pydantic import Field
 from sdckit.anonymize._mondrian_transform import MONDRIAN
 from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.release import Release
+from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
 from sdckit.hierarchy import MISSING_LABEL, TOP_LABEL, Hierarchy, missing_values_refused
@@ -37,8 +38,6 @@ from sdckit.models import ClassStatistics, KAnonymity, PrivacyModel, SensitiveCo
 from sdckit.params import PrivacyModelParams
 from sdckit.scale import methods as scaled
 from sdckit.table import Kind, Role, Schema, Table, value_strings
-
-ProgressCallback = Callable[[int, int], None]
 
 MODES = ("strict", "relaxed")
 OUTPUTS = ("generalized", "centroid")

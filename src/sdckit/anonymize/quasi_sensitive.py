@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -72,6 +72,7 @@ from sdckit.anonymize._quasi_sensitive_group import (
 from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.mondrian import mondrian
 from sdckit.anonymize.release import Release
+from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.models import KAnonymity
@@ -88,7 +89,6 @@ __all__ = [
     "suppress_group",
 ]
 
-ProgressCallback = Callable[[int, int], None]
 
 # ---------------------------------------------------------------------------------------------------
 # The two phases over a table

@@ -49,6 +49,7 @@ from sdckit import _kernels_lattice
 from sdckit.anonymize._recoding_transform import GENERALIZE, TOP_BOTTOM_CODING
 from sdckit.anonymize.base import Context, models_unmet, register_method
 from sdckit.anonymize.release import Release
+from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.frequency import (
     class_value_counts,
@@ -76,8 +77,6 @@ from sdckit.scale import methods as scaled
 from sdckit.table import Role, Schema, Table, undescribed_text_hint
 from sdckit.utility.base import GeneralizationView
 from sdckit.utility.metrics import METRICS, compute_all, loss_per_attribute
-
-ProgressCallback = Callable[[int, int], None]
 
 _SOURCES = 32  # evaluated nodes kept for roll-up
 

@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -61,12 +61,11 @@ import polars as pl
 from pydantic import BeforeValidator, ConfigDict, Field
 
 from sdckit.anonymize.base import Context, register_method
+from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError, SdcWarning
 from sdckit.frequency import encode, group_keys
 from sdckit.params import Finite, MethodParams, Whole
 from sdckit.table import Kind, Role, Table
-
-ProgressCallback = Callable[[int, int], None]
 
 METHODS = ("slicing", "overlapping-slicing")
 PARTITIONS = ("mondrian", "random-halving")

@@ -25,14 +25,12 @@ from pydantic import Field, model_validator
 from sdckit.anonymize.base import Context, ExtraOutput, achieved_report, cells_report, register_method
 from sdckit.anonymize.local_suppression import Missing
 from sdckit.anonymize.release import Release
+from sdckit.context import StageCallback
 from sdckit.errors import ConfigError
 from sdckit.params import Finite, MethodParams, Whole, spell
 from sdckit.risk.combined import RecordRisk, combined_risk
 from sdckit.scale import methods as scaled
 from sdckit.table import Role, Schema, Table
-
-#: Called as ``progress(message)`` at each stage of a long run.
-StageCallback = Callable[[str], None]
 
 
 def _check_parameters(delta: Any, max_rounds: Any, cell_budget: Any) -> float:

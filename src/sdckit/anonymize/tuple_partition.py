@@ -24,12 +24,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sdckit.context import ProgressCallback as Progress
 from sdckit.errors import ConfigError
 from sdckit.models.sliced import SlicedDiversity
 
 __all__ = ["mondrian_tuple_partition", "random_halving_partition"]
-
-Progress = Callable[[int, int], None]
 
 
 def _check_min_bucket_size(min_bucket_size) -> int:

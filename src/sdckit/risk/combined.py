@@ -36,7 +36,7 @@ the IISE Annual Conference.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -45,7 +45,7 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
-from sdckit.context import Context, ExtraOutput
+from sdckit.context import Context, ExtraOutput, ProgressCallback
 from sdckit.coverage import AttributeCover, attribute_covers
 from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import (
@@ -70,8 +70,6 @@ from sdckit.hierarchy import Hierarchy
 from sdckit.measures import register_measure
 from sdckit.params import Finite, MethodParams, Whole
 from sdckit.table import Role, Table
-
-ProgressCallback = Callable[[int, int], None]
 
 QUANTILES = (0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
 

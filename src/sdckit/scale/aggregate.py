@@ -28,11 +28,12 @@ import polars as pl
 
 from sdckit._files import _size_text as describe_bytes
 from sdckit._files import available_memory
+from sdckit.context import ProgressCallback
 from sdckit.errors import InputError
 from sdckit.frequency import merge_pattern_counts
 from sdckit.io.read import _warn_unused_value_weights
 from sdckit.scale.dataset import Dataset, Partition, PartitionReader
-from sdckit.scale.engine import Engine, Progress
+from sdckit.scale.engine import Engine
 from sdckit.table import Schema, Table
 
 COUNT = "__records"
@@ -156,7 +157,7 @@ def aggregate(
     config: Any,
     keys: list[str],
     engine: Engine,
-    progress: Progress = None,
+    progress: ProgressCallback | None = None,
     release: bool = False,
 ) -> Aggregate:
     """Pass 1: the distinct patterns of ``keys`` (see the module documentation); ``release``: the data
@@ -224,7 +225,7 @@ def map_back(
     output: Callable[[pl.DataFrame, Partition], pl.DataFrame],
     folder: Path,
     engine: Engine,
-    progress: Progress = None,
+    progress: ProgressCallback | None = None,
     columns: list[str] | None = None,
 ) -> tuple[Path, ...]:
     """Pass 2: one Parquet part per partition in ``folder``, made by ``output`` from the partition's

@@ -20,12 +20,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError, InputError
 
 ENGINES = ("local", "dask")
 SCHEDULER_VARIABLE = "SDCKIT_SCHEDULER"
-
-Progress = Callable[[int, int], None] | None
 
 
 def tree_split(lo: int, hi: int) -> int:
@@ -44,7 +43,7 @@ class Engine(ABC):
         function: Callable[..., Any],
         items: Sequence[Any],
         shared: Any = None,
-        progress: Progress = None,
+        progress: ProgressCallback | None = None,
     ) -> list[Any]:
         """``[function(item, shared) for item in items]``, in order."""
 
@@ -55,7 +54,7 @@ class Engine(ABC):
         combine: Callable[[Any, Any], Any],
         items: Sequence[Any],
         shared: Any = None,
-        progress: Progress = None,
+        progress: ProgressCallback | None = None,
     ) -> Any:
         """``function(item, shared)`` for every item, combined pairwise along the tree of
         :func:`tree_split`."""
@@ -142,7 +141,7 @@ class DaskEngine(Engine):
         # computes it again (scattered data would be gone, and the run with it).
         return None if shared is None else self.client.submit(_identity, shared, pure=False)
 
-    def _progress(self, futures: list[Any], progress: Progress) -> None:
+    def _progress(self, futures: list[Any], progress: ProgressCallback | None) -> None:
         from distributed import as_completed
 
         if progress is None:

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.params import spell
 from sdckit.scale.aggregate import Aggregate, aggregate, map_back
 from sdckit.scale.base import ScaledRun
 from sdckit.scale.dataset import Dataset, Partition
-from sdckit.scale.engine import Engine, Progress
+from sdckit.scale.engine import Engine
 from sdckit.table import Role
 
 if TYPE_CHECKING:  # the models are imported where a method runs, not with the registry
@@ -71,7 +72,12 @@ def _scores(joined: pl.DataFrame, partition: Partition) -> pl.DataFrame:
 
 
 def combined(
-    dataset: Dataset, config: Any, params: Any, engine: Engine, folder: Path | None, progress: Progress = None
+    dataset: Dataset,
+    config: Any,
+    params: Any,
+    engine: Engine,
+    folder: Path | None,
+    progress: ProgressCallback | None = None,
 ) -> ScaledRun:
     from sdckit.risk.combined import chosen_parameters, combined_risk
 
@@ -107,7 +113,12 @@ def combined(
 
 
 def reidentification(
-    dataset: Dataset, config: Any, params: Any, engine: Engine, folder: Path | None, progress: Progress = None
+    dataset: Dataset,
+    config: Any,
+    params: Any,
+    engine: Engine,
+    folder: Path | None,
+    progress: ProgressCallback | None = None,
 ) -> ScaledRun:
     """fk, Fk, individual and global risk, attacker models and l-diversity of the key patterns."""
     from sdckit.risk.reidentification import reidentification_risk
@@ -167,7 +178,7 @@ def check(
     missing: str,
     engine: Engine,
     folder: Path | None = None,
-    progress: Progress = None,
+    progress: ProgressCallback | None = None,
 ) -> ScaledRun:
     """``sdckit check`` of a release: the classes of its quasi-identifiers and sensitive values."""
     from sdckit.models.check import verdict
@@ -238,7 +249,12 @@ def _quasi_identifiers(config: Any, dataset: Dataset) -> list[str]:
 
 
 def generalize(
-    dataset: Dataset, config: Any, params: Any, engine: Engine, folder: Path | None, progress: Progress = None
+    dataset: Dataset,
+    config: Any,
+    params: Any,
+    engine: Engine,
+    folder: Path | None,
+    progress: ProgressCallback | None = None,
 ) -> ScaledRun:
     from sdckit.anonymize.recoding import full_domain_generalization
 
@@ -259,7 +275,12 @@ def generalize(
 
 
 def local_suppression(
-    dataset: Dataset, config: Any, params: Any, engine: Engine, folder: Path | None, progress: Progress = None
+    dataset: Dataset,
+    config: Any,
+    params: Any,
+    engine: Engine,
+    folder: Path | None,
+    progress: ProgressCallback | None = None,
 ) -> ScaledRun:
     from sdckit.anonymize.local_suppression import local_suppression as suppress
 
@@ -282,7 +303,12 @@ def local_suppression(
 
 
 def targeted_suppression(
-    dataset: Dataset, config: Any, params: Any, engine: Engine, folder: Path | None, progress: Progress = None
+    dataset: Dataset,
+    config: Any,
+    params: Any,
+    engine: Engine,
+    folder: Path | None,
+    progress: ProgressCallback | None = None,
 ) -> ScaledRun:
     """Risk-targeted suppression on the patterns of the measured attributes: the records of a pattern
     have the same risk and dominant known set, so they lose the same values."""
@@ -316,7 +342,12 @@ def targeted_suppression(
 
 
 def mondrian(
-    dataset: Dataset, config: Any, params: Any, engine: Engine, folder: Path | None, progress: Progress = None
+    dataset: Dataset,
+    config: Any,
+    params: Any,
+    engine: Engine,
+    folder: Path | None,
+    progress: ProgressCallback | None = None,
 ) -> ScaledRun:
     """Mondrian by fragments (:func:`sdckit.scale.mondrian.run_mondrian`); its figures are computed
     from the fragments' releases, and ``details["violation"]`` says which asked model fails, if any."""

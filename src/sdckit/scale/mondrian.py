@@ -78,13 +78,14 @@ from sdckit.anonymize.mondrian import (
     _is_number_text,
     mondrian,
 )
+from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode, encode_column, group_keys
 from sdckit.hierarchy import Hierarchy, missing_values_refused
 from sdckit.models import ClassStatistics, ModelResult, SensitiveCounts, evaluate_all
 from sdckit.scale.base import RECORD, ScaledRun
 from sdckit.scale.dataset import Dataset, Partition, PartitionReader
-from sdckit.scale.engine import Engine, Progress
+from sdckit.scale.engine import Engine
 from sdckit.table import Kind, Role, Schema, Table
 
 DEFAULT_SAMPLE_ROWS = 100_000
@@ -551,7 +552,7 @@ def run_mondrian(
     fragments: int | None = None,
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     seed: int = 0,
-    progress: Progress = None,
+    progress: ProgressCallback | None = None,
 ) -> ScaledRun:
     """Mondrian over the partitions of ``dataset`` (see the module documentation for the passes and the
     guarantee), writing the release as Parquet parts (one per input partition, in record order) under
