@@ -66,6 +66,14 @@ def options_spelled() -> Iterator[None]:
         _ON_THE_COMMAND_LINE.reset(token)
 
 
+def names_list(value: Any) -> Any:
+    """``"a, b,c"`` -> ``["a", "b", "c"]``: the command line's comma-separated lists of attribute
+    names, read by the parameters objects before they validate (any other value passes as it is)."""
+    if isinstance(value, str):
+        return [name.strip() for name in value.split(",") if name.strip()]
+    return value
+
+
 def unwrap_annotation(annotation: Any) -> tuple[Any, list[Any]]:
     """The base type of a field's annotation (Optional and Annotated removed) and its Literal choices,
     as the command line and the workbench's forms read a parameters object."""

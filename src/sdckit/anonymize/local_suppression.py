@@ -103,7 +103,7 @@ from sdckit.frequency import (
     pattern_codes,
     wildcard_pattern_sizes,
 )
-from sdckit.params import MethodParams, Whole
+from sdckit.params import MethodParams, Whole, names_list
 from sdckit.scale import methods as scaled
 from sdckit.table import Role, Table
 
@@ -549,20 +549,13 @@ def _suppressed_release(
 Missing = Literal["wildcard", "category"]
 
 
-def _names(value: Any) -> Any:
-    """``"a, b,c"`` -> ``["a", "b", "c"]`` (the command line's comma-separated lists)."""
-    if isinstance(value, str):
-        return [name.strip() for name in value.split(",") if name.strip()]
-    return value
-
-
 class LocalSuppressionParams(MethodParams):
     """Parameters of local suppression (``sdckit anonymize local-suppression``)."""
 
     k: Annotated[Whole, Field(ge=1, description="Every record must match at least k records.")]
     importance: Annotated[
         list[str] | None,
-        BeforeValidator(_names),
+        BeforeValidator(names_list),
         Field(description="Quasi-identifiers, most important (suppressed last) first, comma-separated."),
     ] = None
     missing: Annotated[

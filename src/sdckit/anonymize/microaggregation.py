@@ -66,7 +66,7 @@ from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
-from sdckit.params import Finite, MethodParams, Whole, spell
+from sdckit.params import Finite, MethodParams, Whole, names_list, spell
 from sdckit.table import Kind, Role, Schema, Table, undescribed_text_hint
 
 __all__ = [
@@ -560,20 +560,13 @@ def categorical_microaggregation(table: Table, k: int = 3, attributes: list[str]
 # Registered methods ---------------------------------------------------------------------------
 
 
-def _names(value: Any) -> Any:
-    """``"income,expend"`` -> ``["income", "expend"]`` (the command line's form)."""
-    if isinstance(value, str):
-        return [name.strip() for name in value.split(",") if name.strip()]
-    return value
-
-
 class MicroaggregationParams(MethodParams):
     """Parameters shared by the microaggregation methods."""
 
     k: Annotated[Whole, Field(ge=2, description="Smallest group size (k of k-anonymity).")] = 3
     attributes: Annotated[
         list[str] | None,
-        BeforeValidator(_names),
+        BeforeValidator(names_list),
         Field(
             description='Attributes to microaggregate, e.g. "income,expend" (default: the quasi-identifiers).'
         ),

@@ -60,17 +60,10 @@ from sdckit._extras import require
 from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError, InputError
-from sdckit.params import Finite, MethodParams, Whole, finite_or_none, spell
+from sdckit.params import Finite, MethodParams, Whole, finite_or_none, names_list, spell
 from sdckit.table import Kind, Role, Schema, Table, undescribed_text_hint
 
 # Shared pieces ------------------------------------------------------------------------------------
-
-
-def names_list(value: Any) -> Any:
-    """``"a, b,c"`` -> ``["a", "b", "c"]`` (the command line's comma-separated lists)."""
-    if isinstance(value, str):
-        return [name.strip() for name in value.split(",") if name.strip()]
-    return value
 
 
 Names = Annotated[list[str] | None, BeforeValidator(names_list)]

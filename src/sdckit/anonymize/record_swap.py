@@ -57,7 +57,7 @@ from sdckit.anonymize.release import Release
 from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError, location
 from sdckit.frequency import encode, extend_keys, initial_keys
-from sdckit.params import Finite, MethodParams, Whole, spell
+from sdckit.params import Finite, MethodParams, Whole, names_list, spell
 from sdckit.table import Role, Schema, Table, value_strings
 
 
@@ -523,13 +523,6 @@ def _check_names(
 # Registered method ------------------------------------------------------------------------------
 
 
-def _names(value: Any) -> Any:
-    """``"a, b,c"`` -> ``["a", "b", "c"]`` (the command line's comma-separated lists)."""
-    if isinstance(value, str):
-        return [name.strip() for name in value.split(",") if name.strip()]
-    return value
-
-
 def _profiles(value: Any) -> Any:
     """``"hsize,tenure;hsize"`` -> ``[["hsize", "tenure"], ["hsize"]]``."""
     if isinstance(value, str):
@@ -543,7 +536,7 @@ class RecordSwapParams(MethodParams):
 
     hierarchy: Annotated[
         list[str],
-        BeforeValidator(_names),
+        BeforeValidator(names_list),
         Field(min_length=1, description="Geography attributes, coarsest first, comma-separated."),
     ]
     similarity: Annotated[
@@ -553,7 +546,7 @@ class RecordSwapParams(MethodParams):
     ] = None
     risk_variables: Annotated[
         list[str] | None,
-        BeforeValidator(_names),
+        BeforeValidator(names_list),
         Field(description="Counted with geography for the risk (default: the other quasi-identifiers)."),
     ] = None
     swap_rate: Annotated[Finite, Field(ge=0, le=1, description="Share of households to swap.")] = 0.05
@@ -562,7 +555,7 @@ class RecordSwapParams(MethodParams):
     ] = 3
     carry_along: Annotated[
         list[str] | None,
-        BeforeValidator(_names),
+        BeforeValidator(names_list),
         Field(description="Further attributes swapped with the geography, comma-separated."),
     ] = None
     seed: Annotated[Whole, Field(ge=0, description="Seed of the random draws.")] = 0

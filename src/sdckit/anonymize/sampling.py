@@ -40,7 +40,7 @@ from sdckit.anonymize.release import Release
 from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import encode, extend_keys, initial_keys
-from sdckit.params import Finite, MethodParams, Whole
+from sdckit.params import Finite, MethodParams, Whole, names_list
 from sdckit.table import Kind, Role, Schema, Table, value_strings
 
 # Sampling -----------------------------------------------------------------------------------------
@@ -128,13 +128,6 @@ def sample(table: Table, fraction: float, *, strata: list[str] | None = None, se
     )
 
 
-def _names(value: Any) -> Any:
-    """``"a, b,c"`` -> ``["a", "b", "c"]`` (the command line's comma-separated lists)."""
-    if isinstance(value, str):
-        return [name.strip() for name in value.split(",") if name.strip()]
-    return value
-
-
 class SampleParams(MethodParams):
     """Parameters of sampling (``sdckit anonymize sample``): simple random, or stratified with
     proportional allocation; the weights column, if any, is divided by the realized fraction."""
@@ -142,7 +135,7 @@ class SampleParams(MethodParams):
     fraction: Annotated[Finite, Field(gt=0, le=1, description="Sampling fraction, in (0, 1].")]
     strata: Annotated[
         list[str] | None,
-        BeforeValidator(_names),
+        BeforeValidator(names_list),
         Field(description="Strata attributes, comma-separated (default: simple random sampling)."),
     ] = None
     seed: Annotated[Whole, Field(ge=0, description="Seed of the random draws.")] = 0
