@@ -52,14 +52,14 @@ def best_of(function, repeats: int):
 def run(print_fn=print, repeats: int = 3) -> dict:
     import numpy as np
 
-    from sdckit.anonymize.overlapping_clustering import occ_columns
+    from sdckit.anonymize._overlapping_clustering import occ_columns
+    from sdckit.anonymize._tuple_partition import mondrian_tuple_partition, random_halving_partition
     from sdckit.anonymize.slicing import (
         attribute_correlation,
         diversity_keys,
         partition_attributes,
         slice_table,
     )
-    from sdckit.anonymize.tuple_partition import mondrian_tuple_partition, random_halving_partition
     from sdckit.experiments.data import complete_records
     from sdckit.frequency import encode
     from sdckit.io import read_table

@@ -1,4 +1,4 @@
-"""Benchmark: tuple partitioning of slicing (``sdckit.anonymize.tuple_partition``) on Adult.
+"""Benchmark: tuple partitioning of slicing (``sdckit.anonymize._tuple_partition``) on Adult.
 
 Data: the UCI Adult file ``adult_full.csv`` (``../shared/data/adult`` relative to the project root; comma +
 space separated, ``?`` = missing); records with any missing value are dropped (30,162 remain, as in Li et
@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sdckit.anonymize.tuple_partition import mondrian_tuple_partition, random_halving_partition
+from sdckit.anonymize._tuple_partition import mondrian_tuple_partition, random_halving_partition
 from sdckit.frequency import encode, group_keys
 from sdckit.models.sliced import SlicedDiversity, diversity_check
 

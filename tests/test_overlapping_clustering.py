@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdckit.anonymize.overlapping_clustering import (
+from sdckit.anonymize._overlapping_clustering import (
     OverlappingClustering,
     _intersection_subproblem,
     _jaccard_subproblem,

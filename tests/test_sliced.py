@@ -10,7 +10,7 @@ import pytest
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from sdckit.anonymize.tuple_partition import mondrian_tuple_partition, random_halving_partition
+from sdckit.anonymize._tuple_partition import mondrian_tuple_partition, random_halving_partition
 from sdckit.errors import ConfigError
 from sdckit.models.sliced import SlicedDiversity, diversity_check, tuple_probabilities
 

@@ -10,9 +10,9 @@ record t, the adversary's probability ``p(t, s)`` of each sensitive value s, ave
 t may fall into, is at most ``1/l`` (SPEC §1.7, implemented in :mod:`sdckit.models.sliced`).
 
 Overlapping slicing lets an attribute sit in several columns (overlapping correlation clustering of
-Bonchi, Gionis & Ukkonen, 2011, on the same correlations; :mod:`sdckit.anonymize.overlapping_clustering`)
+Bonchi, Gionis & Ukkonen, 2011, on the same correlations; :mod:`sdckit.anonymize._overlapping_clustering`)
 and replaces the Mondrian split with random halving of every sensitive-value group
-(:mod:`sdckit.anonymize.tuple_partition`).
+(:mod:`sdckit.anonymize._tuple_partition`).
 
 Published layout
 ----------------
@@ -1073,7 +1073,7 @@ def _overlapping_columns(
     n_restarts: int,
     seed: int,
 ) -> list[tuple[str, ...]]:
-    from sdckit.anonymize.overlapping_clustering import occ_columns
+    from sdckit.anonymize._overlapping_clustering import occ_columns
 
     if sensitive_column_size is None:
         n_labels = max(beta, n_columns if n_columns is not None else default_n_columns(len(attributes)))
@@ -1184,7 +1184,7 @@ def _partition_tuples(
 ) -> tuple[list[np.ndarray], float]:
     """The tuple partition under l-diverse slicing, checked with the tuple matching ``matching`` (see
     :func:`diversity_keys`; releases always use ``"strict"``); the buckets and the largest p(t, s)."""
-    from sdckit.anonymize.tuple_partition import mondrian_tuple_partition, random_halving_partition
+    from sdckit.anonymize._tuple_partition import mondrian_tuple_partition, random_halving_partition
     from sdckit.models.sliced import SlicedDiversity, tuple_probabilities
 
     column_keys, sensitive_qi_key = diversity_keys(encoding, columns, sensitive, matching=matching)
