@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from conftest import make_table
 from sdckit.anonymize import recode, sample
-from sdckit.anonymize.sampling import read_mapping
+from sdckit.anonymize.recode import read_mapping
 from sdckit.cli import app
 from sdckit.config import load_config
 from sdckit.errors import ConfigError

@@ -323,7 +323,7 @@ def learn_recode(release: Release) -> dict[str, Any]:
 def apply_recode(table: Table, transformation: Mapping[str, Any], names: list[str], unknown: str) -> Release:
     """``table`` recoded with the learnt mappings (values they do not list pass through: ``unknown`` is
     not used)."""
-    from sdckit.anonymize.sampling import recode
+    from sdckit.anonymize.recode import recode
 
     mapping = {}
     for name in names:

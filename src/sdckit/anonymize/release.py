@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from sdckit.hierarchy import Hierarchy
-from sdckit.table import Table
+from sdckit.table import Role, Schema, Table
 from sdckit.utility.base import GeneralizationView
 
 
@@ -169,3 +169,10 @@ def _brief(value: Any, width: int = 40) -> str:
 
 def _shorten(line: str, width: int = 110) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def without_identifiers(table: Table, frame: pl.DataFrame) -> Table:
+    """``frame`` as a release of ``table``: its identifier columns and attributes dropped."""
+    identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
+    schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
+    return Table(frame.drop(identifiers), schema, source=table.source, weights=table.weights)
