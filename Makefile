@@ -55,6 +55,7 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .ruff_cache

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -12,6 +12,21 @@ import polars as pl
 from sdckit.hierarchy import Hierarchy
 from sdckit.table import Role, Schema, Table
 from sdckit.utility.base import GeneralizationView
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What a method found or decided while making a release, beyond its parameters: the base of every
+    method's figures. A method that has figures of its own subclasses it as a frozen dataclass with
+    typed fields (``TopBottomFigures(changed_records=12, ...)``); a method without any uses
+    ``Figures()``. Read a method's own figures with :meth:`Release.figures_as`."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures by name (fields holding objects, such as a risk measurement, as they are)."""
+        return {item.name: getattr(self, item.name) for item in fields(self)}
+
+
+FiguresT = TypeVar("FiguresT", bound=Figures)
 
 
 @dataclass(frozen=True)
@@ -62,6 +77,14 @@ class Release:
     #: distinct patterns of a data set, :mod:`sdckit.scale`); None: one record per row. Every count of
     #: records and cells below is then a sum of multiplicities.
     multiplicity: np.ndarray | None = None
+    #: What the method found or decided (a frozen dataclass of the method's own; see :class:`Figures`).
+    figures: Figures = field(default_factory=Figures)
+
+    def figures_as(self, kind: type[FiguresT]) -> FiguresT:
+        """The release's figures as the method's own figures class ``kind`` (typed access)."""
+        if not isinstance(self.figures, kind):
+            raise TypeError(f"{self.method} release has {type(self.figures).__name__}, not {kind.__name__}")
+        return self.figures
 
     def to_polars(self) -> pl.DataFrame:
         """The released data as a polars DataFrame: the table the method writes (identifiers dropped,
