@@ -26,6 +26,15 @@ class Figures:
         return {item.name: getattr(self, item.name) for item in fields(self)}
 
 
+@dataclass(frozen=True)
+class AppliedFigures(Figures):
+    """The figures of a learnt transformation applied to new data (``sdckit apply``; a method whose
+    applied release says more subclasses it): ``unknown`` counts, per quasi-identifier, the records
+    suppressed for a value the transformation does not cover (zero when it covers them all)."""
+
+    unknown: dict[str, int] = field(default_factory=dict)
+
+
 FiguresT = TypeVar("FiguresT", bound=Figures)
 
 
