@@ -67,10 +67,11 @@ class Release:
     table: Table
     original: Table
     method: str
-    parameters: dict[str, Any]
     quasi_identifiers: tuple[str, ...]
     suppressed_records: np.ndarray
     classes: np.ndarray
+    #: Untyped, being replaced by ``params`` and ``figures`` (issue 33); empty for a method that moved.
+    parameters: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
     levels: dict[str, int] | None = None
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
