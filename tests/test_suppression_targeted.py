@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracles import brute_risk
-from sdckit.anonymize.targeted_suppression import targeted_suppression
+from sdckit.anonymize.targeted_suppression import TargetedSuppressionFigures, targeted_suppression
 from sdckit.errors import ConfigError
 from sdckit.risk.combined import combined_risk
 from sdckit.table import Attribute, Kind, Role, Schema, Table
@@ -47,7 +47,7 @@ def test_paper_example_record_4_loses_gender_and_race():
     assert suppressed_names(release, 3) == {"gender", "race"}
     row = release.table.data.row(3, named=True)
     assert row == {"age": 34, "gender": None, "race": None, "income": 50, "disease": "Cancer"}
-    before = release.search["risk_before"]
+    before = release.figures_as(TargetedSuppressionFigures).risk_before
     assert before.top_contribution[3] == pytest.approx(0.56 / 2 * 100 * 1.63)
 
 
@@ -61,7 +61,7 @@ def test_paper_example_suppresses_exactly_the_dominant_known_sets(missing, epsil
         Table(PAPER_FRAME, PAPER_SCHEMA), delta=delta, epsilon=epsilon, missing=missing
     )
     high = [r for r in range(len(rows)) if risks[r] > delta]
-    assert release.search["high_risk_before"] == len(high)
+    assert release.figures_as(TargetedSuppressionFigures).high_risk_before == len(high)
     for r in range(len(rows)):
         names = suppressed_names(release, r)
         if r in high:
@@ -80,8 +80,12 @@ def test_paper_example_suppresses_exactly_the_dominant_known_sets(missing, epsil
     after, _ = brute_risk(
         released.to_dicts(), PAPER_PROBABILITIES, paper_consequence(), 100, epsilon, missing
     )
-    np.testing.assert_allclose(release.search["risk_after"].risk, after, rtol=1e-12)
-    assert release.search["high_risk_after"] == sum(value > delta for value in after)
+    np.testing.assert_allclose(
+        release.figures_as(TargetedSuppressionFigures).risk_after.risk, after, rtol=1e-12
+    )
+    assert release.figures_as(TargetedSuppressionFigures).high_risk_after == sum(
+        value > delta for value in after
+    )
     n, q = release.cell_penalty.shape
     assert release_ncp(release) == pytest.approx(release.suppressed_cells.sum() / (n * q))
 
@@ -145,10 +149,10 @@ def test_repeat_brings_every_record_to_delta_under_wildcard(table):
     }
     after, _ = brute_risk(release.table.data.to_dicts(), probabilities, consequence, 100, 0, "wildcard")
     assert max(after) <= delta + 1e-9
-    assert release.search["high_risk_after"] == 0
-    assert release.search["stopped"] == "no record above delta"
+    assert release.figures_as(TargetedSuppressionFigures).high_risk_after == 0
+    assert release.figures_as(TargetedSuppressionFigures).stopped == "no record above delta"
     # Records never above delta in any round keep every value.
-    before = release.search["risk_before"].risk
+    before = release.figures_as(TargetedSuppressionFigures).risk_before.risk
     untouched = before <= delta
     assert not release.suppressed_cells[untouched & (release.suppressed_cells.sum(axis=1) == 0)].any()
 
@@ -161,25 +165,36 @@ def test_repeat_on_generated_data_and_budget():
     config = load_config(Path(__file__).parents[1] / "examples" / "example.yaml")
     table = config.read(generate(n_records=3000, seed=5))
     once = targeted_suppression(table, delta=0.01)
-    assert once.search["high_risk_before"] > 0
-    assert len(once.search["rounds"]) == 1
-    assert once.n_suppressed_cells == once.search["rounds"][0]["suppressed_cells"]
+    assert once.figures_as(TargetedSuppressionFigures).high_risk_before > 0
+    assert len(once.figures_as(TargetedSuppressionFigures).rounds) == 1
+    assert (
+        once.n_suppressed_cells == once.figures_as(TargetedSuppressionFigures).rounds[0]["suppressed_cells"]
+    )
     repeated = targeted_suppression(table, delta=0.01, repeat=True)
-    assert repeated.search["high_risk_after"] <= once.search["high_risk_after"]
-    assert repeated.search["high_risk_after"] == repeated.search["irreducible"]
+    assert (
+        repeated.figures_as(TargetedSuppressionFigures).high_risk_after
+        <= once.figures_as(TargetedSuppressionFigures).high_risk_after
+    )
+    assert (
+        repeated.figures_as(TargetedSuppressionFigures).high_risk_after
+        == repeated.figures_as(TargetedSuppressionFigures).irreducible
+    )
     # The first round of the repeated run is the single round.
     np.testing.assert_array_equal(
-        repeated.search["rounds"][0]["suppressed_cells"], once.search["rounds"][0]["suppressed_cells"]
+        repeated.figures_as(TargetedSuppressionFigures).rounds[0]["suppressed_cells"],
+        once.figures_as(TargetedSuppressionFigures).rounds[0]["suppressed_cells"],
     )
     # The risk after is that of the released table.
     again = combined_risk(repeated.table, alpha=100, epsilon=0.01, missing="wildcard")
-    np.testing.assert_allclose(again.risk, repeated.search["risk_after"].risk, rtol=1e-12)
+    np.testing.assert_allclose(
+        again.risk, repeated.figures_as(TargetedSuppressionFigures).risk_after.risk, rtol=1e-12
+    )
     budget = once.n_suppressed_cells // 3
     limited = targeted_suppression(table, delta=0.01, repeat=True, cell_budget=budget)
     assert 0 < limited.n_suppressed_cells <= budget
-    assert limited.search["stopped"] == f"cell budget ({budget}) spent"
+    assert limited.figures_as(TargetedSuppressionFigures).stopped == f"cell budget ({budget}) spent"
     # The budget goes to the riskiest records first.
-    risk = limited.search["risk_before"].risk
+    risk = limited.figures_as(TargetedSuppressionFigures).risk_before.risk
     touched = limited.suppressed_cells.any(axis=1)
     assert risk[touched].min() >= np.sort(risk[(risk > 0.01) & ~touched])[-1] - 1e-12 or touched.all()
 

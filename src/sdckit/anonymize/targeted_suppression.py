@@ -13,7 +13,6 @@ utility. *Proceedings of the IISE Annual Conference*.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
@@ -24,7 +23,7 @@ from pydantic import Field, model_validator
 
 from sdckit.anonymize.base import Context, ExtraOutput, achieved_report, cells_report, register_method
 from sdckit.anonymize.local_suppression import Missing
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.release import Figures, Release
 from sdckit.context import StageCallback
 from sdckit.errors import ConfigError
 from sdckit.params import Finite, MethodParams, Whole, spell
@@ -33,18 +32,20 @@ from sdckit.scale import methods as scaled
 from sdckit.table import Role, Schema, Table
 
 
-def _check_parameters(delta: Any, max_rounds: Any, cell_budget: Any) -> float:
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not np.isfinite(delta) or delta < 0:
-        raise ConfigError(f"delta (the risk threshold) must be a number >= 0, got {delta!r}")
-    if max_rounds is not None and (
-        isinstance(max_rounds, bool) or not isinstance(max_rounds, numbers.Integral) or max_rounds < 1
-    ):
-        raise ConfigError(f"max_rounds must be a whole number >= 1, got {max_rounds!r}")
-    if cell_budget is not None and (
-        isinstance(cell_budget, bool) or not isinstance(cell_budget, numbers.Integral) or cell_budget < 0
-    ):
-        raise ConfigError(f"cell_budget must be a whole number >= 0, got {cell_budget!r}")
-    return float(delta)
+@dataclass(frozen=True)
+class TargetedSuppressionFigures(Figures):
+    """What a targeted suppression found: the records above DELTA before and after (counted in
+    records), each round's ``high_risk_records`` and ``suppressed_cells``, the records left above
+    DELTA with every suppressible value suppressed (``irreducible``), why the rounds stopped, and the
+    risk measurements of the original and of the release."""
+
+    high_risk_before: int
+    high_risk_after: int
+    rounds: list[dict[str, int]]
+    irreducible: int
+    stopped: str
+    risk_before: RecordRisk
+    risk_after: RecordRisk
 
 
 def _known_set_matrix(risk: RecordRisk, attributes: list[str]) -> np.ndarray:
@@ -181,16 +182,45 @@ def targeted_suppression(
     calls them the QIDs. ``cell_penalty`` is 1 for a suppressed cell, so
     :func:`sdckit.utility.release_ncp` is equation (5) of the paper, ``S / (n q)``.
 
-    ``release.search`` holds ``high_risk_before``, ``high_risk_after``, ``rounds`` (cells and high-risk
-    records per round), ``irreducible`` and ``stopped`` (why the loop ended);
-    ``release.search["risk_before"]`` and ``["risk_after"]`` are the :class:`RecordRisk` measurements.
+    ``release.figures`` (:class:`TargetedSuppressionFigures`) holds ``high_risk_before``,
+    ``high_risk_after``, ``rounds`` (cells and high-risk records per round), ``irreducible``,
+    ``stopped`` (why the loop ended) and the :class:`RecordRisk` measurements ``risk_before`` and
+    ``risk_after``.
 
     ``multiplicity`` (records per row) says that each row stands for that many identical records (the
     patterns of a data set, :mod:`sdckit.scale`; ``weights`` then holds their counts or sums of
     sampling weights): the records of a pattern are treated alike, and every count is of records. A
     cell budget would have to split a pattern's records, so it is refused with a multiplicity.
+    ``weights`` and ``multiplicity``, arrays, are not parameters of the method (a run reads the
+    weights from the configuration's ``data.weights``); the parameters are validated by
+    :class:`TargetedSuppressionParams`.
     """
-    delta = _check_parameters(delta, max_rounds, cell_budget)
+    params = TargetedSuppressionParams.parse(
+        {
+            "delta": delta,
+            "alpha": alpha,
+            "epsilon": epsilon,
+            "missing": missing,
+            "repeat": repeat,
+            "max_rounds": max_rounds,
+            "cell_budget": cell_budget,
+        },
+        method="targeted-suppression",
+    )
+    return _suppress(table, params, weights=weights, multiplicity=multiplicity, progress=progress)
+
+
+def _suppress(
+    table: Table,
+    params: TargetedSuppressionParams,
+    *,
+    weights: str | np.ndarray | None,
+    multiplicity: np.ndarray | None,
+    progress: StageCallback | None,
+) -> Release:
+    """The method, on resolved parameters (``alpha``, ``epsilon`` and ``missing`` given)."""
+    delta, alpha, epsilon, missing = float(params.delta), params.alpha, params.epsilon, params.missing
+    repeat, max_rounds, cell_budget = params.repeat, params.max_rounds, params.cell_budget
     if multiplicity is not None and cell_budget is not None:
         raise ConfigError(
             "cell_budget picks records one by one, which a run over partitions (on distinct patterns) "
@@ -237,27 +267,19 @@ def targeted_suppression(
         table=Table(data, schema, source=table.source),
         original=table,
         method="targeted-suppression",
-        parameters={
-            "delta": delta,
-            "alpha": float(alpha),
-            "epsilon": float(epsilon),
-            "missing": missing,
-            "repeat": bool(repeat),
-            "max_rounds": max_rounds,
-            "cell_budget": cell_budget,
-        },
+        params=params,
         quasi_identifiers=tuple(attributes),
         suppressed_records=np.zeros(n, dtype=bool),
         classes=np.full(n, -1, dtype=np.int64),
-        search={
-            "high_risk_before": before.above(delta),
-            "high_risk_after": high_after,
-            "rounds": run,
-            "irreducible": irreducible,
-            "stopped": stopped,
-            "risk_before": before,
-            "risk_after": after,
-        },
+        figures=TargetedSuppressionFigures(
+            high_risk_before=before.above(delta),
+            high_risk_after=high_after,
+            rounds=run,
+            irreducible=irreducible,
+            stopped=stopped,
+            risk_before=before,
+            risk_after=after,
+        ),
         cell_penalty=suppressed.astype(np.float64),
         suppressed_cells=suppressed,
     )
@@ -296,14 +318,14 @@ def _targeted_summary(release: Release) -> dict[str, Any]:
     from sdckit.anonymize.base import cell_figures
     from sdckit.utility import release_ncp
 
-    search = release.search
+    figures = release.figures_as(TargetedSuppressionFigures)
     return {
         "delta": release.params.delta,
-        "high_risk_before": search["high_risk_before"],
-        "high_risk_after": search["high_risk_after"],
-        "rounds": search["rounds"],
-        "irreducible": search["irreducible"],
-        "stopped": search["stopped"],
+        "high_risk_before": figures.high_risk_before,
+        "high_risk_after": figures.high_risk_after,
+        "rounds": figures.rounds,
+        "irreducible": figures.irreducible,
+        "stopped": figures.stopped,
         **cell_figures(release),
         "metrics": {"ncp": release_ncp(release)},
     }
@@ -333,8 +355,9 @@ def _targeted_violation(release: Release, figures: dict[str, Any]) -> str | None
 def _write_histogram(release: Release, path: Any, title: str) -> None:
     from sdckit.evaluate.plots import risk_histogram
 
+    figures = release.figures_as(TargetedSuppressionFigures)
     risk_histogram(
-        {"original": release.search["risk_before"].risk, "released": release.search["risk_after"].risk},
+        {"original": figures.risk_before.risk, "released": figures.risk_after.risk},
         path,
         threshold=release.params.delta,
         title=f"Record disclosure risk before and after targeted suppression — {title}",
@@ -370,16 +393,10 @@ def _run_targeted_suppression(table: Table, params: TargetedSuppressionParams, c
             "missing": config_value(params.missing, context, "risk", "missing", "wildcard"),
         }
     )
-    release = targeted_suppression(
+    return _suppress(
         table,
-        delta=params.delta,
-        alpha=params.alpha,
-        epsilon=params.epsilon,
-        missing=params.missing,
+        params,
         weights=config_value(None, context, "data", "weights", None),
-        repeat=params.repeat,
-        max_rounds=params.max_rounds,
-        cell_budget=params.cell_budget,
+        multiplicity=None,
         progress=context.stage,
     )
-    return replace(release, params=params)
