@@ -25,6 +25,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from sdckit.anonymize.perturbation import (
+    DPNoiseFigures,
+    NoiseFigures,
+    RankSwapFigures,
+    SwapFigures,
     add_noise,
     correlated_noise,
     data_swap,
@@ -35,6 +39,7 @@ from sdckit.anonymize.perturbation import (
     swap_pairs,
 )
 from sdckit.anonymize.pram import (
+    PramFigures,
     apply_matrices,
     base_matrix,
     invariant_matrix,
@@ -160,7 +165,7 @@ def test_correlated_exact_with_missing_values_is_exact_on_complete_records():
     x = table.data.select(names).to_numpy()[complete]
     z = release.table.data.select(names).to_numpy()[complete]
     assert np.cov(z, rowvar=False) == pytest.approx(np.cov(x, rowvar=False), rel=1e-9)
-    assert release.parameters["complete_records"] == int(complete.sum())
+    assert release.figures_as(NoiseFigures).complete_records == int(complete.sum())
     # the incomplete records' present values are perturbed too
     assert np.all(release.table.column("y").to_numpy()[~complete] != table.column("y").to_numpy()[~complete])
 
@@ -191,7 +196,7 @@ def test_dp_noise_scale_is_range_over_epsilon():
     frame = pl.DataFrame({"age": rng.uniform(0, 120, n), "income": rng.uniform(0, 1e5, n)})
     table = Table.from_frame(frame)
     release = dp_noise(table, 2.0, ["age:0:120", "income:0:1e5"], ["age", "income"])
-    bounds = release.parameters["bounds"]
+    bounds = release.figures_as(DPNoiseFigures).bounds
     for name, width in (("age", 120.0), ("income", 1e5)):
         # ε split over 2 attributes: ε_j = 1, scale = width / 1.
         assert bounds[name]["epsilon"] == 1.0
@@ -201,7 +206,7 @@ def test_dp_noise_scale_is_range_over_epsilon():
         assert abs(np.abs(noise).mean() - width) < 4 * width / math.sqrt(n)
         assert abs(np.median(noise)) < 0.05 * width
         assert bounds[name]["epsilon_certified"] == pytest.approx(1.0, rel=1e-9)
-    assert release.parameters["epsilon_total"] == 2.0
+    assert release.figures_as(DPNoiseFigures).epsilon_total == 2.0
 
 
 def test_dp_noise_draws_with_opendp_laplace(monkeypatch):
@@ -235,15 +240,15 @@ def test_dp_noise_per_attribute_budget_and_clamping():
     assert released[1] == pytest.approx(0, abs=1e-3)
     assert released[2] == pytest.approx(50, abs=1e-3)
     assert released[3] is None
-    assert release.parameters["bounds"]["age"]["clamped_values"] == 2
-    assert release.parameters["bounds"]["age"]["missing_values"] == 1
+    assert release.figures_as(DPNoiseFigures).bounds["age"]["clamped_values"] == 2
+    assert release.figures_as(DPNoiseFigures).bounds["age"]["missing_values"] == 1
 
 
 @pytest.mark.parametrize(
     ("epsilon", "bounds", "attributes", "message"),
     [
-        (0.0, ["x:0:1"], ["x"], "epsilon must be a number above 0"),
-        (-1.0, ["x:0:1"], ["x"], "epsilon must be a number above 0"),
+        (0.0, ["x:0:1"], ["x"], r"^epsilon must be greater than 0, got 0\.0$"),
+        (-1.0, ["x:0:1"], ["x"], r"^epsilon must be greater than 0, got -1\.0$"),
         (1.0, None, ["x", "y"], "none for x, y"),
         (1.0, ["x:-10:30"], ["x", "y"], "none for y"),
         (1.0, ["x:5:1"], ["x"], "lower < upper"),
@@ -339,8 +344,8 @@ def test_rank_swap_of_a_table_and_p_zero():
     release = rank_swap(table, ["x", "y"], p=5, seed=1)
     for name in ("x", "y"):
         assert sorted(release.table.column(name).to_list()) == sorted(table.column(name).to_list())
-        assert release.parameters["attributes"][name]["swapped_records"] > 900
-    assert release.parameters["max_rank_distance"] == 50
+        assert release.figures_as(RankSwapFigures).attributes[name]["swapped_records"] > 900
+    assert release.figures_as(RankSwapFigures).max_rank_distance == 50
     # an independent column per attribute: x and y are not swapped with the same partners
     moved_x = release.table.column("x").to_numpy() != table.column("x").to_numpy()
     assert moved_x.sum() > 900
@@ -374,10 +379,10 @@ def test_swap_keeps_the_frequencies_within_every_stratum_exactly(seed):
     assert before.equals(after)
     # only c changed, and only for paired records of one stratum
     assert release.table.data.drop("c").equals(table.data.drop("c"))
-    figures = release.parameters
-    assert figures["swapped_records"] == 2 * figures["pairs"]
-    assert abs(figures["swap_rate_achieved"] - 0.3) < 0.03
-    assert 0 < figures["changed_records"] <= figures["swapped_records"]
+    figures = release.figures_as(SwapFigures)
+    assert figures.swapped_records == 2 * figures.pairs
+    assert abs(figures.swap_rate_achieved - 0.3) < 0.03
+    assert 0 < figures.changed_records <= figures.swapped_records
 
 
 @settings(max_examples=100)
@@ -479,7 +484,7 @@ def test_pram_with_the_invariant_matrix_keeps_the_expected_marginal():
 def test_stratified_pram_builds_an_invariant_matrix_per_stratum():
     table = numeric_table(1500, seed=5)
     release = pram(table, ["c"], strata=["s"], seed=3)
-    blocks = release.parameters["matrices"]["c"]
+    blocks = release.figures_as(PramFigures).matrices["c"]
     assert [block["stratum"] for block in blocks] == [
         f"s={value}" for value in table.column("s").unique(maintain_order=True).to_list()
     ]
@@ -512,7 +517,7 @@ def test_pram_keeps_missing_values_and_the_column_type():
     assert released.dtype == pl.Int64
     assert released.is_null().to_list() == frame["code"].is_null().to_list()
     assert set(released.drop_nulls().to_list()) <= {1, 2, 3}
-    assert release.parameters["matrices"]["code"][0]["categories"] == ["1", "2", "3"]
+    assert release.figures_as(PramFigures).matrices["code"][0]["categories"] == ["1", "2", "3"]
 
 
 def _write_matrix(path: Path, text: str) -> Path:
@@ -531,10 +536,10 @@ def test_a_given_matrix_is_read_reordered_and_applied(tmp_path):
     # a, b, c map to themselves; d becomes c or d
     for old, new in zip(before, after, strict=True):
         assert new == old or (old == "d" and new == "c")
-    assert release.parameters["changed_values"]["c"] == sum(
+    assert release.figures_as(PramFigures).changed_values["c"] == sum(
         old != new for old, new in zip(before, after, strict=True)
     )
-    assert release.parameters["matrices"]["c"] == [
+    assert release.figures_as(PramFigures).matrices["c"] == [
         {"stratum": None, "categories": ["a", "b", "c", "d"], "matrix": matrix.tolist()}
     ]
 
@@ -568,7 +573,9 @@ def test_a_matrix_applies_to_one_attribute_without_strata(tmp_path):
     path = _write_matrix(tmp_path / "m.csv", "from,a,b\na,1,0\nb,0,1\n")
     with pytest.raises(ConfigError, match="applies to one attribute"):
         pram(numeric_table(30), ["c", "s"], matrix=path)
-    with pytest.raises(ConfigError, match="drop strata"):
+    with pytest.raises(
+        ConfigError, match=r"^pram takes strata only without matrix \(they build the invariant"
+    ):
         pram(numeric_table(30), ["c"], matrix=path, strata=["s"])
     with pytest.raises(ConfigError, match="pram changes categories; 'x' is numeric"):
         pram(numeric_table(30), ["x"])
@@ -821,7 +828,7 @@ def test_testdata_stratified_pram_and_swap(shared_data):
     table = Table(data, schema)
     release = pram(table, ["roof", "walls", "water"], strata=["urbrur"], seed=3)
     for name in ("roof", "walls", "water"):
-        for block in release.parameters["matrices"][name]:
+        for block in release.figures_as(PramFigures).matrices[name]:
             stratum = int(block["stratum"].removeprefix("urbrur="))
             values = data.filter(pl.col("urbrur") == stratum)[name].cast(pl.String)
             counts = np.array([(values == c).sum() for c in block["categories"]], dtype=float)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -57,8 +58,8 @@ from numba import njit
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from sdckit._extras import require
-from sdckit.anonymize.base import Context, register_method
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.base import Context, register_method, run_method
+from sdckit.anonymize.release import Figures, Release
 from sdckit.errors import ConfigError, InputError
 from sdckit.params import Finite, MethodParams, Whole, finite_or_none, names_list, spell
 from sdckit.table import Kind, Role, Schema, Table, undescribed_text_hint
@@ -131,17 +132,27 @@ def without_identifiers(table: Table, frame: pl.DataFrame) -> Table:
 
 
 def perturbed_release(
-    table: Table, frame: pl.DataFrame, method: str, attributes: Sequence[str], parameters: dict[str, Any]
+    table: Table,
+    frame: pl.DataFrame,
+    method: str,
+    attributes: Sequence[str],
+    params: MethodParams,
+    figures: Figures,
+    *,
+    seed: int | None = None,
 ) -> Release:
+    """The release of a perturbative method: ``frame`` without identifiers, the perturbed
+    ``attributes`` as its quasi-identifiers, no record suppressed and no classes."""
     return Release(
         table=without_identifiers(table, frame),
         original=table,
         method=method,
-        parameters=parameters,
         quasi_identifiers=tuple(attributes),
         suppressed_records=np.zeros(table.n_records, dtype=bool),
         classes=np.full(table.n_records, -1, dtype=np.int64),
-        seed=parameters.get("seed"),
+        seed=seed,
+        params=params,
+        figures=figures,
     )
 
 
@@ -216,81 +227,6 @@ def exact_moment_transformation(
     return transform, noisy.mean(axis=0), original.mean(axis=0)
 
 
-def add_noise(
-    table: Table,
-    attributes: Sequence[str] | None = None,
-    *,
-    noise: str = "additive",
-    amount: float = 10.0,
-    seed: int = 0,
-) -> Release:
-    """Noise addition to numeric attributes (sdcMicro's ``addNoise``; SPEC §9.3).
-
-    Parameters
-    ----------
-    table : the data.
-    attributes : the numeric attributes to perturb (default: the numeric quasi-identifiers).
-    noise : ``additive`` (``N(0, (amount/100·sd_j)²)`` per attribute), ``correlated``
-        (``N(0, amount/100·Σ)``) or ``correlated-exact`` (correlated noise, then the linear
-        transformation that restores the sample means and covariance matrix exactly).
-    amount : sdcMicro's ``noise``, in percent (see ``noise``).
-    seed : seed of ``numpy.random.default_rng``.
-
-    Returns
-    -------
-    Release whose perturbed columns are float64; a missing value stays missing.
-
-    Notes
-    -----
-    The covariance ``Σ`` is estimated on the records complete on every attribute (as sdcMicro's
-    ``cov(na.omit(x))``). With ``correlated-exact`` the means and covariance are restored exactly on
-    those complete records; a record with a missing value gets the correlated noise on its present
-    values only. A single attribute is allowed for the correlated variants (``Σ`` is then its
-    variance; sdcMicro refuses it).
-    """
-    if noise not in ("additive", "correlated", "correlated-exact"):
-        raise ConfigError(f"noise must be additive, correlated or correlated-exact, got {noise!r}")
-    if not (math.isfinite(amount) and amount > 0):
-        raise ConfigError(f"amount must be a number above 0, got {amount!r}")
-    names = numeric_attributes(table, attributes, "noise")
-    rng = np.random.default_rng(seed)
-    x = np.column_stack([_float_column(table, name) for name in names])
-    missing = np.isnan(x)
-    complete = ~missing.any(axis=1)
-    alpha = amount / 100
-    if noise == "additive":
-        sd = np.array(
-            [np.nanstd(x[:, j], ddof=1) if (~missing[:, j]).sum() > 1 else 0.0 for j in range(len(names))]
-        )
-        z = x + rng.standard_normal(x.shape) * (alpha * sd)
-    else:
-        if complete.sum() < 2:
-            raise InputError(
-                f"{noise} noise needs at least 2 records without missing values in {', '.join(names)}"
-            )
-        sigma = np.atleast_2d(np.cov(x[complete], rowvar=False))
-        z = x + correlated_noise(alpha * sigma, len(x), rng)
-        if noise == "correlated-exact":
-            transform, noisy_mean, original_mean = exact_moment_transformation(x[complete], z[complete])
-            z[complete] = original_mean + (z[complete] - noisy_mean) @ transform
-    z[missing] = np.nan
-    columns = [pl.Series(name, z[:, j]).fill_nan(None) for j, name in enumerate(names)]
-    released = table.data.with_columns(columns)
-    return perturbed_release(
-        table,
-        released,
-        "noise",
-        names,
-        {
-            "noise": noise,
-            "amount": amount,
-            "seed": seed,
-            "complete_records": int(complete.sum()),
-            "attributes": _moments(x, z, names),
-        },
-    )
-
-
 class NoiseParams(MethodParams):
     """Parameters of noise addition (``sdckit anonymize noise``)."""
 
@@ -310,9 +246,24 @@ class NoiseParams(MethodParams):
     seed: Annotated[Whole, Field(ge=0, description="Seed of the noise.")] = 0
 
 
+@dataclass(frozen=True)
+class NoiseFigures(Figures):
+    """What noise addition found: the records complete on every attribute (those the covariance is
+    estimated on) and, per attribute, its mean and standard deviation before and after."""
+
+    complete_records: int
+    attributes: dict[str, dict[str, float | None]]
+
+
 def _noise_summary(release: Release) -> dict[str, Any]:
-    keys = ("noise", "amount", "seed", "complete_records", "attributes")
-    return {key: release.parameters[key] for key in keys}
+    params, figures = release.params, release.figures_as(NoiseFigures)
+    return {
+        "noise": params.noise,
+        "amount": params.amount,
+        "seed": params.seed,
+        "complete_records": figures.complete_records,
+        "attributes": figures.attributes,
+    }
 
 
 def _moments_report(figures: dict[str, Any]) -> list[str]:
@@ -338,7 +289,71 @@ def _moments_report(figures: dict[str, Any]) -> list[str]:
     ],
 )
 def _run_noise(table: Table, params: NoiseParams, context: Context) -> Release:
-    return add_noise(table, params.attributes, noise=params.noise, amount=params.amount, seed=params.seed)
+    """Noise addition (see :func:`add_noise`)."""
+    names = numeric_attributes(table, params.attributes, "noise")
+    noise = params.noise
+    rng = np.random.default_rng(params.seed)
+    x = np.column_stack([_float_column(table, name) for name in names])
+    missing = np.isnan(x)
+    complete = ~missing.any(axis=1)
+    alpha = params.amount / 100
+    if noise == "additive":
+        sd = np.array(
+            [np.nanstd(x[:, j], ddof=1) if (~missing[:, j]).sum() > 1 else 0.0 for j in range(len(names))]
+        )
+        z = x + rng.standard_normal(x.shape) * (alpha * sd)
+    else:
+        if complete.sum() < 2:
+            raise InputError(
+                f"{noise} noise needs at least 2 records without missing values in {', '.join(names)}"
+            )
+        sigma = np.atleast_2d(np.cov(x[complete], rowvar=False))
+        z = x + correlated_noise(alpha * sigma, len(x), rng)
+        if noise == "correlated-exact":
+            transform, noisy_mean, original_mean = exact_moment_transformation(x[complete], z[complete])
+            z[complete] = original_mean + (z[complete] - noisy_mean) @ transform
+    z[missing] = np.nan
+    columns = [pl.Series(name, z[:, j]).fill_nan(None) for j, name in enumerate(names)]
+    released = table.data.with_columns(columns)
+    figures = NoiseFigures(complete_records=int(complete.sum()), attributes=_moments(x, z, names))
+    return perturbed_release(table, released, "noise", names, params, figures, seed=params.seed)
+
+
+def add_noise(
+    table: Table,
+    attributes: Sequence[str] | None = None,
+    *,
+    noise: str = "additive",
+    amount: float = 10.0,
+    seed: int = 0,
+) -> Release:
+    """Noise addition to numeric attributes (sdcMicro's ``addNoise``; SPEC §9.3).
+
+    Parameters
+    ----------
+    table : the data.
+    attributes : the numeric attributes to perturb (default: the numeric quasi-identifiers).
+    noise : ``additive`` (``N(0, (amount/100·sd_j)²)`` per attribute), ``correlated``
+        (``N(0, amount/100·Σ)``) or ``correlated-exact`` (correlated noise, then the linear
+        transformation that restores the sample means and covariance matrix exactly).
+    amount : sdcMicro's ``noise``, in percent (see ``noise``).
+    seed : seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    Release whose perturbed columns are float64; a missing value stays missing; its figures are
+    :class:`NoiseFigures`.
+
+    Notes
+    -----
+    The covariance ``Σ`` is estimated on the records complete on every attribute (as sdcMicro's
+    ``cov(na.omit(x))``). With ``correlated-exact`` the means and covariance are restored exactly on
+    those complete records; a record with a missing value gets the correlated noise on its present
+    values only. A single attribute is allowed for the correlated variants (``Σ`` is then its
+    variance; sdcMicro refuses it).
+    """
+    values = {"attributes": attributes, "noise": noise, "amount": amount, "seed": seed}
+    return run_method("noise", table, values, Context())
 
 
 # ε-differentially private noise --------------------------------------------------------------------
@@ -386,87 +401,6 @@ def _opendp_laplace(values: np.ndarray, scale: float, sensitivity: float) -> tup
     return released, float(measurement.map(sensitivity))
 
 
-def dp_noise(
-    table: Table,
-    epsilon: float,
-    bounds: dict[str, tuple[float, float]] | Sequence[str] | None,
-    attributes: Sequence[str] | None = None,
-    *,
-    budget: str = "split",
-) -> Release:
-    """An ε-differentially private release of numeric attributes: values clamped to their bounds, then
-    Laplace noise of scale ``(upper − lower)/ε_j`` from OpenDP (see the module docstring).
-
-    ``bounds`` maps every attribute to ``(lower, upper)`` (or is given as ``"name:lower:upper"``
-    items); ``budget="split"`` gives each of the ``d`` attributes ``ε/d``, ``"per-attribute"`` gives
-    each ``ε``. Missing values stay missing: whether a value is missing is released as it is.
-    Not reproducible: OpenDP's samplers cannot be seeded.
-    """
-    require("dp", "opendp", feature="dp-noise")
-    if not (isinstance(epsilon, int | float) and math.isfinite(epsilon) and epsilon > 0):
-        raise ConfigError(f"epsilon must be a number above 0, got {epsilon!r}")
-    if budget not in ("split", "per-attribute"):
-        raise ConfigError(f"budget must be split or per-attribute, got {budget!r}")
-    if bounds is not None and not isinstance(bounds, dict):
-        try:
-            bounds = parse_bounds(list(bounds))
-        except ValueError as error:
-            raise ConfigError(f"bounds: {error}") from None
-    names = numeric_attributes(table, attributes, "dp-noise")
-    bounds = bounds or {}
-    absent = [name for name in names if name not in bounds]
-    if absent:
-        raise ConfigError(
-            f"bounds: dp-noise needs declared bounds for every attribute it releases; none for "
-            f"{', '.join(absent)} (give e.g. {spell('bounds')} {absent[0]}:LOWER:UPPER)"
-        )
-    unused = [name for name in bounds if name not in names]
-    if unused:
-        raise ConfigError(
-            f"bounds: '{unused[0]}' is not an attribute of this release (attributes: {', '.join(names)})"
-        )
-    share = epsilon / len(names) if budget == "split" else epsilon
-    columns, figures = [], {}
-    certified_total = 0.0
-    for name in names:
-        lower, upper = bounds[name]
-        values = _float_column(table, name)
-        present = ~np.isnan(values)
-        clamped = np.clip(values[present], lower, upper)
-        scale = (upper - lower) / share
-        noisy, certified = _opendp_laplace(clamped, scale, upper - lower)
-        certified_total += certified
-        out = np.full(len(values), np.nan)
-        out[present] = noisy
-        columns.append(pl.Series(name, out).fill_nan(None))
-        figures[name] = {
-            "lower": lower,
-            "upper": upper,
-            "epsilon": share,
-            "epsilon_certified": certified,
-            "scale": scale,
-            "clamped_values": int(np.count_nonzero(clamped != values[present])),
-            "missing_values": int(np.count_nonzero(~present)),
-        }
-    released = table.data.with_columns(columns)
-    return perturbed_release(
-        table,
-        released,
-        "dp-noise",
-        names,
-        {
-            "epsilon": epsilon,
-            "budget": budget,
-            "epsilon_total": share * len(names),
-            "epsilon_certified_total": certified_total,
-            "bounds": figures,
-            "mechanism": "Laplace (OpenDP make_laplace over float64 vectors), values clamped to the bounds",
-            "neighbouring": "one record's values changed",
-            "reproducible": False,
-        },
-    )
-
-
 class DPNoiseParams(MethodParams):
     """Parameters of the ε-differentially private release (``sdckit anonymize dp-noise``). Not seeded:
     OpenDP's samplers are cryptographically random, so the release cannot be reproduced."""
@@ -486,18 +420,32 @@ class DPNoiseParams(MethodParams):
     ] = "split"
 
 
+@dataclass(frozen=True)
+class DPNoiseFigures(Figures):
+    """What the ε-differentially private release spent: ``epsilon_total`` the budget over all
+    attributes, ``epsilon_certified_total`` the sum of what OpenDP's privacy maps certify, and per
+    attribute (``bounds``) its bounds, ε, Laplace scale, clamped and missing values."""
+
+    epsilon_total: float
+    epsilon_certified_total: float
+    bounds: dict[str, dict[str, Any]]
+
+
+DP_MECHANISM = "Laplace (OpenDP make_laplace over float64 vectors), values clamped to the bounds"
+
+
 def _dp_summary(release: Release) -> dict[str, Any]:
-    keys = (
-        "epsilon",
-        "budget",
-        "epsilon_total",
-        "epsilon_certified_total",
-        "bounds",
-        "mechanism",
-        "neighbouring",
-        "reproducible",
-    )
-    return {key: release.parameters[key] for key in keys}
+    params, figures = release.params, release.figures_as(DPNoiseFigures)
+    return {
+        "epsilon": params.epsilon,
+        "budget": params.budget,
+        "epsilon_total": figures.epsilon_total,
+        "epsilon_certified_total": figures.epsilon_certified_total,
+        "bounds": figures.bounds,
+        "mechanism": DP_MECHANISM,
+        "neighbouring": "one record's values changed",
+        "reproducible": False,
+    }
 
 
 def _dp_report(figures: dict[str, Any]) -> list[str]:
@@ -523,7 +471,71 @@ def _dp_report(figures: dict[str, Any]) -> list[str]:
     examples={"minimal": {"epsilon": 1.0}},
 )
 def _run_dp_noise(table: Table, params: DPNoiseParams, context: Context) -> Release:
-    return dp_noise(table, params.epsilon, params.bounds, params.attributes, budget=params.budget)
+    """The ε-differentially private release (see :func:`dp_noise`)."""
+    require("dp", "opendp", feature="dp-noise")
+    names = numeric_attributes(table, params.attributes, "dp-noise")
+    bounds = parse_bounds(params.bounds or [])  # valid: checked by the parameters
+    absent = [name for name in names if name not in bounds]
+    if absent:
+        raise ConfigError(
+            f"bounds: dp-noise needs declared bounds for every attribute it releases; none for "
+            f"{', '.join(absent)} (give e.g. {spell('bounds')} {absent[0]}:LOWER:UPPER)"
+        )
+    unused = [name for name in bounds if name not in names]
+    if unused:
+        raise ConfigError(
+            f"bounds: '{unused[0]}' is not an attribute of this release (attributes: {', '.join(names)})"
+        )
+    share = params.epsilon / len(names) if params.budget == "split" else params.epsilon
+    columns, figures = [], {}
+    certified_total = 0.0
+    for name in names:
+        lower, upper = bounds[name]
+        values = _float_column(table, name)
+        present = ~np.isnan(values)
+        clamped = np.clip(values[present], lower, upper)
+        scale = (upper - lower) / share
+        noisy, certified = _opendp_laplace(clamped, scale, upper - lower)
+        certified_total += certified
+        out = np.full(len(values), np.nan)
+        out[present] = noisy
+        columns.append(pl.Series(name, out).fill_nan(None))
+        figures[name] = {
+            "lower": lower,
+            "upper": upper,
+            "epsilon": share,
+            "epsilon_certified": certified,
+            "scale": scale,
+            "clamped_values": int(np.count_nonzero(clamped != values[present])),
+            "missing_values": int(np.count_nonzero(~present)),
+        }
+    released = table.data.with_columns(columns)
+    spent = DPNoiseFigures(
+        epsilon_total=share * len(names), epsilon_certified_total=certified_total, bounds=figures
+    )
+    return perturbed_release(table, released, "dp-noise", names, params, spent)
+
+
+def dp_noise(
+    table: Table,
+    epsilon: float,
+    bounds: dict[str, tuple[float, float]] | Sequence[str] | None,
+    attributes: Sequence[str] | None = None,
+    *,
+    budget: str = "split",
+) -> Release:
+    """An ε-differentially private release of numeric attributes: values clamped to their bounds, then
+    Laplace noise of scale ``(upper − lower)/ε_j`` from OpenDP (see the module docstring).
+
+    ``bounds`` maps every attribute to ``(lower, upper)`` (or is given as ``"name:lower:upper"``
+    items); ``budget="split"`` gives each of the ``d`` attributes ``ε/d``, ``"per-attribute"`` gives
+    each ``ε``. Missing values stay missing: whether a value is missing is released as it is.
+    Not reproducible: OpenDP's samplers cannot be seeded. The figures are :class:`DPNoiseFigures`.
+    """
+    if isinstance(bounds, dict):  # written as the parameters take them (repr keeps every float exact)
+        bounds = [f"{name}:{float(lower)!r}:{float(upper)!r}" for name, (lower, upper) in bounds.items()]
+    values = {"epsilon": epsilon, "bounds": bounds, "attributes": attributes, "budget": budget}
+    return run_method("dp-noise", table, values, Context())
 
 
 # Rank swapping ------------------------------------------------------------------------------------
@@ -579,27 +591,67 @@ def rank_swap_partners(values: np.ndarray, p: float, rng: np.random.Generator) -
     return partners
 
 
-def rank_swap(
-    table: Table, attributes: Sequence[str] | None = None, *, p: float = 15.0, seed: int = 0
-) -> Release:
-    """Rank swapping of numeric and ordinal attributes, each independently (SPEC §9.1).
+class RankSwapParams(MethodParams):
+    """Parameters of rank swapping (``sdckit anonymize rank-swap``)."""
 
-    ``attributes`` default to the numeric and ordinal quasi-identifiers. A numeric column ranks by its
-    numbers; an ordinal column of text ranks by its values in sorted order. Ties rank by record order
-    (stable sort). Raises ConfigError for a categorical, date or set-valued attribute.
-    """
+    p: Annotated[
+        Finite, Field(ge=0, le=100, description="Window: swapped ranks differ by at most p% of the records.")
+    ] = 15.0
+    attributes: Annotated[
+        Names,
+        Field(
+            description="Numeric or ordinal attributes, comma-separated (default: numeric and ordinal QIs)."
+        ),
+    ] = None
+    seed: Annotated[Whole, Field(ge=0, description="Seed of the partner choices.")] = 0
+
+
+@dataclass(frozen=True)
+class RankSwapFigures(Figures):
+    """What rank swapping did: the largest rank distance of a swap (``floor(n·p/100)``, at least 1;
+    0 for ``p = 0``) and, per attribute, the records swapped and the values changed."""
+
+    max_rank_distance: int
+    attributes: dict[str, dict[str, int]]
+
+
+def _rank_swap_summary(release: Release) -> dict[str, Any]:
+    params, figures = release.params, release.figures_as(RankSwapFigures)
+    return {
+        "p": params.p,
+        "seed": params.seed,
+        "max_rank_distance": figures.max_rank_distance,
+        "attributes": figures.attributes,
+    }
+
+
+@register_method(
+    "rank-swap",
+    RankSwapParams,
+    summary=_rank_swap_summary,
+    help="Rank swapping with a p% window (μ-Argus/sdcMicro rankSwap): each column's values kept.",
+    report=lambda figures: [
+        f"window: ranks within {figures['max_rank_distance']:,} (p = {figures['p']:g}%), "
+        f"seed {figures['seed']}",
+        *(
+            f"{name}: {item['swapped_records']:,} records swapped, {item['changed_values']:,} values changed"
+            for name, item in figures["attributes"].items()
+        ),
+    ],
+)
+def _run_rank_swap(table: Table, params: RankSwapParams, context: Context) -> Release:
+    """Rank swapping (see :func:`rank_swap`)."""
     from sdckit.frequency import encode_column
 
-    if not (math.isfinite(p) and 0 <= p <= 100):
-        raise ConfigError(f"p must be a percentage in [0, 100], got {p!r}")
+    p = params.p
     names = chosen_attributes(
         table,
-        attributes,
+        params.attributes,
         Role.QUASI_IDENTIFIER,
         (Kind.NUMERIC, Kind.ORDINAL),
         "rank-swap needs numeric or ordinal attributes: none of the quasi-identifiers is",
     )
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(params.seed)
     columns, figures = [], {}
     max_dist = int(math.floor(table.n_records * p / 100))
     for name in names:
@@ -620,50 +672,21 @@ def rank_swap(
             "changed_values": int((column.gather(partners) != column).fill_null(False).sum()),
         }
     released = table.data.with_columns(columns)
-    return perturbed_release(
-        table,
-        released,
-        "rank-swap",
-        names,
-        {"p": p, "seed": seed, "max_rank_distance": max(max_dist, 1) if p > 0 else 0, "attributes": figures},
-    )
+    swapped = RankSwapFigures(max_rank_distance=max(max_dist, 1) if p > 0 else 0, attributes=figures)
+    return perturbed_release(table, released, "rank-swap", names, params, swapped, seed=params.seed)
 
 
-class RankSwapParams(MethodParams):
-    """Parameters of rank swapping (``sdckit anonymize rank-swap``)."""
+def rank_swap(
+    table: Table, attributes: Sequence[str] | None = None, *, p: float = 15.0, seed: int = 0
+) -> Release:
+    """Rank swapping of numeric and ordinal attributes, each independently (SPEC §9.1).
 
-    p: Annotated[
-        Finite, Field(ge=0, le=100, description="Window: swapped ranks differ by at most p% of the records.")
-    ] = 15.0
-    attributes: Annotated[
-        Names,
-        Field(
-            description="Numeric or ordinal attributes, comma-separated (default: numeric and ordinal QIs)."
-        ),
-    ] = None
-    seed: Annotated[Whole, Field(ge=0, description="Seed of the partner choices.")] = 0
-
-
-def _rank_swap_summary(release: Release) -> dict[str, Any]:
-    return {key: release.parameters[key] for key in ("p", "seed", "max_rank_distance", "attributes")}
-
-
-@register_method(
-    "rank-swap",
-    RankSwapParams,
-    summary=_rank_swap_summary,
-    help="Rank swapping with a p% window (μ-Argus/sdcMicro rankSwap): each column's values kept.",
-    report=lambda figures: [
-        f"window: ranks within {figures['max_rank_distance']:,} (p = {figures['p']:g}%), "
-        f"seed {figures['seed']}",
-        *(
-            f"{name}: {item['swapped_records']:,} records swapped, {item['changed_values']:,} values changed"
-            for name, item in figures["attributes"].items()
-        ),
-    ],
-)
-def _run_rank_swap(table: Table, params: RankSwapParams, context: Context) -> Release:
-    return rank_swap(table, params.attributes, p=params.p, seed=params.seed)
+    ``attributes`` default to the numeric and ordinal quasi-identifiers. A numeric column ranks by its
+    numbers; an ordinal column of text ranks by its values in sorted order. Ties rank by record order
+    (stable sort). Raises ConfigError for a categorical, date or set-valued attribute. The figures are
+    :class:`RankSwapFigures`.
+    """
+    return run_method("rank-swap", table, {"attributes": attributes, "p": p, "seed": seed}, Context())
 
 
 # Data swapping within strata -----------------------------------------------------------------------
@@ -700,69 +723,6 @@ def swap_pairs(keys: np.ndarray, groups: int, rate: float, rng: np.random.Genera
     return partners
 
 
-def data_swap(
-    table: Table,
-    attributes: Sequence[str] | None = None,
-    *,
-    strata: Sequence[str] | None = None,
-    rate: float = 0.05,
-    seed: int = 0,
-) -> Release:
-    """Data swapping of categorical values within strata (see the module docstring).
-
-    ``attributes`` default to the categorical attributes with role sensitive; numeric attributes are
-    refused (rank-swap swaps numbers). ``rate`` is the expected share of records swapped.
-    """
-    if not (math.isfinite(rate) and 0 < rate <= 1):
-        raise ConfigError(f"rate must be in (0, 1], got {rate!r}")
-    names = chosen_attributes(
-        table,
-        attributes,
-        Role.SENSITIVE,
-        (Kind.CATEGORICAL, Kind.ORDINAL),
-        "swap needs categorical attributes: none has role sensitive; name them with attributes",
-    )
-    for name in names:
-        kind = table.schema[name].kind if name in table.schema else Kind.CATEGORICAL
-        if kind not in (Kind.CATEGORICAL, Kind.ORDINAL):
-            raise ConfigError(
-                f"attributes: swap exchanges categorical values; '{name}' is {kind.value} (use rank-swap "
-                "for numbers)"
-            )
-    overlap = [name for name in (strata or []) if name in names]
-    if overlap:
-        raise ConfigError(f"strata: '{overlap[0]}' is also swapped; a stratum attribute cannot be swapped")
-    keys, groups = stratum_keys(table, strata)
-    rng = np.random.default_rng(seed)
-    partners = swap_pairs(keys, groups, rate, rng)
-    columns = [table.column(name).gather(partners) for name in names]
-    released = table.data.with_columns(columns)
-    changed = np.zeros(table.n_records, dtype=bool)
-    per_attribute = {}
-    for name, column in zip(names, columns, strict=True):
-        differs = column.ne_missing(table.column(name)).to_numpy()
-        per_attribute[name] = int(differs.sum())
-        changed |= differs
-    swapped = int(np.count_nonzero(partners != np.arange(table.n_records)))
-    return perturbed_release(
-        table,
-        released,
-        "swap",
-        names,
-        {
-            "rate": rate,
-            "seed": seed,
-            "strata": list(strata or []),
-            "n_strata": int(groups),
-            "pairs": swapped // 2,
-            "swapped_records": swapped,
-            "swap_rate_achieved": swapped / table.n_records if table.n_records else 0.0,
-            "changed_records": int(changed.sum()),
-            "changed_values": per_attribute,
-        },
-    )
-
-
 class SwapParams(MethodParams):
     """Parameters of data swapping (``sdckit anonymize swap``)."""
 
@@ -778,19 +738,33 @@ class SwapParams(MethodParams):
     seed: Annotated[Whole, Field(ge=0, description="Seed of the pairs.")] = 0
 
 
+@dataclass(frozen=True)
+class SwapFigures(Figures):
+    """What data swapping did: the strata, the pairs drawn and the records they hold, the share of
+    the records swapped, the records changed (a pair may hold equal values) and the values changed
+    per attribute."""
+
+    n_strata: int
+    pairs: int
+    swapped_records: int
+    swap_rate_achieved: float
+    changed_records: int
+    changed_values: dict[str, int]
+
+
 def _swap_summary(release: Release) -> dict[str, Any]:
-    keys = (
-        "rate",
-        "seed",
-        "strata",
-        "n_strata",
-        "pairs",
-        "swapped_records",
-        "swap_rate_achieved",
-        "changed_records",
-        "changed_values",
-    )
-    return {key: release.parameters[key] for key in keys}
+    params, figures = release.params, release.figures_as(SwapFigures)
+    return {
+        "rate": params.rate,
+        "seed": params.seed,
+        "strata": list(params.strata or []),
+        "n_strata": figures.n_strata,
+        "pairs": figures.pairs,
+        "swapped_records": figures.swapped_records,
+        "swap_rate_achieved": figures.swap_rate_achieved,
+        "changed_records": figures.changed_records,
+        "changed_values": figures.changed_values,
+    }
 
 
 @register_method(
@@ -804,13 +778,74 @@ def _swap_summary(release: Release) -> dict[str, Any]:
     ],
 )
 def _run_swap(table: Table, params: SwapParams, context: Context) -> Release:
-    return data_swap(table, params.attributes, strata=params.strata, rate=params.rate, seed=params.seed)
+    """Data swapping (see :func:`data_swap`)."""
+    strata = params.strata
+    names = chosen_attributes(
+        table,
+        params.attributes,
+        Role.SENSITIVE,
+        (Kind.CATEGORICAL, Kind.ORDINAL),
+        "swap needs categorical attributes: none has role sensitive; name them with attributes",
+    )
+    for name in names:
+        kind = table.schema[name].kind if name in table.schema else Kind.CATEGORICAL
+        if kind not in (Kind.CATEGORICAL, Kind.ORDINAL):
+            raise ConfigError(
+                f"attributes: swap exchanges categorical values; '{name}' is {kind.value} (use rank-swap "
+                "for numbers)"
+            )
+    overlap = [name for name in (strata or []) if name in names]
+    if overlap:
+        raise ConfigError(f"strata: '{overlap[0]}' is also swapped; a stratum attribute cannot be swapped")
+    keys, groups = stratum_keys(table, strata)
+    rng = np.random.default_rng(params.seed)
+    partners = swap_pairs(keys, groups, params.rate, rng)
+    columns = [table.column(name).gather(partners) for name in names]
+    released = table.data.with_columns(columns)
+    changed = np.zeros(table.n_records, dtype=bool)
+    per_attribute = {}
+    for name, column in zip(names, columns, strict=True):
+        differs = column.ne_missing(table.column(name)).to_numpy()
+        per_attribute[name] = int(differs.sum())
+        changed |= differs
+    swapped = int(np.count_nonzero(partners != np.arange(table.n_records)))
+    figures = SwapFigures(
+        n_strata=int(groups),
+        pairs=swapped // 2,
+        swapped_records=swapped,
+        swap_rate_achieved=swapped / table.n_records if table.n_records else 0.0,
+        changed_records=int(changed.sum()),
+        changed_values=per_attribute,
+    )
+    return perturbed_release(table, released, "swap", names, params, figures, seed=params.seed)
+
+
+def data_swap(
+    table: Table,
+    attributes: Sequence[str] | None = None,
+    *,
+    strata: Sequence[str] | None = None,
+    rate: float = 0.05,
+    seed: int = 0,
+) -> Release:
+    """Data swapping of categorical values within strata (see the module docstring).
+
+    ``attributes`` default to the categorical attributes with role sensitive; numeric attributes are
+    refused (rank-swap swaps numbers). ``rate`` is the expected share of records swapped. The figures
+    are :class:`SwapFigures`.
+    """
+    values = {"attributes": attributes, "strata": strata, "rate": rate, "seed": seed}
+    return run_method("swap", table, values, Context())
 
 
 __all__ = [
+    "DPNoiseFigures",
     "DPNoiseParams",
+    "NoiseFigures",
     "NoiseParams",
+    "RankSwapFigures",
     "RankSwapParams",
+    "SwapFigures",
     "SwapParams",
     "add_noise",
     "data_swap",

@@ -23,9 +23,8 @@ Randomness (``numpy.random.default_rng(seed)``), per attribute in the given orde
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Self
 
@@ -35,14 +34,14 @@ from numba import njit
 from pydantic import Field, model_validator
 
 from sdckit._files import check_regular_file
-from sdckit.anonymize.base import Context, register_method
+from sdckit.anonymize.base import Context, register_method, run_method
 from sdckit.anonymize.perturbation import (
     Names,
     chosen_attributes,
     perturbed_release,
     stratum_keys,
 )
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.release import Figures, Release
 from sdckit.context import ExtraOutput
 from sdckit.errors import ConfigError, InputError
 from sdckit.params import Finite, MethodParams, Whole
@@ -189,126 +188,11 @@ def _stratum_labels(
     return [", ".join(f"{name}={texts[j][g]}" for j, name in enumerate(strata)) for g in range(groups)]
 
 
-def pram(
-    table: Table,
-    attributes: Sequence[str] | None = None,
-    *,
-    matrix: str | Path | None = None,
-    strata: Sequence[str] | None = None,
-    pd: float = DEFAULT_PD,
-    alpha: float = DEFAULT_ALPHA,
-    seed: int = 0,
-) -> Release:
-    """PRAM of categorical attributes (see the module docstring).
-
-    ``attributes`` default to the categorical quasi-identifiers; with ``matrix`` (a CSV file) exactly
-    one attribute, whose categories the matrix must name (ConfigError otherwise). ``pd`` is the lower
-    bound of the diagonal of the base matrix and ``alpha`` the weight of the invariant matrix (sdcMicro's
-    defaults 0.8 and 0.5). ``Release.parameters["matrices"]`` holds every matrix used.
-    """
-    from sdckit.frequency import encode
-
-    if not (math.isfinite(pd) and 0 <= pd <= 1):
-        raise ConfigError(f"pd must be in [0, 1], got {pd!r}")
-    if not (math.isfinite(alpha) and 0 <= alpha <= 1):
-        raise ConfigError(f"alpha must be in [0, 1], got {alpha!r}")
-    names = chosen_attributes(
-        table,
-        attributes,
-        Role.QUASI_IDENTIFIER,
-        (Kind.CATEGORICAL, Kind.ORDINAL),
-        "pram needs categorical attributes: no quasi-identifier is categorical",
-    )
-    for name in names:
-        kind = table.schema[name].kind if name in table.schema else Kind.CATEGORICAL
-        if kind not in (Kind.CATEGORICAL, Kind.ORDINAL):
-            raise ConfigError(f"attributes: pram changes categories; '{name}' is {kind.value}")
-    if matrix is not None and len(names) != 1:
-        raise ConfigError(
-            f"matrix: a transition matrix applies to one attribute, got {len(names)} ({', '.join(names)}); "
-            "name it with attributes"
-        )
-    if matrix is not None and strata:
-        raise ConfigError("strata: a given transition matrix is the same in every stratum; drop strata")
-    overlap = [name for name in (strata or []) if name in names]
-    if overlap:
-        raise ConfigError(f"strata: '{overlap[0]}' is also post-randomized; a stratum attribute cannot be")
-    given = read_matrix(matrix) if matrix is not None else None
-    keys, groups = stratum_keys(table, strata)
-    labels = _stratum_labels(table, strata, keys, groups)
-    encoding = encode(table.data, names)
-    rng = np.random.default_rng(seed)
-    columns, matrices, changed = [], {}, {}
-    for j, name in enumerate(names):
-        codes = encoding.codes[j]
-        categories = encoding.categories[j]
-        spelled = value_strings(categories).to_list()
-        size = len(spelled)
-        if given is not None:
-            rows, values = given
-            missing = [c for c in spelled if c not in rows]
-            extra = [c for c in rows if c not in spelled]
-            if missing or extra:
-                raise ConfigError(
-                    f"matrix: its categories must be those of '{name}'; missing from the matrix: "
-                    f"{missing or 'none'}; not in the data: {extra or 'none'}"
-                )
-            order = [rows.index(c) for c in spelled]
-            stack = values[np.ix_(order, order)][None]
-        elif size == 0:
-            stack = np.ones((groups, 1, 1))
-        else:
-            present = codes >= 0
-            cells = keys[present] * size + codes[present]
-            counts = np.bincount(cells, minlength=groups * size).reshape(groups, size).astype(np.float64)
-            stack = np.empty((groups, size, size))
-            for g in range(groups):
-                stack[g] = invariant_matrix(counts[g], base_matrix(rng.uniform(pd, 1, size)), alpha)
-        uniforms = rng.random(table.n_records)
-        new = apply_matrices(codes, keys if given is None else np.zeros_like(keys), stack, uniforms)
-        column = table.column(name)
-        if size:
-            released = categories.gather(np.maximum(new, 0))
-            if (new < 0).any():
-                released = released.scatter(np.flatnonzero(new < 0), None)
-            if released.dtype != column.dtype:
-                released = released.cast(column.dtype)
-        else:
-            released = column
-        columns.append(released.alias(name))
-        changed[name] = int(np.count_nonzero(new != codes))
-        matrices[name] = [
-            {
-                "stratum": labels[g] if given is None else None,
-                "categories": spelled,
-                "matrix": stack[g].tolist(),
-            }
-            for g in range(len(stack))
-        ]
-    frame = table.data.with_columns(columns)
-    return perturbed_release(
-        table,
-        frame,
-        "pram",
-        names,
-        {
-            "seed": seed,
-            "matrix": str(matrix) if matrix is not None else None,
-            "invariant": given is None,
-            "pd": pd if given is None else None,
-            "alpha": alpha if given is None else None,
-            "strata": list(strata or []),
-            "changed_values": changed,
-            "matrices": matrices,
-        },
-    )
-
-
 def matrices_frame(release: Release) -> pl.DataFrame:
     """The matrices used, one row per transition: ``attribute``, ``stratum`` (empty without strata),
     ``from``, ``to``, ``probability`` (the stratum is missing without strata)."""
     rows: dict[str, list[Any]] = {"attribute": [], "stratum": [], "from": [], "to": [], "probability": []}
-    for name, blocks in release.parameters["matrices"].items():
+    for name, blocks in release.figures_as(PramFigures).matrices.items():
         for block in blocks:
             categories = block["categories"]
             for k, source in enumerate(categories):
@@ -370,9 +254,28 @@ class PramParams(MethodParams):
         return self
 
 
+@dataclass(frozen=True)
+class PramFigures(Figures):
+    """What PRAM did: the values changed per attribute, and per attribute the matrices used (one per
+    stratum: its label, the categories and the matrix as rows of probabilities)."""
+
+    changed_values: dict[str, int]
+    matrices: dict[str, list[dict[str, Any]]]
+
+
 def _pram_summary(release: Release) -> dict[str, Any]:
-    keys = ("seed", "matrix", "invariant", "pd", "alpha", "strata", "changed_values", "matrices")
-    return {key: release.parameters[key] for key in keys}
+    params, figures = release.params, release.figures_as(PramFigures)
+    invariant = params.matrix is None
+    return {
+        "seed": params.seed,
+        "matrix": str(params.matrix) if params.matrix is not None else None,
+        "invariant": invariant,
+        "pd": params.pd if invariant else None,
+        "alpha": params.alpha if invariant else None,
+        "strata": list(params.strata or []),
+        "changed_values": figures.changed_values,
+        "matrices": figures.matrices,
+    }
 
 
 def _pram_report(figures: dict[str, Any]) -> list[str]:
@@ -404,26 +307,131 @@ def _pram_report(figures: dict[str, Any]) -> list[str]:
     ),
 )
 def _run_pram(table: Table, params: PramParams, context: Context) -> Release:
-    if params.matrix is None:  # the recipe records the defaults the invariant matrix was built with
+    """PRAM (see :func:`pram`); the recipe records the defaults the invariant matrix was built with."""
+    if params.matrix is None:
         params = params.model_copy(
             update={
                 "pd": DEFAULT_PD if params.pd is None else params.pd,
                 "alpha": DEFAULT_ALPHA if params.alpha is None else params.alpha,
             }
         )
-    release = pram(
+    return _run_pram_release(table, params)
+
+
+def _run_pram_release(table: Table, params: PramParams) -> Release:
+    """PRAM with ``params`` whose ``pd`` and ``alpha`` are resolved (see :func:`pram`)."""
+    from sdckit.frequency import encode
+
+    strata, matrix = params.strata, params.matrix
+    pd = DEFAULT_PD if params.pd is None else params.pd
+    alpha = DEFAULT_ALPHA if params.alpha is None else params.alpha
+    names = chosen_attributes(
         table,
         params.attributes,
-        matrix=params.matrix,
-        strata=params.strata,
-        pd=DEFAULT_PD if params.pd is None else params.pd,
-        alpha=DEFAULT_ALPHA if params.alpha is None else params.alpha,
-        seed=params.seed,
+        Role.QUASI_IDENTIFIER,
+        (Kind.CATEGORICAL, Kind.ORDINAL),
+        "pram needs categorical attributes: no quasi-identifier is categorical",
     )
-    return dataclasses.replace(release, params=params)
+    for name in names:
+        kind = table.schema[name].kind if name in table.schema else Kind.CATEGORICAL
+        if kind not in (Kind.CATEGORICAL, Kind.ORDINAL):
+            raise ConfigError(f"attributes: pram changes categories; '{name}' is {kind.value}")
+    if matrix is not None and len(names) != 1:
+        raise ConfigError(
+            f"matrix: a transition matrix applies to one attribute, got {len(names)} ({', '.join(names)}); "
+            "name it with attributes"
+        )
+    overlap = [name for name in (strata or []) if name in names]
+    if overlap:
+        raise ConfigError(f"strata: '{overlap[0]}' is also post-randomized; a stratum attribute cannot be")
+    given = read_matrix(params.matrix) if params.matrix is not None else None
+    keys, groups = stratum_keys(table, strata)
+    labels = _stratum_labels(table, strata, keys, groups)
+    encoding = encode(table.data, names)
+    rng = np.random.default_rng(params.seed)
+    columns, matrices, changed = [], {}, {}
+    for j, name in enumerate(names):
+        codes = encoding.codes[j]
+        categories = encoding.categories[j]
+        spelled = value_strings(categories).to_list()
+        size = len(spelled)
+        if given is not None:
+            rows, values = given
+            missing = [c for c in spelled if c not in rows]
+            extra = [c for c in rows if c not in spelled]
+            if missing or extra:
+                raise ConfigError(
+                    f"matrix: its categories must be those of '{name}'; missing from the matrix: "
+                    f"{missing or 'none'}; not in the data: {extra or 'none'}"
+                )
+            order = [rows.index(c) for c in spelled]
+            stack = values[np.ix_(order, order)][None]
+        elif size == 0:
+            stack = np.ones((groups, 1, 1))
+        else:
+            present = codes >= 0
+            cells = keys[present] * size + codes[present]
+            counts = np.bincount(cells, minlength=groups * size).reshape(groups, size).astype(np.float64)
+            stack = np.empty((groups, size, size))
+            for g in range(groups):
+                stack[g] = invariant_matrix(counts[g], base_matrix(rng.uniform(pd, 1, size)), alpha)
+        uniforms = rng.random(table.n_records)
+        new = apply_matrices(codes, keys if given is None else np.zeros_like(keys), stack, uniforms)
+        column = table.column(name)
+        if size:
+            released = categories.gather(np.maximum(new, 0))
+            if (new < 0).any():
+                released = released.scatter(np.flatnonzero(new < 0), None)
+            if released.dtype != column.dtype:
+                released = released.cast(column.dtype)
+        else:
+            released = column
+        columns.append(released.alias(name))
+        changed[name] = int(np.count_nonzero(new != codes))
+        matrices[name] = [
+            {
+                "stratum": labels[g] if given is None else None,
+                "categories": spelled,
+                "matrix": stack[g].tolist(),
+            }
+            for g in range(len(stack))
+        ]
+    frame = table.data.with_columns(columns)
+    figures = PramFigures(changed_values=changed, matrices=matrices)
+    return perturbed_release(table, frame, "pram", names, params, figures, seed=params.seed)
+
+
+def pram(
+    table: Table,
+    attributes: Sequence[str] | None = None,
+    *,
+    matrix: str | Path | None = None,
+    strata: Sequence[str] | None = None,
+    pd: float | None = None,
+    alpha: float | None = None,
+    seed: int = 0,
+) -> Release:
+    """PRAM of categorical attributes (see the module docstring).
+
+    ``attributes`` default to the categorical quasi-identifiers; with ``matrix`` (a CSV file) exactly
+    one attribute, whose categories the matrix must name (ConfigError otherwise). ``pd`` is the lower
+    bound of the diagonal of the base matrix and ``alpha`` the weight of the invariant matrix (default
+    sdcMicro's 0.8 and 0.5; only without ``matrix``). The figures (:class:`PramFigures`) hold every
+    matrix used.
+    """
+    values = {
+        "attributes": attributes,
+        "matrix": matrix,
+        "strata": strata,
+        "pd": pd,
+        "alpha": alpha,
+        "seed": seed,
+    }
+    return run_method("pram", table, values, Context())
 
 
 __all__ = [
+    "PramFigures",
     "PramParams",
     "apply_matrices",
     "base_matrix",
