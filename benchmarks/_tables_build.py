@@ -11,7 +11,7 @@ import polars as pl
 
 from _common import peak_rss_mib, print_header
 from _tables_data import enterprises, hierarchies, two_way
-from sdckit.tables.build import TableSpec, build_table
+from sdckit.tabular.build import TableSpec, build_table
 
 
 def best(function, repeat: int = 3) -> float:

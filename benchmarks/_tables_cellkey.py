@@ -7,13 +7,13 @@ codes (skewed frequencies); the table crosses all three with every margin (41 ×
 cells, ``LinearTable.from_array``).
 
 * **cell-key**: record keys (seeded, 52-bit), cell keys (two exact integer sums of key halves over
-  the cells, ``sdckit.tables.cellkey.cell_keys``), the noise lookup (``perturb_counts``) for a D = 3,
+  the cells, ``sdckit.tabular.cellkey.cell_keys``), the noise lookup (``perturb_counts``) for a D = 3,
   V = 2, js = 1 ptable. The per-cell sums are a ``np.bincount`` over the interior plus the margins
-  (what ``sdckit.tables.build.cell_sums`` computes from microdata, without its spec handling).
+  (what ``sdckit.tabular.build.cell_sums`` computes from microdata, without its spec handling).
 * **baseline**: the plain count of the same cells with polars: a ``group_by(...).len()`` per subset
   of the attributes (interior, the three 2-way and 1-way margins, the grand total).
 * **ptable**: construction time of the perturbation table (maximum entropy per row; uncached).
-* **via build**: the same records through ``sdckit.tables.problem.make_problem`` and the registered
+* **via build**: the same records through ``sdckit.tabular.problem.make_problem`` and the registered
   ``cell-key`` method (its cell keys through ``build.cell_sums``: one build of the table per key half).
 
 Best of three after a warm-up. Checks: every released count ≥ 0, zero cells stay zero, no count in
@@ -84,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shape", default="40,20,20")
     args = parser.parse_args(argv)
     print_header(argv, packages=("polars", "numpy", "scipy"))
-    from sdckit.tables.cellkey import cell_keys, perturb_counts, perturbation_table, record_keys
-    from sdckit.tables.model import LinearTable
+    from sdckit.tabular.cellkey import cell_keys, perturb_counts, perturbation_table, record_keys
+    from sdckit.tabular.model import LinearTable
 
     shape = tuple(int(s) for s in args.shape.split(","))
     codes = records(args.records, shape)
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     assert np.array_equal(table.values, counts)
     print(f"data             {args.records:,} records, table {shape} with margins: {table.n_cells:,} cells")
 
-    from sdckit.tables import cellkey
+    from sdckit.tabular import cellkey
 
     # the ptable is cached per parameter set: time the construction itself
     t_ptable, _ = best(lambda: cellkey._perturbation_table.__wrapped__(3, 2.0, 1, None, True, 1, "counts"))
@@ -137,9 +137,9 @@ def main(argv: list[str] | None = None) -> int:
         f"largest |noise| {np.abs(noise).max():.0f}"
     )
     from sdckit.table import Schema, Table
-    from sdckit.tables.base import run_table_method
-    from sdckit.tables.build import TableSpec
-    from sdckit.tables.problem import make_problem
+    from sdckit.tabular.base import run_table_method
+    from sdckit.tabular.build import TableSpec
+    from sdckit.tabular.problem import make_problem
 
     text = frame.with_columns(pl.col(names).cast(pl.String))
     source = Table(data=text, schema=Schema.infer(text))
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"via build        make_problem {t_build:.2f} s ({result.table.n_cells:,} non-empty cells); "
         f"the cell-key method on it {t_method:.2f} s "
-        "(cell keys through sdckit.tables.build.cell_sums: two builds of the table)"
+        "(cell keys through sdckit.tabular.build.cell_sums: two builds of the table)"
     )
     print(f"peak RSS         {peak_rss_mib():.0f} MiB")
     return 0

@@ -22,11 +22,11 @@ import polars as pl
 
 from _common import peak_rss_mib, print_header
 from _tables_data import enterprises, hierarchies, two_way
-from sdckit.tables.audit import audit
-from sdckit.tables.build import TableSpec
-from sdckit.tables.problem import make_problem
-from sdckit.tables.rules import Rule
-from sdckit.tables.suppression import suppress
+from sdckit.tabular.audit import audit
+from sdckit.tabular.build import TableSpec
+from sdckit.tabular.problem import make_problem
+from sdckit.tabular.rules import Rule
+from sdckit.tabular.suppression import suppress
 
 
 def one_lp(table, suppressed, cell: int) -> float:

@@ -23,9 +23,9 @@ import time
 import numpy as np
 
 from _common import peak_rss_mib, print_header
-from sdckit.tables.model import LinearTable, Protection
-from sdckit.tables.respondents import respondent_attack, respondents
-from sdckit.tables.suppression import suppress
+from sdckit.tabular.model import LinearTable, Protection
+from sdckit.tabular.respondents import respondent_attack, respondents
+from sdckit.tabular.suppression import suppress
 
 SHAPES = {"2d": (50, 50), "3d-small": (10, 10, 12)}
 

@@ -31,13 +31,13 @@ from _common import peak_rss_mib, print_header  # noqa: E402
 
 
 def _table(shape: tuple[int, ...], seed: int = 1):
-    from sdckit.tables.model import LinearTable
+    from sdckit.tabular.model import LinearTable
 
     return LinearTable.from_array(np.random.default_rng(seed).integers(0, 30, shape))
 
 
 def _protection(table, seed: int = 2):
-    from sdckit.tables.model import Protection
+    from sdckit.tabular.model import Protection
 
     rng = np.random.default_rng(seed)
     interior = np.flatnonzero(~table.totals() & (table.values > 0))
@@ -56,7 +56,7 @@ def _timed(function, *args, **kwargs):
 
 
 def bench_round(table, name: str, time_limit: float, force_milp: bool) -> None:
-    from sdckit.tables import rounding
+    from sdckit.tabular import rounding
 
     base = 5.0
     started = time.perf_counter()
@@ -108,7 +108,7 @@ def bench_round(table, name: str, time_limit: float, force_milp: bool) -> None:
 def bench_cta(table, name: str, time_limit: float, milp: bool) -> None:
     from scipy.optimize import linprog
 
-    from sdckit.tables.cta import _Model, controlled_adjustment, cta_weights
+    from sdckit.tabular.cta import _Model, controlled_adjustment, cta_weights
 
     protection = _protection(table)
     model = _Model(table, protection, cta_weights(table.values, "inverse"), False)

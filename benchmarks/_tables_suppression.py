@@ -1,4 +1,4 @@
-"""Benchmark: secondary cell suppression and the attacker audit (sdckit.tables.suppression / audit).
+"""Benchmark: secondary cell suppression and the attacker audit (sdckit.tabular.suppression / audit).
 
 Tables (seeded): interior values ``floor(lognormal(4, 1.2))`` (median 54, skewed), all margins
 (``LinearTable.from_array``); primary cells: interior cells with ``1 ≤ a ≤ 4`` (a minimum-frequency
@@ -38,9 +38,9 @@ from scipy.optimize import linprog
 
 from _common import peak_rss_mib, print_header
 from sdckit.errors import InputError
-from sdckit.tables.audit import audit, deviation_bounds
-from sdckit.tables.model import LinearTable, Protection
-from sdckit.tables.suppression import (
+from sdckit.tabular.audit import audit, deviation_bounds
+from sdckit.tabular.model import LinearTable, Protection
+from sdckit.tabular.suppression import (
     REPAIR_LP_LIMIT,
     _infeasible_check,
     _Master,

@@ -465,8 +465,8 @@ class Events:
 
 
 def test_table_suppression_names_its_phases_and_counts_within_each():
-    from sdckit.tables.base import TableProblem, run_table_method
-    from sdckit.tables.model import LinearTable, Protection
+    from sdckit.tabular.base import TableProblem, run_table_method
+    from sdckit.tabular.model import LinearTable, Protection
 
     # SPEC §8.6's 2×3 table with its margins; the cell of 5 (row 1, column 1) is primary.
     table = LinearTable.from_array([[5, 30, 25], [20, 15, 10]])
@@ -496,8 +496,8 @@ def test_table_suppression_names_its_phases_and_counts_within_each():
 
 
 def test_the_optimal_table_suppression_says_how_long_it_may_take():
-    from sdckit.tables.base import TableProblem, run_table_method
-    from sdckit.tables.model import LinearTable, Protection
+    from sdckit.tabular.base import TableProblem, run_table_method
+    from sdckit.tabular.model import LinearTable, Protection
 
     table = LinearTable.from_array([[5, 30, 25], [20, 15, 10]])
     protection = Protection.of_cells(table.n_cells, [0], 3)

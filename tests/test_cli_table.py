@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sdckit.cli import app
-from sdckit.tables.base import TABLE_METHODS
+from sdckit.tabular.base import TABLE_METHODS
 
 runner = CliRunner()
 

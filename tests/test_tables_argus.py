@@ -10,11 +10,11 @@ import pytest
 from sdckit.errors import ConfigError, InputError
 from sdckit.hierarchy import Hierarchy
 from sdckit.table import Table
-from sdckit.tables.argus import write_argus
-from sdckit.tables.base import TableProblem, pattern_status
-from sdckit.tables.build import TableSpec, build_from_cells, build_table
-from sdckit.tables.model import LinearTable, Protection
-from sdckit.tables.rules import Rule, primary_protection
+from sdckit.tabular.argus import write_argus
+from sdckit.tabular.base import TableProblem, pattern_status
+from sdckit.tabular.build import TableSpec, build_from_cells, build_table
+from sdckit.tabular.model import LinearTable, Protection
+from sdckit.tabular.rules import Rule, primary_protection
 
 DATA = pl.DataFrame(
     {

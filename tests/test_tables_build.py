@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from conftest import make_table
 from sdckit.errors import ConfigError, InputError
 from sdckit.hierarchy import Hierarchy
-from sdckit.tables.build import TableSpec, build_from_cells, build_table
-from sdckit.tables.model import TOTAL, LinearTable
-from sdckit.tables.problem import make_problem
-from sdckit.tables.rules import Rule, primary_protection
+from sdckit.tabular.build import TableSpec, build_from_cells, build_table
+from sdckit.tabular.model import TOTAL, LinearTable
+from sdckit.tabular.problem import make_problem
+from sdckit.tabular.rules import Rule, primary_protection
 
 
 def with_totals(frame: pl.DataFrame, dims: list[str], value: str | None) -> pl.DataFrame:

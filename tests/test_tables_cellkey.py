@@ -15,9 +15,9 @@ from scipy import sparse, stats
 
 from conftest import make_table
 from sdckit.errors import ConfigError, InputError
-from sdckit.tables import cellkey
-from sdckit.tables.base import TABLE_METHODS, TableProblem, run_table_method
-from sdckit.tables.cellkey import (
+from sdckit.tabular import cellkey
+from sdckit.tabular.base import TABLE_METHODS, TableProblem, run_table_method
+from sdckit.tabular.cellkey import (
     CellKeyParams,
     cell_keys,
     flex_multiplier,
@@ -26,7 +26,7 @@ from sdckit.tables.cellkey import (
     perturbation_table,
     record_keys,
 )
-from sdckit.tables.model import LinearTable, Protection
+from sdckit.tabular.model import LinearTable, Protection
 
 # ------------------------------------------------------------------------------------------------
 # Tiny problems built by hand: records with codes per dimension, the table from LinearTable.from_array
@@ -419,7 +419,7 @@ def test_magnitude_table_through_the_method() -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# Tables built from microdata (sdckit.tables.build: the real cell_sums)
+# Tables built from microdata (sdckit.tabular.build: the real cell_sums)
 
 
 def _microdata(n: int, seed: int) -> Any:
@@ -445,10 +445,10 @@ def _by_labels(result: Any, dims: list[str]) -> dict[tuple[str, ...], float]:
 def test_same_cell_same_value_in_tables_built_from_microdata(
     monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    from sdckit.tables.build import TableSpec
-    from sdckit.tables.problem import make_problem
+    from sdckit.tabular.build import TableSpec
+    from sdckit.tabular.problem import make_problem
 
-    monkeypatch.undo()  # the real cell_sums of sdckit.tables.build
+    monkeypatch.undo()  # the real cell_sums of sdckit.tabular.build
     source = _microdata(3000, seed=12)
     value = "turnover" if kind == "magnitude" else None
     wide = make_problem(source, TableSpec.of("region", "sex", "activity", value=value))

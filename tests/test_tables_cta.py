@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import ConfigError, InputError
-from sdckit.tables.base import TableProblem, run_table_method
-from sdckit.tables.cta import _Model, controlled_adjustment, cta_weights, fixed_direction_objective
-from sdckit.tables.model import LinearTable, Protection
+from sdckit.tabular.base import TableProblem, run_table_method
+from sdckit.tabular.cta import _Model, controlled_adjustment, cta_weights, fixed_direction_objective
+from sdckit.tabular.model import LinearTable, Protection
 
 
 def _example(upl: float = 5, lpl: float = 6) -> tuple[LinearTable, Protection]:

@@ -12,15 +12,15 @@ import polars as pl
 import pytest
 import typer.main
 
-import sdckit.tables  # noqa: F401  (registers the methods)
+import sdckit.tabular  # noqa: F401  (registers the methods)
 from param_values import assert_fields_refuse_bad_values
 from sdckit.cli import app
 from sdckit.cli.table import SHARED
 from sdckit.table import Schema, Table
-from sdckit.tables.base import TABLE_METHODS, TableResult, run_table_method
-from sdckit.tables.build import TableSpec
-from sdckit.tables.problem import make_problem
-from sdckit.tables.rules import Rule
+from sdckit.tabular.base import TABLE_METHODS, TableResult, run_table_method
+from sdckit.tabular.build import TableSpec
+from sdckit.tabular.problem import make_problem
+from sdckit.tabular.rules import Rule
 
 SPECS = list(TABLE_METHODS)
 IDS = [spec.name for spec in SPECS]

@@ -8,10 +8,10 @@ import pytest
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from sdckit.tables import suppression
-from sdckit.tables.audit import audit
-from sdckit.tables.model import LinearTable, Protection
-from sdckit.tables.suppression import cell_weights, heuristic_pattern, optimal_pattern, suppress
+from sdckit.tabular import suppression
+from sdckit.tabular.audit import audit
+from sdckit.tabular.model import LinearTable, Protection
+from sdckit.tabular.suppression import cell_weights, heuristic_pattern, optimal_pattern, suppress
 
 
 def small_3d(

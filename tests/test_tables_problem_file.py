@@ -23,13 +23,13 @@ from conftest import make_table
 from sdckit.cli import app
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
-from sdckit.tables.base import run_table_method
-from sdckit.tables.build import HierarchyView, TableSpec, build_table
-from sdckit.tables.model import TOTAL, LinearTable
-from sdckit.tables.problem import make_problem
-from sdckit.tables.problem_file import load_problem, parse_problem
-from sdckit.tables.rules import Rule, primary_protection
-from sdckit.tables.suppression import suppress
+from sdckit.tabular.base import run_table_method
+from sdckit.tabular.build import HierarchyView, TableSpec, build_table
+from sdckit.tabular.model import TOTAL, LinearTable
+from sdckit.tabular.problem import make_problem
+from sdckit.tabular.problem_file import load_problem, parse_problem
+from sdckit.tabular.rules import Rule, primary_protection
+from sdckit.tabular.suppression import suppress
 
 runner = CliRunner()
 

@@ -13,10 +13,10 @@ from browser import chrome, open_page
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.table import Table
-from sdckit.tables.base import TableProblem, TableResult, pattern_status
-from sdckit.tables.build import TableSpec, build_table
-from sdckit.tables.model import LinearTable, Protection
-from sdckit.tables.render import render_html, write_html
+from sdckit.tabular.base import TableProblem, TableResult, pattern_status
+from sdckit.tabular.build import TableSpec, build_table
+from sdckit.tabular.model import LinearTable, Protection
+from sdckit.tabular.render import render_html, write_html
 
 
 def suppression(table: LinearTable, primary, secondary, spec=None, figures=None) -> TableResult:

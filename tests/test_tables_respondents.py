@@ -19,16 +19,16 @@ from typer.testing import CliRunner
 
 from sdckit.cli import app
 from sdckit.errors import ConfigError
-from sdckit.tables.audit import audit
-from sdckit.tables.base import TableProblem, run_table_method
-from sdckit.tables.model import LinearTable, Protection
-from sdckit.tables.respondents import (
+from sdckit.tabular.audit import audit
+from sdckit.tabular.base import TableProblem, run_table_method
+from sdckit.tabular.model import LinearTable, Protection
+from sdckit.tabular.respondents import (
     Respondent,
     holding_respondents,
     respondent_attack,
     respondents,
 )
-from sdckit.tables.rules import Rule, primary_protection
+from sdckit.tabular.rules import Rule, primary_protection
 
 runner = CliRunner()
 
@@ -127,8 +127,8 @@ def test_sdctable_singleton_case_through_the_command_line(tmp_path):
 def holding_problem(tmp_path, holdings: list[str]):
     """Firms in regions a..d with a holding column; turnover summed; p%-rule 10."""
     from sdckit.config import load_config
-    from sdckit.tables.build import TableSpec
-    from sdckit.tables.problem import make_problem
+    from sdckit.tabular.build import TableSpec
+    from sdckit.tabular.problem import make_problem
 
     frame = pl.DataFrame(
         {
@@ -250,7 +250,7 @@ def test_the_audit_agrees_with_a_brute_force_respondent(seed):
 def test_respondent_knowledge_is_bounds_only():
     table, protection = sdctable_singletons()
     r = Respondent("x", np.array([0]), np.array([1.0]), np.array([True]))
-    from sdckit.tables.respondents import knowing
+    from sdckit.tabular.respondents import knowing
 
     known = knowing(table, r)
     assert known.lower[0] == known.upper[0] == 1.0 and np.isinf(known.upper[1])
@@ -263,8 +263,8 @@ def test_the_audit_agrees_with_a_brute_force_holding(seed, tmp_path):
     library finds (holdings spanning cells, single contributors, largest contributors), its verdict on
     every primary cell equals the enumeration of what that respondent can hold possible."""
     from sdckit.config import load_config
-    from sdckit.tables.build import TableSpec
-    from sdckit.tables.problem import make_problem
+    from sdckit.tabular.build import TableSpec
+    from sdckit.tabular.problem import make_problem
 
     rng = np.random.default_rng(100 + seed)
     regions, turnover, holdings = [], [], []
@@ -298,7 +298,7 @@ def test_the_audit_agrees_with_a_brute_force_holding(seed, tmp_path):
     total = int(table.values[table.totals()][0])
     hidden = [int(i) for i in interior if pattern[i]]
     for respondent in found:
-        from sdckit.tables.respondents import above
+        from sdckit.tabular.respondents import above
 
         own = set(above(table, respondent.cells).tolist())
         known = dict(zip(respondent.cells.tolist(), respondent.known.tolist(), strict=True))

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import ConfigError, InputError
-from sdckit.tables.base import TableProblem, run_table_method
-from sdckit.tables.model import LinearTable, Protection
-from sdckit.tables.rounding import controlled_rounding
+from sdckit.tabular.base import TableProblem, run_table_method
+from sdckit.tabular.model import LinearTable, Protection
+from sdckit.tabular.rounding import controlled_rounding
 
 #: A 2×2×2 table with no zero-restricted additive rounding to base 2 (found by brute force).
 INFEASIBLE = [[[3, 0], [1, 1]], [[3, 0], [2, 1]]]

@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from sdckit.cli import app
-from sdckit.tables.audit import audit
-from sdckit.tables.base import TableProblem, run_table_method
-from sdckit.tables.model import LinearTable, Protection
-from sdckit.tables.statuses import CellStatuses, apply_statuses
+from sdckit.tabular.audit import audit
+from sdckit.tabular.base import TableProblem, run_table_method
+from sdckit.tabular.model import LinearTable, Protection
+from sdckit.tabular.statuses import CellStatuses, apply_statuses
 
 runner = CliRunner()
 

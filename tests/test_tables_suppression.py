@@ -13,10 +13,10 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from sdckit.errors import ConfigError, InputError
-from sdckit.tables.audit import audit, interval
-from sdckit.tables.base import TableProblem, run_table_method
-from sdckit.tables.model import PRIMARY, PUBLISHED, SECONDARY, LinearTable, Protection
-from sdckit.tables.suppression import cell_weights, suppress
+from sdckit.tabular.audit import audit, interval
+from sdckit.tabular.base import TableProblem, run_table_method
+from sdckit.tabular.model import PRIMARY, PUBLISHED, SECONDARY, LinearTable, Protection
+from sdckit.tabular.suppression import cell_weights, suppress
 
 # SPEC §8.6: 2×3 table with margins; cells in row-major order of the 3×4 grid (last row/column = totals)
 EXAMPLE = [[5, 30, 25], [20, 15, 10]]

@@ -9,7 +9,7 @@ The common case in three lines (pandas in, pandas out)::
     release = sdckit.protect(frame, method="local-suppression", k=3, quasi_identifiers=["age", "zip"])
     release.to_pandas()
 
-The subpackages (``sdckit.anonymize``, ``sdckit.risk``, ``sdckit.utility``, ``sdckit.tables``,
+The subpackages (``sdckit.anonymize``, ``sdckit.risk``, ``sdckit.utility``, ``sdckit.tabular``,
 ``sdckit.evaluate``, ``sdckit.models``) are reachable after ``import sdckit``, imported on first use.
 """
 
@@ -47,7 +47,7 @@ _EXPORTS = {
 
 #: Subpackages reachable as attributes after ``import sdckit`` (``sdckit.anonymize.run_method``),
 #: imported on first use: ``import sdckit`` alone loads neither polars nor numba.
-_SUBPACKAGES = ("anonymize", "evaluate", "models", "risk", "tables", "utility")
+_SUBPACKAGES = ("anonymize", "evaluate", "models", "risk", "tabular", "utility")
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
 

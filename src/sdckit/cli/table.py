@@ -1,9 +1,9 @@
 """``sdckit table METHOD``: tabular data protection, one command per registered table method
-(:data:`sdckit.tables.base.TABLE_METHODS`), its own options made from the method's parameters object.
+(:data:`sdckit.tabular.base.TABLE_METHODS`), its own options made from the method's parameters object.
 
 Every command builds the same tables from the same options — ``--rows``/``--cols``/``--layers`` (or
 ``--table`` once per linked table, or ``--problem`` a problem file of linked tables,
-:mod:`sdckit.tables.problem_file`), ``--value`` for a magnitude table, hierarchies from the
+:mod:`sdckit.tabular.problem_file`), ``--value`` for a magnitude table, hierarchies from the
 configuration — flags the primary cells with ``--rule`` and ``--min-frequency``, runs the method, and
 writes the protected table in long form (``--output``), an HTML rendering (``--html``), τ-Argus's
 files for the same problem (``--argus``) and the figures (``--summary``). Parse, run, report, write.
@@ -33,7 +33,7 @@ from sdckit.cli._common import (
 from sdckit.cli._options import field_parameter, owner_naming_command
 from sdckit.cli._outputs import Outputs
 from sdckit.params import option_name
-from sdckit.tables.base import TABLE_METHODS, TableMethodSpec, run_table_method
+from sdckit.tabular.base import TABLE_METHODS, TableMethodSpec, run_table_method
 
 app = typer.Typer(
     help="Protect tables built from microdata: sdckit table METHOD --help.",
@@ -44,7 +44,7 @@ TABLE_PANEL = "table"
 RULE_PANEL = "primary rules"
 OUTPUT_SUFFIXES = (".csv", ".tsv", ".parquet")
 # Their attacker's audit solves LPs with HiGHS (the 'tables' extra); round needs it for the integer
-# program of a table whose LP relaxation is not integral only, and says so then (sdckit.tables._highs).
+# program of a table whose LP relaxation is not integral only, and says so then (sdckit.tabular._highs).
 NEEDS_HIGHS = ("suppress", "audit")
 
 
@@ -237,7 +237,7 @@ def table_dimensions(
 
 def _rules(spec: TableMethodSpec, rule: list[str] | None, min_frequency: int | None) -> list[Any]:
     from sdckit.errors import ConfigError
-    from sdckit.tables.rules import Rule
+    from sdckit.tabular.rules import Rule
 
     rules = [Rule.parse(text) for text in rule or []]
     if min_frequency is not None:
@@ -307,7 +307,7 @@ def protect_table(
             data, config, dimensions, value, holding, cells, frequency, total_label, rules, loaded
         )
         if status is not None:
-            from sdckit.tables.statuses import apply_statuses, read_statuses
+            from sdckit.tabular.statuses import apply_statuses, read_statuses
 
             problem = apply_statuses(problem, read_statuses(problem, status))
         if stage:
@@ -426,11 +426,11 @@ def _stage_outputs(
     if output is not None:
         stage_table(outputs, output, _relabel(result.frame(), result.table.dimensions, total_label))
     if html is not None:
-        from sdckit.tables.render import write_html
+        from sdckit.tabular.render import write_html
 
         outputs.stage(html, lambda temporary: write_html(result, temporary, data.name))
     if argus is not None:
-        from sdckit.tables.argus import write_argus
+        from sdckit.tabular.argus import write_argus
 
         status = result.status if spec.audits or spec.name == "audit" else None
         problem = result.problem
@@ -443,7 +443,7 @@ def _stage_outputs(
 def _relabel(frame: Any, dimensions: tuple[str, ...], total_label: str) -> Any:
     import polars as pl
 
-    from sdckit.tables.model import TOTAL
+    from sdckit.tabular.model import TOTAL
 
     if total_label == TOTAL:
         return frame
@@ -466,12 +466,12 @@ def _problem(
     loaded: Any = None,
 ) -> tuple[Any, int | None]:
     """The problem to protect, and the number of records it was built from (None for cells);
-    ``loaded``: the problem file (:class:`~sdckit.tables.problem_file.ProblemFile`) the tables come from."""
+    ``loaded``: the problem file (:class:`~sdckit.tabular.problem_file.ProblemFile`) the tables come from."""
     import dataclasses
 
     from sdckit.config import load_config, parse_config
-    from sdckit.tables.build import TableSpec
-    from sdckit.tables.problem import file_hierarchies, make_problem, make_problem_from_cells
+    from sdckit.tabular.build import TableSpec
+    from sdckit.tabular.problem import file_hierarchies, make_problem, make_problem_from_cells
 
     settings = load_config(config) if config is not None else parse_config({})
     weights = settings.data.weights
@@ -524,7 +524,7 @@ def _load_problem_file(
             f"--problem and {', '.join(given)}: give the tables either in the problem file or with "
             "--rows/--cols/--layers/--table, not both"
         )
-    from sdckit.tables.problem_file import load_problem
+    from sdckit.tabular.problem_file import load_problem
 
     loaded = load_problem(path)
     if argus is not None and loaded.own_hierarchies:
@@ -550,7 +550,7 @@ def _file_value_holding(loaded: Any, value: str | None, holding: str | None) -> 
     return value if value is not None else loaded.value, holding if holding is not None else loaded.holding
 
 
-import sdckit.tables  # noqa: E402,F401  (registers the methods)
+import sdckit.tabular  # noqa: E402,F401  (registers the methods)
 
 for _spec in TABLE_METHODS:
     make_command(_spec)

@@ -38,7 +38,7 @@ import polars as pl
 
 from sdckit.errors import InputError
 from sdckit.table import value_strings
-from sdckit.tables.model import TOTAL
+from sdckit.tabular.model import TOTAL
 
 #: The spellings of each status (lower case).
 PUBLISH = {"publish", "z", "force-publish"}

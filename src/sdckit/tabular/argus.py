@@ -61,9 +61,9 @@ import numpy as np
 
 from sdckit.errors import ConfigError, InputError
 from sdckit.params import spell
-from sdckit.tables.base import TableProblem
-from sdckit.tables.model import PRIMARY, SECONDARY, TOTAL
-from sdckit.tables.rules import Rule
+from sdckit.tabular.base import TableProblem
+from sdckit.tabular.model import PRIMARY, SECONDARY, TOTAL
+from sdckit.tabular.rules import Rule
 
 SEPARATOR = ";"
 LEAD = "@"
@@ -381,7 +381,7 @@ def _rda_text(table, cells, columns: _Columns, hrc_files, level_decimals: int | 
 def _hrc_text(dim: str, hierarchy) -> str:
     """The nodes below the total, depth-first (a parent before its children), ``@`` once per level
     below the top."""
-    from sdckit.tables.build import _tree
+    from sdckit.tabular.build import _tree
 
     tree = _tree(dim, hierarchy)
     labels, parent = tree.labels, tree.parent

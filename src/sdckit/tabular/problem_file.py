@@ -24,7 +24,7 @@ table's categories, default 0: the values) and ``subtotals`` (false: no levels b
 and the total; default true).
 
 The tables are linked through the records their cells have in common
-(:mod:`sdckit.tables.build`): cells over the same records are one cell whatever hierarchy a table
+(:mod:`sdckit.tabular.build`): cells over the same records are one cell whatever hierarchy a table
 reads them through, each table adds its own relations, and a node of one table's hierarchy that is
 the sum of nodes of another's (a region, of the districts another table lists) adds that sum. Every
 key is checked: an unknown key or a wrong value is an error naming the file and line.
@@ -44,7 +44,7 @@ from sdckit._files import MAX_CONFIG_BYTES, read_text_file
 from sdckit.config import Lines, _describe_value, _line_of, _parse_yaml, _Strict
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
-from sdckit.tables.build import HierarchyView, TableSpec
+from sdckit.tabular.build import HierarchyView, TableSpec
 
 
 def _attribute_only(value: Any) -> Any:
@@ -92,7 +92,7 @@ class ProblemFile:
         return any(self.hierarchies)
 
     def spec(self, **options: Any) -> TableSpec:
-        """The :class:`~sdckit.tables.build.TableSpec` of the tables; ``options`` are its other
+        """The :class:`~sdckit.tabular.build.TableSpec` of the tables; ``options`` are its other
         fields (``value``, ``holding``, ``weights``, ...), the file's value and holding by default."""
         options = {"value": self.value, "holding": self.holding, **options}
         return TableSpec(tables=self.tables, table_hierarchies=self.hierarchies, names=self.names, **options)

@@ -41,7 +41,7 @@ from sdckit.errors import ConfigError, InputError
 from sdckit.hierarchy import Hierarchy
 from sdckit.params import spell
 from sdckit.table import Table, value_strings
-from sdckit.tables.model import ADDITIVITY_TOLERANCE, TOTAL, LinearTable
+from sdckit.tabular.model import ADDITIVITY_TOLERANCE, TOTAL, LinearTable
 
 _SHOWN = 5
 
@@ -512,7 +512,7 @@ def _holdings(
 ) -> pl.DataFrame:
     """``cells`` (sorted by code) with ``n`` the number of holdings and ``tops`` the largest holding
     contributions per cell, from the records' ``units`` (leaf-level ``code``, holding ``h``, ``v``)."""
-    from sdckit.tables._kernels import holding_contributions
+    from sdckit.tabular._kernels import holding_contributions
 
     summed = units.group_by("h", "code").agg(pl.col("v").sum()).sort("h")
     codes = summed.get_column("code").to_numpy()

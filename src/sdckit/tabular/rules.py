@@ -26,7 +26,7 @@ import numpy as np
 
 from sdckit.errors import ConfigError, InputError
 from sdckit.params import spell
-from sdckit.tables.model import LinearTable, Protection
+from sdckit.tabular.model import LinearTable, Protection
 
 _KEYS = {
     frozenset({"p"}): "p%",

@@ -6,8 +6,8 @@ TableResult`` registered with :func:`register_table_method`. The command line ma
 entry; the common tests loop over :data:`TABLE_METHODS`.
 
 A :class:`TableProblem` is what every method reads: the cells and relations
-(:class:`~sdckit.tables.model.LinearTable`), the primary cells with their protection levels
-(:class:`~sdckit.tables.model.Protection`) and, when the table was built from microdata, the records
+(:class:`~sdckit.tabular.model.LinearTable`), the primary cells with their protection levels
+(:class:`~sdckit.tabular.model.Protection`) and, when the table was built from microdata, the records
 and the specification it was built with (the cell key method sums record keys over the same cells).
 """
 
@@ -25,7 +25,7 @@ from sdckit.context import Context
 from sdckit.errors import ConfigError
 from sdckit.params import MethodParams, spell
 from sdckit.registry import Registry
-from sdckit.tables.model import PRIMARY, PUBLISHED, SECONDARY, TOTAL, AuditResult, LinearTable, Protection
+from sdckit.tabular.model import PRIMARY, PUBLISHED, SECONDARY, TOTAL, AuditResult, LinearTable, Protection
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,14 +33,14 @@ class TableProblem:
     """A table to protect: ``table`` (cells and relations), ``protection`` (primary cells and
     levels), and the microdata ``source`` with the ``spec`` it was built with (None for a table read
     as cells); ``total_label``: how files label a margin (read and written); ``statuses``: the cell
-    statuses set by hand (:func:`sdckit.tables.statuses.apply_statuses` has applied them)."""
+    statuses set by hand (:func:`sdckit.tabular.statuses.apply_statuses` has applied them)."""
 
     table: LinearTable
     protection: Protection
     source: Any = None
     spec: Any = None
     total_label: str = TOTAL
-    statuses: Any = None  # the cell statuses set by hand (sdckit.tables.statuses), already applied
+    statuses: Any = None  # the cell statuses set by hand (sdckit.tabular.statuses), already applied
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,7 +158,7 @@ def run_table_method(
     context: Context | None = None,
 ) -> TableResult:
     """Run a registered tabular method; ``params`` may be its parameters object or a mapping."""
-    import sdckit.tables  # noqa: F401  (registers the methods)
+    import sdckit.tabular  # noqa: F401  (registers the methods)
 
     spec = TABLE_METHODS.get(method) if isinstance(method, str) else method
     if problem.statuses is not None and not spec.statuses:

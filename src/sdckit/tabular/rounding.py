@@ -50,8 +50,8 @@ from scipy import sparse
 from sdckit.context import Context
 from sdckit.errors import InputError
 from sdckit.params import Finite, MethodParams, Whole
-from sdckit.tables.base import TableProblem, TableResult, register_table_method
-from sdckit.tables.model import PUBLISHED, LinearTable
+from sdckit.tabular.base import TableProblem, TableResult, register_table_method
+from sdckit.tabular.model import PUBLISHED, LinearTable
 
 #: Integrality tolerance of an LP or MILP solution.
 _INTEGRAL = 1e-6
@@ -228,7 +228,7 @@ def _solve(
         return None
     if lp.status == 0 and np.all(np.abs(lp.x - np.round(lp.x)) <= _INTEGRAL):
         return steps_of(lp.x), True, "lp", float(lp.fun)
-    from sdckit.tables._highs import solve_mip
+    from sdckit.tabular._highs import solve_mip
 
     # The MILP through highspy: a feasible rounding first (zero objective: HiGHS finds one in a
     # fraction of a second on a 27 x 27 x 26 table, where the optimizing search alone found none in
@@ -310,7 +310,7 @@ def _round_report(figures: dict[str, Any]) -> list[str]:
     statuses=True,
 )
 def _run_round(problem: TableProblem, params: RoundParams, context: Context) -> TableResult:
-    from sdckit.tables.statuses import for_published_tables
+    from sdckit.tabular.statuses import for_published_tables
 
     table = problem.table
     kept = for_published_tables(problem, "round", base=params.base)

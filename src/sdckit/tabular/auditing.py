@@ -10,11 +10,11 @@ list are published.
 The primary cells are those the rules flag on the data (``--rule``, ``--min-frequency``), with their
 protection levels, and those the pattern marks primary (with the levels of its ``upper_protection`` and
 ``lower_protection`` columns when it has them, else 0: then only exact disclosure is checked). The
-attacker LPs (:func:`sdckit.tables.audit.audit`, SPEC §8.3) give each suppressed cell's feasibility
+attacker LPs (:func:`sdckit.tabular.audit.audit`, SPEC §8.3) give each suppressed cell's feasibility
 interval; the audit fails for a sensitive cell that is published, a primary cell whose interval does
 not reach its protection levels, and any suppressed cell whose interval is a single value.
 
-The respondent attacker (:mod:`sdckit.tables.respondents`) is run too (``--singletons protect``, the
+The respondent attacker (:mod:`sdckit.tabular.respondents`) is run too (``--singletons protect``, the
 default, and ``--coalition N``): a primary cell the outside attacker cannot pin down may still be
 pinned down by a single contributor of another suppressed cell (a singleton knows its cell), a
 holding, or a coalition of the largest contributors of a cell; each failure names the attacker that
@@ -35,8 +35,8 @@ from sdckit.context import Context
 from sdckit.errors import InputError
 from sdckit.params import MethodParams, spell
 from sdckit.table import value_strings
-from sdckit.tables.base import TableProblem, TableResult, pattern_status, register_table_method
-from sdckit.tables.model import PRIMARY, TOTAL
+from sdckit.tabular.base import TableProblem, TableResult, pattern_status, register_table_method
+from sdckit.tabular.model import PRIMARY, TOTAL
 
 _PUBLISHED = {"published", "safe", "s", "z", "p"}
 _PRIMARY = {"primary", "u", "unsafe"}
@@ -128,7 +128,7 @@ def read_pattern(problem: TableProblem, params: AuditParams) -> tuple[np.ndarray
 
 
 def run(problem: TableProblem, params: AuditParams, context: Context) -> TableResult:
-    from sdckit.tables.audit import audit
+    from sdckit.tabular.audit import audit
 
     suppressed, marked, matched = read_pattern(problem, params)
     protection = problem.protection
@@ -199,7 +199,7 @@ def _respondent_failures(
     problem: TableProblem, params: AuditParams, suppressed: np.ndarray, protection: Any, outside: Any
 ) -> list[Any]:
     """The respondent attacker's failures (cells the outside attacker already breaks left out)."""
-    from sdckit.tables.respondents import (
+    from sdckit.tabular.respondents import (
         holding_respondents,
         respondent_attack,
         respondents,

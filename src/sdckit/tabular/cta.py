@@ -44,8 +44,8 @@ from scipy import sparse
 from sdckit.context import Context
 from sdckit.errors import InputError
 from sdckit.params import Finite, MethodParams
-from sdckit.tables.base import TableProblem, TableResult, register_table_method
-from sdckit.tables.model import PRIMARY, PUBLISHED, LinearTable, Protection
+from sdckit.tabular.base import TableProblem, TableResult, register_table_method
+from sdckit.tabular.model import PRIMARY, PUBLISHED, LinearTable, Protection
 
 #: ``algorithm="auto"`` solves the MILP when there are at most this many sensitive cells (measured:
 #: see benchmarks/_tables_rounding.py), the LP heuristic otherwise.
@@ -383,7 +383,7 @@ def _cta_report(figures: dict[str, Any]) -> list[str]:
     statuses=True,
 )
 def _run_cta(problem: TableProblem, params: CtaParams, context: Context) -> TableResult:
-    from sdckit.tables.statuses import for_published_tables
+    from sdckit.tabular.statuses import for_published_tables
 
     kept = for_published_tables(problem, "cta")  # kept by their bounds (apply_statuses)
     adjusted, figures = controlled_adjustment(

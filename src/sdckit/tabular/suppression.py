@@ -1,7 +1,7 @@
 """Secondary cell suppression (SPEC §8.4–8.5): the cheapest set of further cells to suppress so that
 every primary cell's attacker interval covers its protection interval (``sdckit table suppress``).
 
-Two algorithms, both on any :class:`~sdckit.tables.model.LinearTable` (2-D, n-D, hierarchical and
+Two algorithms, both on any :class:`~sdckit.tabular.model.LinearTable` (2-D, n-D, hierarchical and
 linked tables alike: they read only the relations):
 
 * **optimal** — the exact model of SPEC §8.4 solved as Fischetti & Salazar-González (2001) do, by
@@ -63,7 +63,7 @@ from scipy import sparse
 from sdckit.context import Context, ProgressCallback, StageCallback
 from sdckit.errors import ConfigError, InputError
 from sdckit.params import Finite, MethodParams, spell
-from sdckit.tables.audit import (
+from sdckit.tabular.audit import (
     PROTECTION_TOLERANCE,
     ComponentLP,
     attack,
@@ -75,8 +75,8 @@ from sdckit.tables.audit import (
     new_highs,
     targets,
 )
-from sdckit.tables.base import TableProblem, TableResult, pattern_status, register_table_method
-from sdckit.tables.model import LinearTable, Protection
+from sdckit.tabular.base import TableProblem, TableResult, pattern_status, register_table_method
+from sdckit.tabular.model import LinearTable, Protection
 
 #: ``algorithm="auto"`` runs the optimal algorithm when ``|P| · N`` (primary cells times cells) is at
 #: most this (measured: see benchmarks/_tables_suppression.py), the heuristic above it.
@@ -462,7 +462,7 @@ class _Master:
         self, table: LinearTable, protection: Protection, w: np.ndarray, movable: np.ndarray
     ) -> None:
         from sdckit._extras import require
-        from sdckit.tables._highs import HIGHS_FEATURE
+        from sdckit.tabular._highs import HIGHS_FEATURE
 
         require("tables", "highspy", feature=HIGHS_FEATURE)
         import highspy
@@ -1035,7 +1035,7 @@ def suppress(
     (one per cell); ``time_limit`` (seconds) and ``gap`` (relative MIP gap) bound the optimal
     algorithm; ``repair``: the heuristic's repair step, ``lp`` or SPEC §8.5's ``neighbour``;
     ``singletons`` (``protect``/``none``) and ``coalition``: the respondent attacker of
-    :mod:`sdckit.tables.respondents` (off by default here, on the outside attacker alone; the
+    :mod:`sdckit.tabular.respondents` (off by default here, on the outside attacker alone; the
     registered method ``suppress`` protects against single contributors by default)."""
     suppressed, figures, _ = _suppress(
         table,
@@ -1072,11 +1072,11 @@ def protect_from_respondents(
     max_rounds: int = 200,
 ) -> tuple[np.ndarray, int]:
     """Extend pattern ``suppressed`` (protected against the outside attacker) until no respondent
-    (:mod:`sdckit.tables.respondents`) un-protects a primary cell: for each failing cell and
+    (:mod:`sdckit.tabular.respondents`) un-protects a primary cell: for each failing cell and
     respondent, the cheapest deviation of the LP repair under the respondent's knowledge, its
     published cells suppressed. Cells are only added, so the outside attacker's intervals only
     widen. Returns the pattern and the number of cells added."""
-    from sdckit.tables.respondents import knowing, respondent_attack, respondents, without_own
+    from sdckit.tabular.respondents import knowing, respondent_attack, respondents, without_own
 
     suppressed = suppressed.copy()
     added_total = 0
@@ -1261,7 +1261,7 @@ class SuppressParams(MethodParams):
 
 def _cost_variable(problem: TableProblem, name: str) -> np.ndarray:
     """The sum of attribute ``name`` over the records of every cell (a cost must be ≥ 0)."""
-    from sdckit.tables.build import cell_sums
+    from sdckit.tabular.build import cell_sums
 
     if problem.source is None:
         raise ConfigError(
@@ -1343,7 +1343,7 @@ def _run_suppress(problem: TableProblem, params: SuppressParams, context: Contex
     weights = None
     if params.cost_variable is not None:
         weights = _cost_variable(problem, params.cost_variable)
-    from sdckit.tables.respondents import holding_respondents, with_contributions
+    from sdckit.tabular.respondents import holding_respondents, with_contributions
 
     if params.coalition == 1:
         raise ConfigError("coalition must be 0 (none) or a number of contributors ≥ 2, got 1")

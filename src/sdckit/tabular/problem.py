@@ -1,4 +1,4 @@
-"""From a file and a description of the tables to a :class:`~sdckit.tables.base.TableProblem`: read
+"""From a file and a description of the tables to a :class:`~sdckit.tabular.base.TableProblem`: read
 the microdata (or a table of cells), build the cells and relations, and flag the primary cells with
 their protection levels. What ``sdckit table <method>`` and the Python API share."""
 
@@ -15,10 +15,10 @@ from sdckit.errors import ConfigError, InputError
 from sdckit.hierarchy import Hierarchy
 from sdckit.params import spell
 from sdckit.table import Table
-from sdckit.tables.base import TableProblem
-from sdckit.tables.build import TableSpec, build_from_cells, build_table
-from sdckit.tables.model import TOTAL
-from sdckit.tables.rules import Rule, check_contributions, contributions_needed, primary_protection
+from sdckit.tabular.base import TableProblem
+from sdckit.tabular.build import TableSpec, build_from_cells, build_table
+from sdckit.tabular.model import TOTAL
+from sdckit.tabular.rules import Rule, check_contributions, contributions_needed, primary_protection
 
 
 def hierarchies_of(table: Table, dimensions: Sequence[str]) -> dict[str, Hierarchy]:
@@ -55,7 +55,7 @@ def make_problem_from_cells(
     source: str = "the table",
 ) -> TableProblem:
     """A problem from a table of cells (one row per cell; totals checked, see
-    :func:`~sdckit.tables.build.build_from_cells`). Only the frequency rule applies: the cells carry
+    :func:`~sdckit.tabular.build.build_from_cells`). Only the frequency rule applies: the cells carry
     no contributions."""
     dominance = [rule.name for rule in rules if rule.kind != "freq"]
     if dominance:

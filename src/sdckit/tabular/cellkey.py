@@ -78,8 +78,8 @@ from pydantic import Field
 from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError
 from sdckit.params import Finite, MethodParams, Whole
-from sdckit.tables.base import TableProblem, TableResult, register_table_method
-from sdckit.tables.model import PUBLISHED
+from sdckit.tabular.base import TableProblem, TableResult, register_table_method
+from sdckit.tabular.model import PUBLISHED
 
 #: Record keys are integers below ``2^KEY_BITS`` (the key is ``K / 2^KEY_BITS``).
 KEY_BITS = 52
@@ -539,7 +539,7 @@ def _record_keys(problem: TableProblem, params: CellKeyParams) -> np.ndarray:
 
 
 def _cell_sums(problem: TableProblem, values: np.ndarray) -> np.ndarray:
-    from sdckit.tables.build import cell_sums
+    from sdckit.tabular.build import cell_sums
 
     return cell_sums(problem, values)
 
@@ -632,7 +632,7 @@ def _report(figures: dict[str, Any]) -> list[str]:
 def _run_cell_key(problem: TableProblem, params: CellKeyParams, context: Context) -> TableResult:
     import dataclasses
 
-    from sdckit.tables.statuses import for_published_tables
+    from sdckit.tabular.statuses import for_published_tables
 
     kept = for_published_tables(problem, "cell-key")
     result = cell_key_method(problem, params)

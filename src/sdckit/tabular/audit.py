@@ -29,8 +29,8 @@ from scipy.sparse import csgraph
 
 from sdckit._extras import require
 from sdckit.errors import InputError
-from sdckit.tables._highs import HIGHS_FEATURE, new_highs
-from sdckit.tables.model import AuditResult, LinearTable, Protection
+from sdckit.tabular._highs import HIGHS_FEATURE, new_highs
+from sdckit.tabular.model import AuditResult, LinearTable, Protection
 
 #: A primary cell is protected when its interval reaches its protection interval up to this relative
 #: tolerance of ``max(1, |a_p| + level)`` (LP round-off, ~1e-9 in practice, must not fail an exact

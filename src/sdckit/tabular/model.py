@@ -5,7 +5,7 @@ hierarchical subtotal — with values ``a_i ≥ 0`` and a sparse linear system `
 additivity relation "Σ components − total = 0" (SPEC §8.1). Cells shared by linked tables are one
 cell, so a method that respects ``M`` protects the linked tables consistently. Every algorithm
 (audit, suppression, rounding, CTA) reads only :class:`LinearTable` and :class:`Protection`, never how
-the table was built; :mod:`sdckit.tables.build` makes them from microdata or from a table of cells.
+the table was built; :mod:`sdckit.tabular.build` makes them from microdata or from a table of cells.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ class LinearTable:
         Dimension ``d`` gets labels ``"1" .. "n_d"`` and ``TOTAL``; cells are in row-major order of
         the array extended by one slot per dimension for its total (the last index), so a 2×3 interior
         gives a 3×4 grid of cells whose last row and column are the margins. Used by tests and
-        benchmarks; real tables come from :func:`sdckit.tables.build.build_table`.
+        benchmarks; real tables come from :func:`sdckit.tabular.build.build_table`.
         """
         interior = np.asarray(interior, dtype=np.float64)
         if interior.ndim < 1:

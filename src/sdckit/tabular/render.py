@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from sdckit.errors import ConfigError
-from sdckit.tables.base import TableResult
-from sdckit.tables.model import PRIMARY, PUBLISHED, SECONDARY, TOTAL
+from sdckit.tabular.base import TableResult
+from sdckit.tabular.model import PRIMARY, PUBLISHED, SECONDARY, TOTAL
 
 SUPPRESSED_MARK = "✕"
 EMPTY_MARK = "·"
@@ -201,7 +201,7 @@ def _order(result: TableResult, dim: str, labels: list[str]) -> list[str]:
     spec = result.problem.spec
     hierarchy = None if spec is None else dict(spec.hierarchies).get(dim)
     if hierarchy is not None:
-        from sdckit.tables.build import _tree
+        from sdckit.tabular.build import _tree
 
         tree = _tree(dim, hierarchy)
         children: dict[int, list[int]] = {}
