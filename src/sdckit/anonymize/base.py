@@ -185,6 +185,13 @@ def quasi_identifiers(table: Table) -> list[str]:
     return names
 
 
+def check_k_at_most_records(k: int, n_records: int) -> None:
+    """The data rule of every method that takes ``k`` (its parameters object bounds k below): k at
+    most the number of records, written once here."""
+    if k > n_records:
+        raise ConfigError(f"k must be at most the number of records ({n_records}), got {k}")
+
+
 def class_figures(release: Any) -> dict[str, Any]:
     sizes = release.class_sizes()
     return {
