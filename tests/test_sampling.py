@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from conftest import make_table
 from sdckit.anonymize import recode, sample
 from sdckit.anonymize.recode import read_mapping
+from sdckit.anonymize.sampling import SampleFigures
 from sdckit.cli import app
 from sdckit.config import load_config
 from sdckit.errors import ConfigError
@@ -51,11 +52,11 @@ def expected_size(fraction: float, size: int) -> int:
 def test_simple_random_sampling_keeps_round_fraction_times_n_in_file_order():
     frame = strata_frame()
     release = sample(make_table(frame, **STRATA), 0.25, seed=3)
-    kept = release.search["kept"]
+    kept = release.figures_as(SampleFigures).kept
     assert kept.sum() == expected_size(0.25, 88) == 22
     assert release.table.data.equals(frame.filter(pl.Series(kept)).drop("id"))
-    assert release.search["fraction"] == 0.25
-    assert release.search["fraction_realized"] == pytest.approx(22 / 88)
+    assert release.params.fraction == 0.25
+    assert release.figures_as(SampleFigures).fraction_realized == pytest.approx(22 / 88)
     assert sample(make_table(frame, **STRATA), 1.0).table.data.equals(frame.drop("id"))
 
 
@@ -65,7 +66,7 @@ def test_stratified_sampling_keeps_the_rounded_share_of_every_stratum(fraction):
     release = sample(make_table(frame, **STRATA), fraction, strata=["region"], seed=1)
     counts = dict(release.table.data.group_by("region").len().iter_rows())
     assert counts == {region: expected_size(fraction, size) for region, size in STRATA_SIZES.items()}
-    assert release.search["n_strata"] == 4
+    assert release.figures_as(SampleFigures).n_strata == 4
     # Two strata attributes: every (region, sex) cell on its own.
     both = sample(make_table(frame, **STRATA), fraction, strata=["region", "sex"], seed=1)
     sizes = {(r, s): n for r, s, n in frame.group_by("region", "sex").len().iter_rows()}
@@ -76,7 +77,7 @@ def test_stratified_sampling_keeps_the_rounded_share_of_every_stratum(fraction):
 def test_weights_are_divided_by_the_realized_fraction_of_the_stratum():
     frame = strata_frame()
     release = sample(make_table(frame, weights="w", **STRATA), 0.1, strata=["region"], seed=2)
-    original = frame.filter(pl.Series(release.search["kept"]))
+    original = frame.filter(pl.Series(release.figures_as(SampleFigures).kept))
     realized = {region: expected_size(0.1, size) / size for region, size in STRATA_SIZES.items()}
     expected = [w / realized[r] for w, r in zip(original["w"], original["region"], strict=True)]
     assert release.table.data["w"].to_list() == pytest.approx(expected)
@@ -94,7 +95,7 @@ def test_every_record_is_equally_likely_to_be_kept():
     table = make_table(frame, **STRATA)
     counts = np.zeros(frame.height)
     for seed in range(400):
-        counts += sample(table, 0.5, strata=["region"], seed=seed).search["kept"]
+        counts += sample(table, 0.5, strata=["region"], seed=seed).figures_as(SampleFigures).kept
     north = counts[:50]  # 25 of 50 kept each time: inclusion probability 1/2, sd of a count 10
     assert abs(north.mean() - 200) < 1e-9
     assert np.all(np.abs(north - 200) < 50)
@@ -102,16 +103,18 @@ def test_every_record_is_equally_likely_to_be_kept():
 
 def test_the_same_seed_gives_the_same_sample_and_another_seed_another():
     table = make_table(strata_frame(), **STRATA)
-    first = sample(table, 0.3, seed=11).search["kept"]
-    assert np.array_equal(first, sample(table, 0.3, seed=11).search["kept"])
-    assert not np.array_equal(first, sample(table, 0.3, seed=12).search["kept"])
+    first = sample(table, 0.3, seed=11).figures_as(SampleFigures).kept
+    assert np.array_equal(first, sample(table, 0.3, seed=11).figures_as(SampleFigures).kept)
+    assert not np.array_equal(first, sample(table, 0.3, seed=12).figures_as(SampleFigures).kept)
 
 
 def test_sampling_errors():
     with pytest.raises(ConfigError, match="strata: attribute 'county' is not a column"):
         sample(make_table(strata_frame(), **STRATA), 0.5, strata=["county"])
-    with pytest.raises(ConfigError, match=r"fraction must be in \(0, 1\]"):
+    with pytest.raises(ConfigError, match=r"^fraction must be greater than 0, got 0\.0$"):
         sample(make_table(strata_frame(), **STRATA), 0.0)
+    with pytest.raises(ConfigError, match=r"^fraction must be less than or equal to 1, got 1\.5$"):
+        sample(make_table(strata_frame(), **STRATA), 1.5)
 
 
 # Global recoding -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import t as student_t
 from typer.testing import CliRunner
 
-from sdckit.anonymize.synthesis import combine, synthesize
+from sdckit.anonymize.synthesis import SynthesisFigures, combine, synthesize
 from sdckit.cli import app
 from sdckit.errors import ConfigError
 from sdckit.table import Attribute, Kind, Role, Schema, Table
@@ -178,7 +178,7 @@ def test_same_seed_same_release_other_seed_other_release():
 def test_partial_synthesis_leaves_the_other_columns_identical():
     table = linear_table(n=1000)
     release = synthesize(table, m=4, attributes=["y"], seed=5)
-    assert release.parameters["kind"] == "partial"
+    assert release.figures_as(SynthesisFigures).kind == "partial"
     parts = implicates(release, 4)
     for part in parts:
         assert part["x"].to_list() == table.column("x").to_list()

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -38,7 +39,7 @@ import polars as pl
 from pydantic import Field, model_validator
 
 from sdckit.anonymize.base import register_method
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.release import Figures, Release
 from sdckit.context import Context
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode
@@ -106,66 +107,6 @@ def household_ids(column: pl.Series, order: str, rng: np.random.Generator) -> pl
     return pl.Series(column.name, new[codes], dtype=pl.Int64)
 
 
-def pseudonymize(
-    table: Table,
-    *,
-    mode: str = "hmac",
-    key: bytes | None = None,
-    households: str = "random",
-    seed: int = 0,
-) -> Release:
-    """Pseudonymize the identifiers of ``table`` and renumber its household ids (see the module
-    documentation). ``key`` is needed for ``mode="hmac"``. The release keeps every column, identifiers
-    included, in the original order."""
-    if mode not in ("hmac", "random"):
-        raise ConfigError(f"mode must be hmac or random, got {mode!r}")
-    if households not in ("random", "sorted", "keep"):
-        raise ConfigError(f"households must be random, sorted or keep, got {households!r}")
-    identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER) if a.name in table.data.columns]
-    household = [a.name for a in table.schema.with_role(Role.HOUSEHOLD)]
-    renumbered = household if households != "keep" else []
-    if not identifiers and not renumbered:
-        raise ConfigError(
-            "nothing to pseudonymize: no attribute has role identifier"
-            + (" and households is keep" if household else " or household")
-            + " in the configuration"
-        )
-    if mode == "hmac" and identifiers and key is None:
-        raise ConfigError(
-            f"pseudonymize with HMAC needs a key: give {spell('key_file')} or {spell('key_env')}"
-        )
-    rng = np.random.default_rng(seed)
-    columns = []
-    for name in identifiers:
-        column = table.column(name)
-        columns.append(hmac_pseudonyms(column, key) if mode == "hmac" else random_ids(column, rng))
-    for name in renumbered:
-        columns.append(household_ids(table.column(name), households, rng))
-    frame = table.data.with_columns(columns)
-    n = table.n_records
-    figures = {
-        "mode": mode,
-        "identifiers": identifiers,
-        "pseudonymized_values": {
-            name: int(table.column(name).drop_nulls().n_unique()) for name in identifiers
-        },
-        "households": households,
-        "household_attribute": household[0] if household else None,
-        "renumbered_households": (int(table.column(renumbered[0]).n_unique()) if renumbered else 0),
-    }
-    return Release(
-        table=Table(frame, table.schema, source=table.source, weights=table.weights),
-        original=table,
-        method="pseudonymize",
-        parameters={"mode": mode, "households": households},
-        quasi_identifiers=(),
-        suppressed_records=np.zeros(n, dtype=bool),
-        classes=np.full(n, -1, dtype=np.int64),
-        seed=seed,
-        search=figures,
-    )
-
-
 class PseudonymizeParams(MethodParams):
     """Parameters of pseudonymization (``sdckit anonymize pseudonymize``): identifiers (role identifier)
     are kept, pseudonymized; household ids (role household) renumbered."""
@@ -195,6 +136,30 @@ class PseudonymizeParams(MethodParams):
         return self
 
 
+@dataclass(frozen=True)
+class PseudonymizeFigures(Figures):
+    """What pseudonymization replaced: the identifier columns and, per column, its distinct values
+    pseudonymized; the household attribute (None without one) and the households renumbered (0 when
+    kept)."""
+
+    identifiers: list[str]
+    pseudonymized_values: dict[str, int]
+    household_attribute: str | None
+    renumbered_households: int
+
+
+def _summary(release: Release) -> dict[str, Any]:
+    params, figures = release.params, release.figures_as(PseudonymizeFigures)
+    return {
+        "mode": params.mode,
+        "identifiers": figures.identifiers,
+        "pseudonymized_values": figures.pseudonymized_values,
+        "households": params.households,
+        "household_attribute": figures.household_attribute,
+        "renumbered_households": figures.renumbered_households,
+    }
+
+
 def _report(figures: dict[str, Any]) -> list[str]:
     lines = []
     for name, count in figures["pseudonymized_values"].items():
@@ -211,7 +176,7 @@ def _report(figures: dict[str, Any]) -> list[str]:
 @register_method(
     "pseudonymize",
     PseudonymizeParams,
-    summary=lambda release: dict(release.search),
+    summary=_summary,
     help="Keep direct identifiers as keyed-hash (HMAC-SHA-256) or random pseudonyms; renumber households.",
     report=_report,
     not_reapplicable=(
@@ -221,8 +186,76 @@ def _report(figures: dict[str, Any]) -> list[str]:
     examples={"minimal": {"key_env": "SDCKIT_KEY"}},
 )
 def _run_pseudonymize(table: Table, params: PseudonymizeParams, context: Context) -> Release:
+    """Pseudonymization (see :func:`pseudonymize`), with the key read from ``key_file`` or
+    ``key_env`` when there are identifiers to hash."""
     needs_key = params.mode == "hmac" and any(
         a.name in table.data.columns for a in table.schema.with_role(Role.IDENTIFIER)
     )
     key = read_key(params.key_file, params.key_env) if needs_key else None
-    return pseudonymize(table, mode=params.mode, key=key, households=params.households, seed=params.seed)
+    return _pseudonymized(table, params, key)
+
+
+def _pseudonymized(table: Table, params: PseudonymizeParams, key: bytes | None) -> Release:
+    """The release of pseudonymization with ``key`` (the HMAC key, read by the caller: it is never a
+    parameter, so that it is never written to a recipe)."""
+    mode, households = params.mode, params.households
+    identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER) if a.name in table.data.columns]
+    household = [a.name for a in table.schema.with_role(Role.HOUSEHOLD)]
+    renumbered = household if households != "keep" else []
+    if not identifiers and not renumbered:
+        raise ConfigError(
+            "nothing to pseudonymize: no attribute has role identifier"
+            + (" and households is keep" if household else " or household")
+            + " in the configuration"
+        )
+    if mode == "hmac" and identifiers and key is None:
+        raise ConfigError(
+            f"pseudonymize with HMAC needs a key: give {spell('key_file')} or {spell('key_env')}"
+        )
+    rng = np.random.default_rng(params.seed)
+    columns = []
+    for name in identifiers:
+        column = table.column(name)
+        columns.append(
+            hmac_pseudonyms(column, key) if key is not None and mode == "hmac" else random_ids(column, rng)
+        )
+    for name in renumbered:
+        columns.append(household_ids(table.column(name), households, rng))
+    frame = table.data.with_columns(columns)
+    n = table.n_records
+    figures = PseudonymizeFigures(
+        identifiers=identifiers,
+        pseudonymized_values={name: int(table.column(name).drop_nulls().n_unique()) for name in identifiers},
+        household_attribute=household[0] if household else None,
+        renumbered_households=(int(table.column(renumbered[0]).n_unique()) if renumbered else 0),
+    )
+    return Release(
+        table=Table(frame, table.schema, source=table.source, weights=table.weights),
+        original=table,
+        method="pseudonymize",
+        quasi_identifiers=(),
+        suppressed_records=np.zeros(n, dtype=bool),
+        classes=np.full(n, -1, dtype=np.int64),
+        seed=params.seed,
+        params=params,
+        figures=figures,
+    )
+
+
+def pseudonymize(
+    table: Table,
+    *,
+    mode: str = "hmac",
+    key: bytes | None = None,
+    households: str = "random",
+    seed: int = 0,
+) -> Release:
+    """Pseudonymize the identifiers of ``table`` and renumber its household ids (see the module
+    documentation). ``key`` is needed for ``mode="hmac"``. The release keeps every column, identifiers
+    included, in the original order; its figures are :class:`PseudonymizeFigures`.
+
+    The key, a Python value, is not a parameter (the command line and recipes name a key file or
+    variable instead, :class:`PseudonymizeParams`), so this builds the parameters and calls the
+    method's implementation with it rather than going through :func:`run_method`."""
+    values = {"mode": mode, "households": households, "seed": seed}
+    return _pseudonymized(table, PseudonymizeParams.parse(values, method="pseudonymize"), key)

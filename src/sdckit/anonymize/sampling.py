@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numba
@@ -20,8 +21,8 @@ import numpy as np
 import polars as pl
 from pydantic import BeforeValidator, Field
 
-from sdckit.anonymize.base import register_method
-from sdckit.anonymize.release import Release, without_identifiers
+from sdckit.anonymize.base import register_method, run_method
+from sdckit.anonymize.release import Figures, Release, without_identifiers
 from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import encode, extend_keys, initial_keys
@@ -45,14 +46,74 @@ def _first_of_each_stratum(permutation: np.ndarray, keys: np.ndarray, wanted: np
     return kept
 
 
-def sample(table: Table, fraction: float, *, strata: list[str] | None = None, seed: int = 0) -> Release:
-    """A simple random or stratified (proportional allocation) sample of ``table`` (see the module
-    documentation): ``Release.table`` holds the kept records in file order, identifiers dropped, the
-    weights column (if the table has one) divided by the realized fraction of each record's stratum;
-    ``Release.search`` the figures and ``search["kept"]`` the mask of kept records."""
-    if not 0 < fraction <= 1:
-        raise ConfigError(f"fraction must be in (0, 1], got {fraction}")
-    strata = list(strata or [])
+class SampleParams(MethodParams):
+    """Parameters of sampling (``sdckit anonymize sample``): simple random, or stratified with
+    proportional allocation; the weights column, if any, is divided by the realized fraction."""
+
+    fraction: Annotated[Finite, Field(gt=0, le=1, description="Sampling fraction, in (0, 1].")]
+    strata: Annotated[
+        list[str] | None,
+        BeforeValidator(names_list),
+        Field(description="Strata attributes, comma-separated (default: simple random sampling)."),
+    ] = None
+    seed: Annotated[Whole, Field(ge=0, description="Seed of the random draws.")] = 0
+
+
+@dataclass(frozen=True, eq=False)
+class SampleFigures(Figures):
+    """What sampling drew: the strata and the records, the records kept (``kept``: the mask of kept
+    records, in file order), the fraction realized overall and the smallest and largest realized
+    fraction of a stratum, and the weights column rescaled (None without one)."""
+
+    n_strata: int
+    records: int
+    records_kept: int
+    fraction_realized: float
+    smallest_stratum_fraction: float
+    largest_stratum_fraction: float
+    weights: str | None
+    kept: np.ndarray
+
+
+def _sample_summary(release: Release) -> dict[str, Any]:
+    params, figures = release.params, release.figures_as(SampleFigures)
+    return {
+        "fraction": float(params.fraction),
+        "strata": list(params.strata or []),
+        "n_strata": figures.n_strata,
+        "records": figures.records,
+        "records_kept": figures.records_kept,
+        "fraction_realized": figures.fraction_realized,
+        "smallest_stratum_fraction": figures.smallest_stratum_fraction,
+        "largest_stratum_fraction": figures.largest_stratum_fraction,
+        "weights": figures.weights,
+    }
+
+
+def _sample_report(figures: dict[str, Any]) -> list[str]:
+    strata = f" in {figures['n_strata']:,} strata" if figures["strata"] else ""
+    lines = [
+        f"kept {figures['records_kept']:,} of {figures['records']:,} records{strata} "
+        f"(fraction {figures['fraction_realized']:.4f}, asked {figures['fraction']:g})"
+    ]
+    if figures["weights"]:
+        lines.append(f"weights '{figures['weights']}' divided by the realized fraction of each stratum")
+    return lines
+
+
+@register_method(
+    "sample",
+    SampleParams,
+    summary=_sample_summary,
+    help="Simple random or stratified sampling; the fraction recorded and the weights rescaled.",
+    report=_sample_report,
+    not_reapplicable="which records it keeps is a random draw over the whole data, not a rule per record",
+    examples={"minimal": {"fraction": 0.5}},
+)
+def _run_sample(table: Table, params: SampleParams, context: Context) -> Release:
+    """Sampling (see :func:`sample`)."""
+    fraction = params.fraction
+    strata = list(params.strata or [])
     for name in strata:
         if name not in table.data.columns:
             raise ConfigError(
@@ -71,7 +132,7 @@ def sample(table: Table, fraction: float, *, strata: list[str] | None = None, se
     sizes = np.asarray(sizes, dtype=np.int64)
     wanted = np.maximum(1, np.floor(fraction * sizes + 0.5).astype(np.int64))
     wanted = np.minimum(wanted, sizes)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(params.seed)
     if len(sizes) == 1:
         kept = np.zeros(n, dtype=bool)
         kept[rng.permutation(n)[: wanted[0]]] = True
@@ -83,75 +144,33 @@ def sample(table: Table, fraction: float, *, strata: list[str] | None = None, se
         scaled = pl.Series(table.weights, table.sampling_weights() / realized[keys])
         frame = frame.with_columns(scaled)
     frame = frame.filter(pl.Series(kept))
-    figures = {
-        "fraction": float(fraction),
-        "strata": strata,
-        "n_strata": int(len(sizes)),
-        "records": int(n),
-        "records_kept": int(kept.sum()),
-        "fraction_realized": float(kept.sum() / n),
-        "smallest_stratum_fraction": float(realized.min()),
-        "largest_stratum_fraction": float(realized.max()),
-        "weights": table.weights,
-    }
+    figures = SampleFigures(
+        n_strata=int(len(sizes)),
+        records=int(n),
+        records_kept=int(kept.sum()),
+        fraction_realized=float(kept.sum() / n),
+        smallest_stratum_fraction=float(realized.min()),
+        largest_stratum_fraction=float(realized.max()),
+        weights=table.weights,
+        kept=kept,
+    )
     return Release(
         table=without_identifiers(table, frame),
         original=table,
         method="sample",
-        parameters={"fraction": fraction, "strata": strata},
         quasi_identifiers=(),
         suppressed_records=np.zeros(n, dtype=bool),
         classes=np.full(n, -1, dtype=np.int64),
-        seed=seed,
-        search={**figures, "kept": kept},
+        seed=params.seed,
+        params=params,
+        figures=figures,
     )
 
 
-class SampleParams(MethodParams):
-    """Parameters of sampling (``sdckit anonymize sample``): simple random, or stratified with
-    proportional allocation; the weights column, if any, is divided by the realized fraction."""
-
-    fraction: Annotated[Finite, Field(gt=0, le=1, description="Sampling fraction, in (0, 1].")]
-    strata: Annotated[
-        list[str] | None,
-        BeforeValidator(names_list),
-        Field(description="Strata attributes, comma-separated (default: simple random sampling)."),
-    ] = None
-    seed: Annotated[Whole, Field(ge=0, description="Seed of the random draws.")] = 0
-
-
-_SAMPLE_KEYS = (
-    "fraction",
-    "strata",
-    "n_strata",
-    "records",
-    "records_kept",
-    "fraction_realized",
-    "smallest_stratum_fraction",
-    "largest_stratum_fraction",
-    "weights",
-)
-
-
-def _sample_report(figures: dict[str, Any]) -> list[str]:
-    strata = f" in {figures['n_strata']:,} strata" if figures["strata"] else ""
-    lines = [
-        f"kept {figures['records_kept']:,} of {figures['records']:,} records{strata} "
-        f"(fraction {figures['fraction_realized']:.4f}, asked {figures['fraction']:g})"
-    ]
-    if figures["weights"]:
-        lines.append(f"weights '{figures['weights']}' divided by the realized fraction of each stratum")
-    return lines
-
-
-@register_method(
-    "sample",
-    SampleParams,
-    summary=lambda release: {key: release.search[key] for key in _SAMPLE_KEYS},
-    help="Simple random or stratified sampling; the fraction recorded and the weights rescaled.",
-    report=_sample_report,
-    not_reapplicable="which records it keeps is a random draw over the whole data, not a rule per record",
-    examples={"minimal": {"fraction": 0.5}},
-)
-def _run_sample(table: Table, params: SampleParams, context: Context) -> Release:
-    return sample(table, params.fraction, strata=params.strata, seed=params.seed)
+def sample(table: Table, fraction: float, *, strata: list[str] | None = None, seed: int = 0) -> Release:
+    """A simple random or stratified (proportional allocation) sample of ``table`` (see the module
+    documentation): ``Release.table`` holds the kept records in file order, identifiers dropped, the
+    weights column (if the table has one) divided by the realized fraction of each record's stratum;
+    ``Release.figures`` (:class:`SampleFigures`) the figures, and its ``kept`` the mask of kept
+    records."""
+    return run_method("sample", table, {"fraction": fraction, "strata": strata, "seed": seed}, Context())

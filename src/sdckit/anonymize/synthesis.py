@@ -74,9 +74,9 @@ from pydantic import Field
 from scipy import sparse
 
 from sdckit._extras import require
-from sdckit.anonymize.base import Context, register_method
+from sdckit.anonymize.base import Context, register_method, run_method
 from sdckit.anonymize.perturbation import Names
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.release import Figures, Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
 from sdckit.params import MethodParams, Whole, spell
@@ -397,27 +397,115 @@ def _ordered(table: Table, order: Sequence[str] | None) -> list[str]:
     return [*order, *(name for name in names if name not in order)]
 
 
-def synthesize(
-    table: Table,
-    *,
-    m: int = 5,
-    model: str = "cart",
-    attributes: Sequence[str] | None = None,
-    order: Sequence[str] | None = None,
-    min_samples_leaf: int = 5,
-    seed: int = 0,
-    progress: Any = None,
+def _targets(table: Table, names: list[str], attributes: Sequence[str] | None) -> tuple[list[str], str]:
+    """The attributes to synthesize, in ``names``' order, and the kind of synthetic data (``full`` or
+    ``partial``); ``attributes`` None: all of them."""
+    if attributes is None:
+        return list(names), "full"
+    if not attributes:
+        raise ConfigError("synthesize lists no attribute")
+    for name in attributes:
+        if name not in names:
+            known = ", ".join(names)
+            what = "an identifier" if name in table.data.columns else "not a column of the data"
+            raise ConfigError(f"synthesize: '{name}' is {what} (attributes: {known})")
+    if len(set(attributes)) != len(attributes):
+        raise ConfigError(f"synthesize: an attribute is named twice ({', '.join(attributes)})")
+    targets = [name for name in names if name in attributes]
+    return targets, "partial" if len(targets) < len(names) else "full"
+
+
+def _missing_step(
+    column: _Column,
+    x_fit: sparse.csr_matrix,
+    x_gen: sparse.csr_matrix,
+    params: SynthesizeParams,
+    n: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Which synthetic records of every implicate get a missing value of ``column``: its missing
+    indicator modelled as a two-category attribute (none when the original has no missing value,
+    all when it has no other)."""
+    m = params.m
+    missing = column.missing
+    if missing.all():
+        return np.ones(n * m, dtype=bool)
+    if not missing.any():
+        return np.zeros(n * m, dtype=bool)
+    flag = missing.astype(np.int64)
+    sizes = np.full(m, n, dtype=np.int64)
+    if params.model == "cart":
+        drawn = flag[_cart_draw(x_fit, flag, x_gen, m, sizes, True, params.min_samples_leaf, rng)]
+    else:
+        drawn = _logistic_draw(x_fit, flag, x_gen, m, sizes, 2, rng)
+    return drawn.astype(bool)
+
+
+def _value_step(
+    name: str,
+    column: _Column,
+    x_fit: sparse.csr_matrix,
+    x_gen: sparse.csr_matrix,
+    synthetic_missing: np.ndarray,
+    params: SynthesizeParams,
+    predictors: bool,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The synthetic values of ``column`` (codes, -1 missing, or numbers, NaN missing) for the
+    ``n·m`` synthetic records: drawn by the model for those ``synthetic_missing`` leaves present, from
+    a model fitted on the original records where it is present (``predictors``: there are earlier
+    attributes to predict from; without, CART draws from the marginal)."""
+    m, n = params.m, len(column.missing)
+    present, wanted = ~column.missing, ~synthetic_missing
+    gen_sizes = np.array([np.count_nonzero(wanted[b * n : (b + 1) * n]) for b in range(m)], dtype=np.int64)
+    y_fit = column.codes[present] if column.categorical else column.values[present]
+    out = np.full(n * m, -1, dtype=np.int64) if column.categorical else np.full(n * m, np.nan)
+    if not wanted.any():
+        return out
+    fit_x, gen_x = x_fit[present], x_gen[wanted]
+    if len(np.unique(y_fit)) == 1:  # constant: copied
+        out[wanted] = y_fit[0]
+    elif params.model == "cart" or not predictors:
+        drawn = _cart_draw(
+            fit_x, y_fit, gen_x, m, gen_sizes, column.categorical, params.min_samples_leaf, rng
+        )
+        out[wanted] = y_fit[drawn]
+    elif column.categorical:
+        counts = np.bincount(y_fit, minlength=column.size)
+        single = np.flatnonzero(counts == 1)
+        if len(single):
+            label = value_strings(column.categories.gather([int(single[0])])).to_list()[0]
+            raise ConfigError(
+                f"{name}: category '{label}' has one record; multinomial logistic regression "
+                f"cannot estimate it ({len(single)} such categor{'y' if len(single) == 1 else 'ies'})"
+                f"; recode it into a larger category or use {spell('model')} cart"
+            )
+        out[wanted] = _logistic_draw(fit_x, y_fit, gen_x, m, gen_sizes, column.size, rng)
+    else:
+        values = _linear_draw(fit_x, y_fit, gen_x, m, gen_sizes, name, rng)
+        out[wanted] = np.round(values) if column.whole else values
+    return out
+
+
+@dataclass(frozen=True)
+class SynthesisFigures(Figures):
+    """What synthesis did: ``kind`` (full or partial), the attributes synthesized and those kept as
+    they are, the order of all of them, the records per implicate and, per synthesized attribute, its
+    missing values in the original and on average per implicate."""
+
+    kind: str
+    synthesized: list[str]
+    kept: list[str]
+    order: list[str]
+    records_per_implicate: int
+    missing_kept: dict[str, dict[str, float]]
+
+
+def _synthesized(
+    table: Table, params: SynthesizeParams, order: Sequence[str] | None, progress: Any
 ) -> Release:
-    """``m`` synthetic implicates of ``table`` stacked with an ``implicate`` column (see the module
-    docstring). ``attributes``: the attributes to synthesize (partially synthetic data); None for
-    fully synthetic data. ``order``: the attributes to synthesize first, in this order (the others
-    follow in schema order)."""
-    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
-        raise ConfigError(f"m (the number of implicates) must be a whole number at least 1, got {m!r}")
-    if model not in MODELS:
-        raise ConfigError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
-    if isinstance(min_samples_leaf, bool) or not isinstance(min_samples_leaf, int) or min_samples_leaf < 1:
-        raise ConfigError(f"min_samples_leaf must be a whole number at least 1, got {min_samples_leaf!r}")
+    """The release of :func:`synthesize` with the attributes to synthesize first in ``order``."""
+    m, regression = params.m, params.model == "regression"
     if IMPLICATE in table.data.columns:
         raise ConfigError(
             f"the data already has a column '{IMPLICATE}' (is it synthetic already?); the release adds "
@@ -426,24 +514,10 @@ def synthesize(
     names = _ordered(table, order)
     if not names:
         raise ConfigError("synthesize needs attributes: every column is an identifier")
-    if attributes is not None:
-        if not attributes:
-            raise ConfigError("synthesize lists no attribute")
-        for name in attributes:
-            if name not in names:
-                known = ", ".join(names)
-                what = "an identifier" if name in table.data.columns else "not a column of the data"
-                raise ConfigError(f"synthesize: '{name}' is {what} (attributes: {known})")
-        if len(set(attributes)) != len(attributes):
-            raise ConfigError(f"synthesize: an attribute is named twice ({', '.join(attributes)})")
-        targets = [name for name in names if name in attributes]
-        kind = "partial" if len(targets) < len(names) else "full"
-    else:
-        targets, kind = list(names), "full"
+    targets, kind = _targets(table, names, params.synthesize)
     n = table.n_records
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(params.seed)
     columns = {name: _encode(table, name) for name in names}
-    regression = model == "regression"
     # Predictors available to every target: the attributes not synthesized (original values).
     kept = [name for name in names if name not in targets]
     generated: dict[str, np.ndarray] = {name: np.tile(_data(columns[name]), m) for name in kept}
@@ -453,53 +527,11 @@ def synthesize(
     blocks_fit = {name: features[name].build(_data(columns[name])) for name in names}
     blocks_gen = {name: features[name].build(generated[name]) for name in kept}
     available = list(kept)
-    implicate_sizes = np.full(m, n, dtype=np.int64)
     for step, name in enumerate(targets):
-        column = columns[name]
         x_fit = _design([blocks_fit[p] for p in available], n)
         x_gen = _design([blocks_gen[p] for p in available], n * m)
-        missing = column.missing
-        if missing.all():
-            synthetic_missing = np.ones(n * m, dtype=bool)
-        elif missing.any():
-            flag = missing.astype(np.int64)
-            if model == "cart":
-                drawn = flag[_cart_draw(x_fit, flag, x_gen, m, implicate_sizes, True, min_samples_leaf, rng)]
-            else:
-                drawn = _logistic_draw(x_fit, flag, x_gen, m, implicate_sizes, 2, rng)
-            synthetic_missing = drawn.astype(bool)
-        else:
-            synthetic_missing = np.zeros(n * m, dtype=bool)
-        present, wanted = ~missing, ~synthetic_missing
-        gen_sizes = np.array(
-            [np.count_nonzero(wanted[b * n : (b + 1) * n]) for b in range(m)], dtype=np.int64
-        )
-        y_fit = column.codes[present] if column.categorical else column.values[present]
-        out = np.full(n * m, -1, dtype=np.int64) if column.categorical else np.full(n * m, np.nan)
-        if wanted.any():
-            constant = len(np.unique(y_fit)) == 1
-            fit_x, gen_x = x_fit[present], x_gen[wanted]
-            if constant:
-                out[wanted] = y_fit[0]
-            elif model == "cart" or not available:
-                drawn = _cart_draw(
-                    fit_x, y_fit, gen_x, m, gen_sizes, column.categorical, min_samples_leaf, rng
-                )
-                out[wanted] = y_fit[drawn]
-            elif column.categorical:
-                counts = np.bincount(y_fit, minlength=column.size)
-                single = np.flatnonzero(counts == 1)
-                if len(single):
-                    label = value_strings(column.categories.gather([int(single[0])])).to_list()[0]
-                    raise ConfigError(
-                        f"{name}: category '{label}' has one record; multinomial logistic regression "
-                        f"cannot estimate it ({len(single)} such categor{'y' if len(single) == 1 else 'ies'})"
-                        f"; recode it into a larger category or use {spell('model')} cart"
-                    )
-                out[wanted] = _logistic_draw(fit_x, y_fit, gen_x, m, gen_sizes, column.size, rng)
-            else:
-                values = _linear_draw(fit_x, y_fit, gen_x, m, gen_sizes, name, rng)
-                out[wanted] = np.round(values) if column.whole else values
+        synthetic_missing = _missing_step(columns[name], x_fit, x_gen, params, n, rng)
+        out = _value_step(name, columns[name], x_fit, x_gen, synthetic_missing, params, bool(available), rng)
         generated[name] = out
         blocks_gen[name] = features[name].build(out)
         available.append(name)
@@ -518,36 +550,58 @@ def synthesize(
             *(table.schema[name] for name in in_file_order),
         )
     )
-    released = Table(frame, schema, source=table.source, weights=table.weights)
     rows = n * m
-    parameters = {
-        "m": m,
-        "model": model,
-        "kind": kind,
-        "synthesized": targets,
-        "kept": kept,
-        "order": names,
-        "min_samples_leaf": min_samples_leaf,
-        "seed": seed,
-        "records_per_implicate": n,
-        "missing_kept": {
+    figures = SynthesisFigures(
+        kind=kind,
+        synthesized=targets,
+        kept=kept,
+        order=names,
+        records_per_implicate=n,
+        missing_kept={
             name: {
                 "original": int(columns[name].missing.sum()),
                 "synthetic_mean": _missing_mean(generated[name], columns[name], m),
             }
             for name in targets
         },
-    }
+    )
     return Release(
-        table=released,
+        table=Table(frame, schema, source=table.source, weights=table.weights),
         original=table,
         method="synthesize",
-        parameters=parameters,
         quasi_identifiers=tuple(targets),
         suppressed_records=np.zeros(rows, dtype=bool),
         classes=np.full(rows, -1, dtype=np.int64),
-        seed=seed,
+        seed=params.seed,
+        params=params,
+        figures=figures,
     )
+
+
+def synthesize(
+    table: Table,
+    *,
+    m: int = 5,
+    model: str = "cart",
+    attributes: Sequence[str] | None = None,
+    order: Sequence[str] | None = None,
+    min_samples_leaf: int = 5,
+    seed: int = 0,
+    progress: Any = None,
+) -> Release:
+    """``m`` synthetic implicates of ``table`` stacked with an ``implicate`` column (see the module
+    docstring). ``attributes``: the attributes to synthesize (partially synthetic data); None for
+    fully synthetic data. ``order``: the attributes to synthesize first, in this order (the others
+    follow in schema order). The figures are :class:`SynthesisFigures`."""
+    values = {
+        "m": m,
+        "model": model,
+        "synthesize": attributes,
+        "order": order,
+        "min_samples_leaf": min_samples_leaf,
+        "seed": seed,
+    }
+    return run_method("synthesize", table, values, Context(progress=progress))
 
 
 def _data(column: _Column) -> np.ndarray:
@@ -600,13 +654,19 @@ class SynthesizeParams(MethodParams):
 
 
 def _summary(release: Release) -> dict[str, Any]:
-    p = release.parameters
-    keys = ("m", "model", "kind", "synthesized", "kept", "order", "min_samples_leaf", "seed")
+    params, figures = release.params, release.figures_as(SynthesisFigures)
     return {
-        **{key: p[key] for key in keys},
-        "records_per_implicate": p["records_per_implicate"],
-        "released_records": p["records_per_implicate"] * p["m"],
-        "missing_kept": p["missing_kept"],
+        "m": params.m,
+        "model": params.model,
+        "kind": figures.kind,
+        "synthesized": figures.synthesized,
+        "kept": figures.kept,
+        "order": figures.order,
+        "min_samples_leaf": params.min_samples_leaf,
+        "seed": params.seed,
+        "records_per_implicate": figures.records_per_implicate,
+        "released_records": figures.records_per_implicate * params.m,
+        "missing_kept": figures.missing_kept,
     }
 
 
@@ -641,17 +701,9 @@ def _default_order(table: Table, context: Context) -> list[str] | None:
     progress_label="attributes synthesized",
 )
 def _run_synthesize(table: Table, params: SynthesizeParams, context: Context) -> Release:
+    """Synthesis (see :func:`synthesize`), the configuration's order by default."""
     order = params.order if params.order is not None else _default_order(table, context)
-    return synthesize(
-        table,
-        m=params.m,
-        model=params.model,
-        attributes=params.synthesize,
-        order=order,
-        min_samples_leaf=params.min_samples_leaf,
-        seed=params.seed,
-        progress=context.progress,
-    )
+    return _synthesized(table, params, order, context.progress)
 
 
-__all__ = ["Combined", "SynthesizeParams", "combine", "synthesize"]
+__all__ = ["Combined", "SynthesisFigures", "SynthesizeParams", "combine", "synthesize"]
