@@ -82,7 +82,6 @@ LONG_FUNCTIONS = {
     "sdckit/anonymize/record_swap.py::record_swap": "not yet split (item 1: one entry point)",
     "sdckit/anonymize/slicing.py::membership_report": "not yet split",
     "sdckit/anonymize/slicing.py::slice_table": "not yet split (item 1: 21 keyword parameters)",
-    "sdckit/anonymize/synthesis.py::synthesize": "not yet split",
     "sdckit/experiments/targeted_suppression.py::targeted_suppression_experiment": "not yet split",
     "sdckit/risk/combined.py::combined_risk": "not yet split",
     "sdckit/risk/reidentification.py::reidentification_risk": "not yet split",
