@@ -42,8 +42,9 @@ COMPARE_UTILITY = ("propensity", "tables")
 
 
 @dataclass
-class Release:
-    """A run of the recipe: its job, the plan it ran and a short name for the map."""
+class WorkbenchRelease:
+    """A release the workbench made: a run of the recipe (its job), the plan it ran and a short name
+    for the map. Not :class:`sdckit.anonymize.Release`, the released table, which the job writes."""
 
     id: str
     name: str
@@ -74,7 +75,7 @@ class Session:
     config_errors: dict[tuple[str, str], str] = field(default_factory=dict)
     load_error: str | None = None
     steps: list[dict[str, Any]] = field(default_factory=list)
-    releases: list[Release] = field(default_factory=list)
+    releases: list[WorkbenchRelease] = field(default_factory=list)
     kept: str | None = None
     measure_job: str | None = None
     compare_job: str | None = None
@@ -209,13 +210,13 @@ class Session:
             self.measure_job = job.id
             return job
 
-    def start_protect(self, risk_threshold: float | None = None) -> Release:
+    def start_protect(self, risk_threshold: float | None = None) -> WorkbenchRelease:
         with self.lock:
             plan = [dict(step["params"], method=step["method"]) for step in self.steps]
             number = len(self.releases) + 1
             name = f"R{number} " + " + ".join(step["label"] for step in self.steps)
             job = self._launch("protect", name, {"steps": plan, "risk_threshold": risk_threshold})
-            release = Release(f"r{number}", name, job, plan)
+            release = WorkbenchRelease(f"r{number}", name, job, plan)
             self.releases.append(release)
             return release
 
@@ -246,7 +247,7 @@ class Session:
 
         return self.jobs.start(kind, title, prepare)
 
-    def release(self, identifier: str) -> Release | None:
+    def release(self, identifier: str) -> WorkbenchRelease | None:
         return next((release for release in self.releases if release.id == identifier), None)
 
 
