@@ -22,7 +22,7 @@ import polars as pl
 
 from _common import peak_rss_mib, print_header
 from _tables_data import enterprises, hierarchies, two_way
-from sdckit.tabular.audit import audit
+from sdckit.tabular.attacker import audit
 from sdckit.tabular.build import TableSpec
 from sdckit.tabular.problem import make_problem
 from sdckit.tabular.rules import Rule

@@ -38,17 +38,11 @@ from scipy.optimize import linprog
 
 from _common import peak_rss_mib, print_header
 from sdckit.errors import InputError
-from sdckit.tabular.audit import audit, deviation_bounds
+from sdckit.tabular._heuristic_suppression import REPAIR_LP_LIMIT, heuristic_pattern
+from sdckit.tabular._optimal_suppression import _infeasible_check, _Master, _separate, optimal_pattern
+from sdckit.tabular._patterns import cell_weights
+from sdckit.tabular.attacker import audit, deviation_bounds
 from sdckit.tabular.model import LinearTable, Protection
-from sdckit.tabular.suppression import (
-    REPAIR_LP_LIMIT,
-    _infeasible_check,
-    _Master,
-    _separate,
-    cell_weights,
-    heuristic_pattern,
-    optimal_pattern,
-)
 
 SHAPES = {"2d": (50, 50), "3d-small": (10, 10, 12), "3d": (20, 20, 40)}
 

@@ -66,7 +66,6 @@ LONG_MODULES = {
     "sdckit/hierarchy.py": "reading ARX hierarchies, building them, and their compiled label lookup",
     "sdckit/risk/linkage.py": "the distances, the Fellegi-Sunter weights and the measure",
     "sdckit/risk/reidentification.py": "the individual risk estimators and the measure's figures",
-    "sdckit/tabular/suppression.py": "heuristic and optimal cell suppression and their shared pattern checks",
 }
 
 #: The most lines a function may have (docstring included).

@@ -8,8 +8,8 @@ import pytest
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from sdckit.tabular import suppression
-from sdckit.tabular.audit import audit
+from sdckit.tabular import _optimal_suppression as optimal
+from sdckit.tabular.attacker import audit
 from sdckit.tabular.model import LinearTable, Protection
 from sdckit.tabular.suppression import cell_weights, heuristic_pattern, optimal_pattern, suppress
 
@@ -132,20 +132,20 @@ def test_optimal_with_finite_upper_bounds_equals_the_compact_milp() -> None:
 
 def test_stopping_on_every_violated_master_solution_reaches_the_same_optimum(monkeypatch) -> None:
     # no patience: HiGHS's branch and bound is stopped on the first solution that violates a cut
-    monkeypatch.setattr(suppression, "PATIENCE_SHARE", 0.0)
-    monkeypatch.setattr(suppression, "PATIENCE_MIN", 0.0)
+    monkeypatch.setattr(optimal, "PATIENCE_SHARE", 0.0)
+    monkeypatch.setattr(optimal, "PATIENCE_MIN", 0.0)
     table, protection = small_3d(1)
     w = cell_weights(table)
     expected, _ = compact_optimum(table, protection, w)
     masters = []
-    real = suppression._Master
+    real = optimal._Master
 
     class Spy(real):  # type: ignore[misc, valid-type]
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
             masters.append(self)
 
-    monkeypatch.setattr(suppression, "_Master", Spy)
+    monkeypatch.setattr(optimal, "_Master", Spy)
     suppressed, info = optimal_pattern(table, protection, w, time_limit=120)
     assert info["optimal"] and float(w[suppressed & ~protection.primary].sum()) == pytest.approx(expected)
     assert len(masters) == 1  # one HiGHS model for the whole search, the cuts added as its rows
@@ -161,7 +161,7 @@ def test_every_cut_holds_for_protected_patterns() -> None:
     everything = np.ones(table.n_cells, dtype=bool)
     assert audit(table, everything, protection).passed
     patterns = [everything, heuristic_pattern(table, protection, w), compact_optimum(table, protection, w)[1]]
-    search = suppression._Benders(table, protection, w, patterns[1], time_limit=60, gap=0.0)
+    search = optimal._Benders(table, protection, w, patterns[1], time_limit=60, gap=0.0)
     assert search.slices.of  # the primary cells have 2-D slices
     rng = np.random.default_rng(0)
     points = [rng.uniform(0, 1, table.n_cells) ** 3 for _ in range(6)]

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from sdckit.cli import app
 from sdckit.errors import ConfigError
-from sdckit.tabular.audit import audit
+from sdckit.tabular.attacker import audit
 from sdckit.tabular.base import TableProblem, run_table_method
 from sdckit.tabular.model import LinearTable, Protection
 from sdckit.tabular.respondents import (

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sdckit.cli import app
-from sdckit.tabular.audit import audit
+from sdckit.tabular.attacker import audit
 from sdckit.tabular.base import TableProblem, run_table_method
 from sdckit.tabular.model import LinearTable, Protection
 from sdckit.tabular.statuses import CellStatuses, apply_statuses

@@ -13,7 +13,7 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from sdckit.errors import ConfigError, InputError
-from sdckit.tabular.audit import audit, interval
+from sdckit.tabular.attacker import audit, interval
 from sdckit.tabular.base import TableProblem, run_table_method
 from sdckit.tabular.model import PRIMARY, PUBLISHED, SECONDARY, LinearTable, Protection
 from sdckit.tabular.suppression import cell_weights, suppress

@@ -1,14 +1,14 @@
 """The respondent attacker: a contributor to the table who subtracts what they know of their own
 cells (issue 31; sdcTable's ``detectSingletons``, τ-Argus's singleton and holding options).
 
-The outside attacker (:mod:`sdckit.tabular.audit`) knows the published cells, the additivity
+The outside attacker (:mod:`sdckit.tabular.attacker`) knows the published cells, the additivity
 relations and the a-priori bounds. A respondent knows more: their own contribution to the cells
 they are in. A cell with a single contributor is known exactly to that contributor (a *singleton*),
 so two suppressed singletons in one relation (``a + c = 2``, each with one contributor) let each
 recompute the other, a pattern the outside attacker's linear programs approve. For every primary
 cell, the protection interval must also hold against:
 
-(a) the outside attacker (the audit of :mod:`sdckit.tabular.audit`);
+(a) the outside attacker (the audit of :mod:`sdckit.tabular.attacker`);
 (b) each single contributor (``singletons="protect"``): the largest contributor of a suppressed cell
     knows the cell is at least their contribution, and the only contributor of a cell knows it
     exactly — together with every cell above it that has no other contributor (a total whose
@@ -24,7 +24,7 @@ above them: the protection level of a cell already accounts for its own contribu
 the p%, pq and (n,k) levels are computed for). Its
 knowledge enters the attacker's linear program as tighter a-priori bounds of the cells it knows
 (``lower = known part``; ``lower = upper = value`` where exact); nothing else changes, so the audit
-is the outside attacker's audit of a table with those bounds (:func:`sdckit.tabular.audit.attack`),
+is the outside attacker's audit of a table with those bounds (:func:`sdckit.tabular.attacker.attack`),
 on the components of suppressed cells the respondent knows a cell of. A respondent whose knowledge
 the outside attacker's interval already implies (its known part is at most the interval's lower end)
 is skipped: a constraint the polytope already satisfies changes no interval.
@@ -52,7 +52,7 @@ import polars as pl
 from scipy import sparse
 
 from sdckit.errors import ConfigError
-from sdckit.tabular.audit import attack
+from sdckit.tabular.attacker import attack
 from sdckit.tabular.model import LinearTable, Protection
 
 Singletons = Literal["protect", "none"]
