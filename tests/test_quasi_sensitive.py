@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from sdckit.anonymize._quasi_sensitive_kernels import item_bitsets, linked_matrix
 from sdckit.anonymize.quasi_sensitive import (
     GroupSearch,
+    QuasiSensitiveFigures,
     inverse_weighted_cost,
     quasi_sensitive_anonymize,
     suppress_group,
@@ -163,17 +164,17 @@ def test_figure1_two_phases(strategy):
         "Vomiting",
         "Headache;Sore throat",
     ]
-    search = release.search
-    assert search["violating_before"] == 2 and search["violating_after"] == 0
-    assert search["proven_optimal"] == 2 and search["suppressed_items"] == 3
-    assert search["per_group"]["cost"] == pytest.approx([0.45, 1 / 6])
+    figures = release.figures_as(QuasiSensitiveFigures)
+    assert figures.violating_before == 2 and figures.violating_after == 0
+    assert figures.proven_optimal == 2 and figures.suppressed_items == 3
+    assert figures.per_group["cost"] == pytest.approx([0.45, 1 / 6])
     # re-checked with the models module: every group passes, none links to a single label
     after_sets, after_knowledge = released_sets(release, knowledge)
     check = qs_check(release.classes, 2, after_sets, after_knowledge, model)
     assert check.passes.all()
     posterior = check.beliefs.posterior.toarray()
     assert (posterior.max(axis=1) < 1).all()
-    assert search["generalization_ncp"] > 0  # ages generalized
+    assert figures.generalization_ncp > 0  # ages generalized
 
 
 def test_figure1_optimum_is_unique():
@@ -365,9 +366,9 @@ def test_every_group_passes_after(experiment, model, k, strategy):
     release = quasi_sensitive_anonymize(
         table, set_column="terms", knowledge=knowledge, k=k, model=model, strategy=strategy, time_limit=0.05
     )
-    search = release.search
-    assert search["violating_before"] > 0
-    n_groups = search["groups"]
+    figures = release.figures_as(QuasiSensitiveFigures)
+    assert figures.violating_before > 0
+    n_groups = figures.groups
     vocabulary = knowledge.sets.vocabulary
     after = ItemSets.from_column(release.table.column("terms"), ";").recode(vocabulary)
     before = ItemSets.from_column(table.column("terms"), ";").recode(vocabulary)
@@ -375,22 +376,22 @@ def test_every_group_passes_after(experiment, model, k, strategy):
     prior = beliefs(release.classes, n_groups, linked_labels(before, knowledge)).prior
     result = model.evaluate(beliefs(release.classes, n_groups, linked_labels(after, knowledge), prior))
     violating = int(np.count_nonzero(~result.passes))
-    assert violating == search["violating_after"] <= search["unsatisfied"]
+    assert violating == figures.violating_after <= figures.unsatisfied
     if isinstance(model, QSCLDiversity):
         assert result.passes.all()
     # items are only taken out
-    assert search["suppressed_items"] == before.items.size - after.items.size
+    assert figures.suppressed_items == before.items.size - after.items.size
     for i in range(0, table.n_records, 17):
         assert set(after.row(i).tolist()) <= set(before.row(i).tolist())
     if k == 1:
-        assert release.cell_penalty.sum() == 0 and search["generalization_ncp"] == 0
+        assert release.cell_penalty.sum() == 0 and figures.generalization_ncp == 0
         keys = table.data.select("age", "zone").rows()
         for i in range(table.n_records):
             for j in range(i + 1, min(i + 40, table.n_records)):
                 assert (keys[i] == keys[j]) == (release.classes[i] == release.classes[j])
     else:
         assert np.bincount(release.classes).min() >= k
-        assert search["generalization_ncp"] > 0
+        assert figures.generalization_ncp > 0
 
 
 def test_total_time_limit(experiment):
@@ -406,7 +407,7 @@ def test_total_time_limit(experiment):
         total_time_limit=0.3,
     )
     assert time.perf_counter() - started < 2.0
-    assert release.search["violating_after"] == 0
+    assert release.figures_as(QuasiSensitiveFigures).violating_after == 0
 
 
 def test_figures(experiment):

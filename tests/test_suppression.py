@@ -30,7 +30,7 @@ from pycanon import anonymity as pycanon
 
 from conftest import make_table
 from sdckit.anonymize import _suppression_kernels as suppression_kernels
-from sdckit.anonymize.local_suppression import local_suppression
+from sdckit.anonymize.local_suppression import LocalSuppressionFigures, local_suppression
 from sdckit.errors import ConfigError
 from sdckit.frequency import frequencies
 from sdckit.models import KAnonymity, check_table
@@ -101,19 +101,19 @@ def test_step_one_least_important_single_suppression_reaching_k():
     ]
     assert frequencies(data, ["A", "B", "C"], missing="wildcard").tolist() == [3, 2, 2, 2, 2]
     assert release.method == "local-suppression"
-    assert release.parameters == {
-        "k": 2,
-        "importance": ["A", "B", "C"],
-        "missing": "wildcard",
-        "weighted": False,
-        "strict_importance": False,
-    }
+    assert (release.params.k, release.params.missing, release.params.strict_importance) == (
+        2,
+        "wildcard",
+        False,
+    )
+    figures = release.figures_as(LocalSuppressionFigures)
+    assert (figures.importance, figures.weighted) == (["A", "B", "C"], False)
     assert not release.suppressed_records.any()
     assert release.classes.tolist() == [-1] * 5
     assert np.array_equal(release.cell_penalty, release.suppressed_cells.astype(float))
     assert release.suppressed_cells_per_attribute() == {"A": 0, "B": 1, "C": 1}
     assert release_ncp(release) == pytest.approx(2 / 15)
-    assert release.search["violating_records"] == 3
+    assert release.figures_as(LocalSuppressionFigures).violating_records == 3
 
 
 def test_reversed_importance_suppresses_other_cells():
@@ -121,7 +121,7 @@ def test_reversed_importance_suppresses_other_cells():
     # Row 1: only C helps (row 0 now differs from it on C alone) -> null C. Row 2 matches row 0.
     release = local_suppression(table_of(SMALL), 2, importance={"A": 3, "B": 2, "C": 1})
     assert suppressed_positions(release) == [(0, "B"), (1, "C")]
-    assert release.parameters["importance"] == ["C", "B", "A"]
+    assert release.figures_as(LocalSuppressionFigures).importance == ["C", "B", "A"]
 
 
 def test_step_two_nearest_pattern_rule():
@@ -142,7 +142,7 @@ def test_default_importance_more_categories_suppressed_first():
     # X has 3 categories, Y 2, Z 3 (X before Z): most important first Y, X, Z; Z is suppressed first.
     columns = {"X": ["x1", "x2", "x3", "x1"], "Y": ["y1", "y1", "y2", "y2"], "Z": ["z1", "z2", "z3", "z3"]}
     release = local_suppression(table_of(columns), 1)
-    assert release.parameters["importance"] == ["Y", "X", "Z"]
+    assert release.figures_as(LocalSuppressionFigures).importance == ["Y", "X", "Z"]
     assert release.n_suppressed_cells == 0  # k = 1 holds already
     release = local_suppression(table_of(columns), 2)
     # Every row is unique. Row 0 (x1, y1, z1) is at distance 2 from rows 1 (X, Z) and 3 (Y, Z): the
@@ -167,7 +167,7 @@ def test_category_rounds():
     release = local_suppression(table_of(columns), 2, importance=["A", "B", "C"], missing="category")
     assert suppressed_positions(release) == [(0, "C"), (1, "C")]
     assert release.classes[0] == release.classes[1] != release.classes[2] == release.classes[3]
-    assert release.search["filled_records"] == 0
+    assert release.figures_as(LocalSuppressionFigures).filled_records == 0
 
 
 def test_category_fills_a_too_small_all_null_class():
@@ -176,7 +176,7 @@ def test_category_fills_a_too_small_all_null_class():
     columns = {"A": ["a1", "a2", "a2", "a2"], "B": ["b1", "b2", "b2", "b2"]}
     release = local_suppression(table_of(columns), 2, importance=["A", "B"], missing="category")
     assert suppressed_positions(release) == [(0, "A"), (0, "B"), (1, "A"), (1, "B")]
-    assert release.search["filled_records"] == 1
+    assert release.figures_as(LocalSuppressionFigures).filled_records == 1
     assert pairwise_frequencies(rows_of(release.table.data, ["A", "B"]), "category") == [2, 2, 2, 2]
 
 
@@ -185,7 +185,7 @@ def test_weights_scale_the_threshold():
     plain = local_suppression(table_of(columns), 2, importance=["A", "B", "C"])
     doubled = local_suppression(table_of(columns), 4, importance=["A", "B", "C"], weights=np.full(5, 2.0))
     assert np.array_equal(plain.suppressed_cells, doubled.suppressed_cells)
-    assert doubled.parameters["weighted"] is True
+    assert doubled.figures_as(LocalSuppressionFigures).weighted is True
 
 
 def test_progress_reports_the_violating_patterns():
@@ -256,7 +256,7 @@ def test_random_tables_reach_k_with_few_cells(problem):
     simple_all_null = sum(bad or all(v is None for v in r) for r, bad in zip(before, violating, strict=True))
     if missing == "wildcard" or simple_all_null >= k:
         assert release.n_suppressed_cells <= baseline
-    if release.search["filled_records"] == 0:
+    if release.figures_as(LocalSuppressionFigures).filled_records == 0:
         assert not mask[~violating].any()
     else:
         assert missing == "category"
@@ -521,7 +521,7 @@ def test_strict_importance_by_hand():
     assert suppressed_positions(default) == [(0, "A"), (2, "B"), (2, "C")]
     strict = local_suppression(table_of(columns), 2, importance=["A", "B", "C"], strict_importance=True)
     assert suppressed_positions(strict) == [(0, "B"), (0, "C"), (1, "A")]
-    assert strict.parameters["strict_importance"] is True
+    assert strict.params.strict_importance is True
     assert strict.table.data.rows() == [("a1", None, None), (None, "b1", "c1"), ("a1", "b2", "c2")]
     assert min(pairwise_frequencies(rows_of(strict.table.data, ["A", "B", "C"]), "wildcard")) >= 2
 
@@ -710,16 +710,19 @@ def test_adult_category_pycanon(adult, k):
         ({"k": 2, "importance": {"A": 1, "B": 2, "D": 3}}, "unknown attribute 'D'"),
         ({"k": 2, "importance": {"A": 1, "B": 2}}, "no rank for quasi-identifier 'C'"),
         ({"k": 2, "importance": {"A": 1, "B": 2, "C": 4}}, "rank of 'C' must be an integer from 1"),
-        ({"k": 6}, "k = 6 is larger than the number of records (5)"),
-        ({"k": 0}, "k must be at least 1"),
-        ({"k": 2.5}, "k must be an integer"),
-        ({"k": 2, "missing": "ignore"}, "missing must be one of category, wildcard"),
+        ({"k": 6}, "k must be at most the number of records (5), got 6"),
+        ({"k": 0}, "k must be greater than or equal to 1, got 0"),
+        ({"k": 2.5}, "k must be a valid integer, got 2.5"),
+        ({"k": 2, "missing": "ignore"}, "missing must be 'wildcard' or 'category', got 'ignore'"),
         ({"k": 2, "quasi_identifiers": ["A", "Z"]}, "quasi-identifier 'Z' is not a column"),
         ({"k": 2, "quasi_identifiers": ["A", "A"]}, "quasi-identifier 'A' is given twice"),
         ({"k": 2, "quasi_identifiers": ["id"]}, "'id' is an identifier"),
         ({"k": 2, "weights": np.ones(3)}, "weights must hold one number per record"),
         ({"k": 11, "weights": np.full(5, 2.0)}, "larger than the sum of the weights (10)"),
-        ({"k": 2, "strict_importance": "yes"}, "strict_importance must be true or false, got 'yes'"),
+        (
+            {"k": 2, "strict_importance": "maybe"},
+            "strict_importance must be a valid boolean, unable to interpret input, got 'maybe'",
+        ),
     ],
 )
 def test_bad_input(arguments, message):

@@ -39,9 +39,10 @@ still violating, then re-counts the classes; patterns whose class reaches ``k`` 
 is never broken up later: its members stop, others can only join it). As the all-null class may
 end up below ``k`` (but not empty), whole records are then moved into it, cheapest first (spare
 records of classes above ``k``, then whole classes, fewest values first):
-``Release.search["filled_records"]`` counts them. If that costs more cells than suppressing every
-value of every violating record and that simple release is k-anonymous (its all-null class
-reaches ``k``), the simple release is returned instead (``search["fell_back_to_violating_records"]``).
+``filled_records`` of :class:`LocalSuppressionFigures` counts them. If that costs more cells than
+suppressing every value of every violating record and that simple release is k-anonymous (its
+all-null class reaches ``k``), the simple release is returned instead
+(``fell_back_to_violating_records``).
 So the category release exceeds the "suppress every violating record" bound only when that
 bound's release is not k-anonymous itself.
 
@@ -81,7 +82,7 @@ Springer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -89,8 +90,14 @@ import polars as pl
 from pydantic import BeforeValidator, Field
 
 from sdckit.anonymize import _suppression_kernels as kernels
-from sdckit.anonymize.base import Context, achieved_report, cells_report, register_method
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.base import (
+    Context,
+    achieved_report,
+    cells_report,
+    check_k_at_most_records,
+    register_method,
+)
+from sdckit.anonymize.release import Figures, Release
 from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.frequency import (
@@ -109,6 +116,22 @@ from sdckit.table import Role, Table
 
 # Violating patterns handed to one compiled call between two progress reports.
 _CHUNK = 512
+
+
+@dataclass(frozen=True)
+class LocalSuppressionFigures(Figures):
+    """What a local suppression found: the quasi-identifiers from most to least important as used
+    (``importance``), whether records were weighted, the distinct ``patterns``, those violating ``k``
+    at the start and their records, the records moved into the all-null class (category treatment)
+    and whether it fell back to suppressing every violating record (see the module's docstring)."""
+
+    importance: list[str]
+    weighted: bool
+    violating_patterns: int
+    violating_records: int
+    patterns: int
+    filled_records: int
+    fell_back_to_violating_records: bool
 
 
 # ----------------------------------------------------------------------------------------------
@@ -356,12 +379,46 @@ def local_suppression(
         ``method="local-suppression"``; ``suppressed_cells`` / ``cell_penalty`` mark the cells
         suppressed here (nulls already in the data are not counted); ``suppressed_records`` is all
         False; ``classes`` is -1 for the wildcard treatment (wildcard matches do not partition the
-        records) and each record's equivalence class for the category treatment. ``parameters``:
-        ``k``, ``importance`` (most important first), ``missing``, ``weighted`` and
-        ``strict_importance``.
+        records) and each record's equivalence class for the category treatment; ``params`` the
+        :class:`LocalSuppressionParams` (which validates ``k``, ``importance`` as a list, ``missing``
+        and ``strict_importance``); ``figures`` the :class:`LocalSuppressionFigures` (``importance``
+        as used, most important first, ``weighted``, the violating patterns and records, ...).
+        ``quasi_identifiers``, ``importance`` as a mapping and ``weights`` are checked against the
+        data.
     """
-    k, strict_importance = _check_k(k, strict_importance)
-    missing = check_missing(missing)
+    params = LocalSuppressionParams.parse(
+        {
+            "k": k,
+            "importance": None if isinstance(importance, Mapping) else importance,
+            "missing": missing,
+            "strict_importance": strict_importance,
+        },
+        method="local-suppression",
+    )
+    return _suppress(
+        table,
+        params,
+        quasi_identifiers=quasi_identifiers,
+        ranks=importance if isinstance(importance, Mapping) else None,
+        weights=weights,
+        progress=progress,
+    )
+
+
+def _suppress(
+    table: Table,
+    params: LocalSuppressionParams,
+    *,
+    quasi_identifiers: Sequence[str] | None,
+    ranks: Mapping[str, int] | None,
+    weights: np.ndarray | None,
+    progress: ProgressCallback | None,
+) -> Release:
+    """The method, on resolved parameters (``missing`` given); ``ranks``: the importance as a mapping
+    name -> rank, which the parameters object does not hold."""
+    k, strict_importance = params.k, params.strict_importance
+    missing = check_missing(params.missing)
+    importance: Sequence[str] | Mapping[str, int] | None = ranks if ranks is not None else params.importance
     n = table.n_records
     if n == 0:
         raise ConfigError("the data has no records")
@@ -369,9 +426,12 @@ def local_suppression(
     weights = check_weights(weights, n)
     record_weights = np.ones(n, dtype=np.float64) if weights is None else weights
     total = float(record_weights.sum())
-    if k > total:
-        what = "the sum of the weights" if weights is not None else "the number of records"
-        raise ConfigError(f"k = {k} is larger than {what} ({total:g}): no suppression can reach it")
+    if weights is None:
+        check_k_at_most_records(k, n)
+    elif k > total:
+        raise ConfigError(
+            f"k = {k} is larger than the sum of the weights ({total:g}): no suppression can reach it"
+        )
     if len(names) > 62 and missing == "wildcard":
         raise ConfigError(f"wildcard counting supports at most 62 quasi-identifiers, got {len(names)}")
 
@@ -398,33 +458,16 @@ def local_suppression(
     # Back to the order of `names`.
     position = [order.index(name) for name in names]
     suppressed = np.ascontiguousarray(suppressed[:, position])
-    search: dict[str, Any] = {
-        "violating_patterns": int(len(violating)),
-        "violating_records": int(np.isin(keys, violating).sum()) if len(violating) else 0,
-        "patterns": int(n_patterns),
-        "filled_records": max(filled, 0),
-        "fell_back_to_violating_records": filled < 0,
-    }
-    parameters = {
-        "k": k,
-        "importance": list(reversed(order)),
-        "missing": missing,
-        "weighted": weights is not None,
-        "strict_importance": strict_importance,
-    }
-    return _suppressed_release(table, names, suppressed, classes, search, parameters)
-
-
-def _check_k(k: Any, strict_importance: Any) -> tuple[int, bool]:
-    """``k`` as an integer of at least 1 and ``strict_importance`` as a bool, or a ConfigError."""
-    if isinstance(k, bool) or not isinstance(k, int | np.integer):
-        raise ConfigError(f"k must be an integer, got {k!r}")
-    k = int(k)
-    if k < 1:
-        raise ConfigError(f"k must be at least 1, got {k}")
-    if not isinstance(strict_importance, bool | np.bool_):
-        raise ConfigError(f"strict_importance must be true or false, got {strict_importance!r}")
-    return k, bool(strict_importance)
+    figures = LocalSuppressionFigures(
+        importance=list(reversed(order)),
+        weighted=weights is not None,
+        violating_patterns=int(len(violating)),
+        violating_records=int(np.isin(keys, violating).sum()) if len(violating) else 0,
+        patterns=int(n_patterns),
+        filled_records=max(filled, 0),
+        fell_back_to_violating_records=filled < 0,
+    )
+    return _suppressed_release(table, names, suppressed, classes, params, figures)
 
 
 def _suppress_patterns(
@@ -516,8 +559,8 @@ def _suppressed_release(
     names: list[str],
     suppressed: np.ndarray,
     classes: np.ndarray,
-    search: dict[str, Any],
-    parameters: dict[str, Any],
+    params: LocalSuppressionParams,
+    figures: LocalSuppressionFigures,
 ) -> Release:
     """The release: the suppressed cells (n x q, in the order of ``names``) written as nulls and the
     identifiers dropped."""
@@ -534,11 +577,11 @@ def _suppressed_release(
         table=Table(released, table.schema.without_identifiers(), source=table.source, weights=kept_weights),
         original=table,
         method="local-suppression",
-        parameters=parameters,
+        params=params,
         quasi_identifiers=tuple(names),
         suppressed_records=np.zeros(n, dtype=bool),
         classes=classes,
-        search=search,
+        figures=figures,
         cell_penalty=suppressed.astype(np.float64),
         suppressed_cells=suppressed,
     )
@@ -578,7 +621,7 @@ def _local_summary(release: Release) -> dict[str, Any]:
     return {
         "k": release.params.k,
         "missing": release.params.missing,
-        "importance": release.parameters.get("importance"),
+        "importance": release.figures_as(LocalSuppressionFigures).importance,
         "strict_importance": release.params.strict_importance,
         **cell_figures(release),
         "metrics": {"ncp": release_ncp(release)},
@@ -605,15 +648,11 @@ def _run_local_suppression(table: Table, params: LocalSuppressionParams, context
     params = params.model_copy(
         update={"missing": config_value(params.missing, context, "risk", "missing", "wildcard")}
     )
-    if params.k > table.n_records:
-        raise ConfigError(f"k must be at most the number of records ({table.n_records}), got {params.k}")
-    release = local_suppression(
+    return _suppress(
         table,
-        params.k,
+        params,
         quasi_identifiers=quasi_identifiers(table),
-        importance=params.importance,
-        missing=params.missing,
-        strict_importance=params.strict_importance,
+        ranks=None,
+        weights=None,
         progress=context.progress,
     )
-    return replace(release, params=params)

@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -71,7 +71,7 @@ from sdckit.anonymize._quasi_sensitive_group import (
 )
 from sdckit.anonymize.base import Context, register_method
 from sdckit.anonymize.mondrian import mondrian
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.release import Figures, Release
 from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
@@ -84,10 +84,43 @@ from sdckit.table import Kind, Role, Schema, Table
 __all__ = [
     "STRATEGIES",
     "GroupSearch",
+    "QuasiSensitiveFigures",
     "inverse_weighted_cost",
     "quasi_sensitive_anonymize",
     "suppress_group",
 ]
+
+
+@dataclass(frozen=True)
+class QuasiSensitiveFigures(Figures):
+    """What the two phases found (see :func:`quasi_sensitive_anonymize`): the model's name and the
+    number of labels of the knowledge; the QI ``groups``, those violating the model before and after
+    phase 2 (re-checked), the groups ``searched``, ``proven_optimal`` and ``unsatisfied``; the removal
+    cost T (sum and mean over the searched groups, and over the whole table as one group); the items
+    suppressed of all ``items``; ``nodes_visited``; the seconds of both phases and the mean time to a
+    first solution; the NCP of phase 1's generalization; and ``per_group``, a dict of lists (group,
+    records, cells, cost, satisfied, optimal, nodes, seconds, first_solution_cost,
+    first_solution_seconds, achieved)."""
+
+    model: str
+    labels: int
+    groups: int
+    violating_before: int
+    violating_after: int
+    searched: int
+    proven_optimal: int
+    unsatisfied: int
+    removal_cost_sum: float
+    removal_cost_mean: float
+    removal_cost_table: float
+    suppressed_items: int
+    items: int
+    nodes_visited: int
+    phase1_seconds: float
+    phase2_seconds: float
+    first_solution_seconds_mean: float
+    generalization_ncp: float
+    per_group: dict[str, list[Any]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -233,7 +266,7 @@ def _search_groups(
 ) -> tuple[np.ndarray, dict[str, list[Any]]]:
     """Phase 2: search every violating group on its own (:func:`group_search.search_group`), each
     with its time bound (and its share of ``total_time_limit``). Returns which stored items are
-    removed and the figures of every group searched (``search["per_group"]`` of the Release)."""
+    removed and the figures of every group searched (``per_group`` of :class:`QuasiSensitiveFigures`)."""
     kind, c, required_l, required_t = model_parameters
     n_labels = len(prior)
     order = np.argsort(classes, kind="stable")
@@ -331,8 +364,8 @@ def _group_figures(
     released_sets: ItemSets,
     removed: np.ndarray,
 ) -> dict[str, Any]:
-    """The figures of the groups and their searches in ``Release.search`` (from ``groups`` to
-    ``nodes_visited``; see :func:`quasi_sensitive_anonymize`)."""
+    """The figures of the groups and their searches (:class:`QuasiSensitiveFigures` from ``groups``
+    to ``nodes_visited``)."""
     lengths = records.lengths()
     costs = np.array(per_group["cost"], dtype=np.float64)
     remaining = np.bincount(released_sets.record_of_entries(), minlength=records.n_records)
@@ -404,15 +437,16 @@ def quasi_sensitive_anonymize(
     dropped, QIs generalized) with the removed items taken out of ``set_column`` (items written in
     vocabulary order, an empty set as ``""``, a null stays null); ``classes`` the QI groups;
     ``cell_penalty`` / ``suppressed_cells`` those of the QI part from Mondrian (zeros for ``k = 1``),
-    so :func:`sdckit.utility.release_ncp` is the generalization loss; ``search`` a summary:
-    ``groups``, ``violating_before``, ``violating_after`` (re-checked with
-    :mod:`sdckit.models.quasi_sensitive`), ``searched``, ``proven_optimal``, ``unsatisfied`` (groups
-    where no satisfying node was found: best effort, see :func:`suppress_group`), ``removal_cost_sum`` /
-    ``removal_cost_mean`` (T of the searched groups), ``removal_cost_table`` (equation 1 over the whole
-    table as one group), ``suppressed_items`` / ``items``, ``nodes_visited``, ``phase1_seconds``,
-    ``phase2_seconds``, ``first_solution_seconds_mean``, ``generalization_ncp``, and ``per_group``
-    (a dict of lists: group, records, cells, cost, satisfied, optimal, nodes, seconds,
-    first_solution_cost, first_solution_seconds, achieved).
+    so :func:`sdckit.utility.release_ncp` is the generalization loss; ``figures`` a
+    :class:`QuasiSensitiveFigures`: ``model``, ``labels``, ``groups``, ``violating_before``,
+    ``violating_after`` (re-checked with :mod:`sdckit.models.quasi_sensitive`), ``searched``,
+    ``proven_optimal``, ``unsatisfied`` (groups where no satisfying node was found: best effort, see
+    :func:`suppress_group`), ``removal_cost_sum`` / ``removal_cost_mean`` (T of the searched groups),
+    ``removal_cost_table`` (equation 1 over the whole table as one group), ``suppressed_items`` /
+    ``items``, ``nodes_visited``, ``phase1_seconds``, ``phase2_seconds``,
+    ``first_solution_seconds_mean``, ``generalization_ncp``, and ``per_group`` (a dict of lists:
+    group, records, cells, cost, satisfied, optimal, nodes, seconds, first_solution_cost,
+    first_solution_seconds, achieved).
 
     Raises :class:`ConfigError` for bad parameters (``k < 1``, an unknown set column, empty knowledge,
     a model that is not a QS model; the models themselves reject ``c <= 0``, ``l < 1`` and ``t``
@@ -466,41 +500,30 @@ def quasi_sensitive_anonymize(
     from sdckit.utility import release_ncp
 
     first = np.array(per_group["first_solution_seconds"], dtype=np.float64)
-    search = {
-        "strategy": strategy,
-        "time_limit": time_limit,
-        "total_time_limit": total_time_limit,
+    figures = QuasiSensitiveFigures(
+        model=model.name,
+        labels=n_labels,
         **_group_figures(n_groups, violating, after, per_group, records, released_sets, removed),
-        "phase1_seconds": phase1_seconds,
-        "phase2_seconds": phase2_seconds,
-        "first_solution_seconds_mean": float(np.nanmean(first)) if np.isfinite(first).any() else math.nan,
-        "per_group": per_group,
-    }
+        phase1_seconds=phase1_seconds,
+        phase2_seconds=phase2_seconds,
+        first_solution_seconds_mean=float(np.nanmean(first)) if np.isfinite(first).any() else math.nan,
+        generalization_ncp=math.nan,
+        per_group=per_group,
+    )
     release = Release(
         table=Table(released, groups.table.schema, source=table.source),
         original=table,
         method="quasi-sensitive",
-        parameters={
-            "k": int(k),
-            "model": model.name,
-            "set_column": set_column,
-            "separator": separator,
-            "strategy": strategy,
-            "time_limit": time_limit,
-            "total_time_limit": total_time_limit,
-            "labels": n_labels,
-        },
         quasi_identifiers=groups.quasi_identifiers,
         suppressed_records=np.zeros(table.n_records, dtype=bool),
         classes=classes,
         hierarchies=groups.hierarchies,
         heuristic=bool(violating.size and len(per_group["optimal"]) > sum(per_group["optimal"])),
-        search=search,
+        figures=figures,
         cell_penalty=groups.cell_penalty,
         suppressed_cells=groups.suppressed_cells,
     )
-    search["generalization_ncp"] = release_ncp(release)
-    return release
+    return replace(release, figures=replace(figures, generalization_ncp=release_ncp(release)))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -561,30 +584,30 @@ class QuasiSensitiveParams(MethodParams):
 def _qs_summary(release: Release) -> dict[str, Any]:
     from sdckit.anonymize.base import class_figures
 
-    search = release.search
+    figures = release.figures_as(QuasiSensitiveFigures)
     params = release.params
     return {
-        "model": release.parameters["model"],
+        "model": figures.model,
         "k": params.k,
-        "set_column": release.parameters["set_column"],
+        "set_column": params.set_column,
         "strategy": params.strategy,
         "time_limit": params.effective_time_limit,
         "total_time_limit": params.total_time_limit,
         "node_limit": params.node_limit,
-        "groups": search["groups"],
-        "violating_before": search["violating_before"],
-        "violating_after": search["violating_after"],
-        "searched": search["searched"],
-        "proven_optimal": search["proven_optimal"],
-        "suppressed_items": search["suppressed_items"],
-        "items": search["items"],
-        "removal_cost_mean": search["removal_cost_mean"],
-        "phase1_seconds": search["phase1_seconds"],
-        "phase2_seconds": search["phase2_seconds"],
+        "groups": figures.groups,
+        "violating_before": figures.violating_before,
+        "violating_after": figures.violating_after,
+        "searched": figures.searched,
+        "proven_optimal": figures.proven_optimal,
+        "suppressed_items": figures.suppressed_items,
+        "items": figures.items,
+        "removal_cost_mean": figures.removal_cost_mean,
+        "phase1_seconds": figures.phase1_seconds,
+        "phase2_seconds": figures.phase2_seconds,
         **class_figures(release),
         "metrics": {
-            "generalization_ncp": search["generalization_ncp"],
-            "removal_cost": search["removal_cost_mean"],
+            "generalization_ncp": figures.generalization_ncp,
+            "removal_cost": figures.removal_cost_mean,
         },
     }
 
