@@ -6,13 +6,14 @@ has one row per cell, and the figures of a summary that JSON can write."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import polars as pl
 import pytest
 import typer.main
 
-import sdckit.tabular  # noqa: F401  (registers the methods)
 from param_values import assert_fields_refuse_bad_values
 from sdckit.cli import app
 from sdckit.cli.table import SHARED
@@ -24,6 +25,24 @@ from sdckit.tabular.rules import Rule
 
 SPECS = list(TABLE_METHODS)
 IDS = [spec.name for spec in SPECS]
+
+
+def test_the_registry_discovers_the_method_modules_without_importing_them():
+    """A table method is one file: the registry finds it by its declaration, imports it when asked."""
+    script = (
+        "import sys\n"
+        "from sdckit.tabular.base import TABLE_METHODS\n"
+        "print(','.join(TABLE_METHODS.names())); print(TABLE_METHODS.help_of('suppress'))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('sdckit.tabular.')))\n"
+    )
+    output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    names, help_text, imported = output.stdout.splitlines()
+    assert names == "audit,cell-key,cta,round,suppress"
+    assert help_text == TABLE_METHODS.get("suppress").help
+    declaring = {entry.module for entry in TABLE_METHODS.entries()}
+    assert not declaring & set(eval(imported)), imported
+    for entry, spec in zip(TABLE_METHODS.entries(), SPECS, strict=True):
+        assert (entry.name, entry.help, entry.module) == (spec.name, spec.help, spec.run.__module__)
 
 
 def valid(spec) -> dict:

@@ -550,7 +550,5 @@ def _file_value_holding(loaded: Any, value: str | None, holding: str | None) -> 
     return value if value is not None else loaded.value, holding if holding is not None else loaded.holding
 
 
-import sdckit.tabular  # noqa: E402,F401  (registers the methods)
-
-for _spec in TABLE_METHODS:
+for _spec in TABLE_METHODS:  # imports each method's module (the registry discovers them)
     make_command(_spec)

@@ -3,7 +3,9 @@
 A method is one module, as an anonymization method is (:mod:`sdckit.anonymize.base`): a parameters
 object (a :class:`~sdckit.params.MethodParams`), a function ``run(problem, params, context) ->
 TableResult`` registered with :func:`register_table_method`. The command line makes one command per
-entry; the common tests loop over :data:`TABLE_METHODS`.
+entry; the common tests loop over :data:`TABLE_METHODS`. The registry discovers the modules of
+:mod:`sdckit.tabular` that declare a method (:mod:`sdckit.registry`), as the anonymization methods'
+does: a new table method is one new file.
 
 A :class:`TableProblem` is what every method reads: the cells and relations
 (:class:`~sdckit.tabular.model.LinearTable`), the primary cells with their protection levels
@@ -129,7 +131,9 @@ class TableMethodSpec:
     outputs: tuple[Any, ...] = ()  # no extra files of their own (the CLI's shared options write them)
 
 
-TABLE_METHODS: Registry[TableMethodSpec] = Registry("table method")
+TABLE_METHODS: Registry[TableMethodSpec] = Registry(
+    "table method", package="sdckit.tabular", declaration="register_table_method"
+)
 
 
 def register_table_method(
@@ -140,7 +144,10 @@ def register_table_method(
     help: str,
     **options: Any,
 ) -> Callable[[Callable[..., TableResult]], Callable[..., TableResult]]:
-    """Register the decorated ``run(problem, params, context)`` as table method ``name``."""
+    """Register the decorated ``run(problem, params, context)`` as table method ``name``.
+
+    Written at a module's top level with ``name`` and ``help`` as plain strings: the registry reads
+    them from the module's source, without importing it (:func:`sdckit.registry.discover`)."""
 
     def decorate(run: Callable[..., TableResult]) -> Callable[..., TableResult]:
         TABLE_METHODS.add(
@@ -158,8 +165,6 @@ def run_table_method(
     context: Context | None = None,
 ) -> TableResult:
     """Run a registered tabular method; ``params`` may be its parameters object or a mapping."""
-    import sdckit.tabular  # noqa: F401  (registers the methods)
-
     spec = TABLE_METHODS.get(method) if isinstance(method, str) else method
     if problem.statuses is not None and not spec.statuses:
         raise ConfigError(
