@@ -62,7 +62,6 @@ LONGEST_MODULE = 1_000
 #: module is split: an entry for a module that is short enough, or gone, fails the test.
 LONG_MODULES = {
     "sdckit/anonymize/recoding.py": "the lattice search of full-domain generalization and top/bottom coding",
-    "sdckit/anonymize/slicing.py": "attribute partitioning, tuple partitioning and the sliced release",
     "sdckit/hierarchy.py": "reading ARX hierarchies, building them, and their compiled label lookup",
     "sdckit/risk/linkage.py": "the distances, the Fellegi-Sunter weights and the measure",
     "sdckit/risk/reidentification.py": "the individual risk estimators and the measure's figures",
@@ -79,8 +78,6 @@ LONG_FUNCTIONS = {
     "sdckit/anonymize/mondrian.py::_partition": "not yet split (the recursive partitioning)",
     "sdckit/anonymize/_quasi_sensitive_group.py::search_group": "not yet split (one group's timed search)",
     "sdckit/anonymize/record_swap.py::record_swap": "not yet split (item 1: one entry point)",
-    "sdckit/anonymize/slicing.py::membership_report": "not yet split",
-    "sdckit/anonymize/slicing.py::slice_table": "not yet split (item 1: 21 keyword parameters)",
     "sdckit/experiments/targeted_suppression.py::targeted_suppression_experiment": "not yet split",
     "sdckit/risk/combined.py::combined_risk": "not yet split",
     "sdckit/risk/reidentification.py::reidentification_risk": "not yet split",

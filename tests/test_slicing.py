@@ -169,7 +169,7 @@ def vector_probabilities(
 def assert_permutation_preserves(original, release):
     """Inside every bucket, every column's multiset of projections is the original one."""
     names = published_name_map(release.columns)
-    published = release.table
+    published = release.published
     assert published.height == original.height
     for b, rows in enumerate(release.buckets):
         mine = original[np.sort(rows)]
@@ -417,8 +417,8 @@ def test_spec_table_release():
     table = make_table(SPEC_FRAME, Disease=Role.SENSITIVE)
     release = slice_table(table, columns=[("Age", "Sex"), ("Zip", "Disease")], l=2)
     assert release.columns == (("Age", "Sex"), ("Zip", "Disease"))
-    assert release.table.columns == ["bucket", "Age", "Sex", "Zip", "Disease"]
-    worst = assert_l_diverse(SPEC_FRAME, release.table, release.columns, "Disease", 2)
+    assert release.published.columns == ["bucket", "Age", "Sex", "Zip", "Disease"]
+    worst = assert_l_diverse(SPEC_FRAME, release.published, release.columns, "Disease", 2)
     assert release.max_probability == pytest.approx(worst)
     assert release.l_achieved == pytest.approx(1 / worst)
     assert_permutation_preserves(SPEC_FRAME, release)
@@ -488,7 +488,7 @@ def test_random_releases_are_l_diverse(data):
         assert "even as a single bucket" in str(error)  # checked for real in the next test
         return
     assert release.columns[-1].count("s") == 1 and all("s" not in c for c in release.columns[:-1])
-    worst = assert_l_diverse(frame, release.table, release.columns, "s", l)
+    worst = assert_l_diverse(frame, release.published, release.columns, "s", l)
     assert release.max_probability == pytest.approx(worst)
     assert_permutation_preserves(frame, release)
     assert sorted(np.concatenate(release.buckets).tolist()) == list(range(n))
@@ -515,7 +515,7 @@ def test_infeasible_single_bucket_is_really_infeasible(data):
         assert "distinct values" in str(error) or float(worst) > 1 / l
         return
     assert float(worst) <= 1 / l
-    assert_l_diverse(frame, release.table, release.columns, "s", l)
+    assert_l_diverse(frame, release.published, release.columns, "s", l)
 
 
 def test_overlapping_columns_published_once_per_column():
@@ -532,8 +532,8 @@ def test_overlapping_columns_published_once_per_column():
     release = slice_table(
         make_table(frame, s=Role.SENSITIVE), method="overlapping-slicing", columns=columns, l=2
     )
-    assert release.table.columns == ["bucket", "a@1", "b@1", "b@2", "c", "a@3", "s"]
-    assert_l_diverse(frame, release.table, release.columns, "s", 2)
+    assert release.published.columns == ["bucket", "a@1", "b@1", "b@2", "c", "a@3", "s"]
+    assert_l_diverse(frame, release.published, release.columns, "s", 2)
     assert_permutation_preserves(frame, release)
     with pytest.raises(ConfigError, match="several columns"):
         slice_table(make_table(frame, s=Role.SENSITIVE), method="slicing", columns=columns, l=2)
@@ -549,14 +549,14 @@ def test_seed_reproduces_and_varies_the_permutation():
     first = slice_table(table, seed=7, **options)
     again = slice_table(table, seed=7, **options)
     other = slice_table(table, seed=8, **options)
-    assert first.table.equals(again.table)
+    assert first.published.equals(again.published)
     assert first.membership == again.membership
     assert [b.tolist() for b in first.buckets] == [
         b.tolist() for b in other.buckets
     ]  # Mondrian: no randomness
-    assert not first.table.equals(other.table)
+    assert not first.published.equals(other.published)
     halving = slice_table(table, partition="random-halving", seed=7, **options)
-    assert halving.table.equals(slice_table(table, partition="random-halving", seed=7, **options).table)
+    assert halving.published.equals(slice_table(table, partition="random-halving", seed=7, **options).published)
 
 
 def test_values_are_original_and_missing_qi_is_a_category():
@@ -568,11 +568,11 @@ def test_values_are_original_and_missing_qi_is_a_category():
         }
     )
     release = slice_table(make_table(frame, s=Role.SENSITIVE), columns=[("age",), ("sex",), ("s",)], l=2)
-    assert sorted(release.table.get_column("age").to_list(), key=str) == sorted(
+    assert sorted(release.published.get_column("age").to_list(), key=str) == sorted(
         frame.get_column("age").to_list(), key=str
     )
-    assert release.table.schema["age"] == pl.Float64
-    assert_l_diverse(frame, release.table, release.columns, "s", 2)
+    assert release.published.schema["age"] == pl.Float64
+    assert_l_diverse(frame, release.published, release.columns, "s", 2)
 
 
 def test_single_record_buckets_warn():
@@ -590,8 +590,8 @@ def test_identifiers_are_not_published_and_sensitive_defaults_to_the_role():
         n_columns=2,
         sensitive_column_size=1,
     )
-    assert "id" not in release.table.columns and release.sensitive == "Disease"
-    assert_l_diverse(frame, release.table, release.columns, "Disease", 2)
+    assert "id" not in release.published.columns and release.sensitive == "Disease"
+    assert_l_diverse(frame, release.published, release.columns, "Disease", 2)
 
 
 BAD = [
@@ -662,7 +662,7 @@ def test_adult_releases_are_l_diverse(adult, method, l):  # noqa: E741
         adult, method=method, l=l, min_bucket_size=250, sensitive_column_size=1, n_columns=5, seed=3
     )
     assert release.smallest_bucket >= 250
-    probabilities = vector_probabilities(adult.data, release.table, release.columns, "occupation")
+    probabilities = vector_probabilities(adult.data, release.published, release.columns, "occupation")
     assert np.allclose(probabilities.sum(axis=1), 1.0)
     assert probabilities.max() <= 1 / l + 1e-9
     assert release.max_probability == pytest.approx(probabilities.max(), rel=1e-9)
@@ -670,7 +670,7 @@ def test_adult_releases_are_l_diverse(adult, method, l):  # noqa: E741
     assert 0 < release.average_correlation < 1
     if method == "overlapping-slicing":
         names = [n for c in published_name_map(release.columns) for n in c.values()]
-        assert release.table.columns == ["bucket", *names]
+        assert release.published.columns == ["bucket", *names]
 
 
 # CLI ------------------------------------------------------------------------------------------------

@@ -20,15 +20,26 @@ them in the order they became final.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from sdckit.context import ProgressCallback as Progress
 from sdckit.errors import ConfigError
-from sdckit.models.sliced import SlicedDiversity
+from sdckit.frequency import group_keys
+from sdckit.models.sliced import SlicedDiversity, tuple_probabilities
+from sdckit.table import Kind, Table
 
-__all__ = ["mondrian_tuple_partition", "random_halving_partition"]
+__all__ = [
+    "MATCHINGS",
+    "diversity_keys",
+    "mondrian_tuple_partition",
+    "partition_tuples",
+    "random_halving_partition",
+]
+
+_TOLERANCE = 1e-12
 
 
 def _check_min_bucket_size(min_bucket_size) -> int:
@@ -241,3 +252,104 @@ def random_halving_partition(
         return np.sort(ordered[first]), np.sort(ordered[~first])
 
     return _run(state, split, progress)
+
+
+# The tuple partition of a slicing run ------------------------------------------------------------
+
+#: Readings of tuple matching for the quasi-identifiers of the sensitive column (the slicing experiment's
+#: study; releases always use "strict").
+MATCHINGS = ("strict", "bucket", "none")
+
+
+def diversity_keys(
+    encoding: Any, columns: Sequence[Sequence[str]], sensitive: str, *, matching: str = "strict"
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """The tuple keys of the diversity check: one dense key array per non-sensitive column (the
+    record's projection on the column), and the key of the sensitive column without ``sensitive``
+    (zeros when that column is the sensitive attribute alone). ``columns`` has the sensitive column last.
+
+    ``matching`` is the reading of tuple matching for the quasi-identifiers Q = C_c - {S} of the
+    sensitive column. ``"strict"`` (SPEC §1.7, Li et al.'s Definitions 3-4, the only reading a
+    release uses): t[Q] must occur in B (f_c(t,B) is a factor of f(t,B)) and only the sensitive values
+    of B's rows whose Q part equals t[Q] are candidates (D(t,B)). ``"bucket"``: t[Q] still weighs the
+    bucket (f_c is a factor) but every sensitive value of B is a candidate (D(t,B) is B's sensitive
+    distribution). ``"none"``: Q is ignored (f_c = 1, D(t,B) is B's distribution), as if the sensitive
+    column were {S} alone. The three coincide when the sensitive column is {S} alone.
+    """
+    if matching not in MATCHINGS:
+        raise ConfigError(f"matching must be one of {', '.join(MATCHINGS)}, got {matching!r}")
+    column_keys = [group_keys(encoding, list(column))[0].astype(np.int64) for column in columns[:-1]]
+    rest = [name for name in columns[-1] if name != sensitive]
+    if rest:
+        sensitive_qi_key = group_keys(encoding, rest)[0].astype(np.int64)
+    else:
+        sensitive_qi_key = np.zeros(encoding.n_records, dtype=np.int64)
+    if matching == "strict":
+        return column_keys, sensitive_qi_key
+    # f(t,B) D(t,B)[s] = prod_i cnt_i/|B| * cnt_(q,s)/|B|: with q = 0 for every record the last factor
+    # is B's share of s; "bucket" keeps t[Q]'s share as one more column factor.
+    zeros = np.zeros(encoding.n_records, dtype=np.int64)
+    if matching == "bucket":
+        return [*column_keys, sensitive_qi_key], zeros
+    return column_keys, zeros
+
+
+def _split_codes(table: Table, encoding: Any, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Codes whose order is the value order (a missing value after every value), and which of the
+    attributes are categorical (their width counts distinct values, SPEC §1.6)."""
+    codes = np.empty((encoding.n_records, len(names)), dtype=np.int64)
+    categorical = np.zeros(len(names), dtype=bool)
+    for j, name in enumerate(names):
+        index = encoding.index(name)
+        column = encoding.codes[index].astype(np.int64)
+        codes[:, j] = np.where(column < 0, encoding.cardinalities[index], column)
+        kind = table.schema[name].kind if name in table.schema else Kind.CATEGORICAL
+        categorical[j] = kind in (Kind.CATEGORICAL, Kind.SET_VALUED)
+    return codes, categorical
+
+
+def partition_tuples(
+    table: Table,
+    encoding: Any,
+    columns: Sequence[Sequence[str]],
+    sensitive: str,
+    sensitive_codes: np.ndarray,
+    n_values: int,
+    l: float,  # noqa: E741
+    bucket_weighting: str,
+    partition: str,
+    min_bucket_size: int | None,
+    rng: np.random.Generator,
+    progress: Progress | None,
+    matching: str = "strict",
+) -> tuple[list[np.ndarray], float]:
+    """The tuple partition under l-diverse slicing, checked with the tuple matching ``matching`` (see
+    :func:`diversity_keys`; releases always use ``"strict"``); the buckets and the largest p(t, s)."""
+    column_keys, sensitive_qi_key = diversity_keys(encoding, columns, sensitive, matching=matching)
+    n = encoding.n_records
+    whole = [np.arange(n, dtype=np.int64)]
+    probabilities = tuple_probabilities(
+        column_keys, sensitive_qi_key, sensitive_codes, n_values, whole, bucket_weighting=bucket_weighting
+    )
+    worst = float(probabilities.max())
+    if worst > 1.0 / l + _TOLERANCE:
+        raise ConfigError(
+            f"the table is not {l:g}-diverse even as a single bucket (largest p(t, s) = {worst:.4g}, "
+            f"so at most l = {1 / worst:.4g}): no sliced table can be; lower l or put fewer attributes "
+            "in the sensitive column"
+        )
+    state = SlicedDiversity(
+        column_keys, sensitive_qi_key, sensitive_codes, n_values, l, bucket_weighting=bucket_weighting
+    )
+    if partition == "mondrian":
+        names = [
+            name for name in dict.fromkeys(name for column in columns for name in column) if name != sensitive
+        ]
+        codes, categorical = _split_codes(table, encoding, names)
+        buckets = mondrian_tuple_partition(
+            codes, state, categorical=categorical, min_bucket_size=min_bucket_size, progress=progress
+        )
+    else:
+        buckets = random_halving_partition(state, rng, min_bucket_size=min_bucket_size, progress=progress)
+    buckets = [np.asarray(rows, dtype=np.int64) for rows in buckets]
+    return buckets, float(state.probabilities().max())

@@ -167,13 +167,13 @@ def _columns_of(
 ) -> list[tuple[str, ...]]:
     """The columns of one run: PAM from a random start (slicing) or overlapping correlation
     clustering (improved slicing), the sensitive column fixed by SPEC §1.4's alpha rule."""
-    from sdckit.anonymize.slicing import _overlapping_columns, partition_attributes
+    from sdckit.anonymize._slicing_columns import overlapping_columns, partition_attributes
 
     if method == "slicing":
         return partition_attributes(
             matrix, names, c, sensitive=sensitive, sensitive_column_size=sensitive_column_size, seed=seed
         )
-    return _overlapping_columns(
+    return overlapping_columns(
         matrix, names, sensitive, c, sensitive_column_size, beta, max_labels, "jaccard", 10, seed
     )
 
@@ -322,7 +322,7 @@ def _sliced_buckets(
 ) -> tuple[list[np.ndarray], float, float]:
     """The tuple partition of :func:`sdckit.anonymize.slicing.slice_table` (same seed stream) under
     the tuple matching ``matching``: buckets, l achieved under it, seconds. ConfigError if none."""
-    from sdckit.anonymize.slicing import _partition_tuples
+    from sdckit.anonymize._tuple_partition import partition_tuples
 
     index = encoding.index(sensitive)
     codes = encoding.codes[index].astype(np.int64)
@@ -331,7 +331,7 @@ def _sliced_buckets(
         raise ConfigError(f"l {l:g} is larger than the number of distinct values of '{sensitive}'")
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(4)[1])
     started = time.perf_counter()
-    buckets, worst = _partition_tuples(
+    buckets, worst = partition_tuples(
         table, encoding, columns, sensitive, codes, n_values, float(l), "none", partition, min_bucket_size,
         rng, None, matching=matching,
     )  # fmt: skip
