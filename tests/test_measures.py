@@ -5,6 +5,8 @@ option of another measure named as such, and a summary that is plain JSON."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 import typer.main
@@ -31,6 +33,24 @@ def valid(spec) -> dict:
 def test_both_groups_have_measures():
     assert "combined" in RISK_MEASURES
     assert len(SPECS) >= 2
+
+
+def test_the_measure_registries_discover_their_modules_without_importing_them():
+    script = (
+        "import sys\n"
+        "from sdckit.measures import RISK_MEASURES, UTILITY_MEASURES\n"
+        "print(','.join(RISK_MEASURES.names())); print(','.join(UTILITY_MEASURES.names()))\n"
+        "print(RISK_MEASURES.help_of('suda'))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('sdckit.risk.', 'sdckit.utility.'))))\n"
+    )
+    output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    risk, utility, help_text, imported = output.stdout.splitlines()
+    # the order the command line lists them in
+    assert risk == "combined,reidentification,suda,linkage,attribute-disclosure"
+    assert utility == "numeric,tables,propensity,classifier"
+    assert help_text == measure_spec("suda").help
+    declaring = {entry.module for entry in [*RISK_MEASURES.entries(), *UTILITY_MEASURES.entries()]}
+    assert not declaring & set(eval(imported)), imported
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)

@@ -7,6 +7,12 @@ A measure is one module, as a method is (:mod:`sdckit.anonymize.base`): a parame
 <name>``). The command line makes one command per entry; :mod:`sdckit.evaluate` and the common tests
 loop over the registries.
 
+The registries discover their measures as the method registry does (:mod:`sdckit.registry`): the
+modules of :mod:`sdckit.risk` and :mod:`sdckit.utility` that declare one (``register_measure("name",
+"risk", Params, ..., help="...")`` at their top level, name and help plain strings) are found without
+importing them, and a module is imported when its measure is asked for. So a new measure is one new
+file.
+
 A measure of one file is ``run(table, params, context)``; a measure that compares an original with a
 release (``compares=True``: record linkage, information loss) is ``run(original, release, params,
 context)``. A comparing measure given a stacked synthetic release (an ``implicate`` column) reads its
@@ -65,8 +71,17 @@ class MeasureSpec:
     original: bool = False
 
 
-RISK_MEASURES: Registry[MeasureSpec] = Registry("risk measure")
-UTILITY_MEASURES: Registry[MeasureSpec] = Registry("utility measure")
+#: The order the command line lists the measures in; measures not named here follow, in the order of
+#: their modules' names.
+_RISK_FIRST = ("combined", "reidentification", "suda", "linkage", "attribute-disclosure")
+_UTILITY_FIRST = ("numeric", "tables", "propensity", "classifier")
+
+RISK_MEASURES: Registry[MeasureSpec] = Registry(
+    "risk measure", package="sdckit.risk", declaration="register_measure", first=_RISK_FIRST
+)
+UTILITY_MEASURES: Registry[MeasureSpec] = Registry(
+    "utility measure", package="sdckit.utility", declaration="register_measure", first=_UTILITY_FIRST
+)
 _GROUPS = {"risk": RISK_MEASURES, "utility": UTILITY_MEASURES}
 
 
@@ -79,7 +94,11 @@ def register_measure(
     help: str,
     **options: Any,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated ``run`` as measure ``name`` of ``group`` ("risk" or "utility")."""
+    """Register the decorated ``run`` as measure ``name`` of ``group`` ("risk" or "utility").
+
+    Written at the top level of a module of the group's package (:mod:`sdckit.risk`,
+    :mod:`sdckit.utility`) with ``name`` and ``help`` as plain strings: the registry reads them from
+    the module's source, without importing it (:func:`sdckit.registry.discover`)."""
 
     def decorate(run: Callable[..., Any]) -> Callable[..., Any]:
         spec = MeasureSpec(
@@ -138,10 +157,7 @@ def first_implicate(original: Any, release: Any) -> Any:
 
 
 def _load(group: str) -> None:
-    """Import the modules that register the measures of ``group``."""
+    """Check that ``group`` is a measure group. Its registry discovers the modules that declare its
+    measures (:mod:`sdckit.registry`) and imports one when its measure is asked for."""
     if group not in _GROUPS:
         raise ConfigError(f"unknown measure group {group!r}: choose one of {', '.join(_GROUPS)}")
-    if group == "risk":
-        import sdckit.risk  # noqa: F401
-    else:
-        import sdckit.utility  # noqa: F401

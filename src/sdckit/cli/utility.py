@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import typer
 
-import sdckit.utility  # noqa: F401  (registers the measures)
 from sdckit.cli._measures import add_measure_commands
 from sdckit.measures import UTILITY_MEASURES
 

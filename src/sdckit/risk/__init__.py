@@ -1,11 +1,6 @@
 """Risk measures: how exposed a record or a file is.
 
-Importing this package registers every risk measure in :data:`sdckit.measures.RISK_MEASURES`, in
-the order the command line lists them.
+Every module here that declares a measure (``register_measure("name", "risk", ...)``) is discovered
+by :data:`sdckit.measures.RISK_MEASURES` without being imported; the command line lists them in the
+order that registry gives.
 """
-
-import sdckit.risk.combined  # noqa: F401, I001
-import sdckit.risk.reidentification  # noqa: F401, I001
-import sdckit.risk.suda  # noqa: F401, I001
-import sdckit.risk.linkage  # noqa: F401, I001
-import sdckit.risk.attribute_disclosure  # noqa: F401, I001

@@ -5,6 +5,10 @@ original table, their equivalence classes at the chosen levels and which are sup
 O(combinations); lower is better for all of them. :data:`METRICS` is the registry used by the
 generalization search, with a lower bound per metric for pruning. :func:`release_ncp` reads the
 per-cell penalties every release records, so that all methods are compared with one metric.
+
+The utility measures (``sdckit utility <name>``) are the modules here that declare one
+(``register_measure("name", "utility", ...)``); :data:`sdckit.measures.UTILITY_MEASURES` discovers
+them without importing them, so scikit-learn is imported only when one runs.
 """
 
 from sdckit.utility.base import GeneralizationView
@@ -44,10 +48,3 @@ __all__ = [
     "precision",
     "release_ncp",
 ]
-
-# The registered utility measures (``sdckit utility <name>``); scikit-learn is imported only when one runs.
-# Imported in the order the command line lists them.
-import sdckit.utility.information_loss  # noqa: E402, F401, I001
-import sdckit.utility.frequencies  # noqa: E402, F401, I001
-import sdckit.utility.propensity  # noqa: E402, F401, I001
-import sdckit.utility.classifier  # noqa: E402, F401, I001
