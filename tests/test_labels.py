@@ -41,7 +41,7 @@ from sdckit.labels import (
     representative,
     set_labels,
 )
-from sdckit.risk.linkage import (
+from sdckit.risk._linkage_encoding import (
     ALL,
     NONE,
     POINT,

@@ -18,16 +18,9 @@ from sdckit.cli import app
 from sdckit.config import parse_config
 from sdckit.errors import ConfigError, InputError
 from sdckit.measures import run_measure
-from sdckit.risk.linkage import (
-    LinkageParams,
-    all_patterns,
-    decide,
-    encode_attributes,
-    fellegi_sunter_em,
-    pattern_weights,
-    record_linkage,
-    thresholds,
-)
+from sdckit.risk._fellegi_sunter import all_patterns, decide, fellegi_sunter_em, pattern_weights, thresholds
+from sdckit.risk._linkage_encoding import encode_attributes
+from sdckit.risk.linkage import LinkageParams, record_linkage
 
 runner = CliRunner()
 
