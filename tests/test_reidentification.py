@@ -23,22 +23,23 @@ from sdckit.cli import app
 from sdckit.config import parse_config
 from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError, SdcWarning
-from sdckit.frequency import encode, wildcard_pattern_sizes
+from sdckit.frequency import encode, grouped_quantiles, wildcard_pattern_sizes
 from sdckit.measures import RISK_MEASURES, run_measure
-from sdckit.risk.reidentification import (
-    _top_records,
-    exact_risk_closed_form,
-    grouped_quantiles,
-    household_risk,
-    individual_risk,
+from sdckit.risk._risk_estimators import (
     pitman_equations,
     pitman_uniques,
-    population_uniqueness,
-    reidentification_risk,
     shlosser_classes,
     snb_parameters,
     snb_uniques,
     zayatz_uniques,
+)
+from sdckit.risk.reidentification import (
+    _top_records,
+    exact_risk_closed_form,
+    household_risk,
+    individual_risk,
+    population_uniqueness,
+    reidentification_risk,
 )
 from sdckit.table import Attribute, Kind, Role, Schema, Table
 

@@ -80,9 +80,7 @@ Population uniqueness (ARX ``RiskModelPopulationUniqueness`` and its models)
 
 from __future__ import annotations
 
-import math
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Self
 
@@ -107,6 +105,14 @@ from sdckit.frequency import (
 from sdckit.hierarchy import Hierarchy
 from sdckit.measures import Context, register_measure
 from sdckit.params import Finite, MethodParams, Whole
+from sdckit.risk._risk_estimators import (
+    PopulationUniqueness,
+    distinct_l_diversity,
+    exact_risk_closed_form,
+    household_risk,
+    individual_risk,
+    population_uniqueness,
+)
 from sdckit.table import Role, Table
 
 __all__ = [
@@ -122,403 +128,6 @@ __all__ = [
 
 K_ANONYMITY = (2, 3, 5)
 QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
-
-
-# Individual risk --------------------------------------------------------------------------------------
-
-
-def exact_risk_closed_form(f: int, p: float) -> float:
-    """sdcMicro's closed form of the exact risk for f >= 3 (``indivRisk(method="exact")``)."""
-    a = (p ** (1 - f) - 1) / (f - 1)
-
-    def b(i: int) -> float:
-        return (f - 1 - i) ** 2 / ((i + 1) * (f - 2 - i)) * (p ** (i + 2 - f) - 1) / (p ** (i + 1 - f) - 1)
-
-    bb = 0.0
-    for m in range(f - 2):
-        product = 1.0
-        for i in range(m + 1):
-            product *= b(i)
-        bb += (-1) ** (m + 1) * product
-    return (p / (1 - p)) ** f * (a * (1 + bb) + (-1) ** f * math.log(p))
-
-
-def individual_risk(
-    f: np.ndarray,
-    F: np.ndarray | None,  # noqa: N803
-    *,
-    method: str = "approx",
-    qual: float = 1.0,
-) -> tuple[np.ndarray, int]:
-    """The individual risk of sdcMicro's ``indivRisk`` for sample frequencies ``f`` and estimated
-    population frequencies ``F`` (None: no weights, ``r = 1/f``). Returns the risks and the number
-    of entries whose ``F < f`` were clipped to ``p = 1``. Raises ``InputError`` when some ``F`` is 0."""
-    from scipy import special  # imported when used: scipy is slow to import at start-up
-
-    f = np.asarray(f, dtype=np.float64)
-    if F is None:
-        return qual_times(1.0 / f, 1.0), 0
-    F = np.asarray(F, dtype=np.float64)  # noqa: N806
-    if np.any(F <= 0):
-        raise InputError("a key has estimated population frequency F = 0 (all its records weigh 0)")
-    p = f / F
-    clipped = int(np.count_nonzero(p > 1))
-    p = np.minimum(p, 1.0)
-    risk = 1.0 / f
-    inside = p < 1
-    q = 1.0 - p
-    with np.errstate(divide="ignore", invalid="ignore"):
-        odds = p / q
-        log_inverse = -np.log(p)
-        one = inside & (f == 1)
-        risk[one] = (odds * log_inverse)[one]
-        two = inside & (f == 2)
-        risk[two] = (odds - odds**2 * log_inverse)[two]
-    more = np.flatnonzero(inside & (f >= 3))
-    if method == "approx":
-        risk[more] = p[more] / (f[more] - q[more])
-    elif method == "exact":
-        # The series is p^f / f * 2F1(f, f; f + 1; 1 - p) (Gauss's hypergeometric function).
-        fm, pm = f[more], p[more]
-        risk[more] = pm**fm / fm * special.hyp2f1(fm, fm, fm + 1, 1.0 - pm)
-    else:
-        raise ConfigError(f"method must be approx or exact, got {method!r}")
-    return qual_times(risk, qual), clipped
-
-
-def qual_times(risk: np.ndarray, qual: float) -> np.ndarray:
-    return risk * qual if qual != 1 else risk
-
-
-def household_risk(risk: np.ndarray, households: np.ndarray) -> np.ndarray:
-    """``1 - prod (1 - r_i)`` over the members of each household (dense ids), given to every member."""
-    groups = int(households.max()) + 1 if len(households) else 0
-    with np.errstate(divide="ignore"):
-        logs = np.log1p(-np.minimum(risk, 1.0))
-    summed = np.bincount(households, weights=logs, minlength=groups)
-    return -np.expm1(summed)[households]
-
-
-# Population uniqueness --------------------------------------------------------------------------------
-
-ACCURACY = 1e-6
-ITERATIONS_PER_TRY = 1000
-ITERATIONS_TOTAL = 10000
-
-
-def _newton(
-    function: Callable[[float, float], tuple[float, float]],
-    jacobian: Callable[[float, float], np.ndarray],
-    start: tuple[float, float],
-    constraint: Callable[[float, float], bool] | None = None,
-) -> tuple[float, float]:
-    """ARX's NewtonRaphson2D: tries from ``start``, then from random points in [0, start)."""
-    rng = np.random.default_rng(0)
-    total = 0
-    first = True
-    while total <= ITERATIONS_TOTAL:
-        if first:
-            x, y = start
-            first = False
-        else:
-            x, y = rng.random() * start[0], rng.random() * start[1]
-        iterations = 0
-        while True:
-            total += 1
-            with np.errstate(all="ignore"):
-                f1, f2 = function(x, y)
-            if abs(f1) <= ACCURACY and abs(f2) <= ACCURACY:
-                return x, y
-            with np.errstate(all="ignore"):
-                matrix = jacobian(x, y)
-                determinant = matrix[0, 0] * matrix[1, 1] - matrix[0, 1] * matrix[1, 0]
-                dx = (matrix[1, 1] * f1 - matrix[0, 1] * f2) / determinant
-                dy = (matrix[0, 0] * f2 - matrix[1, 0] * f1) / determinant
-            x, y = x - dx, y - dy
-            if constraint is not None and not constraint(x, y):
-                break
-            iterations += 1
-            if not (math.isfinite(x) and math.isfinite(y)) or iterations > ITERATIONS_PER_TRY:
-                break
-            if total > ITERATIONS_TOTAL:
-                return math.nan, math.nan
-    return math.nan, math.nan
-
-
-def _histogram(class_sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    sizes, counts = np.unique(class_sizes.astype(np.int64), return_counts=True)
-    return sizes, counts.astype(np.float64)
-
-
-def zayatz_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
-    """Population uniques by Zayatz (1991), as ARX's ``ModelZayatz``."""
-    from scipy import stats  # imported when used: scipy is slow to import at start-up
-
-    sizes, counts = _histogram(class_sizes)
-    c1 = counts[sizes == 1].sum()
-    if c1 == 0:
-        return 0.0
-    u = counts.sum()
-    whole = round(population)
-    probabilities = stats.hypergeom.pmf(1, whole, sizes, n)
-    conditional = (c1 / u * stats.hypergeom.pmf(1, whole, 1, n)) / np.sum(counts / u * probabilities)
-    return float(c1 * conditional / (n / population))
-
-
-def _trigamma(x: Any) -> Any:
-    """psi_1(x): the Hurwitz zeta(2, x) for x > 0, the reflection formula below (scipy's polygamma
-    recurses for a long time on large negative arguments)."""
-    from scipy import special  # imported when used: scipy is slow to import at start-up
-
-    x = np.asarray(x, dtype=np.float64)
-    positive = x > 0
-    # Each branch only sees arguments > 0: zeta(2, q) is slow for large negative q.
-    with np.errstate(all="ignore"):
-        direct = special.zeta(2, np.where(positive, x, 1.0))
-        reflected = np.pi**2 / np.sin(np.pi * x) ** 2 - special.zeta(2, np.where(positive, 1.0, 1 - x))
-    return np.where(positive, direct, np.where(np.isnan(x), np.nan, reflected))
-
-
-def pitman_equations(
-    class_sizes: np.ndarray, n: int
-) -> tuple[Callable[[float, float], tuple[float, float]], Callable[[float, float], np.ndarray]]:
-    """The likelihood equations of the Pitman sampling formula in (theta, alpha) and their Jacobian,
-    in ARX's closed form (digamma, trigamma)."""
-    from scipy import special  # imported when used: scipy is slow to import at start-up
-
-    sizes, counts = _histogram(class_sizes)
-    u = counts.sum()
-    larger, their_counts = sizes[sizes > 1].astype(np.float64), counts[sizes > 1]
-    psi = special.digamma
-
-    def sums(t: float, a: float) -> tuple[float, float]:
-        # sum_{i=1}^{u-1} 1/(t+ia) and sum 1/(t+ia)^2
-        s1 = (psi(t / a + u) - psi(t / a + 1)) / a
-        s2 = (_trigamma(t / a + 1) - _trigamma(t / a + u)) / a**2
-        return s1, s2
-
-    def function(t: float, a: float) -> tuple[float, float]:
-        s1, _ = sums(t, a)
-        o2 = psi(n + t) - psi(t + 1)
-        o3 = ((u - 1) - t * s1) / a
-        o4 = np.sum(their_counts * (psi(larger - a) - psi(1 - a)))
-        return float(s1 - o2), float(o3 - o4)
-
-    def jacobian(t: float, a: float) -> np.ndarray:
-        s1, s2 = sums(t, a)
-        i1 = (s1 - t * s2) / a  # sum i/(t+ia)^2
-        i2 = ((u - 1) - 2 * t * s1 + t * t * s2) / a**2  # sum i^2/(t+ia)^2
-        d2 = _trigamma(t + 1) - _trigamma(n + t)
-        d4 = np.sum(their_counts * (_trigamma(1 - a) - _trigamma(larger - a)))
-        return np.array([[d2 - s2, -i1], [-i1, -i2 - d4]])
-
-    return function, jacobian
-
-
-def pitman_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
-    """Population uniques by the Pitman model (Hoshino 2001), as ARX's ``ModelPitman``."""
-    from scipy import special  # imported when used: scipy is slow to import at start-up
-
-    sizes, counts = _histogram(class_sizes)
-    c1 = counts[sizes == 1].sum()
-    if c1 == 0:
-        return 0.0
-    c2 = counts[sizes == 2].sum() or 1.0  # ARX: "overestimate"
-    u = counts.sum()
-    c = c1 * (c1 - 1) / c2
-    t = (n * u * c - c1 * (n - 1) * (2 * u + c)) / (2 * c1 * u + c1 * c - n * c)
-    a = (t * (c1 - n) + (n - 1) * c1) / (n * u)
-    function, jacobian = pitman_equations(class_sizes, n)
-    theta, alpha = _newton(function, jacobian, (t, a), constraint=lambda x, y: x >= 0)
-    if math.isnan(theta) or math.isnan(alpha) or alpha == 0:
-        return math.nan
-    candidates = []
-    with np.errstate(all="ignore"):
-        if theta + 1 > 0 and theta + alpha > 0:
-            log_ratio = special.gammaln(theta + 1) - special.gammaln(theta + alpha)
-            candidates.append(float(np.exp(log_ratio + alpha * np.log(population))))
-        candidates.append(float(special.gamma(theta + 1) / special.gamma(theta + alpha) * population**alpha))
-    valid = [value for value in candidates if math.isfinite(value) and 0 <= value <= population]
-    return max(valid) if valid else math.nan
-
-
-def shlosser_classes(class_sizes: np.ndarray, f: float) -> float:
-    """Haas et al.'s (1995) Shlosser-type estimate of the number of population classes."""
-    sizes, counts = _histogram(class_sizes)
-    j = sizes.astype(np.float64)
-    u = counts.sum()
-    c1 = counts[sizes == 1].sum()
-    numerator = np.sum(j * f * f * (1 - f * f) ** (j - 1) * counts)
-    denominator = np.sum(((1 + f) ** j - 1) * (1 - f) ** j * counts)
-    ratio = np.sum((1 - f) ** j * counts) / np.sum(j * f * (1 - f) ** (j - 1) * counts)
-    return float(u + c1 * numerator / denominator * ratio**2)
-
-
-def snb_equations(k: float, f: float, c1: float, c2: float) -> Callable[[float, float], tuple[float, float]]:
-    """E[c_1] - c_1 and E[c_2] - c_2 under the shifted negative binomial model (alpha, beta)."""
-
-    def function(a: float, b: float) -> tuple[float, float]:
-        d = (1 - f) * (1 - b)
-        first = k * f * (b / (1 - d)) ** a * (a * d / (1 - d) + 1) - c1
-        second = k * a * b**a * f * f * (1 - b) / 2 * (1 - d) ** (-(a + 2)) * (2 - (1 - a) * d) - c2
-        return float(first), float(second)
-
-    return function
-
-
-def _difference_jacobian(function: Callable[[float, float], tuple[float, float]]) -> Callable:
-    def jacobian(x: float, y: float) -> np.ndarray:
-        hx, hy = 1e-7 * max(1.0, abs(x)), 1e-7 * max(1.0, abs(y))
-        fx1, fx0 = function(x + hx, y), function(x - hx, y)
-        fy1, fy0 = function(x, y + hy), function(x, y - hy)
-        return np.array(
-            [
-                [(fx1[0] - fx0[0]) / (2 * hx), (fy1[0] - fy0[0]) / (2 * hy)],
-                [(fx1[1] - fx0[1]) / (2 * hx), (fy1[1] - fy0[1]) / (2 * hy)],
-            ]
-        )
-
-    return jacobian
-
-
-def snb_parameters(class_sizes: np.ndarray, n: int, population: float) -> tuple[float, float, float]:
-    """K (Shlosser), alpha and beta of the SNB model (NaN when Newton-Raphson finds no solution)."""
-    sizes, counts = _histogram(class_sizes)
-    c1, c2 = counts[sizes == 1].sum(), counts[sizes == 2].sum()
-    f = n / population
-    k = shlosser_classes(class_sizes, f)
-    function = snb_equations(k, f, c1, c2)
-    alpha, beta = _newton(function, _difference_jacobian(function), (1.0, 1.0))
-    return k, alpha, beta
-
-
-def snb_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
-    """Population uniques by the SNB model (Chen & Keller-McNulty 1998), as ARX's ``ModelSNB``."""
-    if not np.any(np.asarray(class_sizes) == 1):
-        return 0.0
-    k, alpha, beta = snb_parameters(class_sizes, n, population)
-    with np.errstate(all="ignore"):
-        return float(k * np.power(beta, alpha))
-
-
-@dataclass(frozen=True)
-class PopulationUniqueness:
-    """Estimated population uniques (ARX's ``RiskModelPopulationUniqueness``): for each model the
-    number (None when the model gives no estimate) and ``share = uniques / population size``."""
-
-    sampling_fraction: float
-    population_size: float
-    sample_uniques: int
-    classes: int
-    uniques: dict[str, float | None]
-    dankar_model: str
-
-    def figures(self) -> dict[str, Any]:
-        def entry(value: float | None) -> dict[str, Any]:
-            if value is None or not math.isfinite(value):
-                return {"uniques": None, "share": None}
-            return {"uniques": value, "share": value / self.population_size}
-
-        result = {
-            "sampling_fraction": self.sampling_fraction,
-            "population_size": self.population_size,
-            "sample_uniques": self.sample_uniques,
-            "classes": self.classes,
-        }
-        for name in ("pitman", "zayatz", "snb"):
-            result[name] = entry(self.uniques[name])
-        result["dankar"] = {**entry(self.uniques["dankar"]), "model": self.dankar_model}
-        return result
-
-
-def population_uniqueness(class_sizes: np.ndarray, population_size: float) -> PopulationUniqueness:
-    """Every estimator of ARX and Dankar et al.'s decision rule, from the sizes of the sample's
-    equivalence classes and the population size (at least the sample size)."""
-    class_sizes = np.asarray(class_sizes, dtype=np.int64)
-    n = int(class_sizes.sum())
-    f = n / population_size
-    c1 = int(np.count_nonzero(class_sizes == 1))
-    if c1 == 0 or f >= 1:
-        value = float(c1)
-        uniques: dict[str, float | None] = dict.fromkeys(("pitman", "zayatz", "snb", "dankar"), value)
-        return PopulationUniqueness(
-            float(f), float(population_size), c1, len(class_sizes), uniques, "sample" if c1 else "none"
-        )
-
-    def valid(value: float) -> float | None:
-        return value if math.isfinite(value) and value != 0 else None
-
-    pitman = valid(pitman_uniques(class_sizes, n, population_size))
-    zayatz = valid(zayatz_uniques(class_sizes, n, population_size))
-    snb = valid(snb_uniques(class_sizes, n, population_size))
-    if f <= 0.1:
-        dankar, model = (pitman, "pitman") if pitman is not None else (zayatz, "zayatz")
-    elif snb is None or zayatz is not None and zayatz < snb:
-        dankar, model = zayatz, "zayatz"
-    else:
-        dankar, model = snb, "snb"
-    uniques = {"pitman": pitman, "zayatz": zayatz, "snb": snb, "dankar": dankar}
-    uniques = {name: None if value is None else float(value) for name, value in uniques.items()}
-    return PopulationUniqueness(float(f), float(population_size), c1, len(class_sizes), uniques, model)
-
-
-# l-diversity ------------------------------------------------------------------------------------------
-
-
-def _distinct_l(
-    key_patterns: np.ndarray,
-    pattern_of: np.ndarray,
-    cardinalities: list[int],
-    sensitive: np.ndarray,
-    wildcard: bool,
-) -> np.ndarray:
-    """Distinct l-diversity of every record: distinct sensitive values (code -1 = missing) among the
-    records matching its key pattern; a missing value counts once when another value is present."""
-    n_patterns = len(key_patterns)
-    pairs = (
-        pl.DataFrame({"pattern": pattern_of.astype(np.int64), "value": sensitive.astype(np.int64)})
-        .unique()
-        .sort("pattern", "value")
-    )
-    has_missing = key_patterns.shape[1] and (key_patterns < 0).any()
-    if not wildcard or not has_missing:
-        found = pairs
-    else:
-        k = key_patterns.shape[1]
-        bit = np.int64(1) << np.arange(k, dtype=np.int64)
-        masks = (key_patterns < 0).astype(np.int64) @ bit
-        distinct_masks = np.unique(masks)
-        full = (1 << k) - 1
-        radices = [max(c, 1) for c in cardinalities]
-        pair_pattern = pairs.get_column("pattern").to_numpy()
-        pair_mask = masks[pair_pattern]
-        frames = []
-        for mask_a in distinct_masks:
-            rows_a = np.flatnonzero(masks == mask_a)
-            for mask_b in distinct_masks:
-                observed = [j for j in range(k) if (full & ~(int(mask_a) | int(mask_b))) >> j & 1]
-                if math.fsum(math.log2(radices[j]) for j in observed) >= 62:
-                    raise ConfigError("l-diversity with wildcard nulls supports keys of at most 2**62 values")
-                chosen = np.flatnonzero(pair_mask == mask_b)
-                key_a = np.zeros(len(rows_a), dtype=np.int64)
-                key_b = np.zeros(len(chosen), dtype=np.int64)
-                for j in observed:
-                    key_a = key_a * radices[j] + key_patterns[rows_a, j]
-                    key_b = key_b * radices[j] + key_patterns[pair_pattern[chosen], j]
-                left = pl.DataFrame({"pattern": rows_a.astype(np.int64), "key": key_a})
-                right = pl.DataFrame(
-                    {"key": key_b, "value": pairs.get_column("value").to_numpy()[chosen]}
-                ).unique()
-                frames.append(left.join(right, on="key").select("pattern", "value"))
-        found = pl.concat(frames).unique()
-    counted = found.group_by("pattern").agg(
-        (pl.col("value") >= 0).sum().alias("values"), (pl.col("value") < 0).any().alias("missing")
-    )
-    per_pattern = np.zeros(n_patterns, dtype=np.int64)
-    values = counted.get_column("values").to_numpy().astype(np.int64)
-    missing = counted.get_column("missing").to_numpy()
-    per_pattern[counted.get_column("pattern").to_numpy()] = values + ((values > 0) & missing)
-    return per_pattern[pattern_of]
 
 
 # The measure ------------------------------------------------------------------------------------------
@@ -782,54 +391,11 @@ def reidentification_risk(
     is an error."""
     keys = [attribute.name for attribute in table.schema.with_role(Role.QUASI_IDENTIFIER)]
     where = f"{table.source}: " if table.source else ""
-    if not keys:
-        raise ConfigError("re-identification risk needs at least one attribute with role quasi-identifier")
-    absent = [name for name in keys if name not in table.data.columns]
-    if absent:
-        raise ConfigError(f"{where}quasi-identifier '{absent[0]}' is not a column of the data")
-    if missing not in ("wildcard", "category"):
-        raise ConfigError(f"missing must be wildcard or category, got {missing!r}")
-    if sampling_fraction is not None and population_size is not None:
-        raise ConfigError("give sampling_fraction or population_size, not both")
-    if sampling_fraction is not None and not 0 < sampling_fraction <= 1:
-        raise ConfigError(f"sampling_fraction must be in (0, 1], got {sampling_fraction:g}")
     n = table.n_records if multiplicity is None else int(multiplicity.sum())
-    if population_size is not None and not population_size >= n:
-        raise ConfigError(
-            f"population_size must be at least the number of records ({n:,}), got {population_size:g}"
-        )
-    households = [attribute.name for attribute in table.schema.with_role(Role.HOUSEHOLD)]
-    if len(households) > 1:
-        raise ConfigError(f"at most one attribute may have role household, got {', '.join(households)}")
-
-    weight_values = None
-    if weights is not None:
-        if weights not in table.data.columns:
-            raise ConfigError(f"{where}weights column '{weights}' is not a column of the data")
-        column = table.column(weights).cast(pl.Float64, strict=False).to_numpy()
-        weight_values = check_weights(column, table.n_records, f"{where}weights column '{weights}'")
-    elif weight_sums is not None:
-        weight_values = np.asarray(weight_sums, dtype=np.float64)
-
-    # The records' value patterns (nulls as values), then the integer codes of one record per
-    # pattern: the records are grouped once and only the patterns are encoded.
-    grouping = group_records(table.data, keys)
-    pattern_of, n_patterns = grouping.keys, grouping.n_groups
-    encoding = encode(table.data.select(keys)[grouping.first], keys)
-    patterns = np.stack(encoding.codes, axis=1) if n_patterns else np.zeros((0, len(keys)), dtype=np.int32)
-    if multiplicity is None:
-        counts = grouping.sizes.astype(np.float64)
-    else:
-        counts = np.bincount(pattern_of, weights=multiplicity, minlength=n_patterns).astype(np.float64)
-    sums = group_sizes(pattern_of, n_patterns, weight_values) if weight_values is not None else counts
-    cardinalities = list(encoding.cardinalities)
-    wildcard = missing == "wildcard" and any(encoding.has_missing)
-    if wildcard:
-        both = wildcard_pattern_sizes(patterns, np.stack([counts, sums], axis=1), cardinalities)
-        f_pattern, F_pattern = both[:, 0], both[:, 1]  # noqa: N806
-    else:
-        f_pattern, F_pattern = counts, np.asarray(sums, dtype=np.float64)  # noqa: N806
-    released_pattern_of, released_counts = pattern_of, counts
+    household = _check_arguments(table, keys, missing, sampling_fraction, population_size, n)
+    weight_values = _weight_values(table, weights, weight_sums, where)
+    key = _KeyFrequencies.of(table, keys, missing, multiplicity, weight_values)
+    pattern_of, f_pattern, F_pattern, counts = key.pattern_of, key.f, key.F, key.counts  # noqa: N806
     if original is not None:
         pattern_of, f_pattern, F_pattern, counts = _covered_frequencies(  # noqa: N806
             table, original, keys, missing, weight_values, hierarchies
@@ -860,27 +426,21 @@ def reidentification_risk(
             stacklevel=2,
         )
     fk, Fk, risk = f_pattern[pattern_of], F_pattern[pattern_of], risk_pattern[pattern_of]  # noqa: N806
-    household_values, n_households, household = None, 0, None
-    if households:
-        household = households[0]
-        codes = encode(table.data, [household]).codes[0]
-        if (codes < 0).any():
-            row = int(np.flatnonzero(codes < 0)[0])
-            raise InputError(f"{where}record {row + 1}: household attribute '{household}' has no value")
-        n_households = int(codes.max()) + 1 if n else 0
-        household_values = household_risk(risk, codes.astype(np.int64))
+    household_values, n_households = None, 0
+    if household is not None:
+        household_values, n_households = _household_figures(table, household, risk, n, where)
 
     l_diversity = {}
     for attribute in table.schema.with_role(Role.SENSITIVE):
         sensitive = encode(table.data, [attribute.name]).codes[0]
-        l_diversity[attribute.name] = _distinct_l(
-            patterns, released_pattern_of, cardinalities, sensitive, wildcard
+        l_diversity[attribute.name] = distinct_l_diversity(
+            key.patterns, key.pattern_of, key.cardinalities, sensitive, key.wildcard
         )
 
     population = None
     if sampling_fraction is not None or population_size is not None:
         size = population_size if population_size is not None else n / sampling_fraction
-        population = population_uniqueness(released_counts, size) if n else None
+        population = population_uniqueness(key.counts, size) if n else None
 
     return ReidentificationRisk(
         keys=tuple(keys),
@@ -906,6 +466,112 @@ def reidentification_risk(
         multiplicity=multiplicity,
         first_record=first_record,
     )
+
+
+def _check_arguments(
+    table: Table,
+    keys: list[str],
+    missing: str,
+    sampling_fraction: float | None,
+    population_size: float | None,
+    n: int,
+) -> str | None:
+    """Refuse arguments :func:`reidentification_risk` cannot measure with; the household attribute
+    (None: none)."""
+    where = f"{table.source}: " if table.source else ""
+    if not keys:
+        raise ConfigError("re-identification risk needs at least one attribute with role quasi-identifier")
+    absent = [name for name in keys if name not in table.data.columns]
+    if absent:
+        raise ConfigError(f"{where}quasi-identifier '{absent[0]}' is not a column of the data")
+    if missing not in ("wildcard", "category"):
+        raise ConfigError(f"missing must be wildcard or category, got {missing!r}")
+    if sampling_fraction is not None and population_size is not None:
+        raise ConfigError("give sampling_fraction or population_size, not both")
+    if sampling_fraction is not None and not 0 < sampling_fraction <= 1:
+        raise ConfigError(f"sampling_fraction must be in (0, 1], got {sampling_fraction:g}")
+    if population_size is not None and not population_size >= n:
+        raise ConfigError(
+            f"population_size must be at least the number of records ({n:,}), got {population_size:g}"
+        )
+    households = [attribute.name for attribute in table.schema.with_role(Role.HOUSEHOLD)]
+    if len(households) > 1:
+        raise ConfigError(f"at most one attribute may have role household, got {', '.join(households)}")
+    return households[0] if households else None
+
+
+def _weight_values(
+    table: Table, weights: str | None, weight_sums: np.ndarray | None, where: str
+) -> np.ndarray | None:
+    """The sampling weight of every row: from the column ``weights``, else ``weight_sums``; None
+    without weights."""
+    if weights is not None:
+        if weights not in table.data.columns:
+            raise ConfigError(f"{where}weights column '{weights}' is not a column of the data")
+        column = table.column(weights).cast(pl.Float64, strict=False).to_numpy()
+        return check_weights(column, table.n_records, f"{where}weights column '{weights}'")
+    if weight_sums is not None:
+        return np.asarray(weight_sums, dtype=np.float64)
+    return None
+
+
+@dataclass(frozen=True)
+class _KeyFrequencies:
+    """The key patterns of a table as released: each row's pattern (``pattern_of``), the patterns'
+    integer codes and the cardinalities of the keys, the records of each pattern (``counts``) and its
+    sample and population frequencies ``f`` and ``F`` (with wildcard nulls: of the patterns it
+    matches); ``wildcard``: some null is a wildcard."""
+
+    pattern_of: np.ndarray
+    patterns: np.ndarray
+    cardinalities: list[int]
+    counts: np.ndarray
+    f: np.ndarray
+    F: np.ndarray  # noqa: N815
+    wildcard: bool
+
+    @classmethod
+    def of(
+        cls,
+        table: Table,
+        keys: list[str],
+        missing: str,
+        multiplicity: np.ndarray | None,
+        weight_values: np.ndarray | None,
+    ) -> _KeyFrequencies:
+        # The records' value patterns (nulls as values), then the integer codes of one record per
+        # pattern: the records are grouped once and only the patterns are encoded.
+        grouping = group_records(table.data, keys)
+        pattern_of, n_patterns = grouping.keys, grouping.n_groups
+        encoding = encode(table.data.select(keys)[grouping.first], keys)
+        patterns = (
+            np.stack(encoding.codes, axis=1) if n_patterns else np.zeros((0, len(keys)), dtype=np.int32)
+        )
+        if multiplicity is None:
+            counts = grouping.sizes.astype(np.float64)
+        else:
+            counts = np.bincount(pattern_of, weights=multiplicity, minlength=n_patterns).astype(np.float64)
+        sums = group_sizes(pattern_of, n_patterns, weight_values) if weight_values is not None else counts
+        cardinalities = list(encoding.cardinalities)
+        wildcard = missing == "wildcard" and any(encoding.has_missing)
+        if wildcard:
+            both = wildcard_pattern_sizes(patterns, np.stack([counts, sums], axis=1), cardinalities)
+            f_pattern, F_pattern = both[:, 0], both[:, 1]  # noqa: N806
+        else:
+            f_pattern, F_pattern = counts, np.asarray(sums, dtype=np.float64)  # noqa: N806
+        return cls(pattern_of, patterns, cardinalities, counts, f_pattern, F_pattern, wildcard)
+
+
+def _household_figures(
+    table: Table, household: str, risk: np.ndarray, n: int, where: str
+) -> tuple[np.ndarray, int]:
+    """The household risk of every record and the number of households."""
+    codes = encode(table.data, [household]).codes[0]
+    if (codes < 0).any():
+        row = int(np.flatnonzero(codes < 0)[0])
+        raise InputError(f"{where}record {row + 1}: household attribute '{household}' has no value")
+    n_households = int(codes.max()) + 1 if n else 0
+    return household_risk(risk, codes.astype(np.int64)), n_households
 
 
 def _covered_frequencies(
