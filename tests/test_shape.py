@@ -63,8 +63,6 @@ LONGEST_MODULE = 1_000
 LONG_MODULES = {
     "sdckit/anonymize/recoding.py": "the lattice search of full-domain generalization and top/bottom coding",
     "sdckit/hierarchy.py": "reading ARX hierarchies, building them, and their compiled label lookup",
-    "sdckit/risk/linkage.py": "the distances, the Fellegi-Sunter weights and the measure",
-    "sdckit/risk/reidentification.py": "the individual risk estimators and the measure's figures",
 }
 
 #: The most lines a function may have (docstring included).
@@ -79,9 +77,7 @@ LONG_FUNCTIONS = {
     "sdckit/anonymize/_quasi_sensitive_group.py::search_group": "not yet split (one group's timed search)",
     "sdckit/anonymize/record_swap.py::record_swap": "not yet split (item 1: one entry point)",
     "sdckit/experiments/targeted_suppression.py::targeted_suppression_experiment": "not yet split",
-    "sdckit/risk/combined.py::combined_risk": "not yet split",
-    "sdckit/risk/reidentification.py::reidentification_risk": "not yet split",
-    "sdckit/risk/suda.py::_suda2_search": "not yet split (SUDA2's recursive search)",
+    "sdckit/risk/suda.py::_suda2_search": "compiled: SUDA2's search loop over levels, for speed",
     "sdckit/scale/mondrian.py::run_mondrian": "not yet split (Mondrian over fragments)",
 }
 

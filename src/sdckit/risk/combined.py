@@ -333,120 +333,50 @@ def combined_risk(
     covers = None
     if original is not None:
         covers = _release_covers(table, original, candidates, hierarchies, missing, null_label)
-    sensitive = [name for name in names if schema[name].sensitivity > 0]
-    # C of the full unknown set per record: sum of W(A) * W(r(A)) (a missing value weighs 0).
-    # Sensitive attributes that can be known are encoded (their weights are needed per pattern);
-    # the others are summed by polars expressions where possible, in one parallel pass.
-    expressions = {}
-    for name in sensitive:
-        if name not in candidates:
-            expression = schema[name].consequence_expression(table.data.schema[name])
-            if expression is not None:
-                expressions[name] = expression
-    encoded = candidates + [name for name in sensitive if name not in candidates and name not in expressions]
-    # Candidates first, so that a known set's attribute indices are also encoding indices.
-    encoding = encode(table.data, encoded)
+    encoding, total_consequence, per_value = _record_consequences(table, names, candidates)
     candidate_probabilities = [schema[name].public_probability for name in candidates]
     known_sets = enumerate_known_sets(candidate_probabilities, epsilon)
-    d = len(candidates)
-
-    if expressions:
-        total = table.data.select(pl.sum_horizontal(list(expressions.values())).alias("total"))
-        total_consequence = np.array(total.get_column("total").to_numpy(), dtype=np.float64)
-    else:
-        total_consequence = np.zeros(n, dtype=np.float64)
-    per_value = {}
-    for name in sensitive:
-        if name in expressions:
-            continue
-        j = encoding.index(name)
-        per_value[name] = schema[name].weights_of_categories(encoding.categories[j])
-        add_value_weights(
-            total_consequence, encoding.codes[j], per_value[name], float(schema[name].sensitivity)
-        )
-
-    # D(r), its top known set and contribution depend only on r's values of the candidate
-    # attributes and on C(r): work on the distinct (candidate values, C) patterns, with their
-    # number of records (or sum of weights), and give each record its pattern's figures at the end.
-    consequence_codes, consequence_counts = dense_keys(total_consequence.view(np.int64))
-    columns = [encoding.codes[j] for j in range(d)] + [consequence_codes]
-    cardinalities = list(encoding.cardinalities[:d]) + [len(consequence_counts)]
-    if covers is not None:
-        # Records with the same released values may hold different original values: they are
-        # counted apart, so the original values are part of a pattern.
-        columns += [cover.target_slots for cover in covers]
-        cardinalities += [cover.n_slots for cover in covers]
-    record_pattern, pattern_sizes = combine_codes(columns, cardinalities, n)
-    n_patterns = len(pattern_sizes)
-    representative = np.empty(n_patterns, dtype=np.int64)
-    representative[record_pattern] = np.arange(n, dtype=np.int64)
-    patterns = Encoding(
-        names=tuple(candidates),
-        codes=tuple(np.ascontiguousarray(encoding.codes[j][representative]) for j in range(d)),
-        cardinalities=encoding.cardinalities[:d],
-        has_missing=encoding.has_missing[:d],
-        categories=encoding.categories[:d],
-        n_records=n_patterns,
-    )
-    multiplicity = pattern_sizes
-    pattern_weights = (
-        np.bincount(record_pattern, weights=weights_array, minlength=n_patterns)
-        if weights_array is not None
-        else multiplicity.astype(np.float64)
-    )
-    pattern_total = total_consequence[representative]
-    zero = np.zeros(n_patterns, dtype=np.float64)
-    consequence = dict.fromkeys(candidates, zero)
-    for j, name in enumerate(candidates):
-        if name in per_value:
-            weights_of_pattern = np.zeros(n_patterns, dtype=np.float64)
-            add_value_weights(
-                weights_of_pattern, patterns.codes[j], per_value[name], float(schema[name].sensitivity)
-            )
-            consequence[name] = weights_of_pattern
-
+    found = _Patterns.of(table, candidates, encoding, total_consequence, per_value, covers, weights_array)
+    n_patterns = found.patterns.n_records
     risk = np.zeros(n_patterns, dtype=np.float64)
     best = np.full(n_patterns, -np.inf, dtype=np.float64)
     top = np.zeros(n_patterns, dtype=np.int32)
     combinations = np.zeros(len(known_sets), dtype=np.int64)
     probabilities = np.ones(len(known_sets), dtype=np.float64)
-
-    # Wildcard nulls can make records of different patterns match.
-    wildcard = missing == "wildcard" and any(patterns.has_missing)
-
+    state = (risk, best, top, combinations, probabilities)
     if covers is not None:
         released_sizes = weights_array if weights_array is not None else np.ones(n, dtype=np.float64)
         _coverage_known_sets(
             covers,
-            representative,
+            found.representative,
             released_sizes,
             known_sets,
             candidate_probabilities,
             alpha,
-            consequence,
-            zero,
-            pattern_total,
-            (risk, best, top, combinations, probabilities),
+            found.consequence,
+            found.zero,
+            found.pattern_total,
+            state,
             progress,
         )
-        known_sets_done = True
     else:
-        known_sets_done = False
-    if not known_sets_done:
+        # Wildcard nulls can make records of different patterns match.
+        wildcard = missing == "wildcard" and any(found.patterns.has_missing)
         _plain_known_sets(
-            patterns,
-            multiplicity,
-            pattern_weights if weights_array is not None else None,
+            found.patterns,
+            found.multiplicity,
+            found.pattern_weights if weights_array is not None else None,
             wildcard,
             known_sets,
             candidate_probabilities,
             alpha,
-            consequence,
-            zero,
-            pattern_total,
-            (risk, best, top, combinations, probabilities),
+            found.consequence,
+            found.zero,
+            found.pattern_total,
+            state,
             progress,
         )
+    record_pattern = found.record_pattern
     risk, top, best = risk[record_pattern], top[record_pattern], best[record_pattern]
     if weights_array is not None:
         # A record of weight 0 stands for nobody in the population: there is nobody to disclose.
@@ -472,6 +402,124 @@ def combined_risk(
         weighted=weights_array is not None,
         parameters=parameters,
     )
+
+
+def _record_consequences(
+    table: Table, names: list[str], candidates: list[str]
+) -> tuple[Encoding, np.ndarray, dict[str, np.ndarray]]:
+    """C of the full unknown set of every record: the sum of W(A) * W(r(A)) over the sensitive
+    attributes (a missing value weighs 0). Returns the encoding of the candidate attributes (first,
+    so that a known set's attribute indices are also encoding indices) and of the sensitive
+    attributes summed per category, the consequences, and the weight per category of each of those
+    sensitive attributes."""
+    schema = table.schema
+    n = table.n_records
+    sensitive = [name for name in names if schema[name].sensitivity > 0]
+    # Sensitive attributes that can be known are encoded (their weights are needed per pattern);
+    # the others are summed by polars expressions where possible, in one parallel pass.
+    expressions = {}
+    for name in sensitive:
+        if name not in candidates:
+            expression = schema[name].consequence_expression(table.data.schema[name])
+            if expression is not None:
+                expressions[name] = expression
+    encoded = candidates + [name for name in sensitive if name not in candidates and name not in expressions]
+    encoding = encode(table.data, encoded)
+    if expressions:
+        total = table.data.select(pl.sum_horizontal(list(expressions.values())).alias("total"))
+        total_consequence = np.array(total.get_column("total").to_numpy(), dtype=np.float64)
+    else:
+        total_consequence = np.zeros(n, dtype=np.float64)
+    per_value = {}
+    for name in sensitive:
+        if name in expressions:
+            continue
+        j = encoding.index(name)
+        per_value[name] = schema[name].weights_of_categories(encoding.categories[j])
+        add_value_weights(
+            total_consequence, encoding.codes[j], per_value[name], float(schema[name].sensitivity)
+        )
+    return encoding, total_consequence, per_value
+
+
+@dataclass(frozen=True)
+class _Patterns:
+    """The distinct (candidate values, C) patterns of the records (with an original: and the original
+    values), on which D(r), its top known set and contribution depend: each record's pattern, a
+    record of each pattern (``representative``), the patterns' candidate codes, their records
+    (``multiplicity``) and weight sums, their C, and per candidate attribute the consequence weight
+    of each pattern's value (``zero``, shared, for an attribute that weighs nothing)."""
+
+    record_pattern: np.ndarray
+    representative: np.ndarray
+    patterns: Encoding
+    multiplicity: np.ndarray
+    pattern_weights: np.ndarray
+    pattern_total: np.ndarray
+    consequence: dict[str, np.ndarray]
+    zero: np.ndarray
+
+    @classmethod
+    def of(
+        cls,
+        table: Table,
+        candidates: list[str],
+        encoding: Encoding,
+        total_consequence: np.ndarray,
+        per_value: dict[str, np.ndarray],
+        covers: list[Any] | None,
+        weights_array: np.ndarray | None,
+    ) -> _Patterns:
+        # D(r), its top known set and contribution depend only on r's values of the candidate
+        # attributes and on C(r): work on the distinct (candidate values, C) patterns, with their
+        # number of records (or sum of weights), and give each record its pattern's figures at the end.
+        n, d, schema = table.n_records, len(candidates), table.schema
+        consequence_codes, consequence_counts = dense_keys(total_consequence.view(np.int64))
+        columns = [encoding.codes[j] for j in range(d)] + [consequence_codes]
+        cardinalities = list(encoding.cardinalities[:d]) + [len(consequence_counts)]
+        if covers is not None:
+            # Records with the same released values may hold different original values: they are
+            # counted apart, so the original values are part of a pattern.
+            columns += [cover.target_slots for cover in covers]
+            cardinalities += [cover.n_slots for cover in covers]
+        record_pattern, pattern_sizes = combine_codes(columns, cardinalities, n)
+        n_patterns = len(pattern_sizes)
+        representative = np.empty(n_patterns, dtype=np.int64)
+        representative[record_pattern] = np.arange(n, dtype=np.int64)
+        patterns = Encoding(
+            names=tuple(candidates),
+            codes=tuple(np.ascontiguousarray(encoding.codes[j][representative]) for j in range(d)),
+            cardinalities=encoding.cardinalities[:d],
+            has_missing=encoding.has_missing[:d],
+            categories=encoding.categories[:d],
+            n_records=n_patterns,
+        )
+        multiplicity = pattern_sizes
+        pattern_weights = (
+            np.bincount(record_pattern, weights=weights_array, minlength=n_patterns)
+            if weights_array is not None
+            else multiplicity.astype(np.float64)
+        )
+        pattern_total = total_consequence[representative]
+        zero = np.zeros(n_patterns, dtype=np.float64)
+        consequence = dict.fromkeys(candidates, zero)
+        for j, name in enumerate(candidates):
+            if name in per_value:
+                weights_of_pattern = np.zeros(n_patterns, dtype=np.float64)
+                add_value_weights(
+                    weights_of_pattern, patterns.codes[j], per_value[name], float(schema[name].sensitivity)
+                )
+                consequence[name] = weights_of_pattern
+        return cls(
+            record_pattern,
+            representative,
+            patterns,
+            multiplicity,
+            pattern_weights,
+            pattern_total,
+            consequence,
+            zero,
+        )
 
 
 def _sampling_weights(table: Table, weights: str | np.ndarray | None) -> np.ndarray | None:

@@ -180,7 +180,12 @@ def _suda2_search(
     codes, unique_row, item_offsets, item_var, item_value, item_start, item_rows, max_size, first, last
 ):  # pragma: no cover - compiled
     """MSUs (record, variable mask) found under the top-level items of ranks first..last-1 (and the
-    MSUs of size 1 when first == 0). See the module docstring for the search."""
+    MSUs of size 1 when first == 0). See the module docstring for the search.
+
+    One compiled function, longer than the 150 lines allowed elsewhere: the depth-first search keeps
+    its per-level state (counts, ranks, buckets, the output) in arrays of this frame and walks the
+    levels with an explicit stack; splitting it into compiled helpers for its steps would pass a
+    dozen of those arrays per call in the innermost loop, which costs speed."""
     n, m = codes.shape
     n_items = item_var.shape[0]
     levels = max(max_size, 1)
