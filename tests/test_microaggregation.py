@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from conftest import make_table
 from sdckit.anonymize import run_method
 from sdckit.anonymize.microaggregation import (
+    MicroaggregationFigures,
     categorical_microaggregation,
     information_loss,
     mdav,
@@ -109,9 +110,11 @@ def test_mdav_one_dimension_spec_example():
     assert 100 * sse / sst == pytest.approx(12.727272, abs=1e-5)
     release = mdav(numeric_table(X))
     assert release.table.column("x0").to_list() == [2.0] * 3 + [6.0] * 5 + [10.0] * 3
-    assert release.parameters["information_loss"] == pytest.approx(12.727273, abs=1e-6)
-    assert release.parameters["sse"] == pytest.approx(14 / 11, abs=1e-6)  # standardized: 14 / var
-    assert release.parameters["sst"] == pytest.approx(10.0)  # (n - 1) d
+    assert release.figures_as(MicroaggregationFigures).information_loss == pytest.approx(12.727273, abs=1e-6)
+    assert release.figures_as(MicroaggregationFigures).sse == pytest.approx(
+        14 / 11, abs=1e-6
+    )  # standardized: 14 / var
+    assert release.figures_as(MicroaggregationFigures).sst == pytest.approx(10.0)  # (n - 1) d
 
 
 SPEC_2D = np.array([(1, 1), (2, 1), (1, 2), (8, 8), (9, 8), (8, 9), (9, 9), (4, 5), (5, 4), (20, 20)], float)
@@ -161,8 +164,8 @@ def test_categorical_representatives_spec_example():
     assert release.table.column("level").to_list() == ["2-mid"] * 4  # lower median
     assert release.table.column("colour").to_list() == ["red"] * 4  # mode
     # SST: ordinal distances to mid are 0.5, 0, 0, 0.5 (m = 3); nominal: two records differ from red.
-    assert release.parameters["sst"] == pytest.approx(0.25 + 0.25 + 2)
-    assert release.parameters["sse"] == release.parameters["sst"]
+    assert release.figures_as(MicroaggregationFigures).sst == pytest.approx(0.25 + 0.25 + 2)
+    assert release.figures_as(MicroaggregationFigures).sse == release.figures_as(MicroaggregationFigures).sst
     tie = Table(pl.DataFrame({"colour": ["red", "blue"]}), Schema((schema.attributes[1],)))
     assert categorical_microaggregation(tie, k=2).table.column("colour").to_list() == ["blue", "blue"]
 
@@ -174,7 +177,9 @@ def test_ordinal_distance_is_rank_difference_over_m_minus_1():
     schema = Schema((Attribute("level", role=Role.QUASI_IDENTIFIER, kind=Kind.ORDINAL),))
     release = categorical_microaggregation(Table(frame, schema), k=2)
     assert release.classes[0] == release.classes[2] != release.classes[1] == release.classes[3]
-    assert release.parameters["sse"] == pytest.approx(0.25)  # low vs representative low: 0; mid: 0.5^2
+    assert release.figures_as(MicroaggregationFigures).sse == pytest.approx(
+        0.25
+    )  # low vs representative low: 0; mid: 0.5^2
 
 
 # MDAV against the numpy reference, and group sizes ----------------------------------------------------
@@ -359,8 +364,10 @@ def test_categorical_microaggregation_of_every_quasi_identifier_is_k_anonymous(k
     report = check_table(release.table, qis, [KAnonymity(k)])
     assert report.results[0].passes.all()
     assert report.results[0].worst() >= k
-    assert release.parameters["k_anonymity"]["k_anonymous"] is True
-    assert release.parameters["k_anonymity"]["smallest_class"] == report.results[0].worst()
+    assert release.figures_as(MicroaggregationFigures).k_anonymity["k_anonymous"] is True
+    assert (
+        release.figures_as(MicroaggregationFigures).k_anonymity["smallest_class"] == report.results[0].worst()
+    )
     assert release.table.column("income").to_list() == table.column("income").to_list()  # untouched
     assert set(release.table.column("education").unique()) <= {"1-primary", "2-secondary", "3-tertiary"}
     pycanon = pytest.importorskip("pycanon.anonymity")
@@ -394,7 +401,7 @@ def test_library_errors_name_the_problem():
         mdav(table, attributes=["age", "sex"])
     with pytest.raises(ConfigError, match="'height' is not a column"):
         mdav(table, attributes=["height"])
-    with pytest.raises(ConfigError, match="partition_size must be at least 4k = 20"):
+    with pytest.raises(ConfigError, match=r"mdav needs partition_size at least 4 k = 20, got 12"):
         mdav(table, k=5, partition_size=12)
     missing = Table(
         table.data.with_columns(pl.when(pl.col("age") > 60).then(None).otherwise(pl.col("age")).alias("age")),
@@ -587,8 +594,12 @@ def test_categorical_microaggregation_of_numeric_attributes_is_mdav():
     mixed = categorical_microaggregation(table, k=4)
     np.testing.assert_array_equal(numeric.classes, mixed.classes)
     assert numeric.table.data.equals(mixed.table.data)
-    assert mixed.parameters["sse"] == pytest.approx(numeric.parameters["sse"], abs=1e-6)
-    assert mixed.parameters["sst"] == pytest.approx(numeric.parameters["sst"], abs=1e-6)
+    assert mixed.figures_as(MicroaggregationFigures).sse == pytest.approx(
+        numeric.figures_as(MicroaggregationFigures).sse, abs=1e-6
+    )
+    assert mixed.figures_as(MicroaggregationFigures).sst == pytest.approx(
+        numeric.figures_as(MicroaggregationFigures).sst, abs=1e-6
+    )
 
 
 def test_cell_penalty_is_the_group_range_over_the_file_range():

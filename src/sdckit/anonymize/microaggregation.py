@@ -55,6 +55,7 @@ IEEE TKDE 15(4); Solanas, A. & Martínez-Ballesté, A. (2006), COMPSTAT; Templ, 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -62,8 +63,8 @@ import polars as pl
 from pydantic import BeforeValidator, Field, model_validator
 
 from sdckit.anonymize._microaggregation_kernels import mdav_generic, optimal_univariate, vmdav
-from sdckit.anonymize.base import Context, register_method
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.base import Context, check_k_at_most_records, register_method, run_method
+from sdckit.anonymize.release import Figures, Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
 from sdckit.params import Finite, MethodParams, Whole, names_list, spell
@@ -210,13 +211,36 @@ def information_loss(X: np.ndarray, labels: np.ndarray, *, standardize: bool = T
 
 
 def _check_k(k: int, n: int) -> None:
-    if k > n:
-        raise ConfigError(f"k must be at most the number of records ({n}), got {k}")
+    """The arrays' functions (``mdav_groups``, ...) check ``k`` themselves; the methods' parameters
+    objects bound it below."""
+    check_k_at_most_records(k, n)
     if k < 1:
         raise ConfigError(f"k must be at least 1, got {k}")
 
 
 # Tables ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MicroaggregationFigures(Figures):
+    """What a microaggregation found: the ``attributes`` microaggregated, the groups (their number,
+    smallest and largest size; summed over the attributes for univariate microaggregation), SSE, SST
+    and the information loss ``100 SSE / SST`` in %; MDAV's ``blocks`` of the approximation (1 and
+    ``exact`` when none), univariate microaggregation's figures ``per_attribute``, and the
+    ``k_anonymity`` of the release over the quasi-identifiers (None when it has none, or for
+    univariate microaggregation)."""
+
+    attributes: list[str]
+    groups: int
+    smallest_group: int
+    largest_group: int
+    sse: float
+    sst: float
+    information_loss: float
+    blocks: int | None = None
+    exact: bool | None = None
+    per_attribute: dict[str, dict[str, Any]] | None = None
+    k_anonymity: dict[str, Any] | None = None
 
 
 def _chosen(table: Table, attributes: list[str] | None, *, numeric: bool, method: str) -> list[str]:
@@ -305,7 +329,8 @@ def _release(
     columns: list[pl.Series],
     names: list[str],
     labels: np.ndarray | None,
-    figures: dict[str, Any],
+    params: MicroaggregationParams,
+    figures: MicroaggregationFigures,
     penalty: np.ndarray | None,
 ) -> Release:
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
@@ -315,7 +340,8 @@ def _release(
         table=Table(released, schema, source=table.source, weights=table.weights),
         original=table,
         method=method,
-        parameters=figures,
+        params=params,
+        figures=figures,
         quasi_identifiers=tuple(names),
         suppressed_records=np.zeros(table.n_records, dtype=bool),
         classes=labels if labels is not None else np.full(table.n_records, -1, dtype=np.int64),
@@ -323,21 +349,26 @@ def _release(
     )
 
 
-def _with_k_anonymity(figures: dict[str, Any], released: Table, k: int) -> dict[str, Any]:
-    """The smallest class of the release over every quasi-identifier (k-anonymity re-checked)."""
+def _with_k_anonymity(release: Release, k: int) -> Release:
+    """The release with the smallest class over every quasi-identifier (k-anonymity re-checked) in
+    its figures."""
+    released = release.table
     qis = [a.name for a in released.schema.with_role(Role.QUASI_IDENTIFIER)]
-    if qis:
-        smallest = int(released.data.group_by(qis).len().get_column("len").min())
-        figures["k_anonymity"] = {
-            "quasi_identifiers": qis,
-            "smallest_class": smallest,
-            "k_anonymous": smallest >= k,
-        }
-    return figures
+    if not qis:
+        return release
+    smallest = int(released.data.group_by(qis).len().get_column("len").min())
+    anonymity = {"quasi_identifiers": qis, "smallest_class": smallest, "k_anonymous": smallest >= k}
+    return replace(release, figures=replace(release.figures, k_anonymity=anonymity))
 
 
 def _numeric_release(
-    table: Table, method: str, names: list[str], X: np.ndarray, labels: np.ndarray, figures: dict[str, Any]
+    table: Table,
+    method: str,
+    names: list[str],
+    X: np.ndarray,
+    labels: np.ndarray,
+    params: MicroaggregationParams,
+    blocks: int | None = None,
 ) -> Release:
     counts = np.bincount(labels).astype(np.float64)
     columns = []
@@ -345,10 +376,15 @@ def _numeric_release(
         means = np.bincount(labels, weights=X[:, j]) / counts
         columns.append(pl.Series(name, means[labels], dtype=pl.Float64))
     sse, sst = information_loss(X, labels)
-    figures = {"attributes": names, **figures, **_group_figures(labels), **_loss_figures(sse, sst)}
-    release = _release(table, method, columns, names, labels, figures, _group_ranges(X, labels))
-    _with_k_anonymity(figures, release.table, figures["k"])
-    return release
+    figures = MicroaggregationFigures(
+        attributes=names,
+        **_group_figures(labels),
+        **_loss_figures(sse, sst),
+        blocks=blocks,
+        exact=None if blocks is None else blocks == 1,
+    )
+    release = _release(table, method, columns, names, labels, params, figures, _group_ranges(X, labels))
+    return _with_k_anonymity(release, params.k)
 
 
 def mdav(
@@ -362,33 +398,26 @@ def mdav(
     """MDAV microaggregation of numeric attributes (SPEC §4.1): every value replaced by its group mean.
 
     ``attributes`` default to the quasi-identifiers of kind numeric. ``Release.classes`` holds each
-    record's group, ``Release.parameters`` the figures (groups, smallest and largest group, SSE, SST,
-    information loss in %, k-anonymity of the release over the quasi-identifiers).
+    record's group, ``Release.figures`` the :class:`MicroaggregationFigures` (groups, smallest and
+    largest group, SSE, SST, information loss in %, k-anonymity of the release over the
+    quasi-identifiers).
 
     Raises ConfigError for k above the number of records, a non-numeric attribute, a missing value,
-    ``partition_size`` below 4k.
+    and the parameters :class:`MdavParams` refuses (``partition_size`` below 4k, ...).
     """
-    names = _chosen(table, attributes, numeric=True, method="mdav")
-    X = _numeric_matrix(table, names, "mdav")
-    _check_k(k, X.shape[0])
-    if partition_size is not None and partition_size < 4 * k:
-        raise ConfigError(f"partition_size must be at least 4k = {4 * k}, got {partition_size}")
-    labels, blocks = mdav_groups(X, k, partition_size=partition_size, progress=progress)
-    figures = {"k": k, "partition_size": partition_size, "blocks": blocks, "exact": blocks == 1}
-    return _numeric_release(table, "mdav", names, X, labels, figures)
+    return run_method(
+        "mdav",
+        table,
+        {"k": k, "attributes": attributes, "partition_size": partition_size},
+        Context(progress=progress),
+    )
 
 
 def vmdav_microaggregation(
     table: Table, k: int = 3, attributes: list[str] | None = None, *, gamma: float = 0.2
 ) -> Release:
     """V-MDAV microaggregation of numeric attributes (SPEC §4.2): every value replaced by its group mean."""
-    if not gamma > 0:
-        raise ConfigError(f"gamma must be greater than 0, got {gamma}")
-    names = _chosen(table, attributes, numeric=True, method="vmdav")
-    X = _numeric_matrix(table, names, "vmdav")
-    _check_k(k, X.shape[0])
-    labels = vmdav_groups(X, k, gamma)
-    return _numeric_release(table, "vmdav", names, X, labels, {"k": k, "gamma": gamma})
+    return run_method("vmdav", table, {"k": k, "attributes": attributes, "gamma": gamma})
 
 
 def univariate_microaggregation(
@@ -397,34 +426,9 @@ def univariate_microaggregation(
     """Microaggregation of every attribute on its own: ``optimal`` (Hansen & Mukherjee 2003) or
     ``individual-ranking`` (sdcMicro's onedims). Figures per attribute and in total (SSE and SST summed
     over the standardized attributes)."""
-    names = _chosen(table, attributes, numeric=True, method="univariate-microaggregation")
-    X = _numeric_matrix(table, names, "univariate-microaggregation")
-    _check_k(k, X.shape[0])
-    columns, per_attribute = [], {}
-    total_sse = total_sst = 0.0
-    penalty = np.zeros(X.shape)
-    for j, name in enumerate(names):
-        labels = univariate_groups(X[:, j], k, variant)
-        counts = np.bincount(labels).astype(np.float64)
-        means = np.bincount(labels, weights=X[:, j]) / counts
-        columns.append(pl.Series(name, means[labels], dtype=pl.Float64))
-        sse, sst = information_loss(X[:, [j]], labels)
-        total_sse += sse
-        total_sst += sst
-        per_attribute[name] = {**_group_figures(labels), **_loss_figures(sse, sst)}
-        penalty[:, j] = _group_ranges(X[:, [j]], labels)[:, 0]
-    sizes = [figures for figures in per_attribute.values()]
-    figures = {
-        "attributes": names,
-        "k": k,
-        "variant": variant,
-        "groups": sum(f["groups"] for f in sizes),
-        "smallest_group": min(f["smallest_group"] for f in sizes),
-        "largest_group": max(f["largest_group"] for f in sizes),
-        **_loss_figures(total_sse, total_sst),
-        "per_attribute": per_attribute,
-    }
-    return _release(table, "univariate-microaggregation", columns, names, None, figures, penalty)
+    return run_method(
+        "univariate-microaggregation", table, {"k": k, "attributes": attributes, "variant": variant}
+    )
 
 
 # Categorical (mixed) microaggregation --------------------------------------------------------------
@@ -496,65 +500,7 @@ def categorical_microaggregation(table: Table, k: int = 3, attributes: list[str]
     """MDAV-generic on numeric, ordinal and nominal attributes jointly (SPEC §4.4): every record's
     values replaced by its group's mean / lower median / mode. With the default attributes (every
     quasi-identifier) the release is k-anonymous."""
-    names = _chosen(table, attributes, numeric=False, method="categorical-microaggregation")
-    described = _encoded(table, names)
-    _check_missing(table, names, "categorical-microaggregation")
-    n = table.n_records
-    _check_k(k, n)
-    weights = []
-    for kind, values, categories in described:
-        if kind == "numeric":
-            weights.append(float(inverse_variance(values[:, None])[0]))
-        elif kind == "ordinal":
-            weights.append(1.0 / (len(categories) - 1) ** 2 if len(categories) > 1 else 1.0)
-        else:
-            weights.append(1.0)
-    coordinates = [j for j, (kind, _, _) in enumerate(described) if kind != "nominal"]
-    nominal = [j for j, (kind, _, _) in enumerate(described) if kind == "nominal"]
-    X = np.zeros((n, len(coordinates)))
-    is_ordinal = np.array([described[j][0] == "ordinal" for j in coordinates], dtype=np.bool_)
-    cards = np.array(
-        [len(described[j][2]) if described[j][2] is not None else 0 for j in coordinates], dtype=np.int64
-    )
-    for column, j in enumerate(coordinates):
-        X[:, column] = described[j][1]
-    C = np.zeros((n, len(nominal)), dtype=np.int64)
-    for column, j in enumerate(nominal):
-        C[:, column] = described[j][1]
-    labels = mdav_generic(
-        np.ascontiguousarray(X),
-        np.array([weights[j] for j in coordinates], dtype=np.float64),
-        is_ordinal,
-        cards,
-        np.ascontiguousarray(C),
-        np.array([len(described[j][2]) for j in nominal], dtype=np.int64),
-        np.array([weights[j] for j in nominal], dtype=np.float64),
-        int(k),
-    )
-    n_groups = int(labels.max()) + 1
-    columns, reps, overall = [], [], []
-    penalty = np.zeros((n, len(names)))
-    everyone = np.zeros(n, dtype=np.int64)
-    for j, (name, (kind, values, categories)) in enumerate(zip(names, described, strict=True)):
-        rep = _representatives(kind, values, labels, n_groups)
-        reps.append(rep)
-        overall.append(_representatives(kind, values, everyone, 1))
-        if kind == "numeric":
-            columns.append(pl.Series(name, rep[labels], dtype=pl.Float64))
-            penalty[:, j] = _group_ranges(values[:, None], labels)[:, 0]
-        else:
-            columns.append(categories.gather(rep[labels]).alias(name))
-            distinct = pl.DataFrame({"g": labels, "c": values}).unique().group_by("g").len().sort("g")
-            set_sizes = np.zeros(n_groups)
-            set_sizes[distinct.get_column("g").to_numpy()] = distinct.get_column("len").to_numpy()
-            per_group = np.where(set_sizes <= 1, 0.0, set_sizes / max(len(categories), 1))
-            penalty[:, j] = per_group[labels]
-    sse = _mixed_distances(described, weights, labels, reps)
-    sst = _mixed_distances(described, weights, everyone, overall)
-    figures = {"attributes": names, "k": k, **_group_figures(labels), **_loss_figures(sse, sst)}
-    release = _release(table, "categorical-microaggregation", columns, names, labels, figures, penalty)
-    _with_k_anonymity(figures, release.table, k)
-    return release
+    return run_method("categorical-microaggregation", table, {"k": k, "attributes": attributes})
 
 
 # Registered methods ---------------------------------------------------------------------------
@@ -621,7 +567,28 @@ class CategoricalMicroaggregationParams(MicroaggregationParams):
 
 
 def _summary(release: Release) -> dict[str, Any]:
-    return dict(release.parameters)
+    figures = release.figures_as(MicroaggregationFigures)
+    params = release.params
+    summary: dict[str, Any] = {"attributes": figures.attributes, "k": params.k}
+    if isinstance(params, MdavParams):
+        summary.update(partition_size=params.partition_size, blocks=figures.blocks, exact=figures.exact)
+    elif isinstance(params, VmdavParams):
+        summary["gamma"] = params.gamma
+    elif isinstance(params, UnivariateMicroaggregationParams):
+        summary["variant"] = params.variant
+    summary.update(
+        groups=figures.groups,
+        smallest_group=figures.smallest_group,
+        largest_group=figures.largest_group,
+        sse=figures.sse,
+        sst=figures.sst,
+        information_loss=figures.information_loss,
+    )
+    if figures.per_attribute is not None:
+        summary["per_attribute"] = figures.per_attribute
+    if figures.k_anonymity is not None:
+        summary["k_anonymity"] = figures.k_anonymity
+    return summary
 
 
 def _report(figures: dict[str, Any]) -> list[str]:
@@ -655,9 +622,11 @@ _OPTIONS: dict[str, Any] = {"summary": _summary, "report": _report, "progress_la
     **_OPTIONS,
 )
 def _run_mdav(table: Table, params: MdavParams, context: Context) -> Release:
-    return mdav(
-        table, params.k, params.attributes, partition_size=params.partition_size, progress=context.progress
-    )
+    names = _chosen(table, params.attributes, numeric=True, method="mdav")
+    X = _numeric_matrix(table, names, "mdav")
+    check_k_at_most_records(params.k, X.shape[0])
+    labels, blocks = mdav_groups(X, params.k, partition_size=params.partition_size, progress=context.progress)
+    return _numeric_release(table, "mdav", names, X, labels, params, blocks)
 
 
 @register_method(
@@ -667,7 +636,11 @@ def _run_mdav(table: Table, params: MdavParams, context: Context) -> Release:
     **_OPTIONS,
 )
 def _run_vmdav(table: Table, params: VmdavParams, context: Context) -> Release:
-    return vmdav_microaggregation(table, params.k, params.attributes, gamma=params.gamma)
+    names = _chosen(table, params.attributes, numeric=True, method="vmdav")
+    X = _numeric_matrix(table, names, "vmdav")
+    check_k_at_most_records(params.k, X.shape[0])
+    labels = vmdav_groups(X, params.k, params.gamma)
+    return _numeric_release(table, "vmdav", names, X, labels, params)
 
 
 @register_method(
@@ -677,7 +650,32 @@ def _run_vmdav(table: Table, params: VmdavParams, context: Context) -> Release:
     **_OPTIONS,
 )
 def _run_univariate(table: Table, params: UnivariateMicroaggregationParams, context: Context) -> Release:
-    return univariate_microaggregation(table, params.k, params.attributes, variant=params.variant)
+    names = _chosen(table, params.attributes, numeric=True, method="univariate-microaggregation")
+    X = _numeric_matrix(table, names, "univariate-microaggregation")
+    check_k_at_most_records(params.k, X.shape[0])
+    columns, per_attribute = [], {}
+    total_sse = total_sst = 0.0
+    penalty = np.zeros(X.shape)
+    for j, name in enumerate(names):
+        labels = univariate_groups(X[:, j], params.k, params.variant)
+        counts = np.bincount(labels).astype(np.float64)
+        means = np.bincount(labels, weights=X[:, j]) / counts
+        columns.append(pl.Series(name, means[labels], dtype=pl.Float64))
+        sse, sst = information_loss(X[:, [j]], labels)
+        total_sse += sse
+        total_sst += sst
+        per_attribute[name] = {**_group_figures(labels), **_loss_figures(sse, sst)}
+        penalty[:, j] = _group_ranges(X[:, [j]], labels)[:, 0]
+    sizes = list(per_attribute.values())
+    figures = MicroaggregationFigures(
+        attributes=names,
+        groups=sum(f["groups"] for f in sizes),
+        smallest_group=min(f["smallest_group"] for f in sizes),
+        largest_group=max(f["largest_group"] for f in sizes),
+        **_loss_figures(total_sse, total_sst),
+        per_attribute=per_attribute,
+    )
+    return _release(table, "univariate-microaggregation", columns, names, None, params, figures, penalty)
 
 
 @register_method(
@@ -687,4 +685,64 @@ def _run_univariate(table: Table, params: UnivariateMicroaggregationParams, cont
     **_OPTIONS,
 )
 def _run_categorical(table: Table, params: CategoricalMicroaggregationParams, context: Context) -> Release:
-    return categorical_microaggregation(table, params.k, params.attributes)
+    k = params.k
+    names = _chosen(table, params.attributes, numeric=False, method="categorical-microaggregation")
+    described = _encoded(table, names)
+    _check_missing(table, names, "categorical-microaggregation")
+    n = table.n_records
+    check_k_at_most_records(k, n)
+    weights = []
+    for kind, values, categories in described:
+        if kind == "numeric":
+            weights.append(float(inverse_variance(values[:, None])[0]))
+        elif kind == "ordinal":
+            weights.append(1.0 / (len(categories) - 1) ** 2 if len(categories) > 1 else 1.0)
+        else:
+            weights.append(1.0)
+    coordinates = [j for j, (kind, _, _) in enumerate(described) if kind != "nominal"]
+    nominal = [j for j, (kind, _, _) in enumerate(described) if kind == "nominal"]
+    X = np.zeros((n, len(coordinates)))
+    is_ordinal = np.array([described[j][0] == "ordinal" for j in coordinates], dtype=np.bool_)
+    cards = np.array(
+        [len(described[j][2]) if described[j][2] is not None else 0 for j in coordinates], dtype=np.int64
+    )
+    for column, j in enumerate(coordinates):
+        X[:, column] = described[j][1]
+    C = np.zeros((n, len(nominal)), dtype=np.int64)
+    for column, j in enumerate(nominal):
+        C[:, column] = described[j][1]
+    labels = mdav_generic(
+        np.ascontiguousarray(X),
+        np.array([weights[j] for j in coordinates], dtype=np.float64),
+        is_ordinal,
+        cards,
+        np.ascontiguousarray(C),
+        np.array([len(described[j][2]) for j in nominal], dtype=np.int64),
+        np.array([weights[j] for j in nominal], dtype=np.float64),
+        int(k),
+    )
+    n_groups = int(labels.max()) + 1
+    columns, reps, overall = [], [], []
+    penalty = np.zeros((n, len(names)))
+    everyone = np.zeros(n, dtype=np.int64)
+    for j, (name, (kind, values, categories)) in enumerate(zip(names, described, strict=True)):
+        rep = _representatives(kind, values, labels, n_groups)
+        reps.append(rep)
+        overall.append(_representatives(kind, values, everyone, 1))
+        if kind == "numeric":
+            columns.append(pl.Series(name, rep[labels], dtype=pl.Float64))
+            penalty[:, j] = _group_ranges(values[:, None], labels)[:, 0]
+        else:
+            columns.append(categories.gather(rep[labels]).alias(name))
+            distinct = pl.DataFrame({"g": labels, "c": values}).unique().group_by("g").len().sort("g")
+            set_sizes = np.zeros(n_groups)
+            set_sizes[distinct.get_column("g").to_numpy()] = distinct.get_column("len").to_numpy()
+            per_group = np.where(set_sizes <= 1, 0.0, set_sizes / max(len(categories), 1))
+            penalty[:, j] = per_group[labels]
+    sse = _mixed_distances(described, weights, labels, reps)
+    sst = _mixed_distances(described, weights, everyone, overall)
+    figures = MicroaggregationFigures(attributes=names, **_group_figures(labels), **_loss_figures(sse, sst))
+    release = _release(
+        table, "categorical-microaggregation", columns, names, labels, params, figures, penalty
+    )
+    return _with_k_anonymity(release, k)
