@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdckit.anonymize.mondrian import mondrian
+from sdckit.anonymize.mondrian import MondrianFigures, mondrian
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.models import (
@@ -84,8 +84,8 @@ def test_worked_example_strict() -> None:
         "53710-53712",
     ]
     assert release.method == "mondrian"
-    assert release.parameters["mode"] == "strict"
-    assert release.parameters["partitions"] == 3
+    assert release.params.mode == "strict"
+    assert release.figures_as(MondrianFigures).partitions == 3
     assert release.quasi_identifiers == ("Age", "Zip")
     assert not release.suppressed_records.any()
     assert release.suppressed_cells is None
@@ -282,7 +282,7 @@ def test_sensitive_models_bound_the_cuts() -> None:
     [
         ({"models": [KAnonymity(9)]}, "cannot be satisfied"),
         ({"models": [KAnonymity(2)], "quasi_identifiers": ["Age", "nope"]}, "'nope' is not a column"),
-        ({"models": [KAnonymity(2)], "mode": "loose"}, "mode must be one of strict, relaxed"),
+        ({"models": [KAnonymity(2)], "mode": "loose"}, "mode must be 'strict' or 'relaxed', got 'loose'"),
         ({"models": [KAnonymity(2)], "output": "mean"}, "output must be one of generalized, centroid"),
         ({"models": [KAnonymity(2), DistinctLDiversity("s", 3)]}, "cannot be satisfied"),
         ({"models": [KAnonymity(2), EntropyLDiversity("s", 2.5)]}, "cannot be satisfied"),

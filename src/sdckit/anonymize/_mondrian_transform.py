@@ -5,13 +5,15 @@ it as CSV. Mondrian's specification names it (``transformation=MONDRIAN``)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
+from pydantic import ConfigDict
 
 from sdckit.anonymize.base import Transformation
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.release import AppliedFigures, Release
 from sdckit.anonymize.transform import (
     _dropped,
     _field,
@@ -26,10 +28,36 @@ from sdckit.anonymize.transform import (
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import MISSING_LABEL, TOP_LABEL, Hierarchy
 from sdckit.labels import interval_labels
+from sdckit.params import MethodParams
 from sdckit.table import Table, value_strings
 
 if TYPE_CHECKING:
     from sdckit.anonymize.mondrian import CutTree
+
+@dataclass(frozen=True)
+class MondrianAppliedFigures(AppliedFigures):
+    """The figures of a Mondrian transformation applied to new data: besides ``unknown``,
+    ``partitions`` (the learnt boxes that received records) and ``record_boxes``, the box of every
+    record (-1 when suppressed)."""
+
+    partitions: int = 0
+    record_boxes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+class RecordedMondrianParams(MethodParams):
+    """The parameters a Mondrian transformation records of the release it was learnt from
+    (``transformation["parameters"]``: the models by name, mode, output, quasi-identifiers and
+    partitions), carried by the release it makes applied to new data. Kept as recorded (a
+    transformation written by another version may record other entries)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    models: Any = None
+    mode: Any = None
+    output: Any = None
+    quasi_identifiers: Any = None
+    partitions: Any = None
+
 
 _RELAXED = (
     "mondrian in relaxed mode cannot be re-applied to other data: its cuts split records with equal "
@@ -40,13 +68,14 @@ _RELAXED = (
 
 def learn_mondrian(release: Release) -> dict[str, Any]:
     """The cut tree of a strict Mondrian release, its boxes and what their labels cover."""
-    from sdckit.anonymize.mondrian import CutTree
+    from sdckit.anonymize.mondrian import MondrianFigures, recorded_parameters
 
-    if release.parameters.get("mode") == "relaxed":
+    if getattr(release.params, "mode", None) == "relaxed":
         raise ConfigError(_RELAXED)
-    tree = release.search.get("boxes")
-    if not isinstance(tree, CutTree):
-        raise ConfigError("this mondrian release has no cut tree (search['boxes']) to re-apply")
+    figures = release.figures
+    tree = figures.boxes if isinstance(figures, MondrianFigures) else None
+    if tree is None:
+        raise ConfigError("this mondrian release has no cut tree (figures.boxes) to re-apply")
     dimensions = tree.dimensions
     lows, highs, levels, nodes = _regions(tree)
     n_boxes = len(tree.penalty)
@@ -102,6 +131,8 @@ def learn_mondrian(release: Release) -> dict[str, Any]:
         spec["boxes"] = boxes
         attributes[dimension.name] = spec
     return {
+        # the header's entry (transformation_of), written from the release's parameters and figures
+        "parameters": recorded_parameters(release),
         "attributes": attributes,
         "boxes": n_boxes,
         "tree": _tree_nodes(tree),
@@ -416,23 +447,23 @@ def apply_mondrian(
             leaves_j = codes[j]
             assert leaves_j is not None
             suppressed_cells[:, j] |= leaves_j == hierarchy.missing_leaf
-    parameters = {**transformation.get("parameters", {}), "partitions": len(boxes_used), "applied": True}
     return Release(
         table=_released_table(table, columns, _dropped(table, transformation)),
         original=table,
         method="mondrian",
-        parameters=parameters,
+        parameters={},
         quasi_identifiers=tuple(names),
         suppressed_records=suppressed,
         classes=classes,
         hierarchies=hierarchies,
-        search={
-            "partitions": len(boxes_used),
-            "unknown": {name: int(np.count_nonzero(unknown_cells[:, j])) for j, name in enumerate(names)},
-            "record_boxes": record_box,
-        },
         cell_penalty=penalty,
         suppressed_cells=suppressed_cells,
+        params=RecordedMondrianParams.parse(transformation.get("parameters", {}), method="mondrian"),
+        figures=MondrianAppliedFigures(
+            unknown={name: int(np.count_nonzero(unknown_cells[:, j])) for j, name in enumerate(names)},
+            partitions=len(boxes_used),
+            record_boxes=record_box,
+        ),
     )
 
 

@@ -20,15 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 import numpy as np
 import polars as pl
-from pydantic import Field
+from pydantic import ConfigDict, Field, model_validator
 
 from sdckit.anonymize._mondrian_transform import MONDRIAN
-from sdckit.anonymize.base import Context, register_method
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.base import Context, register_method, run_method
+from sdckit.anonymize.release import Figures, Release
 from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
@@ -103,7 +103,7 @@ class WholeTable:
 class CutTree:
     """The cut tree of a strict Mondrian partition and what each of its boxes released.
 
-    Kept in ``Release.search["boxes"]`` (strict mode only) so that
+    Kept in ``MondrianFigures.boxes`` (strict mode only) so that
     :func:`sdckit.anonymize.transform.transformation_of` can re-apply the partition to other data.
     Tree nodes are numbered in order of creation; node 0 is the whole table and the children of a
     node have consecutive numbers ``first_child[t] .. first_child[t] + n_children[t] - 1``.
@@ -140,6 +140,17 @@ class CutTree:
     categories: tuple[list[str] | None, ...]
     dimensions: tuple[_Dimension, ...]
     output: str
+
+
+@dataclass(frozen=True)
+class MondrianFigures(Figures):
+    """What Mondrian found: ``partitions`` (equivalence classes formed), ``splits`` (allowable cuts
+    made) and, in strict mode, ``boxes``, the cut tree and what each class released (None in
+    relaxed mode, whose classes overlap)."""
+
+    partitions: int
+    splits: int
+    boxes: CutTree | None = None
 
 
 def _is_number_text(column: pl.Series) -> np.ndarray | None:
@@ -426,20 +437,6 @@ def _statistics(
     return ClassStatistics(sizes=sizes.astype(np.float64), sensitive=counts)
 
 
-def _validate(models: Sequence[PrivacyModel], mode: str, output: str) -> None:
-    if isinstance(models, PrivacyModel):
-        raise ConfigError("models must be a list of privacy models, e.g. [KAnonymity(5)]")
-    if not models:
-        raise ConfigError("models: give at least one privacy model (for example KAnonymity(5))")
-    for model in models:
-        if not isinstance(model, PrivacyModel):
-            raise ConfigError(f"models: expected privacy models from sdckit.models, got {model!r}")
-    if mode not in MODES:
-        raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if output not in OUTPUTS:
-        raise ConfigError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
-
-
 def mondrian(
     table: Table,
     models: Sequence[PrivacyModel],
@@ -496,7 +493,7 @@ def mondrian(
     ``Release.cell_penalty`` holds each cell's NCP (Xu et al., 2006): the normalized range of a
     number's class, ``hierarchy.ncp`` of the LCA node, or ``|set| / |distinct values|`` (0 for a
     single value), whatever ``output`` is, so :func:`sdckit.utility.release_ncp` is GCP (Ghinita et
-    al., 2007). In strict mode ``Release.search["boxes"]`` holds the cut tree and what every class
+    al., 2007). In strict mode ``MondrianFigures.boxes`` holds the cut tree and what every class
     released (a :class:`CutTree`), from which :func:`sdckit.anonymize.transform.transformation_of`
     re-applies the partition to other data; relaxed mode has none (its classes overlap).
 
@@ -525,46 +522,22 @@ def mondrian(
     Ghinita, G., Karras, P., Kalnis, P. & Mamoulis, N. (2007). Fast data anonymization with low
     information loss. VLDB 2007, 758-769.
     """
-    _validate(models, mode, output)
-    if table.n_records == 0:
-        raise ConfigError("the data has no records")
-    dimensions = _resolve(table, quasi_identifiers, hierarchies, whole)
-    names = [d.name for d in dimensions]
-    for model in models:
-        attribute = model.sensitive_attribute
-        if attribute is not None and attribute not in table.data.columns:
-            raise ConfigError(
-                f"sensitive attribute '{attribute}' is not a column of the data "
-                f"(columns: {', '.join(table.data.columns)})"
-            )
-        if attribute in names:
-            raise ConfigError(f"'{attribute}' cannot be both quasi-identifier and sensitive")
-    sensitive = _encode_sensitive(table, models, whole)
-    n = table.n_records
-    everyone = np.arange(n, dtype=np.int64)
-    whole = _statistics(np.zeros(n, dtype=np.int64), 1, np.array([n]), everyone, sensitive)
-    try:
-        for model in models:
-            model.check_feasible(whole)
-    except ConfigError as error:
-        raise ConfigError(f"the privacy models cannot be satisfied: {error}") from None
-    passes, results = evaluate_all(models, whole)
-    if not passes.all():
-        failing = [r.model for r in results if not r.passes.all()]
-        raise ConfigError(
-            f"the privacy models cannot be satisfied: the whole table fails {', '.join(failing)}, "
-            "so no partition of it passes"
-        )
-
-    classes, n_classes, splits, tree = _partition(dimensions, models, sensitive, mode, progress)
-    parameters = {
-        "models": [model.name for model in models],
-        "mode": mode,
-        "output": output,
-        "quasi_identifiers": names,
-        "partitions": n_classes,
-    }
-    return _release(table, dimensions, classes, n_classes, parameters, output, splits, tree)
+    return run_method(
+        "mondrian",
+        table,
+        MondrianCall.parse(
+            {
+                "models": models,
+                "quasi_identifiers": quasi_identifiers,
+                "hierarchies": hierarchies,
+                "mode": mode,
+                "output": output,
+                "whole": whole,
+            },
+            method="mondrian",
+        ),
+        Context(progress=progress),
+    )
 
 
 def _partition(
@@ -730,7 +703,7 @@ def _release(
     dimensions: list[_Dimension],
     classes: np.ndarray,
     n_classes: int,
-    parameters: dict[str, Any],
+    mode: str,
     output: str,
     splits: int,
     tree: dict[str, np.ndarray],
@@ -796,9 +769,9 @@ def _release(
     released = table.data.with_columns(columns).drop(identifiers)
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
     used = {d.name: d.hierarchy for d in dimensions if d.hierarchy is not None}
-    search: dict[str, Any] = {"partitions": n_classes, "splits": splits}
-    if parameters["mode"] == "strict":
-        search["boxes"] = CutTree(
+    boxes = None
+    if mode == "strict":
+        boxes = CutTree(
             **tree,
             labels=tuple(class_labels),
             penalty=class_penalties,
@@ -810,14 +783,14 @@ def _release(
         table=Table(released, schema, source=table.source),
         original=table,
         method="mondrian",
-        parameters=parameters,
+        parameters={},
         quasi_identifiers=tuple(d.name for d in dimensions),
         suppressed_records=np.zeros(n, dtype=bool),
         classes=classes,
         hierarchies=used,
-        search=search,
         cell_penalty=penalty,
         suppressed_cells=suppressed_cells,
+        figures=MondrianFigures(partitions=n_classes, splits=splits, boxes=boxes),
     )
 
 
@@ -863,7 +836,16 @@ def _centroids(
     return categories.gather(mode_value).alias(dimension.name)
 
 
-__all__ = ["MODES", "OUTPUTS", "CutTree", "MondrianParams", "WholeTable", "mondrian"]
+__all__ = [
+    "MODES",
+    "OUTPUTS",
+    "CutTree",
+    "MondrianCall",
+    "MondrianFigures",
+    "MondrianParams",
+    "WholeTable",
+    "mondrian",
+]
 
 
 # Registered method ----------------------------------------------------------------------------
@@ -880,6 +862,71 @@ class MondrianParams(PrivacyModelParams):
         bool, Field(description="Release each class's centroid (mean / most frequent value), not ranges.")
     ] = False
 
+    @property
+    def output(self) -> str:
+        """What a class releases: ``"centroid"`` or ``"generalized"`` (labels)."""
+        return "centroid" if self.centroids else "generalized"
+
+
+class MondrianCall(MondrianParams):
+    """Mondrian's parameters as the Python function :func:`mondrian` takes them: privacy model objects
+    instead of k, l and t, the quasi-identifiers and hierarchies (default: the schema's), ``output``
+    (``"generalized"`` or ``"centroid"``, read into ``centroids``) and, for a fragment of a larger
+    table, the whole table's reference (:class:`WholeTable`). Not a command-line method's parameters
+    (the objects have no text form); its recipe names the models."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    models: tuple[PrivacyModel, ...] = ()
+    quasi_identifiers: tuple[str, ...] | None = None
+    hierarchies: dict[str, Hierarchy] | None = None
+    whole: WholeTable | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _output(cls, values: Any) -> Any:
+        if isinstance(values, Mapping) and "output" in values:
+            values = dict(values)
+            output = values.pop("output")
+            if output not in OUTPUTS:
+                shown = repr(output).replace("{", "{{").replace("}", "}}")
+                raise ValueError(f"output must be one of {', '.join(OUTPUTS)}, got {shown}")
+            values["centroids"] = output == "centroid"
+        return values
+
+    @model_validator(mode="after")
+    def _some_model(self) -> Self:
+        if not self.models:
+            raise ValueError("needs at least one privacy model in {models} (for example KAnonymity(5))")
+        return self
+
+    def privacy_models(self, table: Any) -> list[Any]:
+        """The privacy model objects given."""
+        return list(self.models)
+
+    def to_recipe(self) -> dict[str, Any]:
+        """The models by name, mode, output and quasi-identifiers (the objects have no text form)."""
+        return {
+            "models": [model.name for model in self.models],
+            "mode": self.mode,
+            "output": self.output,
+            "quasi_identifiers": None if self.quasi_identifiers is None else list(self.quasi_identifiers),
+        }
+
+
+def recorded_parameters(release: Release) -> dict[str, Any]:
+    """What a Mondrian transformation records of the release it was learnt from
+    (``transformation["parameters"]``): the models by name, mode, output, quasi-identifiers and
+    partitions."""
+    params = release.params
+    return {
+        "models": [model.name for model in params.privacy_models(release.original)],
+        "mode": params.mode,
+        "output": params.output,
+        "quasi_identifiers": list(release.quasi_identifiers),
+        "partitions": release.figures_as(MondrianFigures).partitions,
+    }
+
 
 def _mondrian_summary(release: Release) -> dict[str, Any]:
     from sdckit.anonymize.base import achieved, cell_figures, class_figures
@@ -890,7 +937,7 @@ def _mondrian_summary(release: Release) -> dict[str, Any]:
     figures = {
         "models": [model.name for model in models],
         "mode": params.mode,
-        "output": "centroid" if params.centroids else "generalized",
+        "output": params.output,
         **class_figures(release),
         **cell_figures(release),
         "metrics": {"ncp": release_ncp(release)},
@@ -926,14 +973,56 @@ def _mondrian_violation(release: Release, figures: dict[str, Any]) -> str | None
     partitioned=scaled.mondrian,
     examples={"minimal": {"k": 2}},
 )
-def _run_mondrian(table: Table, params: MondrianParams, context: Context) -> Release:
-    from sdckit.anonymize.base import quasi_identifiers
+def run(table: Table, params: MondrianParams, context: Context) -> Release:
+    """Mondrian on ``table`` (see :func:`mondrian`): the models, quasi-identifiers and hierarchies of
+    ``params`` (:class:`MondrianCall`), or those its k, l and t ask for on the quasi-identifiers of
+    the table's schema (:class:`MondrianParams`)."""
+    from sdckit.anonymize.base import quasi_identifiers as schema_quasi_identifiers
 
-    return mondrian(
-        table,
-        params.privacy_models(table),
-        quasi_identifiers=quasi_identifiers(table),
-        mode=params.mode,
-        output="centroid" if params.centroids else "generalized",
-        progress=context.progress,
-    )
+    models = params.privacy_models(table)
+    names: Sequence[str] | None
+    if isinstance(params, MondrianCall):
+        names, hierarchies, whole = params.quasi_identifiers, params.hierarchies, params.whole
+    else:
+        names, hierarchies, whole = schema_quasi_identifiers(table), None, None
+    if table.n_records == 0:
+        raise ConfigError("the data has no records")
+    dimensions = _resolve(table, names, hierarchies, whole)
+    sensitive = _sensitive_of(table, models, dimensions, whole)
+    progress = context.progress
+    classes, n_classes, splits, tree = _partition(dimensions, models, sensitive, params.mode, progress)
+    return _release(table, dimensions, classes, n_classes, params.mode, params.output, splits, tree)
+
+
+def _sensitive_of(
+    table: Table, models: Sequence[PrivacyModel], dimensions: list[_Dimension], whole: WholeTable | None
+) -> list[_Sensitive]:
+    """The sensitive attributes of ``models`` coded, once the whole table is known to satisfy them
+    (else no partition can)."""
+    names = [d.name for d in dimensions]
+    for model in models:
+        attribute = model.sensitive_attribute
+        if attribute is not None and attribute not in table.data.columns:
+            raise ConfigError(
+                f"sensitive attribute '{attribute}' is not a column of the data "
+                f"(columns: {', '.join(table.data.columns)})"
+            )
+        if attribute in names:
+            raise ConfigError(f"'{attribute}' cannot be both quasi-identifier and sensitive")
+    sensitive = _encode_sensitive(table, models, whole)
+    n = table.n_records
+    everyone = np.arange(n, dtype=np.int64)
+    statistics = _statistics(np.zeros(n, dtype=np.int64), 1, np.array([n]), everyone, sensitive)
+    try:
+        for model in models:
+            model.check_feasible(statistics)
+    except ConfigError as error:
+        raise ConfigError(f"the privacy models cannot be satisfied: {error}") from None
+    passes, results = evaluate_all(models, statistics)
+    if not passes.all():
+        failing = [r.model for r in results if not r.passes.all()]
+        raise ConfigError(
+            f"the privacy models cannot be satisfied: the whole table fails {', '.join(failing)}, "
+            "so no partition of it passes"
+        )
+    return sensitive

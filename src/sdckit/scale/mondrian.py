@@ -71,6 +71,7 @@ from sdckit.anonymize.mondrian import (
     _HIERARCHY,
     _NUMERIC,
     _ORDERED,
+    MondrianFigures,
     MondrianParams,
     WholeTable,
     _hierarchy_dimension,
@@ -480,7 +481,7 @@ def _anonymize(group: _Group, shared: _Anonymize) -> dict[str, Any]:
         "penalty": release.cell_penalty.sum(axis=0),
         # Missing values suppressed from the start (the hierarchy's missing: suppress) are suppressed cells.
         "suppressed_cells": release.suppressed_cells_per_attribute(),
-        "splits": release.search["splits"],
+        "splits": release.figures_as(MondrianFigures).splits,
         "labels": labels,
         "achieved": achieved,
         "written": written,
