@@ -29,7 +29,8 @@ from sdckit.errors import ConfigError
 
 
 class _Named(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
 
 Spec = TypeVar("Spec", bound=_Named)

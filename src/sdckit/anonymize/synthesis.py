@@ -65,7 +65,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -182,9 +182,9 @@ class _Column:
     name: str
     categorical: bool
     series: pl.Series
-    codes: np.ndarray | None = None
-    categories: pl.Series | None = None
-    values: np.ndarray | None = None
+    codes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # categorical
+    categories: pl.Series = field(default_factory=pl.Series)  # categorical
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0))  # numeric
     whole: bool = False
 
     @property
@@ -285,9 +285,9 @@ def _leaf_draw(
 
 
 def _cart_draw(
-    x_fit: np.ndarray,
+    x_fit: sparse.csr_matrix,
     y_fit: np.ndarray,
-    x_gen: np.ndarray,
+    x_gen: sparse.csr_matrix,
     m: int,
     n_gen: np.ndarray,
     categorical: bool,
@@ -314,7 +314,13 @@ def _cart_draw(
 
 
 def _linear_draw(
-    x_fit: np.ndarray, y_fit: np.ndarray, x_gen: np.ndarray, m: int, n_gen: np.ndarray, name: str, rng
+    x_fit: sparse.csr_matrix,
+    y_fit: np.ndarray,
+    x_gen: sparse.csr_matrix,
+    m: int,
+    n_gen: np.ndarray,
+    name: str,
+    rng,
 ) -> np.ndarray:
     """Values drawn from the posterior predictive distribution of a normal linear model (see the
     module docstring); ``x_*`` without the intercept, which is added here."""
@@ -348,7 +354,13 @@ def _linear_draw(
 
 
 def _logistic_draw(
-    x_fit: np.ndarray, y_fit: np.ndarray, x_gen: np.ndarray, m: int, n_gen: np.ndarray, size: int, rng
+    x_fit: sparse.csr_matrix,
+    y_fit: np.ndarray,
+    x_gen: sparse.csr_matrix,
+    m: int,
+    n_gen: np.ndarray,
+    size: int,
+    rng,
 ) -> np.ndarray:
     """Codes drawn from a multinomial logistic regression refitted per implicate on a bootstrap
     sample of the records."""

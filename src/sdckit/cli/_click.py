@@ -11,8 +11,8 @@ try:  # typer >= 0.26
     from typer._click import core, exceptions
     from typer._click.globals import get_current_context
 except ImportError:  # pragma: no cover - depends on the installed typer
-    from click import core, exceptions  # type: ignore[no-redef]
-    from click.globals import get_current_context  # type: ignore[no-redef]
+    from click import core, exceptions
+    from click.globals import get_current_context
 
 ClickException = exceptions.ClickException
 NoSuchOption = exceptions.NoSuchOption

@@ -29,7 +29,7 @@ from sdckit.cli._common import (
     user_errors,
 )
 from sdckit.cli._options import field_parameter, owner_naming_command, spec_options
-from sdckit.cli._outputs import Outputs
+from sdckit.cli._outputs import Outputs, extra_writer
 from sdckit.cli._scale import NAMES as SCALE_NAMES
 from sdckit.cli._scale import (
     Scale,
@@ -193,7 +193,7 @@ def measure(
             stage_frame_parts(outputs, output, spec.records(result))
         for extra, path in zip(spec.outputs, extras, strict=True):
             if path is not None:
-                outputs.stage(path, lambda temporary, extra=extra: extra.write(result, temporary, what))
+                outputs.stage(path, extra_writer(extra, result, what))
         stage_json(outputs, summary, document)
         try:
             finish(outputs, report)
@@ -240,7 +240,7 @@ def _document(
 def _declare_outputs(
     spec: MeasureSpec,
     inputs: list[Path],
-    config: Path,
+    config: Path | None,
     given: dict[str, Any],
     output: Path | None,
     extras: list[Path | None],

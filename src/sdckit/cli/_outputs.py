@@ -16,7 +16,9 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from sdckit.context import ExtraOutput
 from sdckit.errors import ConfigError, InputError
 
 _pending: set[Path] = set()  # temporary files and folders of the run, removed on any way out
@@ -43,6 +45,12 @@ def _remove(path: Path) -> None:
             path.unlink()
 
 
+def extra_writer(extra: ExtraOutput, result: Any, title: str) -> Callable[[Path], object]:
+    """What :meth:`Outputs.stage` writes for an extra file of a method or measure: ``extra.write(result,
+    temporary_path, title)``."""
+    return lambda path: extra.write(result, path, title)
+
+
 def _same_file(a: Path, b: Path) -> bool:
     if a.resolve() == b.resolve():
         return True
@@ -57,7 +65,7 @@ class _Output:
     path: Path
     option: str
     directory: bool
-    write: Callable[[Path], None] | None = None
+    write: Callable[[Path], object] | None = None
 
 
 class Outputs:
@@ -97,8 +105,9 @@ class Outputs:
         self.outputs.append(_Output(path, option, directory))
         return path
 
-    def stage(self, path: Path | None, write: Callable[[Path], None]) -> None:
-        """What to write at ``path`` (a declared output): ``write(temporary_path)``."""
+    def stage(self, path: Path | None, write: Callable[[Path], object]) -> None:
+        """What to write at ``path`` (a declared output): ``write(temporary_path)`` (what it returns
+        is not read)."""
         if path is None:
             return
         for output in self.outputs:
@@ -111,11 +120,11 @@ class Outputs:
         """Write every staged output under a temporary name, then rename them all into place."""
         from sdckit.cli import interrupts
 
-        staged = [output for output in self.outputs if output.write is not None]
+        staged = [(output, output.write) for output in self.outputs if output.write is not None]
         temporaries: list[tuple[_Output, Path]] = []
         created: list[Path] = []
         try:
-            for output in staged:
+            for output, write in staged:
                 parent = output.path.parent
                 missing = [p for p in [parent, *parent.parents] if not p.exists()]
                 for folder in reversed(missing):
@@ -126,7 +135,7 @@ class Outputs:
                 _pending.add(temporary)
                 if output.directory:
                     temporary.mkdir()
-                output.write(temporary)
+                write(temporary)
                 temporaries.append((output, temporary))
         except OSError as error:
             discard_pending()

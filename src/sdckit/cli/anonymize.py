@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,7 +35,7 @@ from sdckit.cli._common import (
     user_errors,
 )
 from sdckit.cli._options import field_parameter, owner_naming_command, spec_options
-from sdckit.cli._outputs import Outputs
+from sdckit.cli._outputs import Outputs, extra_writer
 from sdckit.cli._scale import NAMES as SCALE_NAMES
 from sdckit.cli._scale import (
     Scale,
@@ -56,7 +57,7 @@ class _Commands(dict[str, Any]):
     """The group's commands by name; a method's command is built (its module imported) when it is
     looked up, a placeholder with its short help standing in until then."""
 
-    def __init__(self, commands: dict[str, Any], build: Any) -> None:
+    def __init__(self, commands: Mapping[str, Any], build: Any) -> None:
         super().__init__(commands)
         self._build = build
         self._pending = set(commands)
@@ -67,16 +68,16 @@ class _Commands(dict[str, Any]):
             self._pending.discard(name)
         return super().__getitem__(name)
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         try:
             return self[name]
         except KeyError:
             return default
 
-    def items(self) -> Any:  # type: ignore[override]
+    def items(self) -> Any:
         return [(name, self[name]) for name in self]
 
-    def values(self) -> Any:  # type: ignore[override]
+    def values(self) -> Any:
         return [self[name] for name in self]
 
 
@@ -84,6 +85,8 @@ class MethodGroup(TyperGroup):
     """``sdckit anonymize``: one command per registered method, built when the command line runs it
     (or asks its help), so that the group's help lists the methods from the registry's entries
     without importing their modules."""
+
+    commands: _Commands
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
@@ -98,7 +101,7 @@ class MethodGroup(TyperGroup):
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name, command, rest = super().resolve_command(ctx, args)
-        if command is not None:  # a method's command: built now, to run or to show its help
+        if command is not None and name is not None:  # a method's command: built now, to run or show its help
             command = self.commands[name]
         return name, command, rest
 
@@ -230,7 +233,7 @@ def anonymize(
         stage_json(outputs, summary, document)
         for extra, path in zip(spec.outputs, extras, strict=True):
             if path is not None:
-                outputs.stage(path, lambda temporary, extra=extra: extra.write(release, temporary, data.name))
+                outputs.stage(path, extra_writer(extra, release, data.name))
         try:
             finish(outputs, report, violation, allow_violations)
         finally:

@@ -148,8 +148,9 @@ def _validate(asked: dict) -> None:
 
 def _achieved(result) -> RichTable:
     achieved = RichTable(title="Achieved", title_justify="left")
-    for column, justify in (("model", "left"), ("achieved", "right"), ("violating classes", "right")):
-        achieved.add_column(column, justify=justify)
+    achieved.add_column("model", justify="left")
+    achieved.add_column("achieved", justify="right")
+    achieved.add_column("violating classes", justify="right")
     for r in result.report.results:
         violating = f"{int((~r.passes).sum()):,}" if r.model in result.required else "-"
         achieved.add_row(r.model, f"{r.worst():.4g}", violating)

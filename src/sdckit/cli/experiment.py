@@ -216,10 +216,10 @@ def _slicing_run(o: dict[str, Any]) -> None:
     }  # fmt: skip
     if o["study"]:
         experiment.check_attributes(table, o["sensitive"], min(sizes), o["beta"], source=str(data))
-        result = experiment.slicing_study(table, sizes=sizes, readings_columns=readings_columns, **common)
-        figures = experiment.study_summary(result, elapsed_seconds=time.perf_counter() - started)
-        write = lambda folder: experiment.write_slicing_study(result, folder, name=data.name)  # noqa: E731
-        shown: Any = _study_table(result, data.name)
+        study = experiment.slicing_study(table, sizes=sizes, readings_columns=readings_columns, **common)
+        figures = experiment.study_summary(study, elapsed_seconds=time.perf_counter() - started)
+        write = lambda folder: experiment.write_slicing_study(study, folder, name=data.name)  # noqa: E731
+        shown: Any = _study_table(study, data.name)
     else:
         size = o["sensitive_column_size"]
         experiment.check_attributes(table, o["sensitive"], size, o["beta"], source=str(data))

@@ -437,7 +437,7 @@ def _compare_routes(
     async def run_compare(request: Request) -> RedirectResponse:
         fields = await _form(request)
         one = _one(fields)
-        options = {
+        options: dict[str, Any] = {
             "risk": fields.get("risk", []),
             "utility": fields.get("utility", []),
             "risk_axis": one.get("risk-axis", "linkage"),

@@ -64,7 +64,7 @@ def histogram_svg(bins: Mapping[str, Any], threshold: float | None) -> str:
             f'text-anchor="end">{10**power:,}</text>'
         )
     side = threshold_side(bins, threshold)
-    if side is not None:
+    if side is not None and threshold is not None:  # a side implies a threshold
         # a threshold off the axis is drawn at the edge it lies beyond, and says so
         at = x(threshold) if side == "inside" else (LEFT if side == "left" else LEFT + plot_w)
         note = {"left": " (below every risk)", "right": " (above every risk)"}.get(side, "")

@@ -87,11 +87,14 @@ class Jobs:
         self.jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
         methods = multiprocessing.get_all_start_methods()
-        self._context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        self._context: multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext
         if "forkserver" in methods:
+            self._context = multiprocessing.get_context("forkserver")
             self._context.set_forkserver_preload(["sdckit.ui.worker"])
             if warm_up:
                 threading.Thread(target=self._warm_up, daemon=True).start()
+        else:
+            self._context = multiprocessing.get_context("spawn")
 
     @staticmethod
     def _warm_up() -> None:

@@ -17,7 +17,8 @@ import json
 import os
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,13 @@ def _inputs(payload: dict[str, Any]) -> tuple[Any, Any]:
     return config, config.read(payload["data"])
 
 
+def _options_of(fields: Mapping[str, Any]) -> Callable[[str], str]:
+    """How a parameter of a measure with ``fields`` is spelled to the user: its option."""
+    from sdckit.params import option_name
+
+    return lambda name: option_name(name, fields.get(name))
+
+
 def _skipping(skipped: dict[str, str], name: str, run: Callable[[], Any]) -> Any:
     """``run()``, or None with the reason in ``skipped`` when the data does not allow it."""
     try:
@@ -105,7 +113,6 @@ def measure(payload: dict[str, Any], folder: Path, reporter: Reporter) -> dict[s
     from sdckit.evaluate.plots import risk_bins
     from sdckit.measures import measure_spec, run_measure
     from sdckit.models.check import verdict
-    from sdckit.params import option_name
     from sdckit.risk.identifiers import identifier_column, with_identifiers
 
     config, table = _inputs(payload)
@@ -115,13 +122,9 @@ def measure(payload: dict[str, Any], folder: Path, reporter: Reporter) -> dict[s
     for name in ("combined", "reidentification"):
         spec = measure_spec(name)
         fields = spec.params.model_fields
-        params = spec.params.parse(
-            payload["params"].get(name, {}), spell=lambda n, f=fields: option_name(n, f.get(n)), method=name
-        )
+        params = spec.params.parse(payload["params"].get(name, {}), spell=_options_of(fields), method=name)
         reporter.stage(f"risk {name}")
-        result = _skipping(
-            skipped, name, lambda s=spec, p=params: run_measure(s, table, params=p, context=context)
-        )
+        result = _skipping(skipped, name, partial(run_measure, spec, table, params=params, context=context))
         if result is None:
             continue
         # The riskiest records with the identifier's value, when the configuration has one.
