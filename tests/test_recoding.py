@@ -25,12 +25,14 @@ from hypothesis import strategies as st
 from pycanon import anonymity as pycanon
 
 from conftest import make_table
+from sdckit.anonymize._lattice_search import Search, bounded_search
 from sdckit.anonymize.recoding import (
     CLASS_FREE_BOUND,
+    GeneralizeFigures,
     full_domain_generalization,
     release_metrics,
-    top_bottom_coding,
 )
+from sdckit.anonymize.top_bottom_coding import TopBottomFigures, top_bottom_coding
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.models import (
@@ -63,6 +65,11 @@ TOL = 1e-9
 # ------------------------------------------------------------------------------------------------
 # Independent re-checks of a release
 # ------------------------------------------------------------------------------------------------
+
+
+def searched(release):
+    """What the search of a generalize release did (its figures' ``search``)."""
+    return release.figures_as(GeneralizeFigures).search
 
 
 def label_maps(hierarchy: Hierarchy) -> list[dict[str, str]]:
@@ -243,7 +250,7 @@ def test_adult_k5_loss_matches_arx(adult):
     assert int(release.class_sizes().min()) == 69
     assert release.n_suppressed == 0
     assert not release.heuristic
-    assert release.search["metric_value"] == pytest.approx(release_metrics(release)["loss"], abs=1e-12)
+    assert searched(release)["metric_value"] == pytest.approx(release_metrics(release)["loss"], abs=1e-12)
     assert_release_satisfies(release, frame, hierarchies, [KAnonymity(5)], 0.0)
 
 
@@ -264,7 +271,7 @@ def test_adult_entropy_is_arx_non_monotonic_non_uniform_entropy(adult):
     )
     # ARX's optimum and ARX's score there (sdckit's former root-charging form gave 182,303.97762246596).
     assert tuple(release.levels[c] for c in ARX_EIGHT) == (0, 0, 1, 1, 2, 2, 2, 0)
-    assert release.search["metric_value"] == pytest.approx(180_132.40848244698, rel=1e-13)
+    assert searched(release)["metric_value"] == pytest.approx(180_132.40848244698, rel=1e-13)
     metrics = release_metrics(release)
     assert metrics["entropy"] == pytest.approx(180_132.40848244698, rel=1e-13)
     # The monotone form leaves out the suppressed records' term, which is > 0 here.
@@ -284,7 +291,7 @@ def test_adult_aecs_arx_is_arx_average_class_size(adult):
     assert tuple(release.levels[c] for c in ARX_EIGHT) == (1, 0, 1, 2, 0, 2, 2, 0)
     n_kept_classes = release.n_classes
     assert n_kept_classes == 829 and release.n_suppressed > 0  # 829 kept classes + 1 for the suppressed
-    assert release.search["metric_value"] == 30_162 / 830  # 36.3398
+    assert searched(release)["metric_value"] == 30_162 / 830  # 36.3398
     # sdckit's own AECS (kept records over kept classes) differs there, which is why the optima differed.
     metrics = release_metrics(release)
     assert metrics["aecs"] == pytest.approx((30_162 - release.n_suppressed) / 829)
@@ -474,12 +481,12 @@ def test_search_equals_exhaustive_search_and_brute_force(problem):
             assert satisfying, where
             slow = full_domain_generalization(table, models, exhaustive=True, **arguments)
             assert fast.levels == slow.levels, where
-            assert fast.search["metric_value"] == slow.search["metric_value"], where
+            assert searched(fast)["metric_value"] == searched(slow)["metric_value"], where
             assert fast.n_suppressed == slow.n_suppressed, where
             assert not fast.heuristic and not slow.heuristic
             # The brute-force optimum, and the release is among the nodes reaching it.
             best = min(values[metric] for _, _, values in satisfying)
-            value = fast.search["metric_value"]
+            value = searched(fast)["metric_value"]
             assert value == pytest.approx(best, rel=1e-9, abs=1e-9), where
             levels = tuple(fast.levels[name] for name in names)
             node = next(node for node in nodes if node[0] == levels)
@@ -588,20 +595,19 @@ def test_pruned_search_with_any_suppression_limit_equals_exhaustive_search(probl
         return
     slow = full_domain_generalization(table, models, exhaustive=True, **arguments)
     assert fast.levels == slow.levels
-    assert fast.search["metric_value"] == slow.search["metric_value"]
+    assert searched(fast)["metric_value"] == searched(slow)["metric_value"]
     assert fast.n_suppressed == slow.n_suppressed
     if metric in CLASS_FREE_BOUND:
         # The bounded search evaluates a node at most once (the top node's check is reused).
-        assert fast.search["evaluations"] <= fast.search["lattice_size"]
+        assert searched(fast)["evaluations"] <= searched(fast)["lattice_size"]
 
 
 @settings(max_examples=30)
 @given(problems(), st.sampled_from(["loss", "entropy", "entropy_monotone", "ncp", "gcp", "precision"]))
 def test_level_bounds_of_the_whole_lattice_are_each_nodes_bound(problem, metric):
-    from sdckit.anonymize.recoding import _Search
 
     frame, names, hierarchies, models = problem
-    search = _Search(
+    search = Search(
         Table.from_frame(frame.drop("id")), names, [hierarchies[n] for n in names], models, 0.1, metric, None
     )
     bounds = search.level_bounds()
@@ -613,14 +619,13 @@ def test_level_bounds_of_the_whole_lattice_are_each_nodes_bound(problem, metric)
 @settings(max_examples=30)
 @given(problems(), st.sampled_from(CLASS_FREE_BOUND), st.booleans())
 def test_value_of_a_node_with_nothing_suppressed_skips_its_classes_bit_for_bit(problem, metric, weighted):
-    # _Search.value does not compute the classes of a node that suppresses nothing when the metric's
+    # Search.value does not compute the classes of a node that suppresses nothing when the metric's
     # bound depends on the levels only: the value must be the one from the node's own view.
-    from sdckit.anonymize.recoding import _Search
 
     frame, names, hierarchies, models = problem
     weights = np.random.default_rng(frame.height).uniform(0.5, 2.0, frame.height) if weighted else None
     table = Table.from_frame(frame.drop("id"))
-    search = _Search(table, names, [hierarchies[n] for n in names], models, 0.0, metric, weights)
+    search = Search(table, names, [hierarchies[n] for n in names], models, 0.0, metric, weights)
     for node in search.order():
         result = search.evaluate(search.levels_of(int(node)))
         if result.passes.all():
@@ -632,14 +637,13 @@ def test_value_of_a_node_with_nothing_suppressed_skips_its_classes_bit_for_bit(p
 def test_compiled_k_only_evaluation_equals_the_general_one(problem, limit, weighted):
     # Under k-anonymity alone a node is evaluated by one compiled call: every node, evaluated in the
     # same order (so with the same roll-up sources), must come out as from the general path.
-    from sdckit.anonymize.recoding import _Search
 
     frame, names, hierarchies, _ = problem
     table = Table.from_frame(frame.drop("id"))
     k = 1 + frame.height % 5
     weights = np.random.default_rng(frame.height).uniform(0.5, 2.0, frame.height) if weighted else None
     searches = [
-        _Search(table, names, [hierarchies[n] for n in names], [KAnonymity(k)], limit, "loss", weights)
+        Search(table, names, [hierarchies[n] for n in names], [KAnonymity(k)], limit, "loss", weights)
         for _ in range(2)
     ]
     assert searches[0]._fast_k
@@ -659,22 +663,21 @@ def test_compiled_k_only_evaluation_equals_the_general_one(problem, limit, weigh
 @settings(max_examples=60)
 @given(problems(), st.sampled_from(["loss", "ncp", "entropy", "precision"]), st.integers(1, 8))
 def test_compiled_walk_equals_the_python_loop(problem, metric, k):
-    # Without suppression, under k alone, _bounded_search runs as one compiled loop
+    # Without suppression, under k alone, bounded_search runs as one compiled loop
     # (_kernels_lattice.bounded_walk_k): the same nodes evaluated and tagged, in the same order (so the same
     # roll-ups), the same optimum, as the Python loop.
-    from sdckit.anonymize.recoding import _bounded_search, _Search
 
     frame, names, hierarchies, _ = problem
     table = Table.from_frame(frame.drop("id"))
     runs = []
     for compiled in (True, False):
-        search = _Search(table, names, [hierarchies[n] for n in names], [KAnonymity(k)], 0.0, metric, None)
+        search = Search(table, names, [hierarchies[n] for n in names], [KAnonymity(k)], 0.0, metric, None)
         assert search.walks_compiled()
         if not compiled:
             search.walks_compiled = lambda: False
         top = search.evaluate(search.max_levels.tolist())
         assume(top.satisfied)
-        best, statistics = _bounded_search(search, None, {}, top)
+        best, statistics = bounded_search(search, None, {}, top)
         runs.append((best.node.levels, best.value, statistics, search.evaluations, search.rolled_up))
         node = best.node
         assert np.array_equal(node.classes, search.classes(node.levels)[0])
@@ -685,7 +688,6 @@ def test_compiled_walk_equals_the_python_loop(problem, metric, k):
 def test_compiled_walk_on_a_large_lattice_returns_for_progress_and_equals_the_python_loop(seed):
     # 6 attributes of 27 leaves, 4 levels each: 4,096 nodes and more than 64 evaluations, so the
     # compiled walk also returns every 64 evaluations (progress, Ctrl-C) and resumes where it was.
-    from sdckit.anonymize.recoding import _bounded_search, _Search
 
     rng = np.random.default_rng(seed)
     names = [f"a{j}" for j in range(6)]
@@ -697,13 +699,13 @@ def test_compiled_walk_on_a_large_lattice_returns_for_progress_and_equals_the_py
     )
     runs = []
     for compiled in (True, False):
-        search = _Search(Table.from_frame(frame), names, hierarchies, [KAnonymity(3)], 0.0, "loss", None)
+        search = Search(Table.from_frame(frame), names, hierarchies, [KAnonymity(3)], 0.0, "loss", None)
         assert search.walks_compiled()
         if not compiled:
             search.walks_compiled = lambda: False
         top = search.evaluate(search.max_levels.tolist())
         reports: list[int] = []
-        best, statistics = _bounded_search(
+        best, statistics = bounded_search(
             search, lambda done, _, reports=reports: reports.append(done), {}, top
         )
         assert search.evaluations > 64 and reports  # progress reported along the way
@@ -743,13 +745,13 @@ def test_top_bottom_coding_by_hand():
     release = top_bottom_coding(Table.from_frame(frame), "income", bottom=5, top=15, top_value=99)
     assert release.table.data.get_column("income").to_list() == [5.0, 5.0, 10.0, 15.0, 99.0, None, 5.0]
     assert release.table.data.get_column("g").to_list() == list("abcdefg")
-    assert release.parameters["changed_records"] == 3  # 1 -> 5, 20 -> 99, 3 -> 5
+    assert release.figures_as(TopBottomFigures).changed_records == 3  # 1 -> 5, 20 -> 99, 3 -> 5
     assert release.method == "top-bottom-coding"
     assert release.n_suppressed == 0
 
     only_top = top_bottom_coding(Table.from_frame(frame), "income", top=10)
     assert only_top.table.data.get_column("income").to_list() == [1.0, 5.0, 10.0, 10.0, 10.0, None, 3.0]
-    assert only_top.parameters["changed_records"] == 2
+    assert only_top.figures_as(TopBottomFigures).changed_records == 2
     only_bottom = top_bottom_coding(Table.from_frame(frame), "income", bottom=4, bottom_value=0)
     assert only_bottom.table.data.get_column("income").to_list() == [0.0, 5.0, 10.0, 15.0, 20.0, None, 0.0]
 
@@ -759,8 +761,15 @@ def test_top_bottom_coding_by_hand():
     [
         (dict(attribute="g", top=1), ["numeric", "g"]),
         (dict(attribute="nope", top=1), ["nope"]),
-        (dict(attribute="income"), ["bottom or a top"]),
-        (dict(attribute="income", bottom=10, top=5), ["bottom 10", "top 5"]),
+        (dict(attribute="income"), ["top-bottom-coding needs bottom or top"]),
+        (
+            dict(attribute="income", bottom=10, top=5),
+            ["top-bottom-coding needs bottom at most top, got 10 > 5"],
+        ),
+        (
+            dict(attribute="income", top=5, bottom_value=0),
+            ["top-bottom-coding takes bottom_value only with bottom"],
+        ),
     ],
 )
 def test_top_bottom_coding_bad_input(arguments, words):
@@ -800,7 +809,7 @@ def test_small_example_is_sane():
     # (zip 0, age 1) leaves (479, [20,30[) with one record; (47*, age 0) gives four classes of two
     # records with two diseases each: Loss sqrt(1 + 1) - 1, as (zip 0, age *) which is higher.
     assert release.levels == {"zip": 1, "age": 0}
-    assert release.search["metric_value"] == pytest.approx(math.sqrt(2) - 1)
+    assert searched(release)["metric_value"] == pytest.approx(math.sqrt(2) - 1)
     assert sorted(release.class_sizes().tolist()) == [2, 2, 2, 2]
     assert_release_satisfies(release, SMALL, {"zip": ZIP, "age": AGE}, models, 0.0)
 
@@ -872,15 +881,33 @@ def test_t_outside_0_1(t):
         TCloseness("disease", t)
 
 
-@pytest.mark.parametrize("limit", [-0.1, 1.5, 2, math.nan, True])
-def test_suppression_limit_outside_0_1(limit):
-    with pytest.raises(ConfigError, match=r"suppression limit must be in \[0, 1\]"):
+@pytest.mark.parametrize(
+    ("limit", "rule"),
+    [
+        (-0.1, "must be greater than or equal to 0, got -0.1"),
+        (1.5, "must be less than or equal to 1, got 1.5"),
+        (2, "must be less than or equal to 1, got 2"),
+        (math.nan, "must be a finite number, got nan"),
+        (True, r"must be a number in \[0, 1\], got True"),
+    ],
+)
+def test_suppression_limit_outside_0_1(limit, rule):
+    # The rule of GeneralizeParams' field, which full_domain_generalization's settings share.
+    with pytest.raises(ConfigError, match=rf"^suppression_limit {rule}$"):
         generalize([KAnonymity(2)], suppression_limit=limit)
 
 
 def test_unknown_metric():
-    with pytest.raises(ConfigError, match=r"metric must be one of loss.*got 'utility'"):
+    with pytest.raises(
+        ConfigError, match=r"^metric must be 'loss', 'ncp', .* or 'entropy_monotone', got 'utility'$"
+    ):
         generalize([KAnonymity(2)], metric="utility")
+
+
+@pytest.mark.parametrize("nodes", [0, 2.5, True])
+def test_max_nodes_not_a_positive_whole_number(nodes):
+    with pytest.raises(ConfigError, match=r"^max_nodes must be"):
+        generalize([KAnonymity(2)], max_nodes=nodes)
 
 
 def test_quasi_identifier_without_hierarchy():
@@ -977,7 +1004,7 @@ def test_aecs_does_not_pick_the_release_that_suppresses_everything(exhaustive):
     )
     assert release.n_suppressed == 0
     assert release.levels == {"g": 1}
-    assert release.search["metric_value"] == 2.0
+    assert searched(release)["metric_value"] == 2.0
 
 
 def test_aecs_below_a_full_suppression_limit_is_fine():
@@ -992,7 +1019,7 @@ def test_aecs_below_a_full_suppression_limit_is_fine():
             suppression_limit=limit,
             metric="aecs",
         )
-        assert release.levels == {"g": 1} and release.search["metric_value"] == 2.0
+        assert release.levels == {"g": 1} and searched(release)["metric_value"] == 2.0
 
 
 def test_top_bottom_coding_keeps_whole_numbers_whole():

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from conftest import make_table
 from sdckit.anonymize import recode, sample
-from sdckit.anonymize.recode import read_mapping
+from sdckit.anonymize.recode import RecodeFigures, read_mapping
 from sdckit.anonymize.sampling import SampleFigures
 from sdckit.cli import app
 from sdckit.config import load_config
@@ -150,8 +150,9 @@ def test_recoding_replaces_listed_values_and_passes_the_others_through(tmp_path)
     ]
     assert release.table.schema["age"].kind is Kind.CATEGORICAL
     assert data["sex"].to_list() == [{"M": "1", "F": "2"}[v] for v in frame["sex"]]
-    assert release.search["changed"] == {"region": 8, "age": frame["age"].is_in([20, 21]).sum(), "sex": 88}
-    assert release.search["unused"] == {"region": [], "age": [], "sex": []}
+    figures = release.figures_as(RecodeFigures)
+    assert figures.changed == {"region": 8, "age": frame["age"].is_in([20, 21]).sum(), "sex": 88}
+    assert figures.unused == {"region": [], "age": [], "sex": []}
 
 
 def test_a_numeric_attribute_mapped_to_numbers_stays_numeric(tmp_path):

@@ -31,11 +31,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdckit.anonymize._recoding_transform import AppliedGeneralizeFigures, AppliedTopBottomFigures
 from sdckit.anonymize.local_suppression import local_suppression
 from sdckit.anonymize.mondrian import mondrian
-from sdckit.anonymize.recoding import full_domain_generalization, release_metrics, top_bottom_coding
+from sdckit.anonymize.recoding import full_domain_generalization, release_metrics
 from sdckit.anonymize.release import Release
-from sdckit.anonymize.transform import apply_transformation, export_mappings, transformation_of
+from sdckit.anonymize.top_bottom_coding import top_bottom_coding
+from sdckit.anonymize.transform import (
+    RecordedParams,
+    apply_transformation,
+    export_mappings,
+    transformation_of,
+)
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.io import write_table
@@ -163,9 +170,12 @@ def test_generalize_reproduced_with_suppressed_records(tmp_path: Path) -> None:
     assert_same_release(applied, release, tmp_path)
     assert applied.table.data.row(8) == ("*", "*", "i")
     assert applied.levels == release.levels
-    assert applied.parameters["applied"] is True
+    # The applied release carries the parameters the transformation records, as recorded.
+    assert isinstance(applied.params, RecordedParams)
+    assert applied.params.recorded() == transformation["parameters"]
+    assert transformation_of(applied)["parameters"] == {**transformation["parameters"], "applied": True}
     assert release_metrics(applied) == pytest.approx(release_metrics(release))
-    assert applied.search["unknown"] == {"zip": 0, "age": 0}
+    assert applied.figures_as(AppliedGeneralizeFigures).unknown == {"zip": 0, "age": 0}
 
 
 def test_generalize_at_higher_levels_is_reproduced(tmp_path: Path) -> None:
@@ -198,7 +208,8 @@ def test_top_bottom_coding_reproduced(tmp_path: Path) -> None:
     }
     applied = apply_transformation(table, transformation)
     assert_same_release(applied, release, tmp_path)
-    assert applied.parameters["changed_records"] == 3
+    assert applied.figures_as(AppliedTopBottomFigures).changed_records == 3
+    assert applied.params.recorded() == transformation["parameters"]
     # New data: every number is covered.
     new = Table.from_frame(pl.DataFrame({"income": [-100.0, 7.5, 1e9], "g": ["x", "y", "z"]}))
     assert apply_transformation(new, transformation).table.data.get_column("income").to_list() == [
@@ -343,8 +354,9 @@ def test_generalize_suppress_variant_counts() -> None:
     )
     new = Table(frame, generalize_table().schema)
     applied = apply_transformation(new, transformation, unknown="suppress")
-    assert applied.search["unknown"] == {"zip": 1, "age": 1}
-    assert applied.search["learnt_suppressed"] == 1  # (480, 35), as learnt
+    figures = applied.figures_as(AppliedGeneralizeFigures)
+    assert figures.unknown == {"zip": 1, "age": 1}
+    assert figures.learnt_suppressed == 1  # (480, 35), as learnt
     assert applied.suppressed_records.tolist() == [False, True] + [False] * 6 + [True, True]
     assert applied.table.data.get_column("zip").cast(pl.String).to_list()[1] == "*"
     assert applied.table.data.row(9) == ("*", "*", "j")

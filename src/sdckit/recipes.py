@@ -361,6 +361,7 @@ def applied_figures(release: Any, learnt: Learnt) -> tuple[dict[str, Any], str |
     """Figures of a transformation re-applied to new data: what the learnt step's privacy models
     achieve there, and what they miss (None when all pass)."""
     from sdckit.anonymize.base import achieved, cell_figures, class_figures, unmet
+    from sdckit.anonymize.release import AppliedFigures
 
     params = learnt.step.params
     figures: dict[str, Any] = {
@@ -369,7 +370,13 @@ def applied_figures(release: Any, learnt: Learnt) -> tuple[dict[str, Any], str |
         "recipe": {**learnt.recipe, "applied_to": fingerprint(release.original)},
         **class_figures(release),
         **cell_figures(release),
-        "unknown": release.search.get("unknown"),
+        # per attribute, the records suppressed for uncovered values; null for a coding that covers
+        # every value (top and bottom coding, recoding: no entries)
+        "unknown": (
+            (release.figures.unknown or None)
+            if isinstance(release.figures, AppliedFigures)
+            else release.search.get("unknown")
+        ),
     }
     violation = None
     if hasattr(params, "privacy_models"):

@@ -20,9 +20,9 @@ from sdckit.anonymize.base import METHODS, Context, MethodSpec, run_method
 _LAZY = {
     "Release": "release",
     "GeneralizeParams": "recoding",
-    "TopBottomCodingParams": "recoding",
+    "TopBottomCodingParams": "top_bottom_coding",
     "full_domain_generalization": "recoding",
-    "top_bottom_coding": "recoding",
+    "top_bottom_coding": "top_bottom_coding",
     "MondrianParams": "mondrian",
     "mondrian": "mondrian",
     "LocalSuppressionParams": "local_suppression",

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from sdckit.anonymize.base import Transformation
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.release import AppliedFigures, Release
 from sdckit.anonymize.transform import (
+    RecordedParams,
     _dropped,
     _hierarchy,
     _hierarchy_rows,
@@ -23,6 +25,7 @@ from sdckit.anonymize.transform import (
     _plain,
     _released_table,
     _uncovered,
+    recorded_params,
 )
 from sdckit.errors import ConfigError, location
 from sdckit.frequency import extend_keys, initial_keys
@@ -31,12 +34,40 @@ from sdckit.labels import above_label, at_least_label, at_most_label, below_labe
 from sdckit.table import Table, value_strings
 from sdckit.utility.base import GeneralizationView
 
+
+@dataclass(frozen=True)
+class AppliedGeneralizeFigures(AppliedFigures):
+    """A generalize transformation applied to new data: besides ``unknown``, ``learnt_suppressed``
+    counts the records suppressed for a learnt suppressed combination."""
+
+    learnt_suppressed: int = 0
+
+
+@dataclass(frozen=True)
+class AppliedTopBottomFigures(AppliedFigures):
+    """A top and bottom coding applied to new data: the records whose value was coded (every number
+    is covered, so ``unknown`` stays empty)."""
+
+    changed_records: int = 0
+
+
+@dataclass(frozen=True)
+class AppliedRecodeFigures(AppliedFigures):
+    """A global recoding applied to new data: as :class:`sdckit.anonymize.recode.RecodeFigures` (every
+    value is covered, so ``unknown`` stays empty)."""
+
+    mapping: dict[str, dict[str, str]] = field(default_factory=dict)
+    changed: dict[str, int] = field(default_factory=dict)
+    unused: dict[str, list[str]] = field(default_factory=dict)
+
+
 # Full-domain generalization
 
 
 def learn_generalize(release: Release) -> dict[str, Any]:
-    """The levels, mappings, hierarchies and learnt suppressed combinations of a generalize release."""
-    from sdckit.anonymize.recoding import SUPPRESSED
+    """The parameters, levels, mappings, hierarchies and learnt suppressed combinations of a generalize
+    release."""
+    from sdckit.anonymize.recoding import SUPPRESSED, GeneralizeFigures
 
     if release.levels is None:
         raise ConfigError("this generalize release has no levels to re-apply")
@@ -62,7 +93,18 @@ def learn_generalize(release: Release) -> dict[str, Any]:
         nodes = hierarchy.codes[leaves[release.suppressed_records], level]
         category_columns[name] = pl.Series(name, labels[nodes].tolist(), dtype=pl.String)
     suppressed = pl.DataFrame(category_columns).unique(maintain_order=True).rows()
-    return {"attributes": attributes, "suppressed": [list(row) for row in suppressed]}
+    if isinstance(release.params, RecordedParams):
+        parameters = {**release.params.recorded(), "applied": True}
+    else:
+        figures = release.figures_as(GeneralizeFigures)
+        parameters = {
+            "models": list(figures.models),
+            "suppression_limit": figures.suppression_limit,
+            "metric": figures.metric,
+            "quasi_identifiers": names,
+        }
+    body = {"attributes": attributes, "suppressed": [list(row) for row in suppressed]}
+    return {"parameters": parameters, **body}
 
 
 def apply_generalize(
@@ -170,24 +212,23 @@ def apply_generalize(
             suppressed_cells[:, j] |= leaves[:, j] == hierarchies[j].missing_leaf
     penalty[suppressed] = 1.0
     view = _generalization_view(names, hierarchies, levels, leaves[known], dense[known], suppressed[known])
-    parameters = {**transformation.get("parameters", {}), "applied": True}
     return Release(
         table=_released_table(table, columns, _dropped(table, transformation)),
         original=table,
         method="generalize",
-        parameters=parameters,
         quasi_identifiers=tuple(names),
         suppressed_records=suppressed,
         classes=classes,
         levels=dict(zip(names, levels, strict=True)),
         hierarchies=dict(zip(names, hierarchies, strict=True)),
         view=view,
-        search={
-            "unknown": {name: int(np.count_nonzero(leaves[:, j] < 0)) for j, name in enumerate(names)},
-            "learnt_suppressed": int(np.count_nonzero(learnt)),
-        },
         cell_penalty=penalty,
         suppressed_cells=suppressed_cells,
+        params=recorded_params(transformation),
+        figures=AppliedGeneralizeFigures(
+            unknown={name: int(np.count_nonzero(leaves[:, j] < 0)) for j, name in enumerate(names)},
+            learnt_suppressed=int(np.count_nonzero(learnt)),
+        ),
     )
 
 
@@ -244,8 +285,23 @@ def export_generalize(transformation: Mapping[str, Any]) -> list[tuple[str, pl.D
 
 
 def learn_top_bottom(release: Release) -> dict[str, Any]:
-    """The thresholds and replacement values of a top and bottom coding release."""
-    parameters = release.parameters
+    """The parameters, thresholds and replacement values of a top and bottom coding release."""
+    from sdckit.anonymize.top_bottom_coding import TopBottomFigures
+
+    if isinstance(release.params, RecordedParams):
+        recorded = release.params.recorded()
+        changed = release.figures_as(AppliedTopBottomFigures).changed_records
+        parameters = {**recorded, "changed_records": changed, "applied": True}
+    else:
+        figures = release.figures_as(TopBottomFigures)
+        parameters = {
+            "attribute": release.params.attribute,
+            "bottom": release.params.bottom,
+            "top": release.params.top,
+            "bottom_value": figures.bottom_value,
+            "top_value": figures.top_value,
+            "changed_records": figures.changed_records,
+        }
     bottom, top = parameters["bottom"], parameters["top"]
     spec = {
         "bottom": _plain(bottom),
@@ -253,14 +309,14 @@ def learn_top_bottom(release: Release) -> dict[str, Any]:
         "bottom_value": _plain(parameters.get("bottom_value", bottom)),
         "top_value": _plain(parameters.get("top_value", top)),
     }
-    return {"attributes": {parameters["attribute"]: spec}}
+    return {"parameters": parameters, "attributes": {parameters["attribute"]: spec}}
 
 
 def apply_top_bottom(
     table: Table, transformation: Mapping[str, Any], names: list[str], unknown: str
 ) -> Release:
     """``table`` coded with the learnt thresholds (every number is covered: ``unknown`` is not used)."""
-    from sdckit.anonymize.recoding import top_bottom_release
+    from sdckit.anonymize.top_bottom_coding import top_bottom_release
 
     if len(names) != 1:
         raise ConfigError("malformed transformation: top and bottom coding codes one attribute")
@@ -274,7 +330,9 @@ def apply_top_bottom(
         )
     bottom, top = spec["bottom"], spec["top"]
     bottom_value, top_value = spec["bottom_value"], spec["top_value"]
-    return top_bottom_release(table, attribute, bottom, top, bottom_value, top_value, applied=True)
+    release, changed = top_bottom_release(table, attribute, bottom, top, bottom_value, top_value)
+    figures = AppliedTopBottomFigures(changed_records=changed)
+    return dataclasses.replace(release, params=recorded_params(transformation), figures=figures)
 
 
 def export_top_bottom(transformation: Mapping[str, Any]) -> list[tuple[str, pl.DataFrame]]:
@@ -312,18 +370,23 @@ def _top_bottom_rows(spec: Mapping[str, Any]) -> pl.DataFrame:
 
 
 def learn_recode(release: Release) -> dict[str, Any]:
-    """The mapping of every recoded attribute."""
-    return {
-        "attributes": {
-            name: {"mapping": dict(mapping)} for name, mapping in release.parameters["mapping"].items()
-        }
-    }
+    """The parameters and the mapping of every recoded attribute."""
+    from sdckit.anonymize.recode import RecodeFigures
+
+    if isinstance(release.params, RecordedParams):
+        mapping = release.figures_as(AppliedRecodeFigures).mapping
+        parameters = {**release.params.recorded(), "applied": True}
+    else:
+        mapping = release.figures_as(RecodeFigures).mapping
+        parameters = {"mapping": {name: dict(values) for name, values in mapping.items()}}
+    attributes = {name: {"mapping": dict(values)} for name, values in mapping.items()}
+    return {"parameters": parameters, "attributes": attributes}
 
 
 def apply_recode(table: Table, transformation: Mapping[str, Any], names: list[str], unknown: str) -> Release:
     """``table`` recoded with the learnt mappings (values they do not list pass through: ``unknown`` is
     not used)."""
-    from sdckit.anonymize.recode import recode
+    from sdckit.anonymize.recode import RecodeFigures, recode
 
     mapping = {}
     for name in names:
@@ -333,10 +396,12 @@ def apply_recode(table: Table, transformation: Mapping[str, Any], names: list[st
         mapping[name] = {str(source): str(target) for source, target in values.items()}
     release = recode(table, mapping)
     dropped = [name for name in _dropped(table, transformation) if name in release.table.data.columns]
+    figures = release.figures_as(RecodeFigures)
     return dataclasses.replace(
         release,
         table=_released_table(release.table, [], dropped),
-        parameters={**release.parameters, "applied": True},
+        params=recorded_params(transformation),
+        figures=AppliedRecodeFigures(mapping=figures.mapping, changed=figures.changed, unused=figures.unused),
     )
 
 

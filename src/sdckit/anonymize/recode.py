@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,8 +25,8 @@ import polars as pl
 from pydantic import Field
 
 from sdckit.anonymize._recoding_transform import RECODE
-from sdckit.anonymize.base import register_method
-from sdckit.anonymize.release import Release, without_identifiers
+from sdckit.anonymize.base import register_method, run_method
+from sdckit.anonymize.release import Figures, Release, without_identifiers
 from sdckit.context import Context
 from sdckit.errors import ConfigError
 from sdckit.params import MethodParams
@@ -116,10 +117,60 @@ def recoded_column(column: pl.Series, mapping: Mapping[str, str]) -> pl.Series:
     return replaced.alias(column.name)
 
 
-def recode(table: Table, mapping: Mapping[str, Mapping[str, str]]) -> Release:
-    """Global recoding: every attribute of ``mapping`` recoded with :func:`recoded_column`.
-    ``Release.search`` counts the changed values per attribute and lists the listed values that do
+class RecodeParams(MethodParams):
+    """Parameters of global recoding (``sdckit anonymize recode``)."""
+
+    # A file on the command line and in recipes; the mapping itself from Python (recode()).
+    mapping: Annotated[
+        Path | dict[str, dict[str, str]],
+        Field(description="Mapping file: CSV attribute,from,to or YAML {attribute: {from: to}}."),
+    ]
+
+
+@dataclass(frozen=True)
+class RecodeFigures(Figures):
+    """What global recoding did: the mapping applied (read from the file: ``{attribute: {from:
+    to}}``, as text), the values changed per attribute, and per attribute the listed values that do
     not occur in the data."""
+
+    mapping: dict[str, dict[str, str]] = field(default_factory=dict)
+    changed: dict[str, int] = field(default_factory=dict)
+    unused: dict[str, list[str]] = field(default_factory=dict)
+
+
+def recode(table: Table, mapping: Mapping[str, Mapping[str, str]]) -> Release:
+    """Global recoding: every attribute of ``mapping`` recoded with :func:`recoded_column`. The
+    release's figures (:class:`RecodeFigures`) count the changed values per attribute and list the
+    listed values that do not occur in the data."""
+    values = {name: dict(targets) for name, targets in mapping.items()}
+    return run_method("recode", table, {"mapping": values})
+
+
+def _recode_summary(release: Release) -> dict[str, Any]:
+    figures = release.figures_as(RecodeFigures)
+    return {"mapping": figures.mapping, "changed": figures.changed, "unused": figures.unused}
+
+
+def _recode_report(figures: dict[str, Any]) -> list[str]:
+    lines = [f"{name}: {count:,} values recoded" for name, count in figures["changed"].items()]
+    for name, values in figures["unused"].items():
+        if values:
+            shown = ", ".join(values[:5]) + (" ..." if len(values) > 5 else "")
+            lines.append(f"{name}: {len(values)} mapped values do not occur in the data ({shown})")
+    return lines
+
+
+@register_method(
+    "recode",
+    RecodeParams,
+    summary=_recode_summary,
+    help="Global recoding of categories from a mapping file (attribute,from,to).",
+    report=_recode_report,
+    transformation=RECODE,
+    examples={"minimal": {"mapping": "mapping.csv"}},
+)
+def _run_recode(table: Table, params: RecodeParams, context: Context) -> Release:
+    mapping = read_mapping(params.mapping) if isinstance(params.mapping, Path) else params.mapping
     missing = [name for name in mapping if name not in table.data.columns]
     if missing:
         raise ConfigError(
@@ -146,39 +197,11 @@ def recode(table: Table, mapping: Mapping[str, Mapping[str, str]]) -> Release:
         table=release_table,
         original=table,
         method="recode",
-        parameters={"mapping": {name: dict(values) for name, values in mapping.items()}},
         quasi_identifiers=tuple(mapping),
         suppressed_records=np.zeros(n, dtype=bool),
         classes=np.full(n, -1, dtype=np.int64),
-        search={"changed": changed, "unused": unused},
+        params=params,
+        figures=RecodeFigures(
+            mapping={name: dict(values) for name, values in mapping.items()}, changed=changed, unused=unused
+        ),
     )
-
-
-class RecodeParams(MethodParams):
-    """Parameters of global recoding (``sdckit anonymize recode``)."""
-
-    mapping: Annotated[
-        Path, Field(description="Mapping file: CSV attribute,from,to or YAML {attribute: {from: to}}.")
-    ]
-
-
-def _recode_report(figures: dict[str, Any]) -> list[str]:
-    lines = [f"{name}: {count:,} values recoded" for name, count in figures["changed"].items()]
-    for name, values in figures["unused"].items():
-        if values:
-            shown = ", ".join(values[:5]) + (" ..." if len(values) > 5 else "")
-            lines.append(f"{name}: {len(values)} mapped values do not occur in the data ({shown})")
-    return lines
-
-
-@register_method(
-    "recode",
-    RecodeParams,
-    summary=lambda release: {"mapping": release.parameters["mapping"], **release.search},
-    help="Global recoding of categories from a mapping file (attribute,from,to).",
-    report=_recode_report,
-    transformation=RECODE,
-    examples={"minimal": {"mapping": "mapping.csv"}},
-)
-def _run_recode(table: Table, params: RecodeParams, context: Context) -> Release:
-    return recode(table, read_mapping(params.mapping))

@@ -1,975 +1,130 @@
-"""Global recoding: optimal full-domain generalization, and top and bottom coding.
+"""Optimal full-domain generalization (``sdckit anonymize generalize``).
 
 Full-domain generalization maps every value of a quasi-identifier to the same level of its
 hierarchy. The candidate transformations form a lattice (one level per quasi-identifier); the search
 returns the node that satisfies every privacy model, with at most ``suppression_limit`` of the records
 suppressed (records of the classes that violate a model), and minimizes the chosen utility metric.
-
-The search is exact (Samarati 2001; LeFevre et al. 2005 "Incognito"; Kohlmayer et al. 2012
-"Flash"; ARX's predictive tagging):
-
-* Every node's equivalence classes are computed from the *distinct* quasi-identifier combinations
-  of the data and their counts, generalized by table look-up and grouped with a compiled hash, never
-  by regrouping the records; when an evaluated, more specific node has fewer classes, from its
-  classes instead (ARX's roll-up: each of them lies in one class of the node).
-* A model is monotone when the union of two passing classes passes (every model here, without
-  suppression); with a suppression limit, when the union of a passing class with *any* class passes
-  (``PrivacyModel.monotonic_with_suppression``: k-anonymity and distinct l-diversity, as ARX's
-  ``isMonotonicWithSuppression``), since then a generalization suppresses a subset of the records
-  its specialization suppresses. Every evaluated node tags, through the monotone models, all its
-  generalizations as holding or all its specializations as failing (predictive tagging); a node
-  tagged failing is never evaluated, also when other, non-monotone models are combined with them.
-* For metrics whose lower bound depends on the levels only (loss, ncp, gcp, precision, both
-  entropies) the bound of every node is computed at once; a node whose bound exceeds the best value
-  found is not evaluated (the bound holds for the node and every generalization of it, whatever is
-  suppressed). Without suppression nodes are taken by increasing bound with binary searches along
-  chains; with suppression the lattice is walked top-down (see :func:`_bounded_search`).
-* For dm, dm_star, aecs and aecs_arx the bound needs the classes of a specialization: when the models
-  are monotone the lattice is classified with binary searches along chains; without suppression only
-  the minimal satisfying nodes can be optimal; otherwise a node is evaluated unless the bound at one
-  of its specializations already reaches the best value found.
+The search is exact (Samarati 2001; LeFevre et al. 2005 "Incognito"; Kohlmayer et al. 2012 "Flash";
+ARX's predictive tagging): :mod:`sdckit.anonymize._lattice_search` says how.
 
 Lattices larger than ``max_nodes`` are searched by a clearly labelled greedy heuristic
 (``Release.heuristic``): starting from the original data, raise the level of the attribute whose
 generalization leaves the fewest records to suppress, then the best metric, until the models hold.
+
+Top and bottom coding, the other global recoding of this family, is
+:mod:`sdckit.anonymize.top_bottom_coding`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field
 
-from sdckit import _kernels_lattice
-from sdckit.anonymize._recoding_transform import GENERALIZE, TOP_BOTTOM_CODING
+from sdckit.anonymize._lattice_search import (
+    CLASS_FREE_BOUND,
+    Node,
+    Search,
+    exhaustive_search,
+    heuristic_search,
+    optimum,
+)
+from sdckit.anonymize._recoding_transform import GENERALIZE
 from sdckit.anonymize.base import Context, models_unmet, register_method
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.release import Figures, Release
 from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
-from sdckit.frequency import (
-    class_value_counts,
-    combine_codes,
-    dense_keys,
-    encode,
-    extend_keys,
-    first_of_groups,
-    initial_keys,
-    value_frequencies,
-)
-from sdckit.hierarchy import MISSING_LABEL, Hierarchy, missing_values_refused
+from sdckit.hierarchy import MISSING_LABEL, Hierarchy
 from sdckit.labels import SUPPRESSED
-from sdckit.models import (
-    ClassStatistics,
-    DistinctLDiversity,
-    KAnonymity,
-    PrivacyModel,
-    SensitiveCounts,
-    evaluate_all,
-)
-from sdckit.models.base import TOLERANCE
+from sdckit.models import DistinctLDiversity, KAnonymity, PrivacyModel
 from sdckit.params import Finite, MethodParams, PrivacyModelParams, Whole
 from sdckit.scale import methods as scaled
-from sdckit.table import Role, Schema, Table, undescribed_text_hint
-from sdckit.utility.base import GeneralizationView
-from sdckit.utility.metrics import METRICS, compute_all, loss_per_attribute
+from sdckit.table import Role, Schema, Table
+from sdckit.utility.metrics import compute_all
 
-_SOURCES = 32  # evaluated nodes kept for roll-up
+__all__ = [
+    "CLASS_FREE_BOUND",
+    "SUPPRESSED",
+    "GeneralizeFigures",
+    "GeneralizeParams",
+    "SearchSettings",
+    "full_domain_generalization",
+    "release_metrics",
+]
 
 # Stands for the missing value's node while a released column is an Enum (whose categories cannot be
 # null); no hierarchy label holds a NUL character read from a file.
 _PLACEHOLDER = "\x00missing"
 
-#: Metrics whose lower bound depends on the levels only (not on the classes): the value computed as if
-#: nothing were suppressed.
-CLASS_FREE_BOUND = ("loss", "ncp", "gcp", "precision", "entropy", "entropy_monotone")
 
-
-@dataclass
-class _Combinations:
-    """The distinct quasi-identifier combinations of a table and the sensitive values behind them."""
-
-    leaf_codes: np.ndarray  # (C, d) int32
-    counts: np.ndarray  # (C,) float64
-    record_combination: np.ndarray  # (n,) int32
-    sensitive: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, pl.Series]]
-    n_records: float
-
-
-@dataclass
-class _Node:
-    """One evaluated lattice node.
-
-    The class of each combination is computed on first use: a node rolled up from a more specific
-    one holds the class of each of that node's classes (``class_of``) and that node (``parent``),
-    and its classes are ``class_of[parent.classes]``; most nodes a search evaluates never need them.
-    """
-
-    levels: tuple[int, ...]
-    known_classes: np.ndarray | None  # class of each combination, when computed
-    n_classes: int
-    sizes: np.ndarray  # records per class
-    passes: np.ndarray  # per class: satisfies every model
-    n_suppressed: float
-    satisfied: bool
-    monotone_ok: bool  # the models whose satisfaction is monotone hold within the suppression limit
-    first: np.ndarray | None = None  # the first combination of each class, when computed
-    parent: _Node | None = None
-    class_of: np.ndarray | None = None
-    compute: Callable[[], np.ndarray] | None = None  # the classes from the combinations, if asked
-
-    @property
-    def classes(self) -> np.ndarray:
-        if self.known_classes is None:
-            if self.parent is not None:
-                assert self.class_of is not None
-                self.known_classes = self.class_of[self.parent.classes]
-                self.parent = None  # no longer needed: let it go
-            else:
-                assert self.compute is not None
-                self.known_classes = self.compute()
-                self.compute = None
-        return self.known_classes
-
-    def view(self, problem: _Search, suppress: bool = True) -> GeneralizationView:
-        suppressed = ~self.passes[self.classes] if suppress else np.zeros(len(self.classes), dtype=bool)
-        return GeneralizationView(
-            quasi_identifiers=problem.quasi_identifiers,
-            hierarchies=problem.hierarchies,
-            levels=self.levels,
-            leaf_codes=problem.combinations.leaf_codes,
-            counts=problem.combinations.counts,
-            classes=self.classes,
-            n_classes=self.n_classes,
-            suppressed=suppressed,
-            leaf_frequencies=problem.leaf_frequencies,
-        )
-
-
-def _combinations(
-    table: Table,
-    quasi_identifiers: Sequence[str],
-    hierarchies: Sequence[Hierarchy],
-    sensitive: Sequence[str],
-    weights: np.ndarray | None,
-) -> _Combinations:
-    n = table.n_records
-    # Text columns are looked up in their hierarchy's table of leaves (Hierarchy.text_leaf_codes),
-    # or where that does not apply coded in one parallel select. A column with a -1 (a missing value
-    # or one no leaf covers) there, or a null in the select, goes through Hierarchy.leaf_codes, which
-    # explains it.
-    pairs = list(zip(quasi_identifiers, hierarchies, strict=True))
-    looked_up, selected = {}, []
-    for name, hierarchy in pairs:
-        if table.data.schema[name] == pl.String:
-            codes = hierarchy.text_leaf_codes(table.column(name))
-            if codes is None:
-                selected.append((name, hierarchy))
-            elif not np.any(codes < 0):
-                looked_up[name] = codes
-    coded = table.data.select([h.leaf_code_expression(name) for name, h in selected]) if selected else None
-    leaf_columns = []
-    for name, hierarchy in pairs:
-        if name in looked_up:
-            leaf_columns.append(looked_up[name])
-            continue
-        if coded is not None and name in coded.columns and coded[name].null_count() == 0:
-            leaf_columns.append(np.asarray(coded[name].to_numpy(), dtype=np.int32))
-            continue
-        # Missing values have the hierarchy's missing leaf when it has one (Hierarchy.with_missing).
-        codes = hierarchy.leaf_codes(table.column(name))
-        missing = int(np.count_nonzero(codes < 0))
-        if missing:
-            raise missing_values_refused(table.source, name, missing, "full-domain generalization")
-        leaf_columns.append(codes.astype(np.int32))
-    # One mixed-radix key per record and one grouping.
-    keys, sizes = combine_codes(leaf_columns, [h.n_leaves for h in hierarchies], n)
-    n_combinations = len(sizes)
-    representative = np.empty(n_combinations, dtype=np.int64)
-    representative[keys] = np.arange(n, dtype=np.int64)
-    leaf_codes = (
-        np.stack([codes[representative] for codes in leaf_columns], axis=1)
-        if leaf_columns
-        else np.zeros((n_combinations, 0), dtype=np.int32)
-    )
-    counts = np.bincount(keys, weights=weights, minlength=n_combinations).astype(np.float64)
-    total = float(counts.sum())
-    sensitive_data = {}
-    if sensitive:
-        encoding = encode(table.data, list(sensitive))
-        for j, name in enumerate(sensitive):
-            codes = encoding.codes[j].astype(np.int64)
-            n_values = encoding.cardinalities[j]
-            categories = encoding.categories[j]
-            if encoding.has_missing[j]:
-                # A missing sensitive value is a value of its own.
-                codes = np.where(codes < 0, n_values, codes)
-                n_values += 1
-                categories = pl.concat([categories, pl.Series([None], dtype=categories.dtype)])
-            pair = keys.astype(np.int64) * n_values + codes
-            unique_pairs, inverse = np.unique(pair, return_inverse=True)
-            pair_counts = np.bincount(inverse, weights=weights, minlength=len(unique_pairs)).astype(
-                np.float64
-            )
-            overall = np.bincount(codes, weights=weights, minlength=n_values).astype(np.float64) / total
-            sensitive_data[name] = (
-                unique_pairs // n_values,
-                (unique_pairs % n_values).astype(np.int32),
-                pair_counts,
-                n_values,
-                overall,
-                categories,
-            )
-    return _Combinations(leaf_codes, counts, keys, sensitive_data, total)
-
-
-class _Search:
-    """The lattice of a full-domain generalization problem and the evaluation of its nodes."""
-
-    def __init__(
-        self,
-        table: Table,
-        quasi_identifiers: Sequence[str],
-        hierarchies: Sequence[Hierarchy],
-        models: Sequence[PrivacyModel],
-        suppression_limit: float,
-        metric: str,
-        weights: np.ndarray | None,
-    ) -> None:
-        self.quasi_identifiers = tuple(quasi_identifiers)
-        self.hierarchies = tuple(hierarchies)
-        self.models = list(models)
-        # The models whose satisfaction within the limit is monotone in the lattice: with no
-        # suppression every monotonic model; with suppression k-anonymity and distinct l-diversity.
-        self.monotone_models = [
-            m for m in self.models if (m.monotonic_with_suppression if suppression_limit > 0 else m.monotonic)
-        ]
-        self.all_monotone = len(self.monotone_models) == len(self.models)
-        # k-anonymity alone (the usual case): a class passes when its size reaches the largest k,
-        # as KAnonymity.evaluate says, without building the models' results.
-        self.k_only = (
-            max(m.k for m in self.models) - TOLERANCE
-            if self.models and all(type(m) is KAnonymity for m in self.models)
-            else None
-        )
-        self.metric = METRICS[metric]
-        sensitive = sorted({m.sensitive_attribute for m in models if m.sensitive_attribute})
-        self.combinations = _combinations(table, quasi_identifiers, hierarchies, sensitive, weights)
-        self.n_records = self.combinations.n_records
-        self.max_suppressed = suppression_limit * self.n_records
-        self.max_levels = np.array([h.n_levels - 1 for h in hierarchies], dtype=np.int64)
-        self.strides = np.ones(len(hierarchies), dtype=np.int64)
-        for j in range(len(hierarchies) - 2, -1, -1):
-            self.strides[j] = self.strides[j + 1] * (self.max_levels[j + 1] + 1)
-        self.size = int(np.prod(self.max_levels + 1)) if len(hierarchies) else 1
-        # Levels of every node (row = node id in mixed radix, most significant attribute first).
-        shape = tuple(int(m) + 1 for m in self.max_levels)
-        self.level_matrix = np.ascontiguousarray(
-            np.indices(shape, dtype=np.int16).reshape(len(hierarchies), self.size).T
-        )
-        self.heights = self.level_matrix.sum(axis=1, dtype=np.int64)
-        # Metrics whose value without suppression does not depend on the classes: their bound can
-        # be computed from the levels alone, before the node's classes.
-        self.class_free_bound = metric in CLASS_FREE_BOUND
-        # Generalized codes of every combination at every level, and node counts per level.
-        leaf_codes = self.combinations.leaf_codes
-        self.node_counts = [[len(h.leaf_counts(level)) for level in range(h.n_levels)] for h in hierarchies]
-        # The codes as one padded (attribute, level, combination) array, so that a node's classes are
-        # combined and densified in one compiled pass (skipped when it would be large): filled by
-        # one compiled gather per attribute, and ``generalized`` holds views of its rows.
-        count = len(self.combinations.counts)
-        depth = int(self.max_levels.max()) + 1 if len(hierarchies) else 0
-        self.stack = None
-        if len(hierarchies) and len(hierarchies) * depth * count * 4 <= 256 * 2**20:
-            # The narrowest integer type that holds every code: a node reads one row per attribute
-            # of the combinations' length (Adult's codes fit in bytes).
-            widest = max(h.n_leaves for h in hierarchies)
-            dtype = np.uint8 if widest <= 2**8 else np.uint16 if widest <= 2**16 else np.int32
-            self.stack = np.zeros((len(hierarchies), depth, count), dtype=dtype)
-            for j, h in enumerate(hierarchies):
-                leaves = np.ascontiguousarray(leaf_codes[:, j])
-                _kernels_lattice.level_codes(
-                    self.stack[j], np.ascontiguousarray(h.codes, dtype=np.int32), leaves
-                )
-            self.generalized = [list(self.stack[j, : h.n_levels]) for j, h in enumerate(hierarchies)]
-        else:
-            # One gather per attribute: (levels x leaves) table, indexed by the combinations' leaves.
-            self.generalized = [
-                list(np.ascontiguousarray(h.codes.T)[:, np.ascontiguousarray(leaf_codes[:, j])])
-                for j, h in enumerate(hierarchies)
-            ]
-        # Under k-anonymity alone a node is evaluated by one compiled call (classes, sizes, first
-        # combination of each class, the k check): the class count of every (attribute, level) as
-        # the mixed radix, a scratch table for the grouping, and whether the counts are whole
-        # numbers (then the kernel's sum of the suppressed sizes is exact, as numpy's).
-        self._level_counts = np.ones((len(hierarchies), max(depth, 1)), dtype=np.int64)
-        for j, per_level in enumerate(self.node_counts):
-            self._level_counts[j, : len(per_level)] = per_level
-        self._fast_k = self.k_only is not None and self.stack is not None
-        self._scratch = np.full(4 * count + 1024, -1, dtype=np.int32) if self._fast_k else None
-        self._sums = np.empty(4 * count + 1024, dtype=np.float64) if self._fast_k else None
-        self._whole_counts = weights is None
-        self.evaluations = 0
-        self.rolled_up = 0
-        # Evaluated nodes kept to derive the classes of their generalizations from (roll-up): levels,
-        # and per node its classes, the first combination of each class, the class sizes and the
-        # (class, value, count) triples of each sensitive attribute.
-        self._source_levels = np.zeros((_SOURCES, len(hierarchies)), dtype=np.int64)
-        self._source_classes = np.full(_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)  # free: max
-        self._sources: list[Any] = [None] * _SOURCES
-        self.leaf_frequencies = tuple(
-            value_frequencies(leaf_codes, j, self.combinations.counts, h.n_leaves)
-            for j, h in enumerate(hierarchies)
-        )
-
-    # ------------------------------------------------------------------ lattice
-    def levels_of(self, node: int) -> tuple[int, ...]:
-        return tuple(self.level_matrix[node].tolist())
-
-    def node_of(self, levels: Sequence[int]) -> int:
-        return int(np.dot(np.asarray(levels, dtype=np.int64), self.strides))
-
-    def predecessors(self, node: int) -> np.ndarray:
-        return node - self.strides[self.level_matrix[node] > 0]
-
-    def generalizations(self, node: int) -> np.ndarray:
-        """Mask of the nodes at least as general as ``node`` on every attribute (itself included)."""
-        return np.all(self.level_matrix >= self.level_matrix[node], axis=1)
-
-    def specializations(self, node: int) -> np.ndarray:
-        """Mask of the nodes at most as general as ``node`` on every attribute (itself included)."""
-        return np.all(self.level_matrix <= self.level_matrix[node], axis=1)
-
-    def order(self) -> np.ndarray:
-        """Every node, by height (sum of levels) then lexicographically by levels."""
-        nodes = np.arange(self.size, dtype=np.int64)
-        return nodes[np.lexsort((nodes, self.heights))]
-
-    def without_predecessor(self, flags: np.ndarray) -> np.ndarray:
-        """Nodes none of whose immediate predecessors has ``flags`` set."""
-        result = np.ones(self.size, dtype=bool)
-        for j, stride in enumerate(self.strides):
-            nodes = np.flatnonzero(self.level_matrix[:, j] > 0)
-            result[nodes] &= ~flags[nodes - stride]
-        return result
-
-    # ------------------------------------------------------------------ evaluation
-    def classes(self, levels: Sequence[int]) -> tuple[np.ndarray, int]:
-        """Equivalence class of every combination at ``levels``."""
-        count = len(self.combinations.counts)
-        if not levels:
-            return np.zeros(count, dtype=np.int32), 1 if count else 0
-        cards = [self.node_counts[j][level] for j, level in enumerate(levels)]
-        if self.stack is not None and math.prod(cards) < 2**62:
-            upper = math.prod(cards)
-            classes, sizes = _kernels_lattice.combine_levels(
-                self.stack,
-                np.asarray(levels, dtype=np.int64),
-                np.asarray(cards, dtype=np.int64),
-                upper if upper <= 4 * count + 1024 else 0,
-            )
-            return classes, len(sizes)
-        if math.prod(cards) < 2**62:
-            combined = np.zeros(count, dtype=np.int64)
-            for j, level in enumerate(levels):
-                combined *= cards[j]
-                combined += self.generalized[j][level]
-            upper = math.prod(cards)
-            # A direct table when it is small next to the combinations, else a hash table.
-            classes, sizes = dense_keys(combined, upper if upper <= 4 * count + 1024 else 0)
-            return classes, len(sizes)
-        keys, sizes = initial_keys(count)
-        for j, level in enumerate(levels):
-            keys, sizes = extend_keys(keys, sizes, self.generalized[j][level], cards[j])
-        return keys, len(sizes)
-
-    def statistics(self, classes: np.ndarray, n_classes: int, sizes: np.ndarray) -> ClassStatistics:
-        sensitive = {}
-        for name, (
-            combination,
-            values,
-            counts,
-            n_values,
-            overall,
-            categories,
-        ) in self.combinations.sensitive.items():
-            pair_classes, pair_values, pair_counts = class_value_counts(
-                classes[combination].astype(np.int64), values, counts, n_classes, n_values
-            )
-            sensitive[name] = SensitiveCounts(
-                attribute=name,
-                classes=pair_classes,
-                values=pair_values,
-                counts=pair_counts,
-                n_values=n_values,
-                overall=overall,
-                categories=categories,
-            )
-        return ClassStatistics(sizes=sizes, sensitive=sensitive)
-
-    def _roll_up(
-        self, levels: tuple[int, ...]
-    ) -> tuple[_Node, np.ndarray, np.ndarray, ClassStatistics] | None:
-        """The classes of the node at ``levels`` derived from an evaluated, more specific node with
-        few classes (ARX's roll-up): each of its classes lies in one class here, so only its classes
-        are generalized and grouped, O(its classes x attributes); nothing per combination (the
-        combinations' classes are mapped later, if ever needed). Class numbers come out as from the
-        combinations (first appearance), and the sizes and sensitive counts are sums of the
-        source's. Returns the source, the class of each of its classes, the first combination of
-        each class, and the statistics; None when no evaluated node below has at most 90% as many
-        classes as there are combinations."""
-        if self._sources[int(np.argmin(self._source_classes))] is None:
-            return None  # no source yet
-        below = np.all(self._source_levels <= np.asarray(levels), axis=1)
-        candidates = np.where(below, self._source_classes, np.iinfo(np.int64).max)
-        chosen = int(np.argmin(candidates))
-        if self._sources[chosen] is None or not below[chosen]:
-            return None
-        source, source_sensitive = self._sources[chosen]
-        first, source_sizes = source.first, source.sizes
-        count = len(first)
-        cards = [self.node_counts[j][level] for j, level in enumerate(levels)]
-        upper = math.prod(cards)
-        if upper >= 2**62:
-            return None
-        direct = upper if upper <= 4 * count + 1024 else 0
-        if self.stack is not None:
-            at = (np.asarray(levels, dtype=np.int64), np.asarray(cards, dtype=np.int64))
-            class_of, _ = _kernels_lattice.combine_levels_at(self.stack, *at, first, direct)
-        else:
-            combined = np.zeros(count, dtype=np.int64)
-            for j, level in enumerate(levels):
-                combined *= cards[j]
-                combined += self.generalized[j][level][first]
-            class_of, _ = dense_keys(combined, direct)
-        n_classes = int(class_of.max()) + 1 if count else 0
-        # The first combination of each class: that of its first class in the source.
-        new_first = first[first_of_groups(class_of, n_classes)]
-        sizes = np.bincount(class_of, weights=source_sizes, minlength=n_classes)
-        sensitive = {}
-        for name, (pair_classes, pair_values, pair_counts) in source_sensitive.items():
-            _, _, _, n_values, overall, categories = self.combinations.sensitive[name]
-            new_classes, new_values, new_counts = class_value_counts(
-                class_of[pair_classes].astype(np.int64), pair_values, pair_counts, n_classes, n_values
-            )
-            sensitive[name] = SensitiveCounts(
-                attribute=name,
-                classes=new_classes,
-                values=new_values,
-                counts=new_counts,
-                n_values=n_values,
-                overall=overall,
-                categories=categories,
-            )
-        self.rolled_up += 1
-        return source, class_of, new_first, ClassStatistics(sizes=sizes, sensitive=sensitive)
-
-    def _keep_source(self, node: _Node, statistics: ClassStatistics) -> None:
-        """Keep an evaluated node with few classes as a roll-up source (at most ``_SOURCES``: a new one
-        replaces the one with the most classes)."""
-        slot = int(np.argmax(self._source_classes))
-        n_classes = node.n_classes
-        if 10 * n_classes > 9 * len(self.combinations.counts) or n_classes >= self._source_classes[slot]:
-            return
-        if node.first is None:
-            node.first = first_of_groups(node.classes, n_classes)
-        sensitive = {
-            name: (counts.classes, counts.values, counts.counts)
-            for name, counts in statistics.sensitive.items()
-        }
-        self._sources[slot] = (node, sensitive)
-        self._source_levels[slot] = node.levels
-        self._source_classes[slot] = n_classes
-
-    def _evaluate_k(self, levels: tuple[int, ...]) -> _Node | None:
-        """:meth:`evaluate` under k-anonymity alone: the same node (classes numbered alike, the same
-        sizes and roll-up sources) from one compiled call that chooses the source and one that
-        groups, sums the sizes and checks k, with no per-node numpy steps. None when the key range
-        does not fit in int64 (the general path then handles the node)."""
-        at = np.array(levels, dtype=np.int64)
-        chosen, replaced = _kernels_lattice.choose_source(self._source_levels, self._source_classes, at)
-        parent = None
-        if chosen >= 0:
-            parent = self._sources[chosen][0]
-            fits, class_of, sizes, first, passes, failing, suppressed = _kernels_lattice.roll_up_k(
-                self.stack, at, self._level_counts, parent.first, parent.sizes, self.k_only, self._scratch
-            )
-        else:
-            fits, sizes, first, passes, failing, suppressed = _kernels_lattice.sizes_k(
-                self.stack,
-                at,
-                self._level_counts,
-                self.combinations.counts,
-                self.k_only,
-                self._scratch,
-                self._sums,
-            )
-            class_of = None
-        if not fits:
-            return None
-        if parent is not None:
-            self.rolled_up += 1
-        node = self._k_node(levels, None, sizes, first, passes, failing, suppressed)
-        node.parent, node.class_of = parent, class_of
-        if parent is None:
-            node.compute = lambda: self.node_k(levels).classes
-        n_classes = node.n_classes
-        # As _keep_source: a node with few classes replaces the kept one with the most.
-        if 10 * n_classes <= 9 * len(self.combinations.counts) and n_classes < self._source_classes[replaced]:
-            self._sources[replaced] = (node, {})
-            self._source_levels[replaced] = levels
-            self._source_classes[replaced] = n_classes
-        return node
-
-    def _k_node(
-        self,
-        levels: tuple[int, ...],
-        classes: np.ndarray | None,
-        sizes: np.ndarray,
-        first: np.ndarray,
-        passes: np.ndarray,
-        failing: int,
-        suppressed: float,
-    ) -> _Node:
-        """The node of a compiled k-only evaluation (``failing`` classes of ``suppressed`` records)."""
-        if not failing:
-            n_suppressed = 0.0
-        elif self._whole_counts:
-            n_suppressed = float(suppressed)
-        else:  # numpy's (pairwise) sum, as the general path
-            n_suppressed = float(sizes[~passes].sum())
-        satisfied = n_suppressed <= self.max_suppressed + 1e-9
-        return _Node(levels, classes, len(sizes), sizes, passes, n_suppressed, satisfied, satisfied, first)
-
-    def walks_compiled(self) -> bool:
-        """Whether :func:`_bounded_search` can run as one compiled loop
-        (:func:`_kernels_lattice.bounded_walk_k`): k-anonymity alone, no suppression, whole counts,
-        and keys that fit in int64 at every node (they do at the most specific one)."""
-        return (
-            self._fast_k
-            and self._whole_counts
-            and self.max_suppressed <= 0
-            and _kernels_lattice._mixed_product(
-                np.zeros(len(self.hierarchies), dtype=np.int64), self._level_counts
-            )
-            >= 0
-        )
-
-    def node_k(self, levels: tuple[int, ...]) -> _Node:
-        """A node under k-anonymity alone evaluated afresh from the combinations, with its classes: as
-        :meth:`evaluate` gives it, but neither counted nor kept as a roll-up source."""
-        at = np.array(levels, dtype=np.int64)
-        _, classes, sizes, first, passes, failing, suppressed = _kernels_lattice.classes_k(
-            self.stack, at, self._level_counts, self.combinations.counts, self.k_only, self._scratch
-        )
-        return self._k_node(levels, classes, sizes, first, passes, failing, suppressed)
-
-    def compiled_sources(self) -> tuple[Any, Any]:
-        """The kept roll-up sources' first combinations and class sizes as typed lists (free slots:
-        empty arrays), for the compiled walk, which keeps them in place of :attr:`_sources`."""
-        nodes = [None if source is None else source[0] for source in self._sources]
-        first = [np.zeros(0, dtype=np.int64) if node is None else node.first for node in nodes]
-        sizes = [np.zeros(0, dtype=np.float64) if node is None else node.sizes for node in nodes]
-        offsets = np.concatenate(([0], np.cumsum([len(f) for f in first]))).astype(np.int64)
-        return _kernels_lattice.source_lists(
-            np.concatenate(first).astype(np.int64), np.concatenate(sizes).astype(np.float64), offsets
-        )
-
-    def forget_sources(self) -> None:
-        """Free every roll-up slot (after the compiled walk replaced them with its own)."""
-        self._sources = [None] * _SOURCES
-        self._source_levels[:] = 0
-        self._source_classes[:] = np.iinfo(np.int64).max
-
-    def evaluate(self, levels: Sequence[int]) -> _Node:
-        self.evaluations += 1
-        levels = tuple(map(int, levels))
-        if self._fast_k:
-            node = self._evaluate_k(levels)
-            if node is not None:
-                return node
-        rolled = self._roll_up(levels)
-        parent = class_of = first = classes = None
-        if rolled is not None:
-            parent, class_of, first, statistics = rolled
-            sizes = statistics.sizes
-            n_classes = len(sizes)
-        else:
-            classes, n_classes = self.classes(levels)
-            sizes = np.bincount(classes, weights=self.combinations.counts, minlength=n_classes)
-            statistics = self.statistics(classes, n_classes, sizes)
-        if self.k_only is not None:
-            passes, results = sizes >= self.k_only, []
-        else:
-            passes, results = evaluate_all(self.models, statistics)
-        n_suppressed = float(sizes[~passes].sum())
-        satisfied = n_suppressed <= self.max_suppressed + 1e-9
-        if self.all_monotone:
-            monotone_ok = satisfied
-        else:
-            # Records suppressed by the monotone models alone are among those suppressed by all.
-            monotone_passes = np.ones(n_classes, dtype=bool)
-            for model, result in zip(self.models, results, strict=True):
-                if model in self.monotone_models:
-                    monotone_passes &= result.passes
-            monotone_ok = float(sizes[~monotone_passes].sum()) <= self.max_suppressed + 1e-9
-        node = _Node(levels, classes, n_classes, sizes, passes, n_suppressed, satisfied, monotone_ok)
-        node.first, node.parent, node.class_of = first, parent, class_of
-        self._keep_source(node, statistics)
-        return node
-
-    def value(self, node: _Node) -> float:
-        if self.class_free_bound and node.passes.all():
-            # Nothing suppressed: the value of a metric whose bound depends on the levels only does
-            # not read the classes, so they are not computed (the same value, bit for bit: tested).
-            return float(self.metric.value(self._unsuppressed_view(node.levels)))
-        return float(self.metric.value(node.view(self)))
-
-    def lower_bound(self, node: _Node) -> float:
-        return float(self.metric.lower_bound(node.view(self, suppress=False), self.max_suppressed))
-
-    def loss_bounds(self) -> np.ndarray:
-        """ARX Loss of every node computed as if nothing were suppressed: a lower bound of the
-        Loss of the node and of every generalization of it, whatever is suppressed.
-
-        Per-attribute Loss without suppression depends only on that attribute's level, so it is
-        measured once per (attribute, level) and combined for all nodes by the geometric mean.
-        """
-        per_attribute = np.zeros((len(self.hierarchies), int(self.max_levels.max(initial=0)) + 1))
-        for level in range(per_attribute.shape[1]):
-            levels = tuple(min(level, int(m)) for m in self.max_levels)
-            per_attribute[:, level] = list(loss_per_attribute(self._unsuppressed_view(levels)).values())
-        logs = np.zeros(self.size)
-        per_attribute = np.log1p(per_attribute)  # per (attribute, level), then gathered: same values
-        for j in range(len(self.hierarchies)):
-            logs += per_attribute[j][self.level_matrix[:, j]]
-        return np.exp(logs / max(len(self.hierarchies), 1)) - 1.0
-
-    def _unsuppressed_view(self, levels: tuple[int, ...]) -> GeneralizationView:
-        count = len(self.combinations.counts)
-        return GeneralizationView(
-            quasi_identifiers=self.quasi_identifiers,
-            hierarchies=self.hierarchies,
-            levels=levels,
-            leaf_codes=self.combinations.leaf_codes,
-            counts=self.combinations.counts,
-            classes=np.zeros(count, dtype=np.int32),
-            n_classes=1,
-            suppressed=np.zeros(count, dtype=bool),
-            leaf_frequencies=self.leaf_frequencies,
-        )
-
-    def lower_bound_of_levels(self, levels: tuple[int, ...]) -> float:
-        """The metric's bound at ``levels`` without computing classes (class-free metrics only)."""
-        return float(self.metric.lower_bound(self._unsuppressed_view(levels), self.max_suppressed))
-
-    def level_bounds(self) -> np.ndarray:
-        """The class-free bound of the metric at every node (a lower bound of the value of the node
-        and of every generalization of it, whatever is suppressed), for the whole lattice at once.
-
-        Loss combines per-attribute losses by a geometric mean (:meth:`loss_bounds`). The bounds of
-        ncp, gcp, precision and both entropies are sums over the attributes of a term that depends on
-        that attribute's level only, so each term is measured once per (attribute, level), with the
-        other attributes at level 0, and summed over the nodes.
-        """
-        if self.metric.name == "loss":
-            return self.loss_bounds()
-        d = len(self.hierarchies)
-        base = self.lower_bound_of_levels((0,) * d)
-        total = np.full(self.size, base, dtype=np.float64)
-        for j in range(d):
-            per_level = np.zeros(int(self.max_levels[j]) + 1)
-            for level in range(1, len(per_level)):
-                levels = tuple(level if i == j else 0 for i in range(d))
-                per_level[level] = self.lower_bound_of_levels(levels) - base
-            total += per_level[self.level_matrix[:, j]]
-        return total
-
-
-def _tag(search: _Search, status: np.ndarray, start: int, value: int) -> None:
-    """Tag ``start`` and all its generalizations (value 1) or specializations (value -1)."""
-    _kernels_lattice.tag_closure(
-        status, search.level_matrix, search.strides, search.max_levels, int(start), int(value), value > 0
-    )
-
-
-def _chain(search: _Search, status: np.ndarray, start: int, rank: np.ndarray) -> list[int]:
-    """A chain of untagged nodes upwards from ``start``: each step raises the attribute ``j`` with the
-    smallest ``rank[node, j]`` (ties: the first attribute), up to a node with no untagged successor."""
-    return _kernels_lattice.upward_chain(
-        status, search.level_matrix, search.strides, search.max_levels, int(start), rank
-    ).tolist()
-
-
-def _binary_search(
-    search: _Search, status: np.ndarray, chain: list[int], visit: Callable[[int], bool]
-) -> None:
-    """Find where the monotone models start to hold along ``chain`` with a binary search; every
-    evaluated node tags its generalizations (holding) or specializations (failing)."""
-    low, high = 0, len(chain) - 1
-    while low <= high:
-        middle = (low + high) // 2
-        if status[chain[middle]] != 0:
-            # Tagged by an earlier step of this search: move towards the unknown part.
-            if status[chain[middle]] > 0:
-                high = middle - 1
-            else:
-                low = middle + 1
-            continue
-        if visit(chain[middle]):
-            high = middle - 1
-        else:
-            low = middle + 1
-
-
-def _classify(search: _Search, progress: ProgressCallback | None) -> np.ndarray:
-    """Satisfied (1) or not (-1) for every node, by binary searches along chains (monotone case).
-    Along a chain, the attribute with the most levels left is raised first (ties: the first one)."""
-    status = np.zeros(search.size, dtype=np.int8)
-    rank = -(search.max_levels - search.level_matrix).astype(np.float64)  # fewer levels left: later
-
-    def visit(node: int) -> bool:
-        satisfied = search.evaluate(search.levels_of(node)).satisfied
-        _tag(search, status, node, 1 if satisfied else -1)
-        return satisfied
-
-    for start in search.order():
-        start = int(start)
-        if status[start] != 0:
-            continue
-        _binary_search(search, status, _chain(search, status, start, rank), visit)
-        if progress is not None:
-            progress(int(np.count_nonzero(status)), search.size)
-    return status
-
-
-@dataclass
-class _Best:
-    node: _Node | None = None
-    value: float = math.inf
-    height: int = 0
-
-    def offer(self, node: _Node, value: float) -> None:
-        if math.isnan(value):
-            # Undefined (e.g. the average class size when every record is suppressed): worst.
-            value = math.inf
-        height = sum(node.levels)
-        if self.node is None or (value, height, node.levels) < (self.value, self.height, self.node.levels):
-            self.node, self.value, self.height = node, value, height
-
-
-def _optimum(
-    search: _Search,
-    monotone: bool,
-    suppression_limit: float,
-    progress: ProgressCallback | None,
-    top: _Node | None = None,
-) -> tuple[_Best, dict[str, Any]]:
-    statistics: dict[str, Any] = {"lattice_size": search.size}
-    if search.class_free_bound:
-        return _bounded_search(search, progress, statistics, top)
-    best = _Best()
-    pruned = np.zeros(search.size, dtype=bool)
-    order = search.order()
-    if monotone:
-        status = _classify(search, progress)
-        statistics["satisfying_nodes"] = int(np.count_nonzero(status > 0))
-        if suppression_limit <= 0:
-            # Metrics are monotone without suppression: only minimal satisfying nodes can be optimal.
-            minimal = (status > 0) & search.without_predecessor(status > 0)
-            candidates = [int(node) for node in order if minimal[node]]
-            statistics["candidates"] = len(candidates)
-            for node in candidates:
-                result = search.evaluate(search.levels_of(node))
-                best.offer(result, search.value(result))
-            return best, statistics
-        candidates = [int(node) for node in order if status[node] > 0]
-    else:
-        candidates = [int(node) for node in order]
-    statistics["candidates"] = len(candidates)
-    for index, node in enumerate(candidates):
-        if pruned[search.predecessors(node)].any():
-            pruned[node] = True
-            continue
-        result = search.evaluate(search.levels_of(node))
-        if best.node is not None and search.lower_bound(result) >= best.value:
-            pruned[node] = True
-            continue
-        if result.satisfied:
-            best.offer(result, search.value(result))
-        if progress is not None and index % 64 == 0:
-            progress(index + 1, len(candidates))
-    statistics["pruned_by_bound"] = int(np.count_nonzero(pruned))
-    return best, statistics
-
-
-def _bounded_search(
-    search: _Search, progress: ProgressCallback | None, statistics: dict[str, Any], top: _Node | None
-) -> tuple[_Best, dict[str, Any]]:
-    """The optimum for a metric whose bound depends on the levels only (ARX's Flash idea: predictive
-    tagging with the monotone models, pruning with the metric's bound).
-
-    ``bound[v]`` is at most the value of ``v`` and of every generalization of ``v``, whatever is
-    suppressed, so a node whose bound exceeds the best value found cannot win (ties are kept: the
-    best is then chosen by height and levels). Each evaluated node tags, through the models whose
-    satisfaction is monotone (all of them without suppression; k-anonymity and distinct l-diversity
-    with it), its generalizations as holding or its specializations as failing; a node tagged failing
-    is never evaluated. Every other node whose bound does not exceed the best is evaluated, so the
-    result is the exhaustive search's.
-
-    The order differs with and without suppression (it changes how many nodes are evaluated, never
-    the result). Without suppression a satisfying node's value is its bound, so nodes are taken by
-    increasing bound, and the status of an untagged one is found by a binary search along a chain
-    of untagged nodes above it (each step raising the attribute of the smallest bound), which tags
-    large failing down-sets at once. With suppression few satisfying nodes have a bound below the
-    optimum but many failing ones do; the lattice is walked top-down (by decreasing height, then
-    bound), so that the failing nodes evaluated are the highest ones, whose specializations they
-    tag, and the satisfying nodes found early bound the rest.
-    """
-    bounds = search.level_bounds()
-    status = np.zeros(search.size, dtype=np.int8)
-    evaluated = np.zeros(search.size, dtype=bool)
-    best = _Best()
-    cutoff = math.inf
-
-    def offer(node: int, result: _Node) -> None:
-        nonlocal cutoff
-        if result.satisfied and bounds[node] <= cutoff:  # else its value cannot reach the best
-            best.offer(result, search.value(result))
-            cutoff = best.value + 1e-9 * max(1.0, abs(best.value))
-
-    def visit(node: int, result: _Node | None = None) -> bool:
-        if result is None:
-            result = search.evaluate(search.levels_of(node))
-        evaluated[node] = True
-        _tag(search, status, node, 1 if result.monotone_ok else -1)
-        offer(node, result)
-        if progress is not None and search.evaluations % 64 == 0:
-            progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
-        return result.monotone_ok
-
-    if top is not None:
-        visit(search.size - 1, top)
-    top_down = search.max_suppressed > 0
-    if top_down:
-        statistics["strategy"] = "top-down, predictive tagging and the metric's bound"
-        order = np.lexsort((bounds, -search.heights))  # stable: ties in node order
-    else:
-        statistics["strategy"] = "by increasing bound, binary searches along chains"
-        order = np.lexsort((search.heights, bounds))  # stable: ties in node order
-        # Along a chain, raise the attribute whose successor has the smallest bound.
-        rank = _kernels_lattice.successor_bounds(
-            bounds, search.level_matrix, search.strides, search.max_levels
-        )
-    ordered_bounds = bounds[order]
-    if not top_down and search.walks_compiled():
-        # The same loop, compiled: it returns whenever a satisfying node may be offered, so that its
-        # value is computed here and the cutoff lowered, in the order the nodes were visited, and
-        # every 64 evaluations, so that progress is reported and Ctrl-C is not held up.
-        first, sizes = search.compiled_sources()
-        counters = np.zeros(2, dtype=np.int64)
-        visits = np.empty(search.size, dtype=np.int64)
-        satisfied = np.empty(search.size, dtype=bool)
-        lattice = (search.level_matrix, search.strides, search.max_levels, status, evaluated)
-        evaluation = (
-            search.stack,
-            search._level_counts,
-            search.combinations.counts,
-            search.k_only,
-            search._scratch,
-            search._sums,
-            search.max_suppressed,
-            counters,
-        )
-        kept = (search._source_levels, search._source_classes)
-        index, done, reported = 0, False, search.evaluations // 64
-        while not done:
-            index, n_visits, done = _kernels_lattice.bounded_walk_k(
-                order, ordered_bounds, bounds, rank, lattice, evaluation, kept, first, sizes, index, cutoff,
-                visits, satisfied, int(counters[0]) + 64,
-            )  # fmt: skip
-            for node, ok in zip(visits[:n_visits].tolist(), satisfied[:n_visits].tolist(), strict=True):
-                if ok and bounds[node] <= cutoff:
-                    offer(node, search.node_k(search.levels_of(node)))
-            if progress is not None and (search.evaluations + int(counters[0])) // 64 > reported:
-                reported = (search.evaluations + int(counters[0])) // 64
-                progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
-        search.evaluations += int(counters[0])
-        search.rolled_up += int(counters[1])
-        search.forget_sources()
-        statistics["candidates"] = int(np.count_nonzero(evaluated))
-        return best, statistics
-
-    def next_open(index: int) -> int:
-        """The position, from ``index`` on, of the next node in the order that is neither tagged
-        failing nor evaluated (nor, top-down, above the cutoff): vectorized, a block at a time."""
-        while index < len(order):
-            block = order[index : index + 512]
-            open_ = (status[block] >= 0) & ~evaluated[block]
-            if top_down:
-                open_ &= ordered_bounds[index : index + 512] <= cutoff  # not sorted by bound here
-            first = int(np.argmax(open_))
-            if open_[first]:
-                return index + first
-            index += 512
-        return len(order)
-
-    index = 0
-    while True:
-        index = next_open(index)
-        if index >= len(order):
-            break
-        node = int(order[index])
-        index += 1
-        if ordered_bounds[index - 1] > cutoff:
-            break  # sorted by bound: no later node can win
-        if not top_down and status[node] == 0:
-            _binary_search(search, status, _chain(search, status, node, rank), visit)
-        if status[node] >= 0 and not evaluated[node]:
-            visit(node)
-    statistics["candidates"] = int(np.count_nonzero(evaluated))
-    return best, statistics
-
-
-def _exhaustive(search: _Search) -> tuple[_Best, dict[str, Any]]:
-    best = _Best()
-    for node in search.order():
-        result = search.evaluate(search.levels_of(int(node)))
-        if result.satisfied:
-            best.offer(result, search.value(result))
-    return best, {"lattice_size": search.size, "strategy": "exhaustive"}
-
-
-def _heuristic(search: _Search, progress: ProgressCallback | None = None) -> tuple[_Best, dict[str, Any]]:
-    levels = [0] * len(search.max_levels)
-    current = search.evaluate(levels)
-    steps = 0
-    most_steps = int(np.sum(search.max_levels))  # each step raises one attribute by one level
-    while not current.satisfied:
-        if progress is not None:
-            progress(steps, most_steps)
-        options = []
-        for j in range(len(levels)):
-            if levels[j] < search.max_levels[j]:
-                trial = list(levels)
-                trial[j] += 1
-                result = search.evaluate(trial)
-                options.append((result.n_suppressed, search.value(result), j, result))
-        if not options:
-            break
-        _, _, j, current = min(options, key=lambda option: option[:3])
-        levels[j] += 1
-        steps += 1
-    if progress is not None:
-        progress(most_steps, most_steps)
-    best = _Best()
-    if current.satisfied:
-        best.offer(current, search.value(current))
-    return best, {"lattice_size": search.size, "heuristic_steps": steps}
+def _not_a_truth_value(value: Any) -> Any:
+    if isinstance(value, bool):  # a float field would read True as 1.0
+        raise ValueError("must be a number in [0, 1]")
+    return value
+
+
+# The search's settings, declared once: the fields of GeneralizeParams and of SearchSettings.
+SuppressionLimit = Annotated[
+    Finite,
+    BeforeValidator(_not_a_truth_value),
+    Field(ge=0, le=1, description="Largest share of records that may be suppressed ('*')."),
+]
+Metric = Annotated[
+    Literal[
+        "loss",
+        "ncp",
+        "gcp",
+        "dm",
+        "dm_star",
+        "aecs",
+        "aecs_arx",
+        "precision",
+        "entropy",
+        "entropy_monotone",
+    ],
+    Field(description="Utility metric the search minimizes."),
+]
+MaxNodes = Annotated[
+    Whole, Field(ge=1, description="Larger generalization lattices are searched greedily (heuristic).")
+]
+
+
+class GeneralizeParams(PrivacyModelParams):
+    """Parameters of full-domain generalization (``sdckit anonymize generalize``)."""
+
+    suppression_limit: SuppressionLimit = 0.0
+    metric: Metric = "loss"
+    max_nodes: MaxNodes = 2_000_000
+    drop_suppressed: Annotated[
+        bool, Field(description="Leave suppressed records out of the release instead of writing '*'.")
+    ] = False
+
+
+class SearchSettings(MethodParams):
+    """The settings of the search that :func:`full_domain_generalization` takes besides its privacy
+    model objects: the fields, and so the rules, of :class:`GeneralizeParams`."""
+
+    suppression_limit: SuppressionLimit = 0.0
+    metric: Metric = "loss"
+    max_nodes: MaxNodes = 2_000_000
+
+
+@dataclass(frozen=True)
+class GeneralizeFigures(Figures):
+    """What full-domain generalization solved and found: the privacy models (by name), the
+    suppression limit and metric the search ran with, and what the search did (``search``: the
+    lattice size, strategy, evaluations, the optimum's metric value ..., as the summary writes it).
+    The chosen levels are ``Release.levels``."""
+
+    models: tuple[str, ...] = ()
+    suppression_limit: float = 0.0
+    metric: str = "loss"
+    search: dict[str, Any] = field(default_factory=dict)
 
 
 def _resolve(
@@ -1018,6 +173,11 @@ def full_domain_generalization(
 ) -> Release:
     """The optimal full-domain generalization of ``table`` under ``models``.
 
+    The function of the Python API for privacy model objects, hierarchies and weights that the
+    parameters object cannot hold (the method ``generalize`` builds its models from
+    :class:`GeneralizeParams`); ``suppression_limit``, ``metric`` and ``max_nodes`` follow the
+    rules of its fields (:class:`SearchSettings`).
+
     Parameters
     ----------
     models
@@ -1044,12 +204,27 @@ def full_domain_generalization(
     small is suppressed as any other. Without a choice they are a :class:`ConfigError` naming the
     attribute and the choices.
     """
+    settings = SearchSettings.parse(
+        {"suppression_limit": suppression_limit, "metric": metric, "max_nodes": max_nodes},
+        method="generalize",
+    )
+    return _generalize(table, models, quasi_identifiers, hierarchies, settings, weights, progress, exhaustive)
+
+
+def _generalize(
+    table: Table,
+    models: Sequence[PrivacyModel],
+    quasi_identifiers: Sequence[str] | None,
+    hierarchies: Mapping[str, Hierarchy] | None,
+    settings: GeneralizeParams | SearchSettings,
+    weights: np.ndarray | None,
+    progress: ProgressCallback | None,
+    exhaustive: bool,
+) -> Release:
+    """The search and its release (both entry points: the method's run and the Python function)."""
+    suppression_limit, metric, max_nodes = settings.suppression_limit, settings.metric, settings.max_nodes
     if not models:
         raise ConfigError("give at least one privacy model (for example k-anonymity)")
-    if isinstance(suppression_limit, bool) or not 0.0 <= float(suppression_limit) <= 1.0:
-        raise ConfigError(f"suppression limit must be in [0, 1], got {suppression_limit!r}")
-    if metric not in METRICS:
-        raise ConfigError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if table.n_records == 0:
         raise ConfigError("the data has no records")
     names, resolved = _resolve(table, quasi_identifiers, hierarchies)
@@ -1060,7 +235,7 @@ def full_domain_generalization(
             )
         if model.sensitive_attribute in names:
             raise ConfigError(f"'{model.sensitive_attribute}' cannot be both quasi-identifier and sensitive")
-    search = _Search(table, names, resolved, models, float(suppression_limit), metric, weights)
+    search = Search(table, names, resolved, models, float(suppression_limit), metric, weights)
     whole = search.statistics(
         np.zeros(len(search.combinations.counts), dtype=np.int32), 1, np.array([search.n_records])
     )
@@ -1079,12 +254,12 @@ def full_domain_generalization(
         )
     heuristic = search.size > max_nodes
     if exhaustive:
-        best, details = _exhaustive(search)
+        best, details = exhaustive_search(search)
         heuristic = False
     elif heuristic:
-        best, details = _heuristic(search, progress)
+        best, details = heuristic_search(search, progress)
     else:
-        best, details = _optimum(search, monotone, suppression_limit, progress, top)
+        best, details = optimum(search, monotone, suppression_limit, progress, top)
         if progress is not None:
             # The search ends when every node is decided (evaluated, tagged or bounded out), most of
             # them without a report of their own.
@@ -1095,22 +270,21 @@ def full_domain_generalization(
             f"({', '.join(model.name for model in models)})"
         )
     details.update(evaluations=search.evaluations, monotone=monotone)
-    parameters = {
-        "models": [model.name for model in models],
-        "suppression_limit": float(suppression_limit),
-        "metric": metric,
-        "quasi_identifiers": names,
-    }
-    return _release(table, search, best.node, parameters, heuristic, details)
+    figures = GeneralizeFigures(
+        models=tuple(model.name for model in models),
+        suppression_limit=float(suppression_limit),
+        metric=metric,
+        search=details,
+    )
+    return _release(table, search, best.node, figures, heuristic)
 
 
 def _release(
     table: Table,
-    search: _Search,
-    node: _Node,
-    parameters: dict[str, Any],
+    search: Search,
+    node: Node,
+    figures: GeneralizeFigures,
     heuristic: bool,
-    details: dict[str, Any],
 ) -> Release:
     record_combination = search.combinations.record_combination
     combination_suppressed = ~node.passes[node.classes]
@@ -1155,12 +329,11 @@ def _release(
     released = table.data.with_columns(columns).drop(identifiers)
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
     view = node.view(search)
-    details = {**details, "metric_value": search.value(node)}
+    search_figures = {**figures.search, "metric_value": search.value(node)}
     return Release(
         table=Table(released, schema, source=table.source),
         original=table,
         method="generalize",
-        parameters=parameters,
         quasi_identifiers=search.quasi_identifiers,
         suppressed_records=suppressed,
         classes=record_classes,
@@ -1168,9 +341,9 @@ def _release(
         hierarchies=dict(zip(search.quasi_identifiers, search.hierarchies, strict=True)),
         view=view,
         heuristic=heuristic,
-        search=details,
         cell_penalty=penalty,
         suppressed_cells=suppressed_cells,
+        figures=dataclasses.replace(figures, search=search_figures),
     )
 
 
@@ -1181,138 +354,7 @@ def release_metrics(release: Release) -> dict[str, float]:
     return compute_all(release.view)
 
 
-def top_bottom_expression(
-    attribute: str,
-    bottom: float | None,
-    top: float | None,
-    bottom_value: float | None,
-    top_value: float | None,
-    dtype: pl.DataType | None = None,
-) -> pl.Expr:
-    """The column ``attribute`` with values above ``top`` replaced by ``top_value`` and values below
-    ``bottom`` by ``bottom_value`` (a None threshold codes nothing; missing values stay missing), as
-    float64, or in the column's integer ``dtype`` when it has one and both replacement values are
-    whole numbers (ages stay ages: 29, not 29.0). Shared by :func:`top_bottom_coding` and
-    :func:`sdckit.anonymize.transform.apply_transformation` so that both release the same bits."""
-    expression = pl.col(attribute).cast(pl.Float64)
-    replacements = [value for value in (bottom_value, top_value) if value is not None]
-    integral = (
-        dtype is not None and dtype.is_integer() and all(float(value).is_integer() for value in replacements)
-    )
-    # An integer column keeps its values exactly where they are not coded (beyond 2**53 a float would
-    # not), and its type.
-    coded = pl.col(attribute).cast(dtype) if integral else expression
-    if top is not None:
-        replacement = pl.lit(top_value).cast(dtype) if integral else pl.lit(top_value)
-        coded = pl.when(expression > top).then(replacement).otherwise(coded)
-    if bottom is not None:
-        replacement = pl.lit(bottom_value).cast(dtype) if integral else pl.lit(bottom_value)
-        coded = pl.when(expression < bottom).then(replacement).otherwise(coded)
-    return coded.alias(attribute)
-
-
-def top_bottom_coding(
-    table: Table,
-    attribute: str,
-    *,
-    bottom: float | None = None,
-    top: float | None = None,
-    bottom_value: float | None = None,
-    top_value: float | None = None,
-) -> Release:
-    """Top and bottom coding of a numeric attribute (as sdcMicro's ``topBotCoding``).
-
-    Values above ``top`` are replaced by ``top_value`` (default ``top``), values below ``bottom`` by
-    ``bottom_value`` (default ``bottom``). Missing values stay missing. ``Release.parameters`` records
-    the thresholds and the replacement values used (defaults filled in).
-    """
-    if attribute not in table.data.columns:
-        raise ConfigError(f"attribute '{attribute}' is not a column of the data")
-    column = table.column(attribute)
-    if not column.dtype.is_numeric():
-        raise ConfigError(
-            f"top and bottom coding needs a numeric attribute; '{attribute}' is {column.dtype}"
-            f"{undescribed_text_hint(table, attribute)}"
-        )
-    if bottom is None and top is None:
-        raise ConfigError("give a bottom or a top threshold")
-    if bottom is not None and top is not None and bottom > top:
-        raise ConfigError(f"bottom {bottom} is above top {top}")
-    bottom_value = bottom if bottom_value is None else bottom_value
-    top_value = top if top_value is None else top_value
-    return top_bottom_release(table, attribute, bottom, top, bottom_value, top_value)
-
-
-def top_bottom_release(
-    table: Table,
-    attribute: str,
-    bottom: float | None,
-    top: float | None,
-    bottom_value: float | None,
-    top_value: float | None,
-    **parameters: Any,
-) -> Release:
-    """The Release of top and bottom coding with the replacement values resolved (shared by
-    :func:`top_bottom_coding` and :func:`sdckit.anonymize.transform.apply_transformation`);
-    ``parameters`` are added to ``Release.parameters``."""
-    column = table.column(attribute)
-    released = table.data.with_columns(
-        top_bottom_expression(attribute, bottom, top, bottom_value, top_value, dtype=column.dtype)
-    )
-    changed = (
-        (released.get_column(attribute).cast(pl.Float64) != column.cast(pl.Float64))
-        .fill_null(False)
-        .to_numpy()
-    )
-    return Release(
-        table=Table(released, table.schema, source=table.source),
-        original=table,
-        method="top-bottom-coding",
-        parameters={
-            "attribute": attribute,
-            "bottom": bottom,
-            "top": top,
-            "bottom_value": bottom_value,
-            "top_value": top_value,
-            "changed_records": int(changed.sum()),
-            **parameters,
-        },
-        quasi_identifiers=(attribute,),
-        suppressed_records=np.zeros(table.n_records, dtype=bool),
-        classes=np.full(table.n_records, -1, dtype=np.int64),
-    )
-
-
-# Registered methods ---------------------------------------------------------------------------
-
-
-class GeneralizeParams(PrivacyModelParams):
-    """Parameters of full-domain generalization (``sdckit anonymize generalize``)."""
-
-    suppression_limit: Annotated[
-        Finite, Field(ge=0, le=1, description="Largest share of records that may be suppressed ('*').")
-    ] = 0.0
-    metric: Annotated[
-        Literal[
-            "loss",
-            "ncp",
-            "gcp",
-            "dm",
-            "dm_star",
-            "aecs",
-            "aecs_arx",
-            "precision",
-            "entropy",
-            "entropy_monotone",
-        ],
-        Field(description="Utility metric the search minimizes."),
-    ] = "loss"
-    max_nodes: Annotated[
-        Whole, Field(ge=1, description="Larger generalization lattices are searched greedily (heuristic).")
-    ] = 2_000_000
-    drop_suppressed: Annotated[
-        bool, Field(description="Leave suppressed records out of the release instead of writing '*'.")
-    ] = False
+# Registered method ---------------------------------------------------------------------------
 
 
 def _generalize_summary(release: Release) -> dict[str, Any]:
@@ -1330,7 +372,7 @@ def _generalize_summary(release: Release) -> dict[str, Any]:
         "metrics": metrics,
         "achieved": achieved(release, models),
         "heuristic": release.heuristic,
-        "search": release.search,
+        "search": release.figures_as(GeneralizeFigures).search,
     }
 
 
@@ -1364,65 +406,5 @@ def _generalize_released(release: Release) -> Table:
 def _run_generalize(table: Table, params: GeneralizeParams, context: Context) -> Release:
     from sdckit.anonymize.base import quasi_identifiers
 
-    return full_domain_generalization(
-        table,
-        params.privacy_models(table),
-        quasi_identifiers=quasi_identifiers(table),
-        suppression_limit=params.suppression_limit,
-        metric=params.metric,
-        max_nodes=params.max_nodes,
-        progress=context.progress,
-    )
-
-
-class TopBottomCodingParams(MethodParams):
-    """Parameters of top and bottom coding (``sdckit anonymize top-bottom-coding``)."""
-
-    attribute: Annotated[str, Field(min_length=1, description="The numeric attribute to code.")]
-    bottom: Annotated[Finite | None, Field(description="Values below it are coded.")] = None
-    top: Annotated[Finite | None, Field(description="Values above it are coded.")] = None
-    bottom_value: Annotated[
-        Finite | None, Field(description="What values below --bottom become (default: --bottom).")
-    ] = None
-    top_value: Annotated[
-        Finite | None, Field(description="What values above --top become (default: --top).")
-    ] = None
-
-    @model_validator(mode="after")
-    def _thresholds(self) -> TopBottomCodingParams:
-        if self.bottom is None and self.top is None:
-            raise ValueError("needs {bottom} or {top}")
-        if self.bottom is not None and self.top is not None and self.bottom > self.top:
-            raise ValueError(f"needs {{bottom}} at most {{top}}, got {self.bottom:g} > {self.top:g}")
-        if self.bottom_value is not None and self.bottom is None:
-            raise ValueError("takes {bottom_value} only with {bottom}")
-        if self.top_value is not None and self.top is None:
-            raise ValueError("takes {top_value} only with {top}")
-        return self
-
-
-def _top_bottom_summary(release: Release) -> dict[str, Any]:
-    return {
-        "attribute": release.parameters["attribute"],
-        "changed_records": release.parameters["changed_records"],
-    }
-
-
-@register_method(
-    "top-bottom-coding",
-    TopBottomCodingParams,
-    summary=_top_bottom_summary,
-    help="Top and bottom coding of a numeric attribute (sdcMicro's topBotCoding).",
-    report=lambda figures: [f"{figures['attribute']}: {figures['changed_records']:,} values coded"],
-    transformation=TOP_BOTTOM_CODING,
-    examples={"minimal": {"attribute": "Age", "top": 50}},
-)
-def _run_top_bottom_coding(table: Table, params: TopBottomCodingParams, context: Context) -> Release:
-    return top_bottom_coding(
-        table,
-        params.attribute,
-        bottom=params.bottom,
-        top=params.top,
-        bottom_value=params.bottom_value,
-        top_value=params.top_value,
-    )
+    models = params.privacy_models(table)
+    return _generalize(table, models, quasi_identifiers(table), None, params, None, context.progress, False)

@@ -136,13 +136,14 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from pydantic import ConfigDict
 
 from sdckit.anonymize.base import METHODS, MethodSpec
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError, location
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy
 from sdckit.io import atomic_write
-from sdckit.params import spell
+from sdckit.params import MethodParams, spell
 from sdckit.table import Role, Schema, Table, value_strings
 
 FORMAT = 2
@@ -189,16 +190,42 @@ def transformation_of(release: Release) -> dict[str, Any]:
     if spec is None or spec.transformation is None:
         reason = spec.not_reapplicable if spec is not None and spec.not_reapplicable else _ONLY
         raise ConfigError(f"a {method} release cannot be re-applied to other data: {reason}")
-    body = spec.transformation.learn(release)
+    body = dict(spec.transformation.learn(release))
+    # The method's learn says what the header records as its parameters (a method not yet moved to
+    # params and figures: the release's parameters).
+    parameters = body.pop("parameters") if "parameters" in body else getattr(release, "parameters", {})
     kept = set(release.table.data.columns)
     header = {
         "format": FORMAT,
         "method": method,
         "quasi_identifiers": list(release.quasi_identifiers),
         "dropped": [name for name in release.original.data.columns if name not in kept],
-        "parameters": _plain(release.parameters),
+        "parameters": _plain(parameters),
     }
     return {**header, **body}
+
+
+class RecordedParams(MethodParams):
+    """The ``params`` of a release made by applying a transformation to new data
+    (:func:`apply_transformation`): the parameters the transformation records of the release it was
+    learnt from (its ``"parameters"``), kept as recorded, entry for entry (they differ per method, and
+    a transformation written by another version may record other entries).
+    ``to_recipe()``/:meth:`recorded` give them back in their order. Learning the transformation of
+    such a release again records them with ``"applied": True``."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    def recorded(self) -> dict[str, Any]:
+        """The recorded parameters, in their order."""
+        return dict(self.model_extra or {})
+
+
+def recorded_params(transformation: Mapping[str, Any]) -> RecordedParams:
+    """The ``params`` of the release ``transformation`` makes of new data (see :class:`RecordedParams`)."""
+    recorded = transformation.get("parameters") or {}
+    if not isinstance(recorded, Mapping):
+        raise ConfigError(f"malformed transformation: 'parameters' must be a mapping, got {recorded!r}")
+    return RecordedParams.parse({str(key): value for key, value in recorded.items()})
 
 
 def _spec(method: object) -> MethodSpec | None:
