@@ -75,7 +75,6 @@ LONG_FUNCTIONS = {
     "sdckit/anonymize/mondrian.py::_partition": "not yet split (the recursive partitioning)",
     "sdckit/anonymize/_quasi_sensitive_group.py::search_group": "not yet split (one group's timed search)",
     "sdckit/anonymize/record_swap.py::record_swap": "not yet split (item 1: one entry point)",
-    "sdckit/experiments/targeted_suppression.py::targeted_suppression_experiment": "not yet split",
     "sdckit/risk/suda.py::_suda2_search": "compiled: SUDA2's search loop over levels, for speed",
     "sdckit/scale/mondrian.py::run_mondrian": "not yet split (Mondrian over fragments)",
 }

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sdckit.anonymize.quasi_sensitive import STRATEGIES, quasi_sensitive_anonymize
+from sdckit.anonymize.quasi_sensitive import STRATEGIES, QuasiSensitiveFigures, quasi_sensitive_anonymize
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError
 from sdckit.experiments import Say
@@ -159,16 +159,16 @@ def _experiment_inputs(
 
 
 def _run_row(release: Release) -> dict[str, Any]:
-    search = release.search
+    figures = release.figures_as(QuasiSensitiveFigures)
     return {
-        "removal_cost": search["removal_cost_mean"],
-        "removal_cost_table": search["removal_cost_table"],
-        "generalization_ncp": search["generalization_ncp"],
-        "violating_before": search["violating_before"],
-        "violating_after": search["violating_after"],
-        "proven_optimal": search["proven_optimal"],
-        "suppressed_items": search["suppressed_items"],
-        "seconds": search["phase2_seconds"],
+        "removal_cost": figures.removal_cost_mean,
+        "removal_cost_table": figures.removal_cost_table,
+        "generalization_ncp": figures.generalization_ncp,
+        "violating_before": figures.violating_before,
+        "violating_after": figures.violating_after,
+        "proven_optimal": figures.proven_optimal,
+        "suppressed_items": figures.suppressed_items,
+        "seconds": figures.phase2_seconds,
     }
 
 

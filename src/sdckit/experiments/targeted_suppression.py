@@ -256,11 +256,6 @@ def targeted_suppression_experiment(
     hierarchy, so missing values are released there as the category :data:`MISSING_LABEL`
     (:func:`generalization_view`); targeted suppression works on the data as it is.
     """
-    from sdckit.anonymize.mondrian import mondrian
-    from sdckit.anonymize.recoding import full_domain_generalization
-    from sdckit.anonymize.targeted_suppression import targeted_suppression
-    from sdckit.utility import release_ncp
-
     say = say if say is not None else (lambda message: None)
     table = paper_roles(table, quasi_identifier_threshold)
     quasi_identifiers = tuple(a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER))
@@ -271,54 +266,14 @@ def targeted_suppression_experiment(
 
     say(f"{table.n_records:,} records; quasi-identifiers: {', '.join(quasi_identifiers)}")
     say(f"sensitive: {', '.join(sensitive)}")
-    started = time.perf_counter()
     if "targeted-suppression" in methods:
-        release = targeted_suppression(table, delta=delta, **risk_parameters, progress=say)
-        before = release.search["risk_before"]
-        after = combined_risk(release.table, original=table, **risk_parameters)
-        # NCP over the paper's quasi-identifiers (the suppressible attributes are a subset of them).
-        cells = release.suppressed_cells_per_attribute()
-        total = sum(cells.values())
-        note, said = floor_note(table, quasi_identifiers, after, delta, risk_parameters)
-        if said:
-            say(said)
-        rows.append(
-            {
-                "family": "suppression",
-                "method": "targeted suppression",
-                "models": f"D(r) <= {delta:g} (one round)",
-                "ncp": total / (table.n_records * len(quasi_identifiers)) if table.n_records else 0.0,
-                "high_risk": after.above(delta),
-                "high_risk_as_released": release.search["high_risk_after"],
-                "mean_risk": after.summary()["mean_risk"],
-                "suppressed_cells": total,
-                "suppressed_records": 0,
-                "classes": None,
-                "seconds": time.perf_counter() - started,
-                "note": note,
-            }
-        )
+        row, before, after = _targeted_row(table, quasi_identifiers, delta, risk_parameters, say)
+        rows.append(row)
         risk_after["targeted suppression"] = after
     else:
         say("measuring the risk of the original records")
         before = combined_risk(table, **risk_parameters)
-    rows.insert(
-        0,
-        {
-            "family": "original",
-            "method": "original data",
-            "models": "",
-            "ncp": 0.0,
-            "high_risk": before.above(delta),
-            "high_risk_as_released": before.above(delta),
-            "mean_risk": before.summary()["mean_risk"],
-            "suppressed_cells": 0,
-            "suppressed_records": 0,
-            "classes": None,
-            "seconds": 0.0,
-            "note": "",
-        },
-    )
+    rows.insert(0, _original_row(before, delta))
 
     generalizable, hierarchies = generalization_view(table)
     for family, run in (
@@ -331,90 +286,25 @@ def targeted_suppression_experiment(
             method = f"{family}: {label}"
             say(f"{method} ...")
             started = time.perf_counter()
-            note = ""
             try:
-                if run == "generalize":
-                    release = full_domain_generalization(
-                        generalizable,
-                        models,
-                        quasi_identifiers=quasi_identifiers,
-                        hierarchies=hierarchies,
-                        suppression_limit=suppression_limit,
-                        metric="loss",
-                        max_nodes=max_nodes,
-                    )
-                    if release.heuristic:
-                        note = f"greedy search (lattice above {max_nodes:,} nodes)"
-                else:
-                    release = mondrian(
-                        generalizable, models, quasi_identifiers=quasi_identifiers, hierarchies=hierarchies
-                    )
-            except SdcError as error:
-                rows.append(
-                    {
-                        "family": family,
-                        "method": method,
-                        "models": ", ".join(model.name for model in models),
-                        "ncp": None,
-                        "high_risk": None,
-                        "high_risk_as_released": None,
-                        "mean_risk": None,
-                        "suppressed_cells": None,
-                        "suppressed_records": None,
-                        "classes": None,
-                        "seconds": time.perf_counter() - started,
-                        "note": str(error),
-                    }
+                release, note = _comparison_release(
+                    run, generalizable, models, quasi_identifiers, hierarchies, suppression_limit, max_nodes
                 )
+            except SdcError as error:
+                rows.append(_failed_row(family, method, models, time.perf_counter() - started, str(error)))
                 say(f"  not possible: {error}")
                 continue
             seconds = time.perf_counter() - started
-            released = generalized_value_weights(
-                Table(release.table.data, release.table.schema, source=table.source), hierarchies
+            row, after = _comparison_row(
+                family, method, models, release, table, hierarchies, delta, risk_parameters, seconds, note
             )
-            after = combined_risk(
-                released, original=table, hierarchies=hierarchies, null_label=MISSING_LABEL, **risk_parameters
-            )
-            as_released = combined_risk(released, **risk_parameters)
+            rows.append(row)
             risk_after[method] = after
-            sizes = release.class_sizes()
-            rows.append(
-                {
-                    "family": family,
-                    "method": method,
-                    "models": ", ".join(model.name for model in models),
-                    "ncp": release_ncp(release),
-                    "high_risk": after.above(delta),
-                    "high_risk_as_released": as_released.above(delta),
-                    "mean_risk": after.summary()["mean_risk"],
-                    "suppressed_cells": release.n_suppressed_cells,
-                    "suppressed_records": release.n_suppressed,
-                    "classes": int(len(sizes)),
-                    "seconds": seconds,
-                    "note": note,
-                }
-            )
             say(
-                f"  NCP {rows[-1]['ncp']:.4f}, {rows[-1]['high_risk']:,} records above {delta:g} "
-                f"({rows[-1]['high_risk_as_released']:,} as released), {seconds:.1f} s"
+                f"  NCP {row['ncp']:.4f}, {row['high_risk']:,} records above {delta:g} "
+                f"({row['high_risk_as_released']:,} as released), {seconds:.1f} s"
             )
-    frame = pl.DataFrame(
-        rows,
-        schema={
-            "family": pl.String,
-            "method": pl.String,
-            "models": pl.String,
-            "ncp": pl.Float64,
-            "high_risk": pl.Int64,
-            "high_risk_as_released": pl.Int64,
-            "mean_risk": pl.Float64,
-            "suppressed_cells": pl.Int64,
-            "suppressed_records": pl.Int64,
-            "classes": pl.Int64,
-            "seconds": pl.Float64,
-            "note": pl.String,
-        },
-    )
+    frame = pl.DataFrame(rows, schema=_ROW_SCHEMA)
     return ExperimentResult(
         rows=frame,
         delta=float(delta),
@@ -436,6 +326,162 @@ def targeted_suppression_experiment(
             "matching": "coverage",
         },
     )
+
+
+#: The columns of the experiment's table (:attr:`ExperimentResult.rows`).
+_ROW_SCHEMA = {
+    "family": pl.String,
+    "method": pl.String,
+    "models": pl.String,
+    "ncp": pl.Float64,
+    "high_risk": pl.Int64,
+    "high_risk_as_released": pl.Int64,
+    "mean_risk": pl.Float64,
+    "suppressed_cells": pl.Int64,
+    "suppressed_records": pl.Int64,
+    "classes": pl.Int64,
+    "seconds": pl.Float64,
+    "note": pl.String,
+}
+
+
+def _targeted_row(
+    table: Table,
+    quasi_identifiers: tuple[str, ...],
+    delta: float,
+    risk_parameters: dict[str, Any],
+    say: Say,
+) -> tuple[dict[str, Any], RecordRisk, RecordRisk]:
+    """Targeted suppression's row, the original records' risk it measured and the release's risk
+    (coverage)."""
+    from sdckit.anonymize.targeted_suppression import TargetedSuppressionFigures, targeted_suppression
+
+    started = time.perf_counter()
+    release = targeted_suppression(table, delta=delta, **risk_parameters, progress=say)
+    figures = release.figures_as(TargetedSuppressionFigures)
+    after = combined_risk(release.table, original=table, **risk_parameters)
+    # NCP over the paper's quasi-identifiers (the suppressible attributes are a subset of them).
+    cells = release.suppressed_cells_per_attribute()
+    total = sum(cells.values())
+    note, said = floor_note(table, quasi_identifiers, after, delta, risk_parameters)
+    if said:
+        say(said)
+    row = {
+        "family": "suppression",
+        "method": "targeted suppression",
+        "models": f"D(r) <= {delta:g} (one round)",
+        "ncp": total / (table.n_records * len(quasi_identifiers)) if table.n_records else 0.0,
+        "high_risk": after.above(delta),
+        "high_risk_as_released": figures.high_risk_after,
+        "mean_risk": after.summary()["mean_risk"],
+        "suppressed_cells": total,
+        "suppressed_records": 0,
+        "classes": None,
+        "seconds": time.perf_counter() - started,
+        "note": note,
+    }
+    return row, figures.risk_before, after
+
+
+def _original_row(before: RecordRisk, delta: float) -> dict[str, Any]:
+    return {
+        "family": "original",
+        "method": "original data",
+        "models": "",
+        "ncp": 0.0,
+        "high_risk": before.above(delta),
+        "high_risk_as_released": before.above(delta),
+        "mean_risk": before.summary()["mean_risk"],
+        "suppressed_cells": 0,
+        "suppressed_records": 0,
+        "classes": None,
+        "seconds": 0.0,
+        "note": "",
+    }
+
+
+def _comparison_release(
+    run: str,
+    generalizable: Table,
+    models: list[Any],
+    quasi_identifiers: tuple[str, ...],
+    hierarchies: dict[str, Hierarchy],
+    suppression_limit: float,
+    max_nodes: int,
+) -> tuple[Any, str]:
+    """A comparison release (``run``: ``generalize`` or ``mondrian``) and its note."""
+    from sdckit.anonymize.mondrian import mondrian
+    from sdckit.anonymize.recoding import full_domain_generalization
+
+    if run == "generalize":
+        release = full_domain_generalization(
+            generalizable,
+            models,
+            quasi_identifiers=quasi_identifiers,
+            hierarchies=hierarchies,
+            suppression_limit=suppression_limit,
+            metric="loss",
+            max_nodes=max_nodes,
+        )
+        return release, (f"greedy search (lattice above {max_nodes:,} nodes)" if release.heuristic else "")
+    return mondrian(generalizable, models, quasi_identifiers=quasi_identifiers, hierarchies=hierarchies), ""
+
+
+def _failed_row(family: str, method: str, models: list[Any], seconds: float, note: str) -> dict[str, Any]:
+    return {
+        "family": family,
+        "method": method,
+        "models": ", ".join(model.name for model in models),
+        "ncp": None,
+        "high_risk": None,
+        "high_risk_as_released": None,
+        "mean_risk": None,
+        "suppressed_cells": None,
+        "suppressed_records": None,
+        "classes": None,
+        "seconds": seconds,
+        "note": note,
+    }
+
+
+def _comparison_row(
+    family: str,
+    method: str,
+    models: list[Any],
+    release: Any,
+    table: Table,
+    hierarchies: dict[str, Hierarchy],
+    delta: float,
+    risk_parameters: dict[str, Any],
+    seconds: float,
+    note: str,
+) -> tuple[dict[str, Any], RecordRisk]:
+    """A comparison release's row and its risk (coverage)."""
+    from sdckit.utility import release_ncp
+
+    released = generalized_value_weights(
+        Table(release.table.data, release.table.schema, source=table.source), hierarchies
+    )
+    after = combined_risk(
+        released, original=table, hierarchies=hierarchies, null_label=MISSING_LABEL, **risk_parameters
+    )
+    as_released = combined_risk(released, **risk_parameters)
+    sizes = release.class_sizes()
+    row = {
+        "family": family,
+        "method": method,
+        "models": ", ".join(model.name for model in models),
+        "ncp": release_ncp(release),
+        "high_risk": after.above(delta),
+        "high_risk_as_released": as_released.above(delta),
+        "mean_risk": after.summary()["mean_risk"],
+        "suppressed_cells": release.n_suppressed_cells,
+        "suppressed_records": release.n_suppressed,
+        "classes": int(len(sizes)),
+        "seconds": seconds,
+        "note": note,
+    }
+    return row, after
 
 
 def write_experiment(
