@@ -83,8 +83,8 @@ def distance_linkage(
         orig_num[:, a], lo[:, a], hi[:, a] = attribute.standardized()
     orig_cat = np.zeros((n, len(categorical)), dtype=np.int32)
     rel_cat = np.zeros((n, len(categorical)), dtype=np.int32)
-    for a, attribute in enumerate(categorical):
-        orig_cat[:, a], rel_cat[:, a] = attribute.original, attribute.labels
+    for a, category in enumerate(categorical):
+        orig_cat[:, a], rel_cat[:, a] = category.original, category.labels
     distance = _true_distances(orig_num, lo, hi, categorical)
     dmin = np.empty(n)
     tied = np.empty(n, dtype=np.int64)
@@ -96,8 +96,8 @@ def distance_linkage(
     for a, attribute in enumerate(numeric):
         in_tree &= attribute.is_point | attribute.is_all
         wildcard[:, a] = attribute.is_all
-    for attribute in categorical:
-        in_tree &= attribute.is_all
+    for category in categorical:
+        in_tree &= category.is_all
     tree_rows, scan_rows = np.flatnonzero(in_tree), np.flatnonzero(~in_tree)
     total, done = n, 0
     if tree_rows.size:
@@ -168,8 +168,8 @@ def one_to_one_linkage(
         squared += gap * gap
     released_rows = np.repeat(np.arange(n), n)
     original_rows = np.tile(np.arange(n), n)
-    for attribute in categorical:
-        squared += ~attribute.agrees(released_rows, original_rows).reshape(n, n)
+    for category in categorical:
+        squared += ~category.agrees(released_rows, original_rows).reshape(n, n)
     cost = np.sqrt(squared)
     # Among assignments of equal total distance the solver returns the first it meets: in the file's
     # order that would be the identity, crediting every tie (a k-anonymous release would link 100 %).

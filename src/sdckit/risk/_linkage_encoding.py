@@ -141,7 +141,7 @@ class Covers:
             width=np.array([a.n_categories for a in attributes], dtype=np.int64),
         )
 
-    def arrays(self) -> tuple[np.ndarray, ...]:
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return self.label_offset, self.kind, self.point, self.set_keys, self.set_ptr, self.width
 
 
@@ -285,8 +285,13 @@ def _encode_numeric(
         )
     # A missing value: the last row, an extra "everything" entry.
     table = np.vstack([np.array(bounds, dtype=np.float64).reshape(-1, 4), [-np.inf, np.inf, 0.0, 0.0]])
-    codes = text.cast(pl.Enum(distinct), strict=False).to_physical().cast(pl.Int64)
-    codes = codes.fill_null(len(table) - 1).to_numpy()
+    codes = (
+        text.cast(pl.Enum(distinct), strict=False)
+        .to_physical()
+        .cast(pl.Int64)
+        .fill_null(len(table) - 1)
+        .to_numpy()
+    )
     lo, hi = table[codes, 0].copy(), table[codes, 1].copy()
     lo_open, hi_open = table[codes, 2] > 0, table[codes, 3] > 0
     if integer:  # open bounds of an integer attribute: the nearest integers inside

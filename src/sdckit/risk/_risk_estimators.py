@@ -311,7 +311,7 @@ class PopulationUniqueness:
                 return {"uniques": None, "share": None}
             return {"uniques": value, "share": value / self.population_size}
 
-        result = {
+        result: dict[str, Any] = {
             "sampling_fraction": self.sampling_fraction,
             "population_size": self.population_size,
             "sample_uniques": self.sample_uniques,

@@ -864,8 +864,8 @@ def combined_report(figures: dict[str, Any]) -> list[Any]:
         table.add_column("record", justify="right")
         if identifier:
             table.add_column(identifier)
-        for column, justify in (("risk", "right"), ("dominant known set", "left")):
-            table.add_column(column, justify=justify)
+        table.add_column("risk", justify="right")
+        table.add_column("dominant known set", justify="left")
         table.add_column("its contribution", justify="right")
         for row in figures["riskiest"]:
             named = [Text(row["identifier"] or "")] if identifier else []  # as text, not markup

@@ -346,7 +346,7 @@ def _top_records(
         return np.zeros(0, dtype=np.int64)
     by_risk = np.argsort(-pattern_risk, kind="stable")
     reached = np.searchsorted(np.cumsum(pattern_records[by_risk]), count)
-    cut = pattern_risk[by_risk[min(reached, len(by_risk) - 1)]]
+    cut = pattern_risk[by_risk[min(int(reached), len(by_risk) - 1)]]
     above = np.flatnonzero(risk > cut)
     at = np.flatnonzero(risk == cut)[: count - len(above)]
     chosen = np.concatenate([above, at])
@@ -438,8 +438,10 @@ def reidentification_risk(
         )
 
     population = None
-    if sampling_fraction is not None or population_size is not None:
-        size = population_size if population_size is not None else n / sampling_fraction
+    size = population_size
+    if size is None and sampling_fraction is not None:
+        size = n / sampling_fraction
+    if size is not None:
         population = population_uniqueness(key.counts, size) if n else None
 
     return ReidentificationRisk(
@@ -763,11 +765,11 @@ def _report(figures: dict[str, Any]) -> list[Any]:
             if column == "record" and identifier:
                 riskiest.add_column(identifier)
         for row in figures["riskiest"]:
-            values: list[Any] = [f"{row[c]:.4g}" if isinstance(row[c], float) else str(row[c]) for c in shown]
+            cells: list[Any] = [f"{row[c]:.4g}" if isinstance(row[c], float) else str(row[c]) for c in shown]
             if identifier:
-                values.insert(1, Text(row["identifier"] or ""))  # as text, not markup
+                cells.insert(1, Text(row["identifier"] or ""))  # as text, not markup
             key = ", ".join(f"{name}={row[name]}" for name in figures["keys"])
-            riskiest.add_row(*values, key)
+            riskiest.add_row(*cells, key)
         lines.append(riskiest)
     return lines
 

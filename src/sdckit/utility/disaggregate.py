@@ -103,8 +103,8 @@ def _numeric(
         # A label that spans no interval is kept: NaN bounds hold no original value.
         bounds = [numeric_bounds(label, hierarchy) or (math.nan, math.nan, 0.0, 0.0) for label in distinct]
         table = np.vstack([np.array(bounds, dtype=np.float64).reshape(-1, 4), [-np.inf, np.inf, 0.0, 0.0]])
-        codes = text.cast(pl.Enum(distinct), strict=False).to_physical().cast(pl.Int64)
-        codes = codes.fill_null(len(table) - 1).to_numpy()
+        label_of = text.cast(pl.Enum(distinct), strict=False).to_physical().cast(pl.Int64)
+        codes = label_of.fill_null(len(table) - 1).to_numpy()
         lo, hi = table[codes, 0], table[codes, 1]
         lo_open, hi_open = table[codes, 2] > 0, table[codes, 3] > 0
     result = lo.copy()
@@ -155,8 +155,8 @@ def _categorical(
     names = [*categories, None]  # the last "category": a missing original value
     count = 0
     labels = released_text.drop_nulls().unique(maintain_order=True).to_list()
-    label_codes = released_text.cast(pl.Enum(labels), strict=False).to_physical().cast(pl.Int64)
-    label_codes = label_codes.fill_null(len(labels)).to_numpy()
+    label_of = released_text.cast(pl.Enum(labels), strict=False).to_physical().cast(pl.Int64)
+    label_codes = label_of.fill_null(len(labels)).to_numpy()
     order = np.argsort(label_codes, kind="stable")
     ends = np.cumsum(np.bincount(label_codes, minlength=len(labels) + 1))
     groups: list[tuple[np.ndarray, list[int]]] = []

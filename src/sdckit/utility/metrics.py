@@ -169,7 +169,7 @@ def _ncp_leaf_cost(hierarchy: Hierarchy, level: int) -> np.ndarray:
     return hierarchy.ncp(level)[hierarchy.codes[:, level]]
 
 
-def _resolve_weights(view: GeneralizationView, weights: Weights) -> np.ndarray:
+def _resolve_weights(view: GeneralizationView | _Names, weights: Weights) -> np.ndarray:
     """Attribute weights as an array aligned with ``view.quasi_identifiers`` (default 1 each)."""
     names = view.quasi_identifiers
     if weights is None:

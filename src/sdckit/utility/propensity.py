@@ -117,9 +117,9 @@ def design_matrix(
     categorical: list[tuple[str, np.ndarray, int]] = []
     extra: list[tuple[str, np.ndarray]] = []
     for name in names:
-        a, b = original.get_column(name), release.get_column(name)
-        if a.dtype.is_numeric() and b.dtype.is_numeric():
-            values = np.concatenate([a.cast(pl.Float64).to_numpy(), b.cast(pl.Float64).to_numpy()])
+        ours, theirs = original.get_column(name), release.get_column(name)
+        if ours.dtype.is_numeric() and theirs.dtype.is_numeric():
+            values = np.concatenate([ours.cast(pl.Float64).to_numpy(), theirs.cast(pl.Float64).to_numpy()])
             missing = np.isnan(values)
             if missing.all():
                 continue
@@ -131,7 +131,7 @@ def design_matrix(
             if missing.any():
                 extra.append((f"{name} missing", missing.astype(np.float64)))
         else:
-            first, second, levels = category_codes(a, b)
+            first, second, levels = category_codes(ours, theirs)
             if levels > 1:
                 categorical.append((name, np.concatenate([first, second]), levels))
     blocks: list[Any] = []
