@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from conftest import make_table
 from sdckit.anonymize import record_swap
+from sdckit.anonymize.record_swap import RecordSwapFigures
 from sdckit.cli import app
 from sdckit.errors import ConfigError, InputError
 from sdckit.table import Kind, Role
@@ -78,13 +79,13 @@ def test_the_households_at_risk_are_found_and_swapped_across_their_level():
         k_anonymity=3,
         seed=1,
     )
-    figures = release.search
-    assert figures["levels"]["region"] == {"at_risk": 1, "swapped": 1, "left": 0, "pairs": 1}
-    assert figures["levels"]["district"] == {"at_risk": 1, "swapped": 1, "left": 0, "pairs": 1}
-    assert figures["risky_households"] == 2 and figures["risky_households_left"] == 0
-    assert figures["target_pairs"] == 0 and figures["pairs"] == 2
-    assert figures["households_swapped"] == 4
-    assert figures["swap_rate_achieved"] == pytest.approx(4 / 40)
+    figures = release.figures_as(RecordSwapFigures)
+    assert figures.levels["region"] == {"at_risk": 1, "swapped": 1, "left": 0, "pairs": 1}
+    assert figures.levels["district"] == {"at_risk": 1, "swapped": 1, "left": 0, "pairs": 1}
+    assert figures.risky_households == 2 and figures.risky_households_left == 0
+    assert figures.target_pairs == 0 and figures.pairs == 2
+    assert figures.households_swapped == 4
+    assert figures.swap_rate_achieved == pytest.approx(4 / 40)
 
     before = household_view(frame, [*GEOGRAPHY, "hsize"])
     after = household_view(release.table.data, [*GEOGRAPHY, "hsize"])
@@ -147,12 +148,12 @@ def test_area_totals_change_only_by_the_swapped_pairs():
 def test_the_swap_rate_asked_is_reached_when_donors_exist(rate):
     frame = households_frame()
     release = record_swap(make_table(frame, **HOUSEHOLDS), GEOGRAPHY, swap_rate=rate, k_anonymity=0, seed=3)
-    figures = release.search
-    assert figures["target_pairs"] == int(np.ceil(40 * rate / 2 - 1e-9))
-    assert figures["pairs"] == figures["target_pairs"]
-    assert figures["swap_rate_achieved"] >= rate
-    assert figures["households_swapped"] == 2 * figures["pairs"]
-    assert figures["records_swapped"] == sum(
+    figures = release.figures_as(RecordSwapFigures)
+    assert figures.target_pairs == int(np.ceil(40 * rate / 2 - 1e-9))
+    assert figures.pairs == figures.target_pairs
+    assert figures.swap_rate_achieved >= rate
+    assert figures.households_swapped == 2 * figures.pairs
+    assert figures.records_swapped == sum(
         n for n, old, new in _sizes_and_moves(frame, release.table.data) if old != new
     )
 
@@ -167,7 +168,7 @@ def _sizes_and_moves(before: pl.DataFrame, after: pl.DataFrame):
 def test_k_anonymity_zero_and_rate_zero_swap_nothing():
     frame = households_frame()
     release = record_swap(make_table(frame, **HOUSEHOLDS), GEOGRAPHY, swap_rate=0, k_anonymity=0)
-    assert release.search["pairs"] == 0
+    assert release.figures_as(RecordSwapFigures).pairs == 0
     assert release.table.data.equals(frame.drop("person"))
 
 
@@ -178,18 +179,23 @@ def test_a_household_without_a_similar_donor_is_left_and_reported():
     release = record_swap(
         make_table(frame, **HOUSEHOLDS), GEOGRAPHY, similarity=[["tenure"]], swap_rate=0, seed=1
     )
-    assert release.search["levels"]["region"] == {"at_risk": 1, "swapped": 0, "left": 1, "pairs": 0}
-    assert release.search["risky_households_left"] == 1
+    assert release.figures_as(RecordSwapFigures).levels["region"] == {
+        "at_risk": 1,
+        "swapped": 0,
+        "left": 1,
+        "pairs": 0,
+    }
+    assert release.figures_as(RecordSwapFigures).risky_households_left == 1
     # A profile no donor can meet (a donor of another region never shares the region) leaves it too;
     # a second profile tried after it finds one.
     impossible = record_swap(
         make_table(frame, **HOUSEHOLDS), GEOGRAPHY, similarity=[["tenure"], ["region"]], swap_rate=0
     )
-    assert impossible.search["risky_households_left"] == 1
+    assert impossible.figures_as(RecordSwapFigures).risky_households_left == 1
     second = record_swap(
         make_table(frame, **HOUSEHOLDS), GEOGRAPHY, similarity=[["tenure"], ["hsize"]], swap_rate=0
     )
-    assert second.search["risky_households_left"] == 0
+    assert second.figures_as(RecordSwapFigures).risky_households_left == 0
 
 
 def brute_force_levels(frame: pl.DataFrame, geography: list[str], risk: list[str], k: int) -> dict:
@@ -257,8 +263,8 @@ def test_properties_on_random_census_data(frame, k, rate, seed, similar):
         seed=seed,
     )
     expected = brute_force_levels(frame, geography, ["sex", "age"], k)
-    codes = release.search["household_codes"]
-    level = release.search["level"]
+    codes = release.figures_as(RecordSwapFigures).household_codes
+    level = release.figures_as(RecordSwapFigures).level
     hids = frame["hid"].to_numpy()
     assert {int(hids[i]): int(level[codes[i]]) for i in range(len(hids))} == expected
     released = release.table.data
@@ -266,7 +272,7 @@ def test_properties_on_random_census_data(frame, k, rate, seed, similar):
     assert released.select(others).equals(frame.select(others))
     before = household_view(frame, [*geography, "hsize"])
     after = household_view(released, [*geography, "hsize"])
-    partner = release.search["partner"]
+    partner = release.figures_as(RecordSwapFigures).partner
     hid_of_code = {int(codes[i]): int(hids[i]) for i in range(len(hids))}
     for code, other in enumerate(partner):
         hid = hid_of_code[code]
@@ -279,18 +285,18 @@ def test_properties_on_random_census_data(frame, k, rate, seed, similar):
         if similar:
             assert before[hid][3] == before[mate][3]
         # The two households lie in different areas of the level they were swapped at.
-        s = release.search["swap_level"][code]
+        s = release.figures_as(RecordSwapFigures).swap_level[code]
         assert before[hid][: s + 1] != before[mate][: s + 1]
-    figures = release.search
-    assert figures["risky_households"] == sum(v < len(geography) for v in expected.values())
+    figures = release.figures_as(RecordSwapFigures)
+    assert figures.risky_households == sum(v < len(geography) for v in expected.values())
     # Left: at risk at level h and not moved to another area of level h.
     left = [h for h, v in expected.items() if v < len(geography) and after[h][: v + 1] == before[h][: v + 1]]
-    assert figures["risky_households_left"] == len(left)
+    assert figures.risky_households_left == len(left)
     # Only a household that found no donor (and then served as a donor inside its area) is left.
-    assert len(left) <= figures["no_donor"]
-    assert figures["households_swapped"] == int((partner >= 0).sum()) == 2 * figures["pairs"]
+    assert len(left) <= figures.no_donor
+    assert figures.households_swapped == int((partner >= 0).sum()) == 2 * figures.pairs
     # Enough households of other areas with the same size: the rate is reached.
-    if figures["no_donor"] == 0 and figures["pairs"] < figures["target_pairs"]:
+    if figures.no_donor == 0 and figures.pairs < figures.target_pairs:
         pytest.fail(f"rate not reached without a donor shortage: {figures}")
 
 
@@ -405,8 +411,11 @@ def test_donors_are_drawn_with_probability_proportional_to_their_risk():
         release = record_swap(
             table, ["region"], risk_variables=["nationality"], swap_rate=0, k_anonymity=2, seed=seed
         )
-        assert release.search["pairs"] == 1 and release.search["risky_households_left"] == 0
-        donor = int(release.search["partner"][0])  # household codes follow the sorted ids
+        assert (
+            release.figures_as(RecordSwapFigures).pairs == 1
+            and release.figures_as(RecordSwapFigures).risky_households_left == 0
+        )
+        donor = int(release.figures_as(RecordSwapFigures).partner[0])  # household codes follow the sorted ids
         picks.append(nationality[donor] == "Q")
     assert 0.42 < np.mean(picks) < 0.58  # sd 0.025 around 1/2; uniform would give 0.2
 

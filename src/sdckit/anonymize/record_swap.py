@@ -45,6 +45,7 @@ Deviations from sdcMicro, all on purpose:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numba
@@ -53,7 +54,7 @@ import polars as pl
 from pydantic import BeforeValidator, Field
 
 from sdckit.anonymize.base import register_method
-from sdckit.anonymize.release import Release
+from sdckit.anonymize.release import Figures, Release
 from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError, location
 from sdckit.frequency import encode, extend_keys, initial_keys
@@ -316,56 +317,76 @@ def record_swap(
     Returns
     -------
     Release
-        Identifiers dropped, rows in the original order; ``search`` holds the figures (per level: the
-        households at risk, those moved to another area of that level and those left; the swap rate
-        achieved) and, per household number (``search["household_codes"]`` of every record),
-        ``partner`` (-1 unswapped), ``swap_level`` and ``level`` (the level it is at risk at, or the
-        number of levels).
-    """
-    hierarchy = list(hierarchy)
-    household = household_attribute(table, household)
-    similarity = [list(profile) for profile in (similarity or [])]
-    carry_along = list(carry_along or [])
-    if risk_variables is None:
-        risk_variables = [
-            a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER) if a.name not in hierarchy
-        ]
-    risk_variables = list(risk_variables)
-    _check_names(table, household, hierarchy, similarity, risk_variables, carry_along)
-    if not 0 <= swap_rate <= 1:
-        raise ConfigError(f"swap_rate must be in [0, 1], got {swap_rate}")
-    if k_anonymity < 0:
-        raise ConfigError(f"k_anonymity must be at least 0, got {k_anonymity}")
-    n = table.n_records
-    if n == 0:
-        raise InputError(f"{location(table.source)}the data has no records to swap")
-    rng = np.random.default_rng(seed)
-    codes, first, sizes = _households(table, household)
-    n_households = len(sizes)
-    _check_constant(table, hierarchy, codes, first, household)
-    n_hier = len(hierarchy)
+        Identifiers dropped, rows in the original order; ``figures`` (:class:`RecordSwapFigures`)
+        holds the figures (per level: the households at risk, those moved to another area of that
+        level and those left; the swap rate achieved) and, per household number
+        (``household_codes`` of every record), ``partner`` (-1 unswapped), ``swap_level`` and
+        ``level`` (the level it is at risk at, or the number of levels).
 
+    The parameters are checked by :class:`RecordSwapParams`; ``household``, which a run reads from
+    the attribute with role household, is not one of them.
+    """
+    params = RecordSwapParams.parse(
+        {
+            "hierarchy": hierarchy,
+            "similarity": similarity,
+            "risk_variables": risk_variables,
+            "swap_rate": swap_rate,
+            "k_anonymity": k_anonymity,
+            "carry_along": carry_along,
+            "seed": seed,
+        },
+        method="record-swap",
+    )
+    return _record_swap(table, params, household)
+
+
+@dataclass(frozen=True)
+class _Risk:
+    """Every household's area at every level (``geo``, levels x households), the level it is at risk
+    at (the number of levels when none) and its risk ``1 / count`` at every level."""
+
+    geo: np.ndarray
+    level: np.ndarray
+    risk: np.ndarray
+
+
+def _household_risk(
+    table: Table,
+    hierarchy: list[str],
+    risk_variables: list[str],
+    households: tuple[np.ndarray, np.ndarray, np.ndarray],
+    k_anonymity: int,
+) -> _Risk:
+    """Step 1: a household's count at level h is the smallest count of its members with their risk
+    variables in their area of levels 0..h; it is at risk at the coarsest level where that count is
+    below ``k_anonymity``."""
+    codes, first, sizes = households
+    n = table.n_records
     # Areas: dense keys of the geography prefixes, per household.
     geo_records = _level_keys(table, hierarchy, initial_keys(n))
     geo = np.stack([keys[first] for keys, _ in geo_records])
-    # Risk: the smallest count of a household's members with its risk variables in its area.
+    start = initial_keys(n)
     if risk_variables:
         risk_encoding = encode(table.data, risk_variables)
-        start = initial_keys(n)
         for values, cardinality in zip(risk_encoding.codes, risk_encoding.cardinalities, strict=True):
             start = extend_keys(*start, values, cardinality)
-    else:
-        start = initial_keys(n)
     risk_records = _level_keys(table, hierarchy, start)
     order = np.argsort(codes, kind="stable")
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     smallest = np.stack([np.minimum.reduceat(counts[keys][order], starts) for keys, counts in risk_records])
     at_risk = smallest < k_anonymity  # (n_hier, H)
-    level = np.where(at_risk.any(axis=0), np.argmax(at_risk, axis=0), n_hier).astype(np.int64)
-    risk = 1.0 / smallest
+    level = np.where(at_risk.any(axis=0), np.argmax(at_risk, axis=0), len(hierarchy)).astype(np.int64)
+    return _Risk(geo, level, 1.0 / smallest)
 
-    # Donor orders: per level, households by decreasing risk / Exp(1) within each similarity class.
-    donor_keys = risk / rng.exponential(size=(n_hier, n_households))
+
+def _donor_orders(
+    table: Table, similarity: list[list[str]], first: np.ndarray, donor_keys: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per similarity profile, every household's class, the start of every class, and per level and
+    profile the households by class then by decreasing ``donor_keys`` (risk / Exp(1))."""
+    n_hier, n_households = donor_keys.shape
+    n = table.n_records
     profiles = similarity or [[]]
     sim_class = np.zeros((len(profiles), n_households), dtype=np.int64)
     for p, profile in enumerate(profiles):
@@ -379,29 +400,64 @@ def record_swap(
         class_start[p, 1:] = np.cumsum(np.bincount(sim_class[p], minlength=n_classes))
         for h in range(n_hier):
             donor_order[h, p] = np.lexsort((-donor_keys[h], sim_class[p]))
+    return sim_class, class_start, donor_order
 
-    # Households at risk at the coarser levels, by area then household.
+
+def _initiators(level: np.ndarray, geo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The households at risk at the coarser levels, level by level, by area then household, and
+    where every level's start."""
     initiators, initiator_start = [], [0]
-    for h in range(n_hier - 1):
+    for h in range(len(geo) - 1):
         chosen = np.flatnonzero(level == h)
         chosen = chosen[np.lexsort((chosen, geo[h, chosen]))]
         initiators.append(chosen)
         initiator_start.append(initiator_start[-1] + len(chosen))
     initiators_flat = np.concatenate(initiators) if initiators else np.zeros(0, dtype=np.int64)
+    return initiators_flat.astype(np.int64), np.asarray(initiator_start, dtype=np.int64)
+
+
+def _record_swap(table: Table, params: RecordSwapParams, household: str | None = None) -> Release:
+    """The method (see the module documentation); ``household`` names the household id when no
+    attribute has role household."""
+    hierarchy = list(params.hierarchy)
+    household = household_attribute(table, household)
+    similarity = [list(profile) for profile in (params.similarity or [])]
+    carry_along = list(params.carry_along or [])
+    risk_variables = (
+        list(params.risk_variables)
+        if params.risk_variables is not None
+        else [a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER) if a.name not in hierarchy]
+    )
+    _check_names(table, household, hierarchy, similarity, risk_variables, carry_along)
+    n = table.n_records
+    if n == 0:
+        raise InputError(f"{location(table.source)}the data has no records to swap")
+    rng = np.random.default_rng(params.seed)
+    codes, first, sizes = _households(table, household)
+    n_households = len(sizes)
+    _check_constant(table, hierarchy, codes, first, household)
+    n_hier = len(hierarchy)
+    at_risk = _household_risk(table, hierarchy, risk_variables, (codes, first, sizes), params.k_anonymity)
+    geo, level, risk = at_risk.geo, at_risk.level, at_risk.risk
+
+    # Donor orders: per level, households by decreasing risk / Exp(1) within each similarity class.
+    donor_keys = risk / rng.exponential(size=(n_hier, n_households))
+    sim_class, class_start, donor_order = _donor_orders(table, similarity, first, donor_keys)
+    initiators, initiator_start = _initiators(level, geo)
 
     finest = geo[-1]
     n_areas = int(finest.max()) + 1 if n_households else 0
     area_members = np.argsort(finest, kind="stable").astype(np.int64)
     area_start = np.concatenate(([0], np.cumsum(np.bincount(finest, minlength=n_areas)))).astype(np.int64)
-    target = math.ceil(round(n_households * swap_rate / 2, 9))
+    target = math.ceil(round(n_households * params.swap_rate / 2, 9))
     draws = _distribute(np.bincount(finest, minlength=n_areas).astype(np.float64), target, rng)
     sample_key = risk[-1] / rng.exponential(size=n_households)
 
     partner, swap_level, initiator, failed, topped_up = _swap(
         geo,
         level,
-        initiators_flat.astype(np.int64),
-        np.asarray(initiator_start, dtype=np.int64),
+        initiators,
+        initiator_start,
         donor_order,
         class_start,
         sim_class,
@@ -422,7 +478,35 @@ def record_swap(
     identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
     released = released.drop(identifiers)
+    figures = _swap_figures(
+        hierarchy, at_risk, (partner, swap_level, initiator, failed), int(topped_up), codes, target
+    )
+    return Release(
+        table=Table(released, schema, source=table.source, weights=table.weights),
+        original=table,
+        method="record-swap",
+        params=params,
+        quasi_identifiers=tuple(hierarchy),
+        suppressed_records=np.zeros(n, dtype=bool),
+        classes=np.full(n, -1, dtype=np.int64),
+        seed=params.seed,
+        figures=figures,
+    )
 
+
+def _swap_figures(
+    hierarchy: list[str],
+    at_risk: _Risk,
+    swaps: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    topped_up: int,
+    codes: np.ndarray,
+    target: int,
+) -> RecordSwapFigures:
+    """The figures of the swaps: ``swaps`` is every household's partner (-1 unswapped), swap level,
+    whether it initiated its swap and whether it found no donor."""
+    partner, swap_level, initiator, failed = swaps
+    geo, level = at_risk.geo, at_risk.level
+    n_hier, n_households = geo.shape
     swapped = partner >= 0
     # An at-risk household is protected when it moved to another area of its level (a household that
     # found no donor may still serve as a donor at a finer level, and move inside its area).
@@ -442,46 +526,51 @@ def record_swap(
             "left": int((risky & ~crossed).sum()),
             "pairs": int((initiator & (swap_level == h)).sum()),
         }
-    figures = {
-        "households": int(n_households),
-        "records": int(n),
-        "swap_rate": float(swap_rate),
-        "target_pairs": int(target),
-        "pairs": int(initiator.sum()),
-        "households_swapped": int(swapped.sum()),
-        "records_swapped": int(swapped_records.sum()),
-        "swap_rate_achieved": float(swapped.sum() / n_households) if n_households else 0.0,
-        "risky_households": int((level < n_hier).sum()),
-        "risky_households_left": int((risky_all & ~crossed).sum()),
-        "no_donor": int(failed.sum()),
-        "topped_up_pairs": int(topped_up),
-        "levels": per_level,
-    }
-    return Release(
-        table=Table(released, schema, source=table.source, weights=table.weights),
-        original=table,
-        method="record-swap",
-        parameters={
-            "household": household,
-            "hierarchy": hierarchy,
-            "similarity": similarity,
-            "risk_variables": risk_variables,
-            "carry_along": carry_along,
-            "swap_rate": swap_rate,
-            "k_anonymity": k_anonymity,
-        },
-        quasi_identifiers=tuple(hierarchy),
-        suppressed_records=np.zeros(n, dtype=bool),
-        classes=np.full(n, -1, dtype=np.int64),
-        seed=seed,
-        search={
-            **figures,
-            "partner": partner,
-            "swap_level": swap_level,
-            "household_codes": codes,
-            "level": level,
-        },
+    return RecordSwapFigures(
+        households=int(n_households),
+        records=len(codes),
+        target_pairs=int(target),
+        pairs=int(initiator.sum()),
+        households_swapped=int(swapped.sum()),
+        records_swapped=int((partner[codes] >= 0).sum()),
+        swap_rate_achieved=float(swapped.sum() / n_households) if n_households else 0.0,
+        risky_households=int((level < n_hier).sum()),
+        risky_households_left=int((risky_all & ~crossed).sum()),
+        no_donor=int(failed.sum()),
+        topped_up_pairs=topped_up,
+        levels=per_level,
+        partner=partner,
+        swap_level=swap_level,
+        household_codes=codes,
+        level=level,
     )
+
+
+@dataclass(frozen=True)
+class RecordSwapFigures(Figures):
+    """What a record swap found and did: households and records, the pairs aimed at and made,
+    households and records swapped, the swap rate achieved, households at risk and those left
+    unswapped, households with no donor, pairs drawn beyond the areas' shares (``topped_up_pairs``),
+    per geography level its ``at_risk``, ``swapped``, ``left`` and ``pairs``; and, per household number
+    (``household_codes``: every record's), ``partner`` (-1 unswapped), ``swap_level`` and ``level``
+    (the level it is at risk at, or the number of levels)."""
+
+    households: int
+    records: int
+    target_pairs: int
+    pairs: int
+    households_swapped: int
+    records_swapped: int
+    swap_rate_achieved: float
+    risky_households: int
+    risky_households_left: int
+    no_donor: int
+    topped_up_pairs: int
+    levels: dict[str, dict[str, int]]
+    partner: np.ndarray
+    swap_level: np.ndarray
+    household_codes: np.ndarray
+    level: np.ndarray
 
 
 def _check_names(
@@ -493,8 +582,6 @@ def _check_names(
     carry_along: list[str],
 ) -> None:
     columns = set(table.data.columns)
-    if not hierarchy:
-        raise ConfigError("hierarchy needs at least one geography attribute")
     groups = {
         "hierarchy": hierarchy,
         "similarity": [name for profile in similarity for name in profile],
@@ -562,22 +649,22 @@ class RecordSwapParams(MethodParams):
 
 
 def _summary(release: Release) -> dict[str, Any]:
-    keys = (
-        "households",
-        "records",
-        "swap_rate",
-        "target_pairs",
-        "pairs",
-        "households_swapped",
-        "records_swapped",
-        "swap_rate_achieved",
-        "risky_households",
-        "risky_households_left",
-        "no_donor",
-        "topped_up_pairs",
-        "levels",
-    )
-    return {key: release.search[key] for key in keys}
+    figures = release.figures_as(RecordSwapFigures)
+    return {
+        "households": figures.households,
+        "records": figures.records,
+        "swap_rate": float(release.params.swap_rate),
+        "target_pairs": figures.target_pairs,
+        "pairs": figures.pairs,
+        "households_swapped": figures.households_swapped,
+        "records_swapped": figures.records_swapped,
+        "swap_rate_achieved": figures.swap_rate_achieved,
+        "risky_households": figures.risky_households,
+        "risky_households_left": figures.risky_households_left,
+        "no_donor": figures.no_donor,
+        "topped_up_pairs": figures.topped_up_pairs,
+        "levels": figures.levels,
+    }
 
 
 def _report(figures: dict[str, Any]) -> list[str]:
@@ -617,13 +704,4 @@ def _violation(release: Release, figures: dict[str, Any]) -> str | None:
     examples={"minimal": {"hierarchy": ["region", "district"]}},
 )
 def _run_record_swap(table: Table, params: RecordSwapParams, context: Context) -> Release:
-    return record_swap(
-        table,
-        params.hierarchy,
-        similarity=params.similarity,
-        risk_variables=params.risk_variables,
-        swap_rate=params.swap_rate,
-        k_anonymity=params.k_anonymity,
-        carry_along=params.carry_along,
-        seed=params.seed,
-    )
+    return _record_swap(table, params)
