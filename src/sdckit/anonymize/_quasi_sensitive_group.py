@@ -271,27 +271,16 @@ def search_group(
     # Removing every item is a solution unless even that fails; as an upper bound it prunes nothing
     # but the all-removed node itself (every other node costs less than 1), and it is the answer
     # if the search meets no cheaper satisfying node in time.
-    fallback = False
-    if m and norm > 0:
-        ksize_all = np.full(d, -1, dtype=np.int64)
-        full = kernels.evaluate(
-            kbits,
-            ksize_all,
-            used_words,
-            n_labels,
-            alpha,
-            alpha_sum,
-            alpha_square,
-            kind,
-            c,
-            scratch.stamp,
-            scratch.acc,
-            scratch.touched,
-            ints,
-        )
-        if kernels.passes(full, kind, required_l, required_t):
-            fallback = True
-            floats[kernels.BEST_COST] = 1.0
+    fallback = bool(m and norm > 0) and _all_removed_passes(
+        (d, n_words),
+        used_words,
+        n_labels,
+        (alpha, alpha_sum, alpha_square),
+        (kind, c, required_l, required_t),
+        scratch,
+    )
+    if fallback:
+        floats[kernels.BEST_COST] = 1.0
     args = (
         cell_record,
         record_start,
@@ -326,26 +315,7 @@ def search_group(
         ints,
         floats,
     )
-    budget = 64
-    first_seconds = math.nan
-    while True:
-        if node_limit is not None:
-            # A deterministic bound: the search stops after exactly node_limit evaluations.
-            budget = min(budget, node_limit - int(ints[kernels.EVALUATIONS]))
-            if budget <= 0:
-                break
-        status = kernels.search(*args, budget)
-        elapsed = time.perf_counter() - clock
-        if status == 2:
-            first_seconds = elapsed
-            continue
-        if status == 1:
-            break
-        if time_limit is not None and elapsed >= time_limit:
-            break
-        # Chunks of about 5 ms between two looks at the clock.
-        rate = ints[kernels.EVALUATIONS] / max(elapsed, 1e-6)
-        budget = int(min(max(rate * 0.005, 64), 1_000_000))
+    first_seconds = _search_in_chunks(args, ints, clock, time_limit, node_limit)
     finished = bool(ints[kernels.FINISHED])
     found = bool(ints[kernels.FOUND])
     if found:
@@ -379,6 +349,66 @@ def search_group(
         first_solution_seconds=first_seconds,
         achieved=achieved,
     )
+
+
+def _all_removed_passes(
+    shape: tuple[int, int],
+    used_words: np.ndarray,
+    n_labels: int,
+    prior: tuple[np.ndarray, float, float],
+    model: tuple[int, float, float, float],
+    scratch: Scratch,
+) -> bool:
+    """Whether the group passes with every item removed (``shape``: its records and bit words): the
+    fallback answer and the search's first upper bound."""
+    d, n_words = shape
+    alpha, alpha_sum, alpha_square = prior
+    kind, c, required_l, required_t = model
+    full = kernels.evaluate(
+        np.zeros((d, n_words), dtype=np.uint64),
+        np.full(d, -1, dtype=np.int64),
+        used_words,
+        n_labels,
+        alpha,
+        alpha_sum,
+        alpha_square,
+        kind,
+        c,
+        scratch.stamp,
+        scratch.acc,
+        scratch.touched,
+        scratch.ints,
+    )
+    return bool(kernels.passes(full, kind, required_l, required_t))
+
+
+def _search_in_chunks(
+    args: tuple[Any, ...], ints: np.ndarray, clock: float, time_limit: float | None, node_limit: int | None
+) -> float:
+    """Run the compiled search in chunks of evaluations until it finishes, ``node_limit`` evaluations
+    are spent or ``time_limit`` seconds from ``clock`` have passed; returns the seconds to the first
+    solution (NaN if none)."""
+    budget = 64
+    first_seconds = math.nan
+    while True:
+        if node_limit is not None:
+            # A deterministic bound: the search stops after exactly node_limit evaluations.
+            budget = min(budget, node_limit - int(ints[kernels.EVALUATIONS]))
+            if budget <= 0:
+                break
+        status = kernels.search(*args, budget)
+        elapsed = time.perf_counter() - clock
+        if status == 2:
+            first_seconds = elapsed
+            continue
+        if status == 1:
+            break
+        if time_limit is not None and elapsed >= time_limit:
+            break
+        # Chunks of about 5 ms between two looks at the clock.
+        rate = ints[kernels.EVALUATIONS] / max(elapsed, 1e-6)
+        budget = int(min(max(rate * 0.005, 64), 1_000_000))
+    return first_seconds
 
 
 def _achieved(
