@@ -57,42 +57,68 @@ CENSUS_CONFIG = """attributes:
   hid:         {role: household}
   nationality: {role: quasi-identifier}
 """
-RECODE_MAPPING = "attribute,from,to\nDisease,flu,respiratory\nDisease,bronchitis,respiratory\n"
-PSEUDONYM_KEY = "a-key-for-the-recipe-test-0123456789"
-NOISE_OPTIONS = ["--attributes", "Age", "--noise", "correlated", "--amount", "20", "--seed", "3"]
-
-# method -> (data, config, options) of a run that satisfies what it asks
-RUNS = {
-    "generalize": (DATA, CONFIG, ["-k", "3", "--suppression-limit", "0.1"]),
-    "top-bottom-coding": (DATA, CONFIG, ["--attribute", "Age", "--top", "50", "--bottom", "25"]),
-    "mondrian": (DATA, CONFIG, ["-k", "3"]),
-    "local-suppression": (DATA, CONFIG, ["-k", "3"]),
-    "targeted-suppression": (DATA, CONFIG, ["--delta", "0.5", "--repeat"]),
-    "slicing": (SLICING_DATA, SLICING_CONFIG, ["-l", "2", "--n-columns", "2", "--seed", "5"]),
-    "overlapping-slicing": (SLICING_DATA, SLICING_CONFIG, ["-l", "2", "--seed", "7"]),
-    "quasi-sensitive": (QS_DATA, QS_CONFIG, ["-k", "2", "-l", "2", "--node-limit", "1000"]),
-    "record-swap": (
-        CENSUS_DATA,
-        CENSUS_CONFIG,
-        ["--hierarchy", "region,district", "--similarity", "hsize", "--swap-rate", "0.2", "--seed", "3"],
-    ),
-    "sample": (SLICING_DATA, SLICING_CONFIG, ["--fraction", "0.3", "--strata", "Sex", "--seed", "2"]),
-    "recode": (DATA, CONFIG, []),
-    "pseudonymize": (CENSUS_DATA, CENSUS_CONFIG, ["--seed", "4"]),
-    "noise": (DATA, CONFIG, NOISE_OPTIONS),
-    "dp-noise": (DATA, CONFIG, ["--epsilon", "1", "--bounds", "Age:0:100", "--attributes", "Age"]),
-    "rank-swap": (DATA, CONFIG, ["--attributes", "Age", "-p", "20", "--seed", "4"]),
-    "swap": (DATA, CONFIG, ["--attributes", "Disease", "--rate", "0.5", "--seed", "2"]),
-    "pram": (DATA, CONFIG, ["--attributes", "Disease", "--seed", "5"]),
-    "mdav": (DATA, CONFIG, ["-k", "3"]),
-    "vmdav": (DATA, CONFIG, ["-k", "2", "--gamma", "1.1"]),
-    "univariate-microaggregation": (DATA, CONFIG, ["--variant", "individual-ranking", "--attributes", "Age"]),
-    "categorical-microaggregation": (DATA, CONFIG, ["-k", "4"]),
-    "synthesize": (DATA, CONFIG, ["-m", "3", "--model", "cart", "--min-samples-leaf", "2", "--seed", "6"]),
+#: The shared data sets a method's replay example runs on, by name: ``default`` for the example named
+#: ``replay`` (or, without one, ``minimal``), and data set X for an example named ``replay on X``.
+DATASETS = {
+    "default": (DATA, CONFIG),
+    "people": (SLICING_DATA, SLICING_CONFIG),
+    "set-valued": (QS_DATA, QS_CONFIG),
+    "households": (CENSUS_DATA, CENSUS_CONFIG),
 }
+#: Shared input files a parameter of an example may name (written beside the data, passed by path).
+FILES = {
+    "knowledge.csv": QS_KNOWLEDGE,
+    "mapping.csv": "attribute,from,to\nDisease,flu,respiratory\nDisease,bronchitis,respiratory\n",
+    "key.txt": "a-key-for-the-recipe-test-0123456789",
+}
+
+
+def replay_example(spec) -> tuple[str, dict]:
+    """The data set and the parameters of a method's replay run, read from its spec's examples."""
+    for name, example in spec.examples.items():
+        if name == "replay":
+            return "default", dict(example)
+        if name.startswith("replay on "):
+            return name.removeprefix("replay on "), dict(example)
+    return "default", dict(spec.examples.get("minimal", {}))
+
+
+def _options(spec, example: dict) -> list[str]:
+    """The command-line options of an example's parameters (a file named in FILES left as its name,
+    for :func:`write_inputs` to pass by path)."""
+    from sdckit.cli.anonymize import method_options
+
+    flags = dict(zip(spec.params.model_fields, method_options(spec), strict=False))
+    options: list[str] = []
+    for name, value in example.items():
+        if value is True:
+            options.append(flags[name])
+        elif isinstance(value, list):  # a list of names, or of lists of names (profiles: "a,b;c")
+            items = [",".join(item) if isinstance(item, list) else str(item) for item in value]
+            options += [flags[name], (";" if isinstance(value[0], list) else ",").join(items)]
+        else:
+            options += [flags[name], str(value)]
+    return options
+
+
+def _runs() -> dict[str, tuple[str, str, list[str]]]:
+    runs = {}
+    for spec in METHODS:
+        dataset, example = replay_example(spec)
+        runs[spec.name] = (*DATASETS[dataset], _options(spec, example))
+    return runs
+
+
+# method -> (data, config, options) of a run that satisfies what it asks, from every registered
+# method's replay example: a new method gets its replay tests with no edit here.
+RUNS = _runs()
 # Methods whose release cannot be reproduced (dp-noise: OpenDP's samplers cannot be seeded): their
 # recipe says so, and a replay is checked for its shape only.
-NOT_REPLAYABLE = {"dp-noise"}
+NOT_REPLAYABLE = {
+    spec.name
+    for spec in METHODS
+    if not spec.exact_replay(spec.params.parse(replay_example(spec)[1], method=spec.name))
+}
 
 
 def digest(path: Path) -> str:
@@ -103,15 +129,11 @@ def write_inputs(directory: Path, method: str) -> tuple[Path, Path, list[str]]:
     data, config, options = RUNS[method]
     (directory / "data.csv").write_text(data)
     (directory / "config.yaml").write_text(config)
-    if method == "quasi-sensitive":
-        (directory / "knowledge.csv").write_text(QS_KNOWLEDGE)
-        options = [*options, "--knowledge", str(directory / "knowledge.csv")]
-    if method == "recode":
-        (directory / "mapping.csv").write_text(RECODE_MAPPING)
-        options = [*options, "--mapping", str(directory / "mapping.csv")]
-    if method == "pseudonymize":
-        (directory / "key.txt").write_text(PSEUDONYM_KEY)
-        options = [*options, "--key-file", str(directory / "key.txt")]
+    options = list(options)
+    for position, value in enumerate(options):
+        if value in FILES:
+            (directory / value).write_text(FILES[value])
+            options[position] = str(directory / value)
     return directory / "data.csv", directory / "config.yaml", options
 
 
@@ -121,7 +143,11 @@ def anonymize(method: str, data: Path, config: Path, output: Path, summary: Path
     return runner.invoke(app, ["anonymize", *arguments, *options])
 
 
-def test_every_method_has_a_round_trip_case():
+def test_every_method_has_a_replay_example_on_a_shared_data_set():
+    for spec in METHODS:
+        dataset, example = replay_example(spec)
+        assert dataset in DATASETS, (spec.name, dataset)
+        spec.params.parse(example, method=spec.name)
     assert set(RUNS) == set(METHODS.names())
 
 

@@ -63,7 +63,8 @@ class MethodSpec:
     ``partitioned(dataset, config, params, engine, folder, progress)``: the method runs over the
     partitions of a data set (:mod:`sdckit.scale.methods`); ``examples``: named parameters (a
     mapping of field values) that the common tests run the method with, the first one its smallest
-    run.
+    run; the one named ``replay`` (or ``replay on <data set>``) is what the recipe replay tests
+    run (``tests/test_recipes.py``).
     """
 
     name: str

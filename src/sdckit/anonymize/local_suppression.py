@@ -640,7 +640,10 @@ def _local_summary(release: Release) -> dict[str, Any]:
         "each record's own values"
     ),
     partitioned=scaled.local_suppression,
-    examples={"minimal": {"k": 2}},
+    examples={
+        "minimal": {"k": 2},
+        "replay": {"k": 3},
+    },
 )
 def _run_local_suppression(table: Table, params: LocalSuppressionParams, context: Context) -> Release:
     from sdckit.anonymize.base import config_value, quasi_identifiers

@@ -620,6 +620,7 @@ _OPTIONS: dict[str, Any] = {"summary": _summary, "report": _report, "progress_la
     MdavParams,
     help="MDAV microaggregation of numeric attributes: groups of k records replaced by their means.",
     **_OPTIONS,
+    examples={"replay": {"k": 3}},
 )
 def _run_mdav(table: Table, params: MdavParams, context: Context) -> Release:
     names = _chosen(table, params.attributes, numeric=True, method="mdav")
@@ -634,6 +635,7 @@ def _run_mdav(table: Table, params: MdavParams, context: Context) -> Release:
     VmdavParams,
     help="V-MDAV microaggregation: variable group sizes k..2k-1 (Solanas & Martínez-Ballesté).",
     **_OPTIONS,
+    examples={"replay": {"k": 2, "gamma": 1.1}},
 )
 def _run_vmdav(table: Table, params: VmdavParams, context: Context) -> Release:
     names = _chosen(table, params.attributes, numeric=True, method="vmdav")
@@ -648,6 +650,7 @@ def _run_vmdav(table: Table, params: VmdavParams, context: Context) -> Release:
     UnivariateMicroaggregationParams,
     help="Microaggregation of each numeric attribute alone: optimal (Hansen & Mukherjee) or individual ranking.",  # noqa: E501
     **_OPTIONS,
+    examples={"replay": {"variant": "individual-ranking", "attributes": ["Age"]}},
 )
 def _run_univariate(table: Table, params: UnivariateMicroaggregationParams, context: Context) -> Release:
     names = _chosen(table, params.attributes, numeric=True, method="univariate-microaggregation")
@@ -683,6 +686,7 @@ def _run_univariate(table: Table, params: UnivariateMicroaggregationParams, cont
     CategoricalMicroaggregationParams,
     help="Microaggregation of categorical, ordinal and numeric attributes jointly (k-anonymity).",
     **_OPTIONS,
+    examples={"replay": {"k": 4}},
 )
 def _run_categorical(table: Table, params: CategoricalMicroaggregationParams, context: Context) -> Release:
     k = params.k

@@ -971,7 +971,10 @@ def _mondrian_violation(release: Release, figures: dict[str, Any]) -> str | None
     progress_label="records placed",
     transformation=MONDRIAN,
     partitioned=scaled.mondrian,
-    examples={"minimal": {"k": 2}},
+    examples={
+        "minimal": {"k": 2},
+        "replay": {"k": 3},
+    },
 )
 def run(table: Table, params: MondrianParams, context: Context) -> Release:
     """Mondrian on ``table`` (see :func:`mondrian`): the models, quasi-identifiers and hierarchies of

@@ -287,6 +287,7 @@ def _moments_report(figures: dict[str, Any]) -> list[str]:
         f"{figures['noise']} noise, amount {figures['amount']:g}%, seed {figures['seed']}",
         *_moments_report(figures),
     ],
+    examples={"replay": {"attributes": ["Age"], "noise": "correlated", "amount": 20.0, "seed": 3}},
 )
 def _run_noise(table: Table, params: NoiseParams, context: Context) -> Release:
     """Noise addition (see :func:`add_noise`)."""
@@ -468,7 +469,10 @@ def _dp_report(figures: dict[str, Any]) -> list[str]:
     help="ε-differentially private release of numeric attributes: clamped to bounds, OpenDP Laplace noise.",
     report=_dp_report,
     exact_replay=lambda params: False,
-    examples={"minimal": {"epsilon": 1.0}},
+    examples={
+        "minimal": {"epsilon": 1.0},
+        "replay": {"epsilon": 1.0, "bounds": ["Age:0:100"], "attributes": ["Age"]},
+    },
 )
 def _run_dp_noise(table: Table, params: DPNoiseParams, context: Context) -> Release:
     """The ε-differentially private release (see :func:`dp_noise`)."""
@@ -638,6 +642,7 @@ def _rank_swap_summary(release: Release) -> dict[str, Any]:
             for name, item in figures["attributes"].items()
         ),
     ],
+    examples={"replay": {"attributes": ["Age"], "p": 20.0, "seed": 4}},
 )
 def _run_rank_swap(table: Table, params: RankSwapParams, context: Context) -> Release:
     """Rank swapping (see :func:`rank_swap`)."""
@@ -776,6 +781,7 @@ def _swap_summary(release: Release) -> dict[str, Any]:
         f"{figures['pairs']:,} pairs in {figures['n_strata']:,} strata ({figures['swap_rate_achieved']:.2%} "
         f"of the records, asked {figures['rate']:.2%}); {figures['changed_records']:,} records changed"
     ],
+    examples={"replay": {"attributes": ["Disease"], "rate": 0.5, "seed": 2}},
 )
 def _run_swap(table: Table, params: SwapParams, context: Context) -> Release:
     """Data swapping (see :func:`data_swap`)."""

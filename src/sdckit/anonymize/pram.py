@@ -305,6 +305,7 @@ def _pram_report(figures: dict[str, Any]) -> list[str]:
             write_matrices,
         ),
     ),
+    examples={"replay": {"attributes": ["Disease"], "seed": 5}},
 )
 def _run_pram(table: Table, params: PramParams, context: Context) -> Release:
     """PRAM (see :func:`pram`); the recipe records the defaults the invariant matrix was built with."""

@@ -183,7 +183,10 @@ def _report(figures: dict[str, Any]) -> list[str]:
         "its random ids and household numbers are drawn over the whole data (run it again with the "
         "same key instead)"
     ),
-    examples={"minimal": {"key_env": "SDCKIT_KEY"}},
+    examples={
+        "minimal": {"key_env": "SDCKIT_KEY"},
+        "replay on households": {"seed": 4, "key_file": "key.txt"},
+    },
 )
 def _run_pseudonymize(table: Table, params: PseudonymizeParams, context: Context) -> Release:
     """Pseudonymization (see :func:`pseudonymize`), with the key read from ``key_file`` or

@@ -641,7 +641,10 @@ def _qs_violation(release: Release, figures: dict[str, Any]) -> str | None:
         "what it releases for a record depends on the other records of its group, not only on the "
         "record's own values"
     ),
-    examples={"minimal": {"knowledge": "knowledge.csv", "l": 2}},
+    examples={
+        "minimal": {"knowledge": "knowledge.csv", "l": 2},
+        "replay on set-valued": {"k": 2, "l": 2, "node_limit": 1000, "knowledge": "knowledge.csv"},
+    },
 )
 def _run_quasi_sensitive(table: Table, params: QuasiSensitiveParams, context: Context) -> Release:
     from sdckit.setvalued import read_knowledge

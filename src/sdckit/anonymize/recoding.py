@@ -401,7 +401,10 @@ def _generalize_released(release: Release) -> Table:
     progress_label="lattice",
     transformation=GENERALIZE,
     partitioned=scaled.generalize,
-    examples={"minimal": {"k": 2}},
+    examples={
+        "minimal": {"k": 2},
+        "replay": {"k": 3, "suppression_limit": 0.1},
+    },
 )
 def _run_generalize(table: Table, params: GeneralizeParams, context: Context) -> Release:
     from sdckit.anonymize.base import quasi_identifiers

@@ -701,7 +701,15 @@ def _violation(release: Release, figures: dict[str, Any]) -> str | None:
     violation=_violation,
     progress_label="households",
     not_reapplicable="which households it swaps depends on their risk and on donors in the whole data",
-    examples={"minimal": {"hierarchy": ["region", "district"]}},
+    examples={
+        "minimal": {"hierarchy": ["region", "district"]},
+        "replay on households": {
+            "hierarchy": ["region", "district"],
+            "similarity": [["hsize"]],
+            "swap_rate": 0.2,
+            "seed": 3,
+        },
+    },
 )
 def _run_record_swap(table: Table, params: RecordSwapParams, context: Context) -> Release:
     return _record_swap(table, params)

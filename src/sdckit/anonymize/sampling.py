@@ -108,7 +108,10 @@ def _sample_report(figures: dict[str, Any]) -> list[str]:
     help="Simple random or stratified sampling; the fraction recorded and the weights rescaled.",
     report=_sample_report,
     not_reapplicable="which records it keeps is a random draw over the whole data, not a rule per record",
-    examples={"minimal": {"fraction": 0.5}},
+    examples={
+        "minimal": {"fraction": 0.5},
+        "replay on people": {"fraction": 0.3, "strata": ["Sex"], "seed": 2},
+    },
 )
 def _run_sample(table: Table, params: SampleParams, context: Context) -> Release:
     """Sampling (see :func:`sample`)."""

@@ -728,6 +728,7 @@ _SLICING_OPTIONS: dict[str, Any] = {
     SlicingParams,
     help="l-diverse slicing (Li et al.): columns of correlated attributes permuted inside buckets.",
     **_SLICING_OPTIONS,
+    examples={"replay on people": {"l": 2, "n_columns": 2, "seed": 5}},
 )
 def _run_slicing(table: Table, params: SlicingParams, context: Context) -> SlicedRelease:
     return _slice(table, params, context, "slicing")
@@ -738,6 +739,7 @@ def _run_slicing(table: Table, params: SlicingParams, context: Context) -> Slice
     OverlappingSlicingParams,
     help="Improved slicing (Dhaigude & Kumar): overlapping columns, random-halving tuple partition.",
     **_SLICING_OPTIONS,
+    examples={"replay on people": {"l": 2, "seed": 7}},
 )
 def _run_overlapping_slicing(
     table: Table, params: OverlappingSlicingParams, context: Context

@@ -711,6 +711,7 @@ def _default_order(table: Table, context: Context) -> list[str] | None:
     help="Fully or partially synthetic data, M implicates by sequential CART or regression (Reiter).",
     report=_report,
     progress_label="attributes synthesized",
+    examples={"replay": {"m": 3, "model": "cart", "min_samples_leaf": 2, "seed": 6}},
 )
 def _run_synthesize(table: Table, params: SynthesizeParams, context: Context) -> Release:
     """Synthesis (see :func:`synthesize`), the configuration's order by default."""

@@ -381,7 +381,10 @@ def _write_histogram(release: Release, path: Any, title: str) -> None:
     ),
     not_reapplicable="which records it suppresses depends on their risk within the whole data",
     partitioned=scaled.targeted_suppression,
-    examples={"minimal": {"delta": 0.1}},
+    examples={
+        "minimal": {"delta": 0.1},
+        "replay": {"delta": 0.5, "repeat": True},
+    },
 )
 def _run_targeted_suppression(table: Table, params: TargetedSuppressionParams, context: Context) -> Release:
     from sdckit.anonymize.base import config_value

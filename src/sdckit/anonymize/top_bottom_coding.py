@@ -160,7 +160,10 @@ def _summary(release: Release) -> dict[str, Any]:
     help="Top and bottom coding of a numeric attribute (sdcMicro's topBotCoding).",
     report=lambda figures: [f"{figures['attribute']}: {figures['changed_records']:,} values coded"],
     transformation=TOP_BOTTOM_CODING,
-    examples={"minimal": {"attribute": "Age", "top": 50}},
+    examples={
+        "minimal": {"attribute": "Age", "top": 50},
+        "replay": {"attribute": "Age", "top": 50, "bottom": 25},
+    },
 )
 def _run(table: Table, params: TopBottomCodingParams, context: Context) -> Release:
     attribute = params.attribute
