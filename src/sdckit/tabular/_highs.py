@@ -4,11 +4,15 @@ release, with a start solution and the best solution found when the time limit s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import sparse
 
 from sdckit._extras import require
+
+if TYPE_CHECKING:  # highspy is an extra ("tables"), imported where a model is made
+    import highspy
 
 #: What the message of a missing HiGHS names (the integer programs and the attacker's LPs).
 HIGHS_FEATURE = "table protection with HiGHS (cell suppression, its audit, rounding of large tables)"
@@ -72,7 +76,7 @@ def solve_mip(
 _quiet = False
 
 
-def new_highs() -> object:
+def new_highs() -> highspy.Highs:
     """A ``highspy.Highs`` with its log off. HiGHS prints a banner on stdout when the first one is
     made in a process (before any option can be set): that one is made with stdout pointed at
     /dev/null, so that a command's output, or a CSV it writes on stdout, stays clean."""

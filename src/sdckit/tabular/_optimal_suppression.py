@@ -232,6 +232,7 @@ def _separate(
                         -np.minimum(down[cells], level) * x[cells],
                         np.minimum(up[cells], level) * x[cells],
                     )
+                duals: np.ndarray | None
                 if lp is None:
                     value = up[p] * x[p] if sense == 1 else -down[p] * x[p]
                     duals = np.zeros(0)
@@ -239,6 +240,7 @@ def _separate(
                     value, _, duals = lp.extreme(j, sense)
                 if not np.isfinite(value):
                     continue
+                assert duals is not None  # a finite extreme comes with its duals
                 coefficient = _cut(p, sense, duals, rows, relations, down, up, table.n_cells)
                 if capped:
                     cut = _capped(coefficient, level)
@@ -348,6 +350,7 @@ class _Slices:
                     value, _, duals = lp.extreme(j, sense)
                     if abs(value) >= level * (1 - 1e-7):
                         continue
+                    assert duals is not None  # a finite extreme comes with its duals
                     cut = _capped(_cut(p, sense, duals, rows, self.table.relations, down, up, n), level)
                     if float(cut[1] @ x[cut[0]]) < level * (1 - 1e-7):
                         cuts.append(cut)
@@ -434,6 +437,7 @@ class _Benders:
             value, _, duals = self.core.extreme(p, sense)
             if not np.isfinite(value):
                 continue
+            assert duals is not None  # a finite extreme comes with its duals
             cut = _capped(_cut(p, sense, duals, rows, table.relations, self.down, self.up, n), level)
             if float(cut[1] @ x[cut[0]]) < level * (1 - 1e-7):
                 cuts.append(cut)

@@ -127,7 +127,12 @@ def write_argus(
     for number, dims in enumerate(tables, start=1):
         stem = f"{name}_{number}" if linked else name
         cells = _cells_of(table, dims)
-        columns = _Columns(dims, table.kind, table.value_name, table.top.shape[1] if with_top else 0)
+        columns = _Columns(
+            dims,
+            table.kind,
+            table.value_name,
+            table.top.shape[1] if with_top and table.top is not None else 0,
+        )
         tab = directory / f"{stem}.tab"
         rda = directory / f"{stem}.rda"
         tab.write_text(

@@ -157,13 +157,14 @@ def components(relations: sparse.csr_matrix, support: np.ndarray) -> Components:
 def deviation_bounds(table: LinearTable, weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """How far each cell may move down and up for the attacker: ``(a − lb, ub − a)`` (times ``weight``)."""
     a = table.values
-    down, up = a - table.lower, table.upper - a
+    lower, upper = table.bounds()
+    down, up = a - lower, upper - a
     bad = np.flatnonzero((down < -1e-9 * np.maximum(1, np.abs(a))) | (up < -1e-9 * np.maximum(1, np.abs(a))))
     if bad.size:
         i = int(bad[0])
         raise InputError(
             f"cell {table.label(i)} has value {a[i]:g} outside its a-priori bounds "
-            f"[{table.lower[i]:g}, {table.upper[i]:g}]"
+            f"[{lower[i]:g}, {upper[i]:g}]"
         )
     down, up = np.maximum(down, 0.0), np.maximum(up, 0.0)
     if weight is not None:

@@ -87,9 +87,9 @@ def read_pattern(problem: TableProblem, params: AuditParams) -> tuple[np.ndarray
         status = value_strings(frame.get_column(params.status_column)).str.strip_chars().str.to_lowercase()
         known = status.is_in(list(_PUBLISHED | _PRIMARY | _SECONDARY))
         if not bool(known.all()):
-            row = int(np.flatnonzero(~known.fill_null(False).to_numpy())[0])
+            bad = int(np.flatnonzero(~known.fill_null(False).to_numpy())[0])
             raise InputError(
-                f"{label}, line {row + 2}: unknown status {frame.get_column(params.status_column)[row]!r} "
+                f"{label}, line {bad + 2}: unknown status {frame.get_column(params.status_column)[bad]!r} "
                 "(published/primary/secondary, sdcTable's s/u/x/z or τ-Argus's S/U/M)"
             )
         suppressed = ~status.is_in(list(_PUBLISHED))

@@ -326,12 +326,12 @@ def _merge_trees(
     final[root] = n - 1
     final[root + 1 :] = np.arange(root, n - 1)
     ordered: list[str] = [""] * n
-    for node, label in enumerate(labels):
-        ordered[final[node]] = label
+    for index, label in enumerate(labels):
+        ordered[final[index]] = label
     merged: list[_Dimension] = []
     for tree, ids, paths in mapped:
         parent = np.full(n, -1, dtype=np.int64)
-        for node in np.flatnonzero(ids >= 0):
+        for node in np.flatnonzero(ids >= 0).tolist():
             up = tree.parent[node]
             while up >= 0 and ids[up] == ids[node]:  # one node of the merge: the same values
                 up = tree.parent[up]
@@ -809,13 +809,13 @@ def build_from_cells(
     interior = text.filter(~flags)
     if interior.height == 0:
         raise InputError(f"{source} has no interior cells (every row is a total)")
-    for name in (frequency, spec.value):
-        if name is None:
+    for numeric in (frequency, spec.value):
+        if numeric is None:
             continue
-        column = interior.get_column(name).cast(pl.Float64, strict=False)
-        _refuse_missing(column.rename(name), name)
+        column = interior.get_column(numeric).cast(pl.Float64, strict=False)
+        _refuse_missing(column.rename(numeric), numeric)
         if bool((column < 0).any()):
-            raise InputError(f"{source}: column '{name}' has negative values; cell values must be ≥ 0")
+            raise InputError(f"{source}: column '{numeric}' has negative values; cell values must be ≥ 0")
     if frequency is not None:
         counts = interior.get_column(frequency).cast(pl.Float64)
     else:
@@ -850,6 +850,7 @@ def _check_totals(
         row = unknown.row(0, named=True)
         cell = ", ".join(f"{n}={row[n]}" for n in dims)
         raise InputError(f"{source}, line {row['_row'] + 2}: the total {cell} has no interior cell under it")
+    assert built.frequency is not None  # _tabulate counts the records of every cell
     for column, values in ((spec.value, built.values), (frequency, built.frequency)):
         if column is not None:
             _compare_totals(joined, dims, column, values, source)

@@ -70,8 +70,9 @@ class _Model:
         self.sensitive = protection.cells
         self.upl = protection.upper[self.sensitive].astype(np.float64)
         self.lpl = protection.lower[self.sensitive].astype(np.float64)
-        lower = np.minimum(table.lower, a)
-        upper = np.maximum(table.upper, a)
+        bound_low, bound_high = table.bounds()
+        lower = np.minimum(bound_low, a)
+        upper = np.maximum(bound_high, a)
         self.up_cap = upper - a  # may be inf
         self.down_cap = a - lower
         if keep_totals:
@@ -99,7 +100,7 @@ class _Model:
     def cost(self) -> np.ndarray:
         return np.r_[self.weights, self.weights]
 
-    def fixed(self, up: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    def fixed(self, up: np.ndarray) -> tuple[np.ndarray, float] | None:
         """The LP with the directions fixed (``up`` per sensitive cell): ``(z, objective)`` or None
         when infeasible."""
         from scipy.optimize import linprog

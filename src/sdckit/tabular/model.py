@@ -77,6 +77,11 @@ class LinearTable:
         if self.cells.height != n:
             raise ValueError(f"cells has {self.cells.height} rows for {n} cells")
 
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """The attacker's a-priori bounds ``(lower, upper)`` of every cell (set when the table is made)."""
+        assert self.lower is not None and self.upper is not None  # __post_init__ fills them
+        return self.lower, self.upper
+
     @property
     def n_cells(self) -> int:
         return int(self.values.shape[0])
@@ -170,7 +175,7 @@ class LinearTable:
         for d, s in enumerate(shape):
             others = [range(f) for k, f in enumerate(full) if k != d]
             for rest in itertools.product(*others):
-                line = list(rest)
+                line: list[int | slice] = list(rest)
                 line.insert(d, slice(None))
                 members = index_of[tuple(line)]
                 rows.append(np.full(s + 1, relation))
@@ -201,7 +206,7 @@ class LinearTable:
 
 def _not_total(full: tuple[int, ...], d: int) -> np.ndarray:
     mask = np.ones(full, dtype=bool)
-    index = [slice(None)] * len(full)
+    index: list[int | slice] = [slice(None)] * len(full)
     index[d] = full[d] - 1
     mask[tuple(index)] = False
     return mask

@@ -109,11 +109,11 @@ class ProblemFile:
                         f"attribute '{attribute}': {what} has no such column (columns: "
                         f"{', '.join(columns)}){hint}"
                     )
-        for key, attribute in (("value", self.value), ("holding", self.holding)):
-            if attribute is not None and attribute not in columns:
+        for key, given in (("value", self.value), ("holding", self.holding)):
+            if given is not None and given not in columns:
                 at = self.locations.get(key, self.path)
                 raise ConfigError(
-                    f"{at}: {key}: unknown attribute '{attribute}': {what} has no such column "
+                    f"{at}: {key}: unknown attribute '{given}': {what} has no such column "
                     f"(columns: {', '.join(columns)})"
                 )
 

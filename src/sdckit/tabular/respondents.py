@@ -103,7 +103,7 @@ def _union_singletons(table: LinearTable, single: np.ndarray) -> list[np.ndarray
         if present.size == 1 and single[present[0]]:
             a, b = find(int(totals[0])), find(int(present[0]))
             parent[a] = b
-    roots = np.array([find(i) for i in np.flatnonzero(single)], dtype=np.int64)
+    roots = np.array([find(int(i)) for i in np.flatnonzero(single)], dtype=np.int64)
     cells = np.flatnonzero(single)
     order = np.argsort(roots, kind="stable")
     bounds = np.flatnonzero(np.diff(roots[order])) + 1
@@ -267,8 +267,7 @@ def with_contributions(source: Any, spec: Any, table: LinearTable, n: int) -> Li
 
 def knowing(table: LinearTable, respondent: Respondent) -> LinearTable:
     """``table`` with the a-priori bounds the respondent knows."""
-    lower = table.lower.copy()
-    upper = table.upper.copy()
+    lower, upper = (bound.copy() for bound in table.bounds())
     cells = respondent.cells
     lower[cells] = np.maximum(lower[cells], np.minimum(respondent.known, table.values[cells]))
     exact = cells[respondent.exact]

@@ -50,7 +50,7 @@ the secondary cells (the primary cells are suppressed in every pattern).
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
@@ -65,6 +65,9 @@ from sdckit.tabular._patterns import RepairLP, cell_weights, side_levels
 from sdckit.tabular.attacker import attack, audit, deviation_bounds
 from sdckit.tabular.base import TableProblem, TableResult, pattern_status, register_table_method
 from sdckit.tabular.model import LinearTable, Protection
+
+if TYPE_CHECKING:  # the respondents' module is imported when a pattern is protected from them
+    from sdckit.tabular.respondents import Singletons
 
 #: ``algorithm="auto"`` runs the optimal algorithm when ``|P| · N`` (primary cells times cells) is at
 #: most this (measured: see benchmarks/_tables_suppression.py), the heuristic above it.
@@ -93,7 +96,7 @@ def suppress(
     time_limit: float = 300.0,
     gap: float = 0.0,
     repair: str = "auto",
-    singletons: str = "none",
+    singletons: Singletons = "none",
     coalition: int = 0,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Secondary cell suppression: ``(suppressed mask, figures)``; the pattern passes :func:`audit`.
@@ -134,7 +137,7 @@ def protect_from_respondents(
     w: np.ndarray,
     suppressed: np.ndarray,
     *,
-    singletons: str = "protect",
+    singletons: Singletons = "protect",
     coalition: int = 0,
     holdings: list[Any] | None = None,
     max_rounds: int = 200,
@@ -200,7 +203,7 @@ def _suppress(
     time_limit: float = 300.0,
     gap: float = 0.0,
     repair: str = "auto",
-    singletons: str = "protect",
+    singletons: Singletons = "protect",
     coalition: int = 0,
     holdings: list[Any] | None = None,
     progress: ProgressCallback | None = None,
