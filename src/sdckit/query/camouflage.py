@@ -300,7 +300,7 @@ class Camouflage:
     def _interval_leaf(self, node: Filter) -> tuple[np.ndarray, np.ndarray]:
         lower, upper = self.intervals[node.column]
         if node.op == "in":
-            targets = np.unique(np.asarray([float(v) for v in node.value], dtype=float))  # type: ignore[union-attr]
+            targets = np.unique(np.asarray([float(v) for v in node.value], dtype=np.float64))  # type: ignore[union-attr]
             # some target in [lower, upper]: the first target >= lower is <= upper
             with np.errstate(invalid="ignore"):
                 possibly = np.searchsorted(targets, lower, side="left") < np.searchsorted(
@@ -382,9 +382,9 @@ class Camouflage:
         records = np.flatnonzero(base_possibly)
         surely = base_surely[records]
         if edges is not None:
-            return {"groups": self._histogram(query.column, edges, records, surely)}  # type: ignore[arg-type]
+            return {"groups": self._histogram(query.measured, edges, records, surely)}
         aggregate = "count" if query.aggregate == "histogram" else query.aggregate
-        by = [query.column] if query.aggregate == "histogram" else list(query.group_by)
+        by = [query.measured] if query.aggregate == "histogram" else list(query.group_by)
         if keys is None or not by:
             everyone = np.arange(len(records))
             single = np.zeros(len(records), dtype=np.int64)

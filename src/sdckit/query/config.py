@@ -44,9 +44,10 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
+    BaseModel,
     ConfigDict,
     Field,
     StrictBool,
@@ -203,9 +204,8 @@ def _format_errors(error: ValidationError, source: str, lines: dict) -> str:
         line = _line_of(lines, path)
         where = f"{source}:{line}: " if line is not None else f"{source}: "
         if item["type"] == "extra_forbidden":
-            model = {"datasets": _DatasetModel, "sources": _SourceModel}.get(
-                str(path[0]) if len(path) == 3 else "", _ServerModel
-            )
+            models: dict[str, type[BaseModel]] = {"datasets": _DatasetModel, "sources": _SourceModel}
+            model = models.get(str(path[0]) if len(path) == 3 else "", _ServerModel)
             allowed = list(model.model_fields)
             key = str(path[-1])
             close = difflib.get_close_matches(key, allowed, n=1)
@@ -261,9 +261,11 @@ def load_server_config(path: str | Path) -> ServerConfig:
             raise ConfigError(
                 f"{where}: dataset '{name}': unknown source '{entry.source}' (sources: {known})"
             )
+        # _DatasetModel gives either a source or data
+        data = sources[entry.source].data if entry.source is not None else base / cast(str, entry.data)
         datasets[name] = DatasetConfig(
             name=name,
-            data=sources[entry.source].data if entry.source is not None else base / entry.data,
+            data=data,
             config=base / entry.config,
             protection=entry.protection,
             budget=entry.budget,

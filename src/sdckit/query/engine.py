@@ -83,7 +83,7 @@ class Engine:
         """A boolean expression without nulls: a comparison with a missing value is false."""
         if isinstance(node, Filter):
             column = pl.col(node.column)
-            value = node.value
+            value: Any = node.value  # a JSON value or a list of them, as the column's type reads it
             if self.types[node.column] == "number":
                 # as floats: an integer too large for the column's type is still compared correctly
                 value = [float(v) for v in value] if isinstance(value, list) else float(value)
@@ -213,7 +213,7 @@ class Engine:
 
     def bin_masks(self, query: Query, edges: list[float], base: np.ndarray | None = None) -> list[np.ndarray]:
         base = self.mask(query) if base is None else base
-        index = self.bin_index(query.column, edges)
+        index = self.bin_index(query.measured, edges)
         return [base & (index == b) for b in range(len(edges) - 1)]
 
     def bin_index(

@@ -28,7 +28,8 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import math
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     BaseModel,
@@ -166,6 +167,12 @@ class Query(_Strict):
             raise ValueError("group_by names a column twice")
         return self
 
+    @property
+    def measured(self) -> str:
+        """The column a sum, mean, quantile or histogram reads (:meth:`_fields_fit` requires one for every
+        aggregate but count)."""
+        return cast(str, self.column)
+
     def nodes(self) -> int:
         return sum(_count(node) for node in self.filters)
 
@@ -208,7 +215,7 @@ _UNIONS = {
 _ALLOWED = {"query": list(Query.model_fields), "filter": ["column", "op", "value"]}
 
 
-def _message(item: dict[str, Any]) -> str:
+def _message(item: Mapping[str, Any]) -> str:
     path = _clean(tuple(item["loc"]))
     place = _label(path)
     kind = item["type"]

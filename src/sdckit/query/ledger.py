@@ -52,7 +52,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sdckit.errors import ConfigError
 from sdckit.params import spell
@@ -373,7 +373,7 @@ class Ledger:
         connection.execute(
             "UPDATE meta SET value = ? WHERE key = ?", (str(int(meta[f"{log}_count"]) + 1), f"{log}_count")
         )
-        return int(cursor.lastrowid)
+        return cast(int, cursor.lastrowid)  # sqlite3 sets it after every INSERT
 
     # --- data sources ---------------------------------------------------------------------------
 
@@ -477,7 +477,7 @@ class Ledger:
         delta_budget: float | None = None,
         total_budget: float | None = None,
         query: Any = None,
-    ) -> Iterator[dict[str, float]]:
+    ) -> Iterator[dict[str, float | None]]:
         """Record a spend if every budget allows it, inside a transaction that commits when the
         block ends without an error (the caller draws the noise in the block: an answer that
         cannot be computed charges nothing) and rolls back otherwise.

@@ -139,6 +139,7 @@ rows as a 0/1 matrix over the atoms.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -414,7 +415,9 @@ def audit_rows(
             surely = filter_surely if secret == _TRUE else nothing
             possibly = filter_possibly  # shared by the groups: one array in memory
         index = np.flatnonzero(possibly)
-        residual = formulas.unary(lambda r, s=secret: formulas.combine("and", r, s), filter_residual[index])
+        residual = formulas.unary(
+            functools.partial(formulas.combine, "and", b=secret), filter_residual[index]
+        )
         if not (
             np.array_equal(residual == _TRUE, surely[index]) and np.all(residual != _FALSE)
         ):  # the formulas agree with Kleene's evaluation

@@ -35,6 +35,7 @@ import math
 import os
 import threading
 import time
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from sdckit._extras import missing_extra
@@ -366,7 +367,7 @@ def _json_type(value: Any) -> str:
     return {list: "an array", str: "a string", int: "a number", float: "a number"}.get(type(value), "null")
 
 
-def _validation_message(errors: list[dict[str, Any]]) -> tuple[int, str]:
+def _validation_message(errors: Sequence[Any]) -> tuple[int, str]:
     """One clear sentence (and its status) for FastAPI's own validation (path and headers)."""
     if not errors:
         return 400, "invalid request"

@@ -20,7 +20,7 @@ import itertools
 import logging
 import math
 import threading
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -304,7 +304,7 @@ class QueryService:
     def _keys(self, d: _Dataset, query: Query, dp: bool) -> list[tuple] | None:
         by = list(query.group_by)
         if query.aggregate == "histogram" and query.bins is None:
-            by = [query.column]
+            by = [query.measured]
         if not by:
             return None
         domains = []
@@ -510,7 +510,7 @@ class QueryService:
     ) -> list[Any]:
         if query.aggregate in ("count", "histogram"):
             return [int(s.sum()) for s in sets]
-        x = d.engine.frame.get_column(query.column).cast(float).to_numpy()
+        x = d.engine.frame.get_column(query.measured).cast(float).to_numpy()
         out: list[Any] = []
         for member in sets:
             values = x[member]
@@ -522,7 +522,8 @@ class QueryService:
             elif query.aggregate == "mean":
                 out.append(float(values.mean()))
             else:
-                out.append(float(np.quantile(values, query.quantile, method="inverted_cdf")))
+                level = cast(float, query.quantile)  # a quantile query has one (Query._fields_fit)
+                out.append(float(np.quantile(values, level, method="inverted_cdf")))
         return out
 
     # camouflage
