@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     print_header(argv, packages=("polars", "numpy", "numba", "opendp"))
 
     from sdckit.anonymize.perturbation import add_noise, correlated_noise, rank_swap
-    from sdckit.anonymize.pram import apply_matrices, pram
+    from sdckit.anonymize.pram import PramFigures, apply_matrices, pram
     from sdckit.frequency import encode
     from sdckit.table import Attribute, Kind, Role, Schema, Table
 
@@ -162,9 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     # PRAM ---------------------------------------------------------------------------------------
     names = ["roof", "walls", "water"]
     ours, release = best_of(lambda: pram(table, names, strata=["urbrur"], seed=2), args.repeats)
-    matrices = {
-        name: np.array([block["matrix"] for block in release.parameters["matrices"][name]]) for name in names
-    }
+    used = release.figures_as(PramFigures).matrices
+    matrices = {name: np.array([block["matrix"] for block in used[name]]) for name in names}
     encoding = encode(frame, [*names, "urbrur"])
     strata = encoding.codes[3].astype(np.int64)
     first_seen = {value: index for index, value in enumerate(dict.fromkeys(strata.tolist()))}

@@ -166,6 +166,7 @@ def run_one(name: str, n_households: int, limit: int) -> dict:
         result |= baseline_record_swap(frame, 0.05, 3, 0, limit)
     elif name == "sample":
         from sdckit.anonymize import sample
+        from sdckit.anonymize.sampling import SampleFigures
 
         table = census_table(frame)
         sample(census_table(census(1_000, seed=2)), 0.1, strata=["region"])
@@ -175,7 +176,7 @@ def run_one(name: str, n_households: int, limit: int) -> dict:
                 started = time.perf_counter()
                 release = sample(table, 0.1, strata=strata, seed=1)
                 best = min(best, time.perf_counter() - started)
-            result[label] = {"seconds": best, "kept": release.search["records_kept"]}
+            result[label] = {"seconds": best, "kept": release.figures_as(SampleFigures).records_kept}
     elif name == "sample-baseline":
         df = frame.to_pandas()
         for label, strata in (("simple", None), ("stratified", ["region", "county"])):

@@ -205,7 +205,9 @@ def run(method: str, folder: Path, suffix: str) -> tuple[Any, Any, Path]:
 def kept_rows(method: str, release: Any) -> np.ndarray:
     """The original rows of the release's rows, in order (sampling keeps some records)."""
     if method == "sample":
-        return np.flatnonzero(release.search["kept"])
+        from sdckit.anonymize.sampling import SampleFigures
+
+        return np.flatnonzero(release.figures_as(SampleFigures).kept)
     return np.arange(RECORDS)
 
 
