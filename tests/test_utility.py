@@ -590,6 +590,7 @@ def test_release_ncp_equals_gcp_of_a_generalization_and_eq5_of_suppression():
     generalization (suppressed records charged 1), S/(n q) for suppression (equation 5)."""
     import polars as pl
 
+    from sdckit.anonymize.local_suppression import LocalSuppressionParams
     from sdckit.anonymize.recoding import full_domain_generalization, release_metrics
     from sdckit.anonymize.release import Release
     from sdckit.hierarchy import Hierarchy
@@ -625,7 +626,7 @@ def test_release_ncp_equals_gcp_of_a_generalization_and_eq5_of_suppression():
         table=Table.from_frame(frame.head(n)),
         original=Table.from_frame(frame.head(n)),
         method="suppression",
-        parameters={},
+        params=LocalSuppressionParams(k=2),
         quasi_identifiers=("age", "sex"),
         suppressed_records=np.zeros(n, dtype=bool),
         classes=np.full(n, -1),
