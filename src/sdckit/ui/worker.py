@@ -26,7 +26,8 @@ import numpy as np
 import polars as pl  # noqa: F401  (preloaded for the jobs)
 
 import sdckit.anonymize  # noqa: F401  (registers the methods)
-import sdckit.risk  # noqa: F401  (registers the measures)
+import sdckit.risk.combined  # noqa: F401  (preloaded for the jobs: the measures they run)
+import sdckit.risk.reidentification  # noqa: F401
 from sdckit.config import load_config
 from sdckit.context import Context
 from sdckit.errors import SdcError
