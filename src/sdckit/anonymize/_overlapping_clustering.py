@@ -67,12 +67,12 @@ preserving data publishing. (Algorithm 1, "Overlapped Clustering", and the β ru
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
 from math import comb
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard, cast
 
 import numpy as np
 from scipy.optimize import nnls
@@ -135,7 +135,7 @@ class OverlappingClustering:
 # Validation
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
@@ -394,21 +394,24 @@ def _local_search(
     if n < 2:
         return labels, 0
     others_of = [np.delete(np.arange(n), v) for v in range(n)]
-    enforce_beta = beta is not None and beta > 1
+    # The fewest groups a move must leave (None: any number).
+    minimum_groups = beta if beta is not None and beta > 1 else None
     exhaustive_ok = all(_n_label_sets(k, int(p)) <= _EXHAUSTIVE_LIMIT for p in set(per_object.tolist()))
 
     def keeps_groups(v: int, new: np.ndarray) -> bool:
-        if not enforce_beta:
+        if minimum_groups is None:
             return True
         trial = labels.copy()
         trial[v] = new
-        return _count_groups(trial) >= beta
+        return _count_groups(trial) >= minimum_groups
 
     def apply(v: int, new: np.ndarray) -> None:
-        before = labels.copy() if on_move is not None else None
+        if on_move is None:
+            labels[v] = new
+            return
+        before = labels.copy()
         labels[v] = new
-        if on_move is not None:
-            on_move(before, labels.copy())
+        on_move(before, labels.copy())
 
     passes = 0
     exhaustive = False
@@ -469,21 +472,24 @@ def _validate(
         if beta > n:
             raise ConfigError(f"beta: {beta} groups are impossible with {n} objects")
     try:
-        singles = tuple(single_label)  # type: ignore[arg-type]
+        # Any iterable of indices; anything else raises TypeError, reported below.
+        singles = tuple(cast(Iterable[object], single_label))
     except TypeError:
         raise ConfigError(
             f"single_label: must be a sequence of object indices, got {single_label!r}"
         ) from None
+    indices: list[int] = []
     for index in singles:
         if not _is_int(index) or not 0 <= index < n:
             raise ConfigError(f"single_label: object index {index!r} out of range 0..{n - 1}")
+        indices.append(int(index))
     if not _is_int(max_iter) or max_iter < 1:
         raise ConfigError(f"max_iter: must be an integer >= 1, got {max_iter!r}")
     if not _is_int(n_restarts) or n_restarts < 1:
         raise ConfigError(f"n_restarts: must be an integer >= 1, got {n_restarts!r}")
     if not isinstance(tol, numbers.Real) or isinstance(tol, bool) or not 0.0 <= float(tol) < np.inf:
         raise ConfigError(f"tol: must be a finite number >= 0, got {tol!r}")
-    return tuple(int(i) for i in singles)
+    return tuple(indices)
 
 
 def overlapping_correlation_clustering(

@@ -94,8 +94,8 @@ def _phi2(a: np.ndarray, size_a: int, b: np.ndarray, size_b: int) -> float:
         cells = np.flatnonzero(counts)
         counts = counts[cells]
     else:
-        cells, counts = np.unique(pair, return_counts=True)
-        counts = counts.astype(np.float64)
+        cells, occurring = np.unique(pair, return_counts=True)
+        counts = occurring.astype(np.float64)
     # sum_ij (f_ij - f_i f_j)^2 / (f_i f_j) = sum over occurring cells of n_ij^2 / (r_i c_j) - 1
     chi = float(np.sum(counts * counts / (rows[cells // size_b] * cols[cells % size_b]))) - 1.0
     return min(max(chi / (min(size_a, size_b) - 1), 0.0), 1.0)

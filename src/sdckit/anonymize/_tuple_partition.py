@@ -170,9 +170,10 @@ def mondrian_tuple_partition(
         if denominators[a] <= 0:
             return 0.0
         x = columns[a][rows]
+        spread: float
         if is_categorical[a]:
             if cardinalities[a] <= 4 * rows.shape[0]:
-                spread = np.count_nonzero(np.bincount(x, minlength=cardinalities[a])) - 1
+                spread = int(np.count_nonzero(np.bincount(x, minlength=cardinalities[a]))) - 1
             else:
                 spread = np.unique(x).shape[0] - 1
         else:

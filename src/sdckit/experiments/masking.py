@@ -33,7 +33,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import polars as pl
 
@@ -165,7 +165,24 @@ def _released_table(original: Table, release: Any) -> Table:
     return Table(frame.select(original.data.columns), original.schema, source=release.table.source)
 
 
-def measure(original: Table, released: Table) -> dict[str, float | None]:
+class Measured(TypedDict):
+    """What :func:`measure` gives: IL1, the tutorial's IL score, eigen and DBRL % (None: not defined)."""
+
+    il1: float
+    il_score: float | None
+    eigen: float | None
+    dbrl_percent: float | None
+
+
+def _linked_percent(figures: Measured) -> float:
+    """DBRL %, which the linkage measure leaves undefined only for a data set without records."""
+    value = figures["dbrl_percent"]
+    if value is None:
+        raise ConfigError("the masking comparison needs data sets with records (DBRL % is undefined)")
+    return value
+
+
+def measure(original: Table, released: Table) -> Measured:
     """IL1, the tutorial's IL score, eigen (the ``numeric`` utility measure) and DBRL % (the
     ``linkage`` risk measure, distance-based) of ``released`` against ``original``."""
     from sdckit.measures import run_measure
@@ -217,7 +234,7 @@ def masking_experiment(
         titles.setdefault(name, name)
         shapes[name] = (table.n_records, len(table.data.columns))
         say(f"{titles[name]}: {table.n_records:,} records, {len(table.data.columns)} attributes")
-        reference[name] = measure(table, table)["dbrl_percent"]
+        reference[name] = _linked_percent(measure(table, table))
         first = len(rows)
         for run in runs:
             if run.method == "synthesize" and "synthesize" not in METHODS:
@@ -236,7 +253,7 @@ def masking_experiment(
                 rows.append(_row(name, run.method, run.parameter, run.label, note=f"failed: {error}"))
                 say(f"    failed: {error}")
                 continue
-            share = figures["dbrl_percent"] / 100
+            share = _linked_percent(figures) / 100
             rows.append(
                 _row(
                     name, run.method, run.parameter, run.label, **figures,

@@ -153,7 +153,7 @@ def _experiment_inputs(
 ) -> tuple[Table, Knowledge]:
     if (table is None) != (knowledge is None):
         raise ConfigError("give both table and knowledge, or neither (then the experiment data is made)")
-    if table is None:
+    if table is None or knowledge is None:  # both None, as checked above
         return synthesize_experiment_data(n_records, seed=seed)
     return table, knowledge
 
@@ -197,7 +197,9 @@ def figure5(
     groups), ``removal_cost_table``, violating groups before / after, proven optimal, seconds.
     """
     table, knowledge = _experiment_inputs(table, knowledge, n_records, seed)
-    runs = [("l", value, QSCLDiversity(default_c, int(value))) for value in ls]
+    runs: list[tuple[str, float, QSCLDiversity]] = [
+        ("l", value, QSCLDiversity(default_c, int(value))) for value in ls
+    ]
     runs += [("c", value, QSCLDiversity(float(value), default_l)) for value in cs]
     rows = []
     for parameter, value, model in runs:

@@ -19,7 +19,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -235,14 +235,14 @@ def figure2(
     return pl.DataFrame(rows, schema=schema), first_columns
 
 
-def _kendall(x: Sequence[float], y: Sequence[float]) -> float:
+def _kendall(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Kendall's tau-a of two sequences: (concordant - discordant pairs) / all pairs; 0 below 2 points."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    n = x.size
+    first, second = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    n = first.size
     if n < 2:
         return 0.0
     upper = np.triu_indices(n, 1)
-    signs = np.sign(x[:, None] - x[None, :]) * np.sign(y[:, None] - y[None, :])
+    signs = np.sign(first[:, None] - first[None, :]) * np.sign(second[:, None] - second[None, :])
     return float(signs[upper].sum() / (n * (n - 1) / 2))
 
 
@@ -656,7 +656,8 @@ def reachable(readings: pl.DataFrame, ls: Sequence[int]) -> pl.DataFrame:
     rows = []
     for (size, reading), part in readings.group_by("sensitive_column_size", "reading", maintain_order=True):
         row: dict[str, Any] = {"sensitive_column_size": size, "reading": reading}
-        row["single_bucket_l"] = float(part["single_bucket_l"].min())
+        # A group's minimum of a float column: a float.
+        row["single_bucket_l"] = float(cast(float, part["single_bucket_l"].min()))
         every = {}
         for method in PARTITION_OF:
             mine = part.filter(pl.col("method") == method)

@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -86,7 +86,8 @@ def _default_hierarchy(name: str, column: pl.Series, kind: Kind) -> tuple[pl.Ser
     """
     distinct = column.drop_nulls().n_unique()
     if column.dtype.is_numeric() and column.null_count() == 0 and distinct > _FLAT:
-        low, high = float(column.min()), float(column.max())
+        # The bounds of a numeric column without missing values: numbers.
+        low, high = float(cast(float, column.min())), float(cast(float, column.max()))
         width = max((high - low) / 10.0, 1e-12)
         magnitude = 10 ** math.floor(math.log10(width))
         width = math.ceil(width / magnitude) * magnitude
@@ -260,7 +261,12 @@ def targeted_suppression_experiment(
     table = paper_roles(table, quasi_identifier_threshold)
     quasi_identifiers = tuple(a.name for a in table.schema.with_role(Role.QUASI_IDENTIFIER))
     sensitive = tuple(a.name for a in table.schema.with_role(Role.SENSITIVE))
-    risk_parameters = {"alpha": alpha, "epsilon": epsilon, "missing": missing, "weights": weights}
+    risk_parameters: dict[str, Any] = {
+        "alpha": alpha,
+        "epsilon": epsilon,
+        "missing": missing,
+        "weights": weights,
+    }
     rows: list[dict[str, Any]] = []
     risk_after: dict[str, RecordRisk] = {}
 
