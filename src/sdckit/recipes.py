@@ -220,7 +220,10 @@ def protect(
         risk_threshold = deltas[0] if deltas else None
     context = Context(config=config, progress=progress, stage=stage)
     current = table
-    releases, figures, resolved, violations = [], [], [], []
+    releases: list[Any] = []
+    figures: list[dict[str, Any]] = []
+    resolved: list[Step] = []
+    violations: list[str] = []
     for step in parsed:
         if stage is not None:
             stage(f"step {len(releases) + 1}: {step.spec.name}")

@@ -57,6 +57,7 @@ from sdckit.hierarchy import Hierarchy, missing_values_refused
 from sdckit.models import (
     ClassStatistics,
     KAnonymity,
+    ModelResult,
     PrivacyModel,
     SensitiveCounts,
     evaluate_all,
@@ -237,7 +238,7 @@ class Search:
         # k-anonymity alone (the usual case): a class passes when its size reaches the largest k,
         # as KAnonymity.evaluate says, without building the models' results.
         self.k_only = (
-            max(m.k for m in self.models) - TOLERANCE
+            max(m.k for m in self.models if isinstance(m, KAnonymity)) - TOLERANCE
             if self.models and all(type(m) is KAnonymity for m in self.models)
             else None
         )
@@ -587,8 +588,9 @@ class Search:
             classes, n_classes = self.classes(levels)
             sizes = np.bincount(classes, weights=self.combinations.counts, minlength=n_classes)
             statistics = self.statistics(classes, n_classes, sizes)
+        results: list[ModelResult] = []
         if self.k_only is not None:
-            passes, results = sizes >= self.k_only, []
+            passes = sizes >= self.k_only
         else:
             passes, results = evaluate_all(self.models, statistics)
         n_suppressed = float(sizes[~passes].sum())

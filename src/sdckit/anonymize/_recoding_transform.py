@@ -77,11 +77,11 @@ def learn_generalize(release: Release) -> dict[str, Any]:
     for name in names:
         hierarchy = release.hierarchies[name]
         level = int(release.levels[name])
-        labels = np.array(hierarchy.labels[level], dtype=object)
+        level_labels = np.array(hierarchy.labels[level], dtype=object)
         categories = list(hierarchy.labels[level])
         if SUPPRESSED not in categories:
             categories.append(SUPPRESSED)
-        released = labels[hierarchy.codes[:, level]].tolist()
+        released = level_labels[hierarchy.codes[:, level]].tolist()
         attributes[name] = {
             "level": level,
             "mapping": dict(zip(hierarchy.labels[0], released, strict=True)),
@@ -91,7 +91,7 @@ def learn_generalize(release: Release) -> dict[str, Any]:
         }
         leaves = hierarchy.leaf_codes(release.original.column(name))
         nodes = hierarchy.codes[leaves[release.suppressed_records], level]
-        category_columns[name] = pl.Series(name, labels[nodes].tolist(), dtype=pl.String)
+        category_columns[name] = pl.Series(name, level_labels[nodes].tolist(), dtype=pl.String)
     suppressed = pl.DataFrame(category_columns).unique(maintain_order=True).rows()
     if isinstance(release.params, RecordedParams):
         parameters = {**release.params.recorded(), "applied": True}
@@ -173,13 +173,13 @@ def apply_generalize(
     coded = {}
     for j, name in enumerate(names):
         labels = pl.Series([str(row[j]) for row in combinations], dtype=pl.String)
-        codes = labels.cast(pl.Enum(categories_of[j]), strict=False)
-        if codes.null_count():
+        label_codes = labels.cast(pl.Enum(categories_of[j]), strict=False)
+        if label_codes.null_count():
             raise ConfigError(
                 f"malformed transformation: a suppressed combination has a label of '{name}' that is not "
                 "one of its categories"
             )
-        coded[f"q{j}"] = codes.to_physical().cast(pl.Int64)
+        coded[f"q{j}"] = label_codes.to_physical().cast(pl.Int64)
     if combinations:
         flags = pl.DataFrame(coded).unique().with_columns(pl.lit(True).alias("suppressed"))
         records = pl.DataFrame({f"q{j}": categories[:, j] for j in range(q)})

@@ -25,7 +25,8 @@ The transformation
 ------------------
 A dict (``json.loads(json.dumps(t)) == t``) with the keys ``format`` (2), ``method``,
 ``quasi_identifiers``, ``dropped`` (columns the release dropped: identifiers), ``parameters`` (those of
-the original release) and ``attributes`` (one entry per quasi-identifier), plus, per method:
+the original release, as the method's ``learn`` records them from its params and figures) and
+``attributes`` (one entry per quasi-identifier), plus, per method:
 
 ``"generalize"``
     ``attributes[name]``: ``level`` (the chosen level), ``mapping`` (every leaf of the hierarchy →
@@ -121,9 +122,10 @@ number of records (e.g. "attribute 'gifted': 1 value outside the label of their 
 records)"). With ``unknown="suppress"`` every record with an uncovered value is suppressed as a whole:
 all its quasi-identifiers are suppressed (``*`` for generalize, as its record suppression; null for
 Mondrian, whose released dtype has no ``*``), it belongs to no class (``classes`` -1), its cell
-penalties are 1, and ``Release.search["unknown"]`` counts, per attribute, the records suppressed for a
-value of that attribute. Only suppressing the uncovered cell would release the record's other values
-in a class it does not belong to.
+penalties are 1, and the release's figures (:class:`~sdckit.anonymize.release.AppliedFigures`)
+``unknown`` counts, per attribute, the records suppressed for a value of that attribute. Only
+suppressing the uncovered cell would release the record's other values in a class it does not belong
+to.
 """
 
 from __future__ import annotations
@@ -289,8 +291,8 @@ def apply_transformation(
         for generalized Mondrian).
     unknown
         ``"error"``: values the transformation does not cover raise :class:`ConfigError`;
-        ``"suppress"``: the records holding them are suppressed and counted in
-        ``Release.search["unknown"]`` (see the module documentation).
+        ``"suppress"``: the records holding them are suppressed and counted in the figures'
+        ``unknown`` (see the module documentation).
 
     Returns
     -------
@@ -298,11 +300,14 @@ def apply_transformation(
         As the method would have made it: same dtypes, labels, suppressed cells, ``classes`` numbered
         as the method numbers them (generalize: by first appearance of the generalized combination,
         suppressed ones included; Mondrian: by first record of each box), ``cell_penalty`` and
-        ``suppressed_cells``. ``parameters`` are the original release's with ``"applied": True``;
-        ``search["unknown"]`` counts suppressed records per attribute. Generalize also fills
-        ``levels``, ``hierarchies`` and ``view`` (over the records with covered values, counted
-        without sampling weights); Mondrian ``search["record_boxes"]``, the box of every record (-1
-        when suppressed).
+        ``suppressed_cells``. Its ``params`` are a :class:`RecordedParams`: the parameters the
+        transformation records, as recorded (not the method's parameters object, which a
+        transformation does not hold: it records models by name, and figures such as
+        ``changed_records``); its ``figures`` an
+        :class:`~sdckit.anonymize.release.AppliedFigures` (the method's subclass), whose ``unknown``
+        counts suppressed records per attribute. Generalize also fills ``levels``, ``hierarchies``
+        and ``view`` (over the records with covered values, counted without sampling weights);
+        Mondrian's figures ``record_boxes``, the box of every record (-1 when suppressed).
 
     Raises
     ------

@@ -394,7 +394,7 @@ def integer_parameter(name: str, value: object, minimum: int) -> int:
         raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if not isinstance(value, numbers.Integral) and not (math.isfinite(value) and float(value).is_integer()):
         raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    result = int(value)
+    result = int(value) if isinstance(value, numbers.Integral) else int(float(value))
     if result < minimum:
         raise ConfigError(f"{name} must be an integer >= {minimum}, got {result}")
     return result
@@ -418,7 +418,8 @@ def real_parameter(
             wanted = f"in [{number_text(minimum)}, {number_text(maximum)}]"
         elif minimum is not None:
             wanted = f"{'>' if exclusive_minimum else '>='} {number_text(minimum)}"
-        else:
+        else:  # no minimum, so the maximum was exceeded
+            assert maximum is not None
             wanted = f"<= {number_text(maximum)}"
         raise ConfigError(f"{name} must be {wanted}, got {number_text(result)}")
     return result

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -122,7 +122,7 @@ def _suppressed_classes(
         if name not in grouping.tokens:
             rest.append(name)
             continue
-        categories = dtype.categories.to_list()
+        categories = cast(pl.Enum, dtype).categories.to_list()  # grouping.tokens: Enum columns only
         if SUPPRESSED not in categories:
             return np.zeros(len(first), dtype=bool)
         star = categories.index(SUPPRESSED) + grouping.token_offset

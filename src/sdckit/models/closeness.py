@@ -112,6 +112,8 @@ class TCloseness(PrivacyModel):
     another distance is ignored). Achieved value: the EMD of the class (0 for a class without records).
     """
 
+    sensitive_attribute: str  # always given (PrivacyModel allows None for k-anonymity)
+
     monotonic = True
 
     def __init__(

@@ -44,6 +44,8 @@ class DistinctLDiversity(PrivacyModel):
     Achieved value: the number of distinct values of the class.
     """
 
+    sensitive_attribute: str  # always given (PrivacyModel allows None for k-anonymity)
+
     monotonic = True
     monotonic_with_suppression = True
 
@@ -78,6 +80,8 @@ class EntropyLDiversity(PrivacyModel):
 
     Achieved value: exp(entropy), the class's "effective l".
     """
+
+    sensitive_attribute: str  # always given (PrivacyModel allows None for k-anonymity)
 
     monotonic = True
 
@@ -119,6 +123,8 @@ class RecursiveCLDiversity(PrivacyModel):
     inequality is evaluated exactly, without tolerance: a lenient tolerance would let the boundary case
     r_1 = c (r_l + ... + r_m) pass, which the definition excludes.
     """
+
+    sensitive_attribute: str  # always given (PrivacyModel allows None for k-anonymity)
 
     monotonic = True
 
