@@ -446,11 +446,11 @@ def optimal_univariate(sorted_values: np.ndarray, k: int) -> np.ndarray:
     count = 0
     while j > 0:
         count += 1
-        j = back[j]
+        j = int(back[j])
     j = n
     g = count - 1
     while j > 0:
-        i = back[j]
+        i = int(back[j])
         for p in range(i, j):
             groups[p] = g
         g -= 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -388,6 +388,8 @@ def _search_in_chunks(
     """Run the compiled search in chunks of evaluations until it finishes, ``node_limit`` evaluations
     are spent or ``time_limit`` seconds from ``clock`` have passed; returns the seconds to the first
     solution (NaN if none)."""
+    # numba's Dispatcher, as typed for mypy, takes no arguments: called through a plain callable.
+    search: Callable[..., int] = kernels.search
     budget = 64
     first_seconds = math.nan
     while True:
@@ -396,7 +398,7 @@ def _search_in_chunks(
             budget = min(budget, node_limit - int(ints[kernels.EVALUATIONS]))
             if budget <= 0:
                 break
-        status = kernels.search(*args, budget)
+        status = search(*args, budget)
         elapsed = time.perf_counter() - clock
         if status == 2:
             first_seconds = elapsed

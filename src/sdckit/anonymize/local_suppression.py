@@ -102,7 +102,6 @@ from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.frequency import (
     Encoding,
-    check_missing,
     check_weights,
     encode,
     group_keys,
@@ -417,7 +416,9 @@ def _suppress(
     """The method, on resolved parameters (``missing`` given); ``ranks``: the importance as a mapping
     name -> rank, which the parameters object does not hold."""
     k, strict_importance = params.k, params.strict_importance
-    missing = check_missing(params.missing)
+    missing = params.missing
+    if missing is None:  # a run takes the configuration's, the keyword function has a default
+        raise ConfigError("missing must be given: wildcard or category")
     importance: Sequence[str] | Mapping[str, int] | None = ranks if ranks is not None else params.importance
     n = table.n_records
     if n == 0:

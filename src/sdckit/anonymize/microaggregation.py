@@ -56,7 +56,7 @@ IEEE TKDE 15(4); Solanas, A. & Martínez-Ballesté, A. (2006), COMPSTAT; Templ, 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict
 
 import numpy as np
 import polars as pl
@@ -295,13 +295,25 @@ def _numeric_matrix(table: Table, names: list[str], method: str) -> np.ndarray:
     return np.column_stack([table.column(name).cast(pl.Float64).to_numpy() for name in names])
 
 
-def _group_figures(labels: np.ndarray) -> dict[str, int]:
+class _GroupFigures(TypedDict):
+    groups: int
+    smallest_group: int
+    largest_group: int
+
+
+class _LossFigures(TypedDict):
+    sse: float
+    sst: float
+    information_loss: float
+
+
+def _group_figures(labels: np.ndarray) -> _GroupFigures:
     sizes = np.bincount(labels)
     sizes = sizes[sizes > 0]
     return {"groups": int(len(sizes)), "smallest_group": int(sizes.min()), "largest_group": int(sizes.max())}
 
 
-def _loss_figures(sse: float, sst: float) -> dict[str, float]:
+def _loss_figures(sse: float, sst: float) -> _LossFigures:
     return {
         "sse": round(sse, 6),
         "sst": round(sst, 6),
@@ -356,9 +368,11 @@ def _with_k_anonymity(release: Release, k: int) -> Release:
     qis = [a.name for a in released.schema.with_role(Role.QUASI_IDENTIFIER)]
     if not qis:
         return release
-    smallest = int(released.data.group_by(qis).len().get_column("len").min())
+    smallest = int(released.data.group_by(qis).len().get_column("len").to_numpy().min())
     anonymity = {"quasi_identifiers": qis, "smallest_class": smallest, "k_anonymous": smallest >= k}
-    return replace(release, figures=replace(release.figures, k_anonymity=anonymity))
+    return replace(
+        release, figures=replace(release.figures_as(MicroaggregationFigures), k_anonymity=anonymity)
+    )
 
 
 def _numeric_release(
@@ -434,11 +448,9 @@ def univariate_microaggregation(
 # Categorical (mixed) microaggregation --------------------------------------------------------------
 
 
-def _encoded(
-    table: Table, names: list[str]
-) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per attribute (kind, values or codes, categories); the coordinates and nominal codes of the kernel."""
-    described = []
+def _encoded(table: Table, names: list[str]) -> list[tuple[str, np.ndarray, Any]]:
+    """Per attribute (kind, values or codes, categories: None for a numeric one)."""
+    described: list[tuple[str, np.ndarray, Any]] = []
     for name in names:
         kind = table.schema[name].kind if name in table.schema else Kind.CATEGORICAL
         column = table.column(name)
@@ -656,7 +668,7 @@ def _run_univariate(table: Table, params: UnivariateMicroaggregationParams, cont
     names = _chosen(table, params.attributes, numeric=True, method="univariate-microaggregation")
     X = _numeric_matrix(table, names, "univariate-microaggregation")
     check_k_at_most_records(params.k, X.shape[0])
-    columns, per_attribute = [], {}
+    columns, per_attribute, sizes = [], {}, []
     total_sse = total_sst = 0.0
     penalty = np.zeros(X.shape)
     for j, name in enumerate(names):
@@ -667,9 +679,9 @@ def _run_univariate(table: Table, params: UnivariateMicroaggregationParams, cont
         sse, sst = information_loss(X[:, [j]], labels)
         total_sse += sse
         total_sst += sst
-        per_attribute[name] = {**_group_figures(labels), **_loss_figures(sse, sst)}
+        sizes.append(_group_figures(labels))
+        per_attribute[name] = {**sizes[-1], **_loss_figures(sse, sst)}
         penalty[:, j] = _group_ranges(X[:, [j]], labels)[:, 0]
-    sizes = list(per_attribute.values())
     figures = MicroaggregationFigures(
         attributes=names,
         groups=sum(f["groups"] for f in sizes),

@@ -55,7 +55,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import numpy as np
 import polars as pl
@@ -190,7 +190,7 @@ class _Groups:
     classes: np.ndarray
     n_groups: int
     table: Table
-    cell_penalty: np.ndarray
+    cell_penalty: np.ndarray | None
     suppressed_cells: np.ndarray | None
     quasi_identifiers: tuple[str, ...]
     hierarchies: dict[str, Hierarchy]
@@ -654,7 +654,8 @@ def _run_quasi_sensitive(table: Table, params: QuasiSensitiveParams, context: Co
         raise ConfigError(f"set_column '{set_column}' is not a column of the data")
     items = ItemSets.from_column(table.column(set_column), separator=params.separator)
     facts = read_knowledge(params.knowledge, vocabulary=items.vocabulary, separator=params.separator)
-    model = QSCLDiversity(params.c, params.l) if params.l is not None else QSTCloseness(params.t)
+    # The parameters' validator asks for l or t.
+    model = QSCLDiversity(params.c, params.l) if params.l is not None else QSTCloseness(cast(float, params.t))
     release = quasi_sensitive_anonymize(
         table,
         set_column=set_column,

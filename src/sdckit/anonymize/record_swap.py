@@ -109,7 +109,9 @@ def _check_constant(
             )
 
 
-def _level_keys(table: Table, names: list[str], start: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
+def _level_keys(
+    table: Table, names: list[str], start: tuple[np.ndarray, np.ndarray]
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Dense keys of ``start``'s groups extended by ``names[0]``, then ``names[0..1]``, ..."""
     encoding = encode(table.data, names)
     keys, sizes = start

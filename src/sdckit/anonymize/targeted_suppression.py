@@ -220,6 +220,9 @@ def _suppress(
 ) -> Release:
     """The method, on resolved parameters (``alpha``, ``epsilon`` and ``missing`` given)."""
     delta, alpha, epsilon, missing = float(params.delta), params.alpha, params.epsilon, params.missing
+    if alpha is None or epsilon is None or missing is None:
+        # A run takes them from the configuration, the keyword function has defaults.
+        raise ConfigError("alpha, epsilon and missing must be given")
     repeat, max_rounds, cell_budget = params.repeat, params.max_rounds, params.cell_budget
     if multiplicity is not None and cell_budget is not None:
         raise ConfigError(
