@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from sdckit.cli import app
 from sdckit.errors import ConfigError
 from sdckit.tabular.attacker import audit
-from sdckit.tabular.base import TableProblem, run_table_method
+from sdckit.tabular.base import TABLE_METHODS, TableProblem, run_table_method
 from sdckit.tabular.model import LinearTable, Protection
 from sdckit.tabular.respondents import (
     Respondent,
@@ -214,6 +214,9 @@ def test_a_coalition_option_of_one_is_refused():
     message = r"coalition must be 0 \(none\) or a number of contributors ≥ 2, got 1"
     with pytest.raises(ConfigError, match=message):
         run_table_method("suppress", TableProblem(table=table, protection=protection), {"coalition": 1})
+    # the audit's parameters hold the same rule, before any file is read
+    with pytest.raises(ConfigError, match=message):
+        TABLE_METHODS.get("audit").params.parse({"pattern": "absent.csv", "coalition": 1}, method="audit")
 
 
 @pytest.mark.parametrize("seed", range(12))

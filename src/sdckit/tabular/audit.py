@@ -37,6 +37,7 @@ from sdckit.params import MethodParams, spell
 from sdckit.table import value_strings
 from sdckit.tabular.base import TableProblem, TableResult, pattern_status, register_table_method
 from sdckit.tabular.model import PRIMARY, TOTAL
+from sdckit.tabular.respondents import Coalition
 
 _PUBLISHED = {"published", "safe", "s", "z", "p"}
 _PRIMARY = {"primary", "u", "unsafe"}
@@ -53,10 +54,8 @@ class AuditParams(MethodParams):
         description="protect: also audit against each single contributor of a suppressed cell (a "
         "singleton knows its cell; with --holding, a holding its cells); none: the outside attacker only.",
     )
-    coalition: int = Field(
+    coalition: Coalition = Field(
         0,
-        ge=0,
-        le=100,
         description="Also audit against the N largest contributors of every suppressed cell together "
         "(0: only the n of an (n,k)-dominance rule, on the cells it flagged).",
     )
@@ -208,8 +207,6 @@ def _respondent_failures(
 
     if params.singletons == "none" and params.coalition == 0 and not protection.rule.size:
         return []
-    if params.coalition == 1:
-        raise InputError("coalition must be 0 (none) or a number of contributors ≥ 2, got 1")
     table = with_contributions(problem.source, problem.spec, problem.table, params.coalition)
     holdings = (
         holding_respondents(problem.source, problem.spec, table) if params.singletons == "protect" else []

@@ -45,10 +45,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
+from pydantic import AfterValidator, Field
 from scipy import sparse
 
 from sdckit.errors import ConfigError
@@ -56,6 +57,16 @@ from sdckit.tabular.attacker import attack
 from sdckit.tabular.model import LinearTable, Protection
 
 Singletons = Literal["protect", "none"]
+
+
+def _coalition_size(value: int) -> int:
+    if value == 1:
+        raise ValueError("must be 0 (none) or a number of contributors ≥ 2")
+    return value
+
+
+#: The ``coalition`` parameter of suppression and of its audit: 0 (none) or 2 to 100 contributors.
+Coalition = Annotated[int, Field(ge=0, le=100), AfterValidator(_coalition_size)]
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ the secondary cells (the primary cells are suppressed in every pattern).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
@@ -65,9 +65,7 @@ from sdckit.tabular._patterns import RepairLP, cell_weights, side_levels
 from sdckit.tabular.attacker import attack, audit, deviation_bounds
 from sdckit.tabular.base import TableProblem, TableResult, pattern_status, register_table_method
 from sdckit.tabular.model import LinearTable, Protection
-
-if TYPE_CHECKING:  # the respondents' module is imported when a pattern is protected from them
-    from sdckit.tabular.respondents import Singletons
+from sdckit.tabular.respondents import Coalition, Singletons
 
 #: ``algorithm="auto"`` runs the optimal algorithm when ``|P| · N`` (primary cells times cells) is at
 #: most this (measured: see benchmarks/_tables_suppression.py), the heuristic above it.
@@ -320,10 +318,8 @@ class SuppressParams(MethodParams):
         ),
     ] = "protect"
     coalition: Annotated[
-        int,
+        Coalition,
         Field(
-            ge=0,
-            le=100,
             description="Also protect against the N largest contributors of every suppressed cell "
             "together (0: only the n of an (n,k)-dominance rule, on the cells it flagged).",
         ),
@@ -416,8 +412,6 @@ def _run_suppress(problem: TableProblem, params: SuppressParams, context: Contex
         weights = _cost_variable(problem, params.cost_variable)
     from sdckit.tabular.respondents import holding_respondents, with_contributions
 
-    if params.coalition == 1:
-        raise ConfigError("coalition must be 0 (none) or a number of contributors ≥ 2, got 1")
     holdings = holding_respondents(problem.source, problem.spec, problem.table)
     table = with_contributions(problem.source, problem.spec, problem.table, params.coalition)
     suppressed, figures, result = _suppress(
