@@ -220,6 +220,7 @@ def privacy_models(
 ) -> list[Any]:
     """Privacy model objects for ``table``: k-anonymity, and l-diversity / t-closeness of every
     attribute with role sensitive. Raises ``ConfigError`` when a model cannot apply to the table."""
+    from sdckit.anonymize.base import check_k_at_most_records
     from sdckit.hierarchy import Hierarchy
     from sdckit.models import (
         DistinctLDiversity,
@@ -235,8 +236,7 @@ def privacy_models(
         raise ConfigError("l and t need at least one attribute with role sensitive in the configuration")
     models: list[Any] = []
     if k is not None:
-        if k > table.n_records:
-            raise ConfigError(f"k must be at most the number of records ({table.n_records}), got {k}")
+        check_k_at_most_records(k, table.n_records)
         models.append(KAnonymity(k))
     for attribute in sensitive:
         if l is not None:

@@ -282,14 +282,14 @@ def local_suppression(
     folder: Path | None,
     progress: ProgressCallback | None = None,
 ) -> ScaledRun:
+    from sdckit.anonymize.base import check_k_at_most_records
     from sdckit.anonymize.local_suppression import local_suppression as suppress
 
     keys = _quasi_identifiers(config, dataset)
     missing = params.missing or config.risk.missing
     params = params.model_copy(update={"missing": missing})
     patterns = aggregate(dataset, config, keys, engine, progress)
-    if params.k > patterns.n_records:
-        raise ConfigError(f"k must be at most the number of records ({patterns.n_records}), got {params.k}")
+    check_k_at_most_records(params.k, patterns.n_records)
     release = suppress(
         patterns.table,
         params.k,
