@@ -121,7 +121,7 @@ def targeted_child(run: str, data: Path, out: Path) -> None:
         seconds = time.perf_counter() - start
         warm = 0.0
     else:
-        from sdckit.anonymize.targeted_suppression import targeted_suppression
+        from sdckit.anonymize.targeted_suppression import TargetedSuppressionFigures, targeted_suppression
         from sdckit.config import load_config
 
         missing = "category" if run == "ours-category" else "wildcard"
@@ -138,8 +138,8 @@ def targeted_child(run: str, data: Path, out: Path) -> None:
         start = time.perf_counter()
         release = targeted_suppression(table, delta=DELTA, alpha=alpha, epsilon=epsilon, missing=missing)
         seconds = time.perf_counter() - start
-        before = release.search["risk_before"].risk
-        after = release.search["risk_after"].risk
+        figures = release.figures_as(TargetedSuppressionFigures)
+        before, after = figures.risk_before.risk, figures.risk_after.risk
         cells = {k: v for k, v in release.suppressed_cells_per_attribute().items() if v}
     np.save(out.with_suffix(".before.npy"), before)
     np.save(out.with_suffix(".after.npy"), after)

@@ -193,7 +193,7 @@ def run(print_fn=print, repeats: int = 3) -> dict[str, Any]:
     import numpy as np
     import polars as pl
 
-    from sdckit.anonymize.local_suppression import local_suppression
+    from sdckit.anonymize.local_suppression import LocalSuppressionFigures, local_suppression
     from sdckit.frequency import frequencies
     from sdckit.table import Attribute, Role, Schema, Table
     from sdckit.utility.metrics import release_ncp
@@ -232,11 +232,11 @@ def run(print_fn=print, repeats: int = 3) -> dict[str, Any]:
             "seconds": min(times),
             "per_attribute": release.suppressed_cells_per_attribute(),
             "cells": release.n_suppressed_cells,
-            "violating_records": release.search["violating_records"],
+            "violating_records": release.figures_as(LocalSuppressionFigures).violating_records,
             "ncp": release_ncp(release),
             "traced_peak_mib": traced_peak / 2**20,
             "min_frequency": reached,
-            "importance": release.parameters["importance"],
+            "importance": release.figures_as(LocalSuppressionFigures).importance,
         }
         if reached < k:
             problems.append(f"k={k}: a record has wildcard frequency {reached:g} < k")
@@ -381,7 +381,11 @@ def run_case(name: str, data: Path | None, slice_records: int | None = None) -> 
         "slice_seconds": slice_seconds,
         "scan_seconds": scan_seconds,
         "same_cells": bool(np.array_equal(ours.suppressed_cells, scanned.suppressed_cells)),
-        **release.search,
+        **{  # what the search found (the importance used and weighting are figures, not the search's)
+            key: value
+            for key, value in release.figures.as_dict().items()
+            if key not in ("importance", "weighted")
+        },
     }
 
 

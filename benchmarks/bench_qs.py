@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from _common import peak_rss_mib
-from sdckit.anonymize.quasi_sensitive import quasi_sensitive_anonymize
+from sdckit.anonymize.quasi_sensitive import QuasiSensitiveFigures, quasi_sensitive_anonymize
 from sdckit.experiments.data import adult_directory
 from sdckit.experiments.quasi_sensitive import synthesize_experiment_data
 from sdckit.models.quasi_sensitive import QSCLDiversity, QSTCloseness
@@ -46,7 +46,7 @@ def _one(table, knowledge, model, strategy: str, time_limit, total_time_limit) -
         time_limit=time_limit,
         total_time_limit=total_time_limit,
     )
-    search = release.search
+    search = release.figures_as(QuasiSensitiveFigures).as_dict()
     first = [s for s in search["per_group"]["first_solution_seconds"] if not math.isnan(s)]
     first_cost = [c for c in search["per_group"]["first_solution_cost"] if not math.isnan(c)]
     return {
