@@ -237,7 +237,7 @@ def test_mask_labels_cover_their_codes(codes, width):
 )
 def test_mondrian_range_labels_cover_their_class_and_parse_back(rows):
     """Mondrian's numeric label of a class is [its smallest, its largest value]."""
-    from sdckit.anonymize.mondrian import _numeric_dimension
+    from sdckit.anonymize._mondrian_coding import _numeric_dimension
 
     classes = np.array([row[0] for row in rows])
     numbers = np.array([float(row[1]) for row in rows])

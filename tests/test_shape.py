@@ -71,10 +71,7 @@ LONGEST_FUNCTION = 150
 LONG_FUNCTIONS = {
     "sdckit/anonymize/_quasi_sensitive_kernels.py::search": "compiled: the search loop, for speed",
     "sdckit/anonymize/_microaggregation_kernels.py::mdav_generic": "compiled: MDAV's loop over records",
-    "sdckit/anonymize/_mondrian_transform.py::apply_mondrian": "not yet split (re-applying Mondrian)",
-    "sdckit/anonymize/mondrian.py::_partition": "not yet split (the recursive partitioning)",
     "sdckit/risk/suda.py::_suda2_search": "compiled: SUDA2's search loop over levels, for speed",
-    "sdckit/scale/mondrian.py::run_mondrian": "not yet split (Mondrian over fragments)",
 }
 
 

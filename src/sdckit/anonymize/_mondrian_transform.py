@@ -34,6 +34,7 @@ from sdckit.table import Table, value_strings
 if TYPE_CHECKING:
     from sdckit.anonymize.mondrian import CutTree
 
+
 @dataclass(frozen=True)
 class MondrianAppliedFigures(AppliedFigures):
     """The figures of a Mondrian transformation applied to new data: besides ``unknown``,
@@ -232,25 +233,31 @@ def _tree_nodes(tree: CutTree) -> list[dict[str, Any]]:
     return result
 
 
-def apply_mondrian(
-    table: Table, transformation: Mapping[str, Any], names: list[str], unknown: str
-) -> Release:
-    """``table`` routed to the learnt boxes and released with their labels or centroids."""
-    attributes = transformation["attributes"]
-    n, q = table.n_records, len(names)
-    n_boxes = int(transformation["boxes"])
+@dataclass
+class _RecordValues:
+    """Every record's value per quasi-identifier as the cut tree reads it (numbers; ranks of ordered
+    values, hierarchy leaves in ``codes``), whether the transformation covers it, and the problems
+    (attribute, records, what) of those it does not."""
+
+    kinds: list[str]
+    numbers: list[np.ndarray | None]
+    codes: list[np.ndarray | None]
+    hierarchy_list: list[Hierarchy | None]
+    hierarchies: dict[str, Hierarchy]
+    value_rank: list[dict[str, int] | None]
+    covered: np.ndarray  # (n, q) bool
+    problems: list[tuple[str, np.ndarray, str]]
+
+
+def _record_values(table: Table, attributes: Mapping[str, Any], names: list[str]) -> _RecordValues:
+    q, n = len(names), table.n_records
     kinds = [attributes[name]["kind"] for name in names]
     for name, kind in zip(names, kinds, strict=True):
         if kind not in ("numeric", "ordered", "hierarchy"):
             raise ConfigError(f"malformed transformation: unknown kind {kind!r} of '{name}'")
-    # Every record's value per attribute: numbers, ranks of ordered values, hierarchy leaves.
-    numbers: list[np.ndarray | None] = [None] * q
-    codes: list[np.ndarray | None] = [None] * q
-    hierarchies: dict[str, Hierarchy] = {}
-    hierarchy_list: list[Hierarchy | None] = [None] * q
-    value_rank: list[dict[str, int] | None] = [None] * q
-    problems = []
-    covered = np.ones((n, q), dtype=bool)
+    found = _RecordValues(
+        kinds, [None] * q, [None] * q, [None] * q, {}, [None] * q, np.ones((n, q), dtype=bool), []
+    )
     for j, name in enumerate(names):
         spec = attributes[name]
         column = table.column(name)
@@ -262,29 +269,52 @@ def apply_mondrian(
             x = values.fill_null(np.nan).to_numpy().astype(np.float64)
             with np.errstate(invalid="ignore"):
                 ok = np.isfinite(x) & (x >= float(spec["minimum"])) & (x <= float(spec["maximum"]))
-            numbers[j] = np.where(ok, x, 0.0)
+            found.numbers[j] = np.where(ok, x, 0.0)
             what = f"outside the original range [{spec['minimum']}, {spec['maximum']}] or not numbers"
         elif kinds[j] == "ordered":
             texts = [str(value) for value in spec["values"]]
-            value_rank[j] = {text: rank for rank, text in enumerate(texts)}
+            found.value_rank[j] = {text: rank for rank, text in enumerate(texts)}
             ranks = value_strings(_category_values(column)).cast(pl.Enum(texts), strict=False)
             rank = np.array(ranks.to_physical().cast(pl.Int64).fill_null(-1).to_numpy(), dtype=np.int64)
             ok = rank >= 0
-            codes[j] = rank
+            found.codes[j] = rank
             what = "not among the original values"
         else:
             hierarchy = _hierarchy(name, spec["hierarchy"], spec.get("missing"))
-            hierarchies[name] = hierarchy
-            hierarchy_list[j] = hierarchy
+            found.hierarchies[name] = hierarchy
+            found.hierarchy_list[j] = hierarchy
             leaf = _leaves_of(column, hierarchy)
             ok = leaf >= 0
-            codes[j] = leaf
+            found.codes[j] = leaf
             what = "not in its hierarchy"
-        covered[:, j] = ok
+        found.covered[:, j] = ok
         if not ok.all():
-            problems.append((name, ~ok, what))
+            found.problems.append((name, ~ok, what))
+    return found
 
-    # The cut tree as arrays (a loop over its nodes, not over records).
+
+@dataclass
+class _TreeArrays:
+    """The learnt cut tree as arrays over its nodes: the attribute cut (-1: a leaf), the leaf's box,
+    a numeric or ordered cut's threshold and children, a hierarchy cut's level, and the hierarchy
+    children looked up by ``node * widest + node of the record's leaf at the level``."""
+
+    attribute: np.ndarray
+    box: np.ndarray
+    threshold: np.ndarray
+    level_at: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    widest: int
+    sorted_keys: np.ndarray
+    sorted_children: np.ndarray
+
+
+def _tree_arrays(
+    transformation: Mapping[str, Any], names: list[str], values: _RecordValues, n_boxes: int
+) -> _TreeArrays:
+    """The cut tree of ``transformation`` as arrays (a loop over its nodes, not over records)."""
+    kinds = values.kinds
     nodes = _field(transformation, "tree", list)
     count = len(nodes)
     attribute = np.full(count, -1, dtype=np.int64)
@@ -293,7 +323,7 @@ def apply_mondrian(
     level_at = np.zeros(count, dtype=np.int64)
     left = np.full(count, -1, dtype=np.int64)
     right = np.full(count, -1, dtype=np.int64)
-    widest = max([max(len(labels) for labels in h.labels) for h in hierarchies.values()] or [1])
+    widest = max([max(len(labels) for labels in h.labels) for h in values.hierarchies.values()] or [1])
     hierarchy_keys, hierarchy_children = [], []
     index_of = {name: j for j, name in enumerate(names)}
     for t, node in enumerate(nodes):
@@ -306,7 +336,7 @@ def apply_mondrian(
         attribute[t] = j
         children = node["children"]
         if kinds[j] == "hierarchy":
-            hierarchy = hierarchy_list[j]
+            hierarchy = values.hierarchy_list[j]
             assert hierarchy is not None
             level = int(node["level"])
             if not 0 <= level < hierarchy.n_levels:
@@ -322,7 +352,7 @@ def apply_mondrian(
             if kinds[j] == "numeric":
                 threshold[t] = float(node["at"])
             else:
-                rank_of = value_rank[j]
+                rank_of = values.value_rank[j]
                 assert rank_of is not None
                 threshold[t] = rank_of[str(node["at"])]
             left[t], right[t] = (int(child) for child in children)
@@ -334,15 +364,22 @@ def apply_mondrian(
     key_order = np.argsort(np.asarray(hierarchy_keys, dtype=np.int64), kind="stable")
     sorted_keys = np.asarray(hierarchy_keys, dtype=np.int64)[key_order]
     sorted_children = np.asarray(hierarchy_children, dtype=np.int64)[key_order]
+    return _TreeArrays(attribute, box, threshold, level_at, left, right, widest, sorted_keys, sorted_children)
 
-    # Route the covered records down the tree, one depth at a time.
+
+def _route(tree: _TreeArrays, values: _RecordValues) -> tuple[np.ndarray, np.ndarray]:
+    """The covered records routed down the tree, one depth at a time: the node every record ends
+    at, and the cells whose hierarchy node has no child in the tree (their records stop there)."""
+    n, q = values.covered.shape
+    kinds, codes = values.kinds, values.codes
     current = np.zeros(n, dtype=np.int64)
     stuck = np.zeros(n, dtype=bool)
     routed_off = np.zeros((n, q), dtype=bool)
-    active = np.flatnonzero(covered.all(axis=1))
+    sorted_keys = tree.sorted_keys
+    active = np.flatnonzero(values.covered.all(axis=1))
     while active.size:
         here = current[active]
-        cut = attribute[here]
+        cut = tree.attribute[here]
         inner = cut >= 0
         active, here, cut = active[inner], here[inner], cut[inner]
         if not active.size:
@@ -350,74 +387,130 @@ def apply_mondrian(
         for j in np.unique(cut).tolist():
             chosen = cut == j
             records, at_node = active[chosen], here[chosen]
-            if kinds[j] == "numeric":
-                values = numbers[j]
-                assert values is not None
-                go_left = values[records] <= threshold[at_node]
-                current[records] = np.where(go_left, left[at_node], right[at_node])
-            elif kinds[j] == "ordered":
-                ranks_j = codes[j]
-                assert ranks_j is not None
-                go_left = ranks_j[records] <= threshold[at_node]
-                current[records] = np.where(go_left, left[at_node], right[at_node])
+            if kinds[j] in ("numeric", "ordered"):
+                read = values.numbers[j] if kinds[j] == "numeric" else codes[j]
+                assert read is not None
+                go_left = read[records] <= tree.threshold[at_node]
+                current[records] = np.where(go_left, tree.left[at_node], tree.right[at_node])
             else:
-                hierarchy = hierarchy_list[j]
+                hierarchy = values.hierarchy_list[j]
                 leaves_j = codes[j]
                 assert hierarchy is not None and leaves_j is not None
-                keys = at_node * widest + hierarchy.codes[leaves_j[records], level_at[at_node]]
+                keys = at_node * tree.widest + hierarchy.codes[leaves_j[records], tree.level_at[at_node]]
                 position = np.minimum(np.searchsorted(sorted_keys, keys), max(len(sorted_keys) - 1, 0))
                 found = sorted_keys[position] == keys if len(sorted_keys) else np.zeros(len(keys), bool)
-                current[records[found]] = sorted_children[position[found]]
+                current[records[found]] = tree.sorted_children[position[found]]
                 stuck[records[~found]] = True
                 routed_off[records[~found], j] = True
         active = active[~stuck[active]]
+    return current, routed_off
+
+
+def apply_mondrian(
+    table: Table, transformation: Mapping[str, Any], names: list[str], unknown: str
+) -> Release:
+    """``table`` routed to the learnt boxes and released with their labels or centroids."""
+    attributes = transformation["attributes"]
+    n_boxes = int(transformation["boxes"])
+    values = _record_values(table, attributes, names)
+    tree = _tree_arrays(transformation, names, values, n_boxes)
+    current, routed_off = _route(tree, values)
+    problems = values.problems
     for j, name in enumerate(names):
         if routed_off[:, j].any():
             problems.append((name, routed_off[:, j], "in no learnt box (next to the record's other values)"))
-    routed = ~(~covered | routed_off).any(axis=1)
-    routed_box = np.where(routed, box[current], -1)
+    routed = ~(~values.covered | routed_off).any(axis=1)
+    routed_box = np.where(routed, tree.box[current], -1)
     if (routed_box[routed] < 0).any():
         raise ConfigError("malformed transformation: a path of the cut tree ends without a box")
-    # A generalized label states a value: the record's value must be under it, not only in the
-    # box's region (a box's label is learnt from its original records).
-    outside = np.zeros((n, q), dtype=bool)
+    outside = _outside_labels(attributes, names, values, routed, routed_box, n_boxes)
+    unknown_cells = ~values.covered | routed_off | outside
+    suppressed = unknown_cells.any(axis=1)
+    if problems and unknown == "error":
+        raise _uncovered(table, problems)
+    record_box = np.where(suppressed, -1, routed_box)
+    classes, partitions = _box_classes(record_box, suppressed)
+    columns, penalty = _released_columns(table, attributes, names, values.kinds, record_box, n_boxes)
+    return Release(
+        table=_released_table(table, columns, _dropped(table, transformation)),
+        original=table,
+        method="mondrian",
+        parameters={},
+        quasi_identifiers=tuple(names),
+        suppressed_records=suppressed,
+        classes=classes,
+        hierarchies=values.hierarchies,
+        cell_penalty=penalty,
+        suppressed_cells=_suppressed_cells(values, suppressed),
+        params=RecordedMondrianParams.parse(transformation.get("parameters", {}), method="mondrian"),
+        figures=MondrianAppliedFigures(
+            unknown={name: int(np.count_nonzero(unknown_cells[:, j])) for j, name in enumerate(names)},
+            partitions=partitions,
+            record_boxes=record_box,
+        ),
+    )
+
+
+def _outside_labels(
+    attributes: Mapping[str, Any],
+    names: list[str],
+    values: _RecordValues,
+    routed: np.ndarray,
+    routed_box: np.ndarray,
+    n_boxes: int,
+) -> np.ndarray:
+    """The cells of routed records whose value is not under the generalized label of their box (a
+    label states a value: the record's value must be under it, not only in the box's region, since a
+    box's label is learnt from its original records); each attribute with some is a problem."""
+    outside = np.zeros(values.covered.shape, dtype=bool)
     for j, name in enumerate(names):
         if attributes[name].get("categories") is None:
             continue  # a centroid replaces the value; it makes no claim about it
         outside[:, j] = routed & ~_label_covers(
             name,
             attributes[name],
-            kinds[j],
+            values.kinds[j],
             routed_box,
             n_boxes,
-            numbers[j],
-            codes[j],
-            hierarchy_list[j],
+            values.numbers[j],
+            values.codes[j],
+            values.hierarchy_list[j],
         )
         if outside[:, j].any():
-            problems.append((name, outside[:, j], "outside the label of their box"))
-    unknown_cells = ~covered | routed_off | outside
-    suppressed = unknown_cells.any(axis=1)
-    if problems and unknown == "error":
-        raise _uncovered(table, problems)
-    record_box = np.where(suppressed, -1, routed_box)
+            values.problems.append((name, outside[:, j], "outside the label of their box"))
+    return outside
 
-    # Classes by first record of each box.
-    classes = np.full(n, -1, dtype=np.int64)
+
+def _box_classes(record_box: np.ndarray, suppressed: np.ndarray) -> tuple[np.ndarray, int]:
+    """Every record's class, the boxes numbered by their first record (-1 when suppressed), and the
+    number of boxes that received records."""
+    classes = np.full(len(record_box), -1, dtype=np.int64)
     kept = np.flatnonzero(~suppressed)
     boxes_used, first = np.unique(record_box[kept], return_index=True)
     rank = np.empty(len(boxes_used), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(boxes_used))
     classes[kept] = rank[np.searchsorted(boxes_used, record_box[kept])]
+    return classes, len(boxes_used)
 
+
+def _released_columns(
+    table: Table,
+    attributes: Mapping[str, Any],
+    names: list[str],
+    kinds: list[str],
+    record_box: np.ndarray,
+    n_boxes: int,
+) -> tuple[list[pl.Series], np.ndarray]:
+    """Every quasi-identifier's released column (its box's label or centroid, null when suppressed)
+    and every cell's NCP (1 when suppressed)."""
+    suppressed = record_box < 0
+    index: Any = record_box
     if suppressed.any():
         index = pl.select(
             pl.when(pl.lit(pl.Series(~suppressed))).then(pl.lit(pl.Series(record_box)))
         ).to_series()
-    else:
-        index = record_box
     columns = []
-    penalty = np.empty((n, q), dtype=np.float64)
+    penalty = np.empty((table.n_records, len(names)), dtype=np.float64)
     for j, name in enumerate(names):
         spec = attributes[name]
         boxes = spec["boxes"]
@@ -438,33 +531,22 @@ def apply_mondrian(
         columns.append(per_box.gather(index).alias(name))
         box_penalty = np.asarray(boxes["penalty"], dtype=np.float64)
         penalty[:, j] = np.where(suppressed, 1.0, box_penalty[np.maximum(record_box, 0)])
+    return columns, penalty
+
+
+def _suppressed_cells(values: _RecordValues, suppressed: np.ndarray) -> np.ndarray | None:
+    """The suppressed cells: every cell of a suppressed record, and a missing value suppressed from
+    the start (a hierarchy's missing: suppress), as in the method; None when there are none."""
+    n, q = values.covered.shape
     suppressed_cells = np.repeat(suppressed[:, None], q, axis=1) if suppressed.any() else None
-    for j, hierarchy in enumerate(hierarchy_list):
+    for j, hierarchy in enumerate(values.hierarchy_list):
         if hierarchy is not None and hierarchy.missing == "suppress":
-            # A missing value suppressed from the start is a suppressed cell, as in the method.
             if suppressed_cells is None:
                 suppressed_cells = np.zeros((n, q), dtype=bool)
-            leaves_j = codes[j]
+            leaves_j = values.codes[j]
             assert leaves_j is not None
             suppressed_cells[:, j] |= leaves_j == hierarchy.missing_leaf
-    return Release(
-        table=_released_table(table, columns, _dropped(table, transformation)),
-        original=table,
-        method="mondrian",
-        parameters={},
-        quasi_identifiers=tuple(names),
-        suppressed_records=suppressed,
-        classes=classes,
-        hierarchies=hierarchies,
-        cell_penalty=penalty,
-        suppressed_cells=suppressed_cells,
-        params=RecordedMondrianParams.parse(transformation.get("parameters", {}), method="mondrian"),
-        figures=MondrianAppliedFigures(
-            unknown={name: int(np.count_nonzero(unknown_cells[:, j])) for j, name in enumerate(names)},
-            partitions=len(boxes_used),
-            record_boxes=record_box,
-        ),
-    )
+    return suppressed_cells
 
 
 def _category_values(column: pl.Series) -> pl.Series:

@@ -19,84 +19,38 @@ depth of the tree is not bounded by Python's recursion limit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Self
 
 import numpy as np
 import polars as pl
 from pydantic import ConfigDict, Field, model_validator
 
+from sdckit.anonymize._mondrian_coding import (
+    _HIERARCHY,
+    _NUMERIC,
+    WholeTable,
+    _Dimension,
+    _encode_sensitive,
+    _resolve,
+    _Sensitive,
+    _statistics,
+)
 from sdckit.anonymize._mondrian_transform import MONDRIAN
 from sdckit.anonymize.base import Context, register_method, run_method
 from sdckit.anonymize.release import Figures, Release
 from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
-from sdckit.hierarchy import MISSING_LABEL, TOP_LABEL, Hierarchy, missing_values_refused
+from sdckit.hierarchy import MISSING_LABEL, Hierarchy
 from sdckit.labels import range_labels, set_labels
-from sdckit.models import ClassStatistics, KAnonymity, PrivacyModel, SensitiveCounts, evaluate_all
+from sdckit.models import KAnonymity, PrivacyModel, evaluate_all
 from sdckit.params import PrivacyModelParams
 from sdckit.scale import methods as scaled
-from sdckit.table import Kind, Role, Schema, Table, value_strings
+from sdckit.table import Role, Schema, Table
 
 MODES = ("strict", "relaxed")
 OUTPUTS = ("generalized", "centroid")
-
-_NUMERIC = "numeric"
-_ORDERED = "ordered"  # categorical without a hierarchy: sorted codes, cut like numbers
-_HIERARCHY = "hierarchy"
-
-# Sensitive (class, value) cells above which the triples are found by sorting, not a dense count.
-_DENSE_CELLS = 1 << 20
-
-
-@dataclass
-class _Dimension:
-    """One quasi-identifier coded for cutting."""
-
-    name: str
-    kind: str  # _NUMERIC, _ORDERED or _HIERARCHY
-    codes: np.ndarray  # (n,) int32 code of every record
-    # _NUMERIC: the sorted distinct numbers; _ORDERED: 0 .. m-1 (the codes themselves)
-    values: np.ndarray
-    texts: pl.Series  # text of every code (numbers spelled as integers when integral)
-    span: float  # max - min over the whole table (0 -> width 0)
-    value_list: list[float]
-    hierarchy: Hierarchy | None = None
-    # _HIERARCHY: ancestors[code, level] = node of the leaf at ``level`` (nodes renumbered in
-    # depth-first order per level; an implicit root is added when the top level has several nodes)
-    ancestors: np.ndarray | None = None
-    ancestor_rows: list[list[int]] | None = None
-    node_width: list[np.ndarray] | None = None  # per level: leaves(node) / leaves(root), 0 for a leaf
-    node_labels: list[list[str]] | None = None  # per level: label of each (renumbered) node
-    node_penalty: list[np.ndarray] | None = None  # per level: hierarchy NCP of each node
-    original_values: pl.Series | None = None  # _HIERARCHY: data value of each code, for centroids
-    domain: int | None = None  # _ORDERED: distinct values of the whole table (default: len(texts))
-
-
-@dataclass(frozen=True)
-class WholeTable:
-    """What a run on a part of a larger table needs to know of the whole table, so that the part is
-    cut, judged and penalized as the whole table's Mondrian would (the distributed Mondrian of
-    :mod:`sdckit.scale.mondrian` gives one to every fragment).
-
-    ``spans[name]``
-        A numeric quasi-identifier: its ``(min, max)`` over the whole table (the normalization of
-        widths and of the NCP).
-    ``domains[name]``
-        A categorical quasi-identifier without a hierarchy: the sorted distinct values of the whole
-        table (a value's rank is its coordinate; the domain size normalizes widths and the NCP). It is
-        cut as categorical even where the part's values all read as numbers.
-    ``sensitive[name]``
-        A sensitive attribute: its distinct values over the whole table (sorted, a null last) and
-        their counts, so that t-closeness compares with the whole table's distribution.
-
-    A quasi-identifier with a hierarchy needs nothing: the hierarchy describes the whole domain.
-    """
-
-    spans: Mapping[str, tuple[float, float]]
-    domains: Mapping[str, pl.Series]
-    sensitive: Mapping[str, tuple[pl.Series, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -151,290 +105,6 @@ class MondrianFigures(Figures):
     partitions: int
     splits: int
     boxes: CutTree | None = None
-
-
-def _is_number_text(column: pl.Series) -> np.ndarray | None:
-    """The values of a text column as float64 if every one reads as a finite number, else None."""
-    numbers = column.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
-    if numbers.null_count() or bool(numbers.is_nan().any()) or bool(numbers.is_infinite().any()):
-        return None
-    return numbers.to_numpy()
-
-
-def _number_texts(values: np.ndarray) -> pl.Series:
-    return value_strings(pl.Series("value", values, dtype=pl.Float64))
-
-
-def _numeric_dimension(name: str, numbers: np.ndarray, integral_dtype: bool) -> _Dimension:
-    values, codes = np.unique(numbers, return_inverse=True)
-    texts = (
-        pl.Series("value", values.astype(np.int64)).cast(pl.String)
-        if integral_dtype
-        else _number_texts(values)
-    )
-    span = float(values[-1] - values[0]) if len(values) else 0.0
-    return _Dimension(
-        name=name,
-        kind=_NUMERIC,
-        codes=codes.astype(np.int32).reshape(-1),
-        values=values,
-        texts=texts,
-        span=span,
-        value_list=values.tolist(),
-    )
-
-
-def _ordered_dimension(name: str, column: pl.Series) -> _Dimension:
-    codes, n_values, _, categories = encode_column(column)
-    values = np.arange(n_values, dtype=np.float64)
-    return _Dimension(
-        name=name,
-        kind=_ORDERED,
-        codes=codes.astype(np.int32),
-        values=values,
-        texts=value_strings(categories),
-        span=float(max(n_values - 1, 0)),
-        value_list=values.tolist(),
-        original_values=categories,
-    )
-
-
-def _hierarchy_dimension(name: str, column: pl.Series, hierarchy: Hierarchy) -> _Dimension:
-    hierarchy.validate()
-    leaves = hierarchy.leaf_codes(column)  # raises naming values the hierarchy does not cover
-    table = np.asarray(hierarchy.codes, dtype=np.int64)
-    n_leaves, n_levels = table.shape
-    implicit_root = n_leaves > 0 and len(np.unique(table[:, -1])) > 1
-    # Depth-first order of the leaves: sorted by their node at the top level, then the next, ...
-    order = np.lexsort(tuple(table[:, level] for level in range(n_levels)))
-    rank = np.empty(n_leaves, dtype=np.int64)
-    rank[order] = np.arange(n_leaves)
-    levels = n_levels + (1 if implicit_root else 0)
-    ancestors = np.zeros((n_leaves, levels), dtype=np.int64)
-    node_width, node_labels, node_penalty = [], [], []
-    for level in range(n_levels):
-        original = table[order, level]
-        # Renumber the nodes of the level in order of first appearance along the leaves.
-        first = np.concatenate(([True], original[1:] != original[:-1])) if n_leaves else np.zeros(0, bool)
-        renumbered = np.cumsum(first) - 1
-        ancestors[:, level] = renumbered
-        node_original = original[first]
-        counts = hierarchy.leaf_counts(level)[node_original]
-        node_width.append(np.where(counts <= 1, 0.0, counts / max(n_leaves, 1)))
-        node_penalty.append(hierarchy.ncp(level)[node_original])
-        node_labels.append([hierarchy.labels[level][node] for node in node_original.tolist()])
-    if implicit_root:
-        root_width = 1.0 if n_leaves > 1 else 0.0
-        node_width.append(np.array([root_width]))
-        node_penalty.append(np.array([root_width]))
-        node_labels.append([TOP_LABEL])
-    codes = rank[leaves].astype(np.int32)
-    leaf_values = pl.Series(name, hierarchy.labels[0], dtype=pl.String).gather(order)
-    return _Dimension(
-        name=name,
-        kind=_HIERARCHY,
-        codes=codes,
-        values=np.arange(n_leaves, dtype=np.float64),
-        texts=leaf_values,
-        span=float(max(n_leaves - 1, 0)),
-        value_list=[],
-        hierarchy=hierarchy,
-        ancestors=ancestors,
-        ancestor_rows=ancestors.tolist(),
-        node_width=node_width,
-        node_labels=node_labels,
-        node_penalty=node_penalty,
-        original_values=leaf_values,
-    )
-
-
-def _resolve(
-    table: Table,
-    quasi_identifiers: Sequence[str] | None,
-    hierarchies: Mapping[str, Hierarchy] | None,
-    whole: WholeTable | None = None,
-) -> list[_Dimension]:
-    schema = table.schema
-    if quasi_identifiers is not None and isinstance(quasi_identifiers, str):
-        raise ConfigError(f"quasi_identifiers must be a list of column names, got {quasi_identifiers!r}")
-    names = (
-        list(quasi_identifiers)
-        if quasi_identifiers is not None
-        else [a.name for a in schema.with_role(Role.QUASI_IDENTIFIER)]
-    )
-    if not names:
-        raise ConfigError("no quasi-identifiers: give role quasi-identifier to some attributes")
-    if len(set(names)) != len(names):
-        repeated = next(name for name in names if names.count(name) > 1)
-        raise ConfigError(f"quasi-identifier '{repeated}' is listed twice")
-    dimensions = []
-    for name in names:
-        if name not in table.data.columns:
-            raise ConfigError(
-                f"quasi-identifier '{name}' is not a column of the data "
-                f"(columns: {', '.join(table.data.columns)})"
-            )
-        column = table.column(name)
-        missing = column.null_count()
-        if not missing and column.dtype.is_float():
-            missing = int(column.is_nan().sum())
-        kind = schema[name].kind if name in schema else None
-        hierarchy = (hierarchies or {}).get(name)
-        if hierarchy is None and name in schema:
-            hierarchy = schema[name].hierarchy
-        if hierarchy is not None and not isinstance(hierarchy, Hierarchy):
-            raise ConfigError(
-                f"the hierarchy of '{name}' must be a Hierarchy, got {type(hierarchy).__name__}"
-            )
-        if missing:
-            if hierarchy is None or hierarchy.missing is None:
-                raise missing_values_refused(table.source, name, missing, "Mondrian")
-            # The hierarchy places the missing values (a number included: it is cut along it then).
-            dimensions.append(_hierarchy_dimension(name, column, hierarchy))
-            continue
-        if whole is not None and name in whole.domains:
-            dimensions.append(_in_domain(_ordered_dimension(name, column), whole.domains[name]))
-            continue
-        if column.dtype.is_numeric():
-            numbers = column.cast(pl.Float64).to_numpy()
-            if not np.isfinite(numbers).all():
-                raise ConfigError(f"quasi-identifier '{name}' has infinite values")
-            dimensions.append(_numeric_dimension(name, numbers, column.dtype.is_integer()))
-            continue
-        if (
-            kind in (Kind.NUMERIC, Kind.ORDINAL)
-            and column.dtype in (pl.String, pl.Categorical)
-            and (whole is None or name in whole.spans)
-        ):
-            numbers = _is_number_text(column)
-            if numbers is not None:
-                integral = bool(np.all(numbers == np.round(numbers)))
-                dimensions.append(_numeric_dimension(name, numbers, integral))
-                continue
-        if hierarchy is not None:
-            dimensions.append(_hierarchy_dimension(name, column, hierarchy))
-        else:
-            dimensions.append(_ordered_dimension(name, column))
-    if whole is not None:
-        for dimension in dimensions:
-            if dimension.kind == _NUMERIC and dimension.name in whole.spans:
-                low, high = whole.spans[dimension.name]
-                dimension.span = float(high - low)
-            elif dimension.kind == _NUMERIC or (
-                dimension.kind == _ORDERED and dimension.name not in whole.domains
-            ):
-                raise ConfigError(
-                    f"quasi-identifier '{dimension.name}': the whole table's reference does not describe it"
-                )
-    return dimensions
-
-
-def _in_domain(dimension: _Dimension, domain: pl.Series) -> _Dimension:
-    """An ordered dimension whose coordinates are the ranks of its values in the whole table's sorted
-    distinct values ``domain``."""
-    local = dimension.original_values
-    assert local is not None
-    ranks = domain.search_sorted(local, side="left").to_numpy().astype(np.int64)
-    inside = ranks < len(domain)
-    if not inside.all() or not domain.gather(ranks).equals(local, check_names=False):
-        raise ConfigError(
-            f"quasi-identifier '{dimension.name}': a value is not among the whole table's values"
-        )
-    dimension.values = ranks.astype(np.float64)
-    dimension.value_list = dimension.values.tolist()
-    dimension.span = float(max(len(domain) - 1, 0))
-    dimension.domain = len(domain)
-    return dimension
-
-
-@dataclass
-class _Sensitive:
-    name: str
-    codes: np.ndarray  # (n,) int64
-    n_values: int
-    overall: np.ndarray
-    categories: pl.Series
-
-
-def _encode_sensitive(
-    table: Table, models: Sequence[PrivacyModel], whole: WholeTable | None = None
-) -> list[_Sensitive]:
-    result = []
-    for name in dict.fromkeys(m.sensitive_attribute for m in models if m.sensitive_attribute is not None):
-        codes, n_values, has_missing, categories = encode_column(table.column(name))
-        if whole is not None:
-            if name not in whole.sensitive:
-                raise ConfigError(
-                    f"sensitive attribute '{name}': the whole table's reference does not describe it"
-                )
-            result.append(_in_sensitive_domain(name, codes, has_missing, categories, *whole.sensitive[name]))
-            continue
-        if has_missing:
-            # A missing sensitive value is a value of its own (as ClassStatistics.from_records).
-            codes = np.where(codes < 0, n_values, codes)
-            n_values += 1
-            categories = pl.concat([categories, pl.Series([None], dtype=categories.dtype)])
-        codes = codes.astype(np.int64)
-        overall = np.bincount(codes, minlength=n_values).astype(np.float64)
-        overall /= max(overall.sum(), 1.0)
-        result.append(_Sensitive(name, codes, n_values, overall, categories.alias(name)))
-    return result
-
-
-def _in_sensitive_domain(
-    name: str,
-    codes: np.ndarray,
-    has_missing: bool,
-    categories: pl.Series,
-    domain: pl.Series,
-    counts: np.ndarray,
-) -> _Sensitive:
-    """The codes of a part's sensitive values in the whole table's values ``domain`` (sorted, a null
-    last) and the whole table's distribution as ``overall``."""
-    domain_missing = len(domain) > 0 and domain[-1] is None
-    present = domain[:-1] if domain_missing else domain
-    ranks = present.search_sorted(categories, side="left").to_numpy().astype(np.int64)
-    if (
-        (ranks >= len(present)).any()
-        or not present.gather(ranks).equals(categories, check_names=False)
-        or (has_missing and not domain_missing)
-    ):
-        raise ConfigError(f"sensitive attribute '{name}': a value is not among the whole table's values")
-    mapped = np.where(codes < 0, len(domain) - 1, ranks[np.maximum(codes, 0)] if len(ranks) else 0)
-    overall = np.asarray(counts, dtype=np.float64)
-    overall = overall / max(overall.sum(), 1.0)
-    return _Sensitive(name, mapped.astype(np.int64), len(domain), overall, domain.alias(name))
-
-
-def _statistics(
-    child: np.ndarray, n_children: int, sizes: np.ndarray, index: np.ndarray, sensitive: list[_Sensitive]
-) -> ClassStatistics:
-    """Class statistics of the children of one partition (``child`` = child of each of its records).
-
-    Built like :meth:`SensitiveCounts.from_codes`, but with the whole table's distribution as
-    ``overall`` (what t-closeness compares with), not the partition's.
-    """
-    counts = {}
-    for attribute in sensitive:
-        n_values = attribute.n_values
-        keys = child * n_values + attribute.codes[index]
-        cells = n_children * n_values
-        if cells <= max(_DENSE_CELLS, 4 * len(keys)):
-            dense = np.bincount(keys, minlength=cells)
-            cell = np.flatnonzero(dense)
-            values = dense[cell]
-        else:
-            cell, values = np.unique(keys, return_counts=True)
-        counts[attribute.name] = SensitiveCounts(
-            attribute=attribute.name,
-            classes=cell // n_values,
-            values=cell % n_values,
-            counts=values.astype(np.float64),
-            n_values=n_values,
-            overall=attribute.overall,
-            categories=attribute.categories,
-        )
-    return ClassStatistics(sizes=sizes.astype(np.float64), sensitive=counts)
 
 
 def mondrian(
@@ -540,6 +210,200 @@ def mondrian(
     )
 
 
+@dataclass
+class _Cutter:
+    """How a partition is cut: the records' codes (one row per quasi-identifier) and what widths and
+    cuts read of every dimension, as Python lists (read once per partition, faster than arrays)."""
+
+    codes: np.ndarray  # (q, n) int32
+    kinds: list[str]
+    spans: list[float]
+    values: list[list[float]]
+    ancestor_rows: list[list[list[int]] | None]
+    node_width: list[list[list[float]] | None]
+    levels_of: list[int]
+    ancestors: list[np.ndarray | None]
+    models: Sequence[PrivacyModel]
+    sensitive: list[_Sensitive]
+    smallest: int  # records every child needs at least (the largest k; 1 without k-anonymity)
+    only_k: bool  # k-anonymity alone: the children's sizes decide, no class statistics needed
+    relaxed: bool
+
+    @classmethod
+    def of(
+        cls,
+        dimensions: list[_Dimension],
+        models: Sequence[PrivacyModel],
+        sensitive: list[_Sensitive],
+        mode: str,
+    ) -> _Cutter:
+        return cls(
+            codes=np.stack([d.codes for d in dimensions]).astype(np.int32),
+            kinds=[d.kind for d in dimensions],
+            spans=[d.span for d in dimensions],
+            values=[d.value_list for d in dimensions],
+            ancestor_rows=[d.ancestor_rows for d in dimensions],
+            node_width=[
+                None if d.node_width is None else [w.tolist() for w in d.node_width] for d in dimensions
+            ],
+            levels_of=[0 if d.ancestors is None else d.ancestors.shape[1] for d in dimensions],
+            ancestors=[d.ancestors for d in dimensions],
+            models=models,
+            sensitive=sensitive,
+            smallest=max([m.k for m in models if isinstance(m, KAnonymity)], default=1),
+            only_k=all(isinstance(m, KAnonymity) for m in models),
+            relaxed=mode == "relaxed",
+        )
+
+    def cut(self, index: np.ndarray) -> tuple[list[np.ndarray], int, int, list[int]] | None:
+        """The allowable cut of the partition ``index`` on the widest quasi-identifier that has one:
+        its children (record indices), the quasi-identifier, where it is cut (median code, or the
+        hierarchy level of the children) and the children's keys (see :class:`CutTree`); None when
+        no cut is allowable (the partition becomes a class)."""
+        size = len(index)
+        if size < 2 * self.smallest or size < 2:
+            return None
+        block = self.codes[:, index] if size < self.codes.shape[1] else self.codes
+        lows = block.min(axis=1).tolist()
+        highs = block.max(axis=1).tolist()
+        widths, lca_levels = self._widths(lows, highs)
+        for j in sorted((j for j in range(len(widths)) if widths[j] > 0), key=lambda j: -widths[j]):
+            column = block[j]
+            left = None
+            if self.kinds[j] == _HIERARCHY:
+                split = self._hierarchy_split(j, column, lows[j], lca_levels[j] - 1)
+                if split is None:
+                    continue
+                child, sizes, cut_at, cut_keys = split
+            else:
+                halves = self._median_split(column, size)
+                if halves is None:
+                    continue
+                left, sizes, cut_at = halves
+                child, cut_keys = None, [-1, -1]
+            if not self.only_k:
+                if child is None:
+                    child = (~left).astype(np.int64)
+                statistics = _statistics(child, len(sizes), sizes, index, self.sensitive)
+                allowed, _ = evaluate_all(self.models, statistics)
+                if not allowed.all():
+                    continue
+            if left is not None:
+                children = [index[left], index[~left]]
+            else:
+                ordering = np.argsort(child, kind="stable")
+                children = np.split(index[ordering], np.cumsum(sizes)[:-1])
+            return children, j, cut_at, cut_keys
+        return None
+
+    def _widths(self, lows: list[int], highs: list[int]) -> tuple[list[float], list[int]]:
+        """The normalized width of a partition on every quasi-identifier, and the level of the lowest
+        common ancestor of its values on those with a hierarchy (0 elsewhere)."""
+        widths = []
+        lca_levels = [0] * len(lows)
+        for j, (low, high) in enumerate(zip(lows, highs, strict=True)):
+            if low == high:
+                widths.append(0.0)
+            elif self.kinds[j] == _HIERARCHY:
+                rows, node_width = self.ancestor_rows[j], self.node_width[j]
+                assert rows is not None and node_width is not None
+                row_low, row_high = rows[low], rows[high]
+                level = next(L for L in range(self.levels_of[j]) if row_low[L] == row_high[L])
+                lca_levels[j] = level
+                widths.append(node_width[level][row_low[level]])
+            else:
+                span = self.spans[j]
+                widths.append((self.values[j][high] - self.values[j][low]) / span if span > 0 else 0.0)
+        return widths, lca_levels
+
+    def _hierarchy_split(
+        self, j: int, column: np.ndarray, low: int, level: int
+    ) -> tuple[np.ndarray, np.ndarray, int, list[int]] | None:
+        """A multi-way cut at hierarchy ``level`` (one below the partition's lowest common ancestor):
+        every record's child, the children's sizes, the level and the children's nodes; None when a
+        child would be too small."""
+        ancestors, rows = self.ancestors[j], self.ancestor_rows[j]
+        assert ancestors is not None and rows is not None
+        nodes = ancestors[:, level][column]
+        first = rows[low][level]
+        local = nodes - first
+        counts = np.bincount(local)
+        present = np.flatnonzero(counts)
+        if len(present) < 2:  # cannot happen below an LCA; kept as a guard
+            return None
+        sizes = counts[present]
+        if sizes.min() < self.smallest:
+            return None
+        if len(present) != len(counts):
+            remap = np.zeros(len(counts), dtype=np.int64)
+            remap[present] = np.arange(len(present))
+            local = remap[local]
+        return local.astype(np.int64, copy=False), sizes, level, (present + first).tolist()
+
+    def _median_split(self, column: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """A cut at the median: the records going left, the two sizes and the median code; None when a
+        side would be too small (or, strict, empty: all values equal up to the median)."""
+        if self.relaxed:
+            half = size // 2
+            median = np.partition(column, half - 1)[half - 1]
+            left = column < median
+            missing = half - int(np.count_nonzero(left))
+            if missing > 0:
+                equal = np.flatnonzero(column == median)
+                left[equal[:missing]] = True
+            n_left = half
+        else:
+            middle = (size - 1) // 2
+            median = np.partition(column, middle)[middle]
+            left = column <= median
+            n_left = int(np.count_nonzero(left))
+            if n_left == size:
+                return None
+        if n_left < self.smallest or size - n_left < self.smallest:
+            return None
+        return left, np.array([n_left, size - n_left]), int(median)
+
+
+@dataclass
+class _TreeBuilder:
+    """The cut tree as it grows, one entry per partition (see :class:`CutTree`); node 0 is the whole
+    table."""
+
+    attribute: list[int] = field(default_factory=lambda: [-1])
+    at: list[int] = field(default_factory=lambda: [-1])
+    first_child: list[int] = field(default_factory=lambda: [-1])
+    n_children: list[int] = field(default_factory=lambda: [0])
+    key: list[int] = field(default_factory=lambda: [-1])
+    box: list[int] = field(default_factory=lambda: [-1])
+
+    def split(self, node: int, attribute: int, at: int, keys: list[int]) -> range:
+        """Node ``node`` cut on ``attribute`` at ``at`` into children keyed ``keys``: their ids."""
+        first = len(self.attribute)
+        self.attribute[node], self.at[node] = attribute, at
+        self.first_child[node], self.n_children[node] = first, len(keys)
+        for key in keys:
+            self.attribute.append(-1)
+            self.at.append(-1)
+            self.first_child.append(-1)
+            self.n_children.append(0)
+            self.key.append(key)
+            self.box.append(-1)
+        return range(first, first + len(keys))
+
+    def arrays(self, renumber: np.ndarray) -> dict[str, np.ndarray]:
+        """The arrays of :class:`CutTree`, the leaves' classes numbered by ``renumber``."""
+        box = np.asarray(self.box, dtype=np.int64)
+        box[box >= 0] = renumber[box[box >= 0]]
+        return {
+            "attribute": np.asarray(self.attribute, dtype=np.int64),
+            "at": np.asarray(self.at, dtype=np.int64),
+            "first_child": np.asarray(self.first_child, dtype=np.int64),
+            "n_children": np.asarray(self.n_children, dtype=np.int64),
+            "key": np.asarray(self.key, dtype=np.int64),
+            "box": box,
+        }
+
+
 def _partition(
     dimensions: list[_Dimension],
     models: Sequence[PrivacyModel],
@@ -549,153 +413,35 @@ def _partition(
 ) -> tuple[np.ndarray, int, int, dict[str, np.ndarray]]:
     """The class of every record (numbered in order of first record), the number of classes, the
     number of cuts, and the cut tree (the arrays of :class:`CutTree`)."""
+    cutter = _Cutter.of(dimensions, models, sensitive, mode)
     n = len(dimensions[0].codes)
-    q = len(dimensions)
-    codes = np.stack([d.codes for d in dimensions]).astype(np.int32)  # (q, n)
-    # Every child needs at least this many records (the largest k; 1 without k-anonymity).
-    smallest = max([m.k for m in models if isinstance(m, KAnonymity)], default=1)
-    only_k = all(isinstance(m, KAnonymity) for m in models)
-    relaxed = mode == "relaxed"
-    spans = [d.span for d in dimensions]
-    kinds = [d.kind for d in dimensions]
-    values = [d.value_list for d in dimensions]
-    ancestor_rows = [d.ancestor_rows for d in dimensions]
-    node_width = [None if d.node_width is None else [w.tolist() for w in d.node_width] for d in dimensions]
-    levels_of = [0 if d.ancestors is None else d.ancestors.shape[1] for d in dimensions]
-    ancestors = [d.ancestors for d in dimensions]
-
     classes = np.empty(n, dtype=np.int64)
-    n_classes = 0
-    placed = 0
-    splits = 0
-    next_report = 0
-    # The cut tree, one entry per partition (see CutTree); node 0 is the whole table.
-    tree_attribute, tree_at, tree_first, tree_count, tree_key, tree_box = [-1], [-1], [-1], [0], [-1], [-1]
+    n_classes = placed = splits = next_report = 0
+    tree = _TreeBuilder()
     stack = [(np.arange(n, dtype=np.int64), 0)]
     while stack:
         index, node = stack.pop()
-        size = len(index)
-        children = None
-        cut_at = -1
-        cut_keys: list[int] = []
-        if size >= 2 * smallest and size >= 2:
-            block = codes[:, index] if size < n else codes
-            lows = block.min(axis=1).tolist()
-            highs = block.max(axis=1).tolist()
-            widths = []
-            lca_levels = [0] * q
-            for j in range(q):
-                low, high = lows[j], highs[j]
-                if low == high:
-                    widths.append(0.0)
-                elif kinds[j] == _HIERARCHY:
-                    row_low, row_high = ancestor_rows[j][low], ancestor_rows[j][high]
-                    level = next(L for L in range(levels_of[j]) if row_low[L] == row_high[L])
-                    lca_levels[j] = level
-                    widths.append(node_width[j][level][row_low[level]])
-                else:
-                    span = spans[j]
-                    widths.append((values[j][high] - values[j][low]) / span if span > 0 else 0.0)
-            order = sorted((j for j in range(q) if widths[j] > 0), key=lambda j: -widths[j])
-            for j in order:
-                column = block[j]
-                if kinds[j] == _HIERARCHY:
-                    level = lca_levels[j] - 1
-                    nodes = ancestors[j][:, level][column]
-                    first = ancestor_rows[j][lows[j]][level]
-                    local = nodes - first
-                    counts = np.bincount(local)
-                    present = np.flatnonzero(counts)
-                    if len(present) < 2:  # cannot happen below an LCA; kept as a guard
-                        continue
-                    sizes = counts[present]
-                    if sizes.min() < smallest:
-                        continue
-                    if len(present) != len(counts):
-                        remap = np.zeros(len(counts), dtype=np.int64)
-                        remap[present] = np.arange(len(present))
-                        local = remap[local]
-                    n_children = len(present)
-                    child = local.astype(np.int64, copy=False)
-                    cut_at = level
-                    cut_keys = (present + first).tolist()
-                else:
-                    if relaxed:
-                        half = size // 2
-                        median = np.partition(column, half - 1)[half - 1]
-                        left = column < median
-                        missing = half - int(np.count_nonzero(left))
-                        if missing > 0:
-                            equal = np.flatnonzero(column == median)
-                            left[equal[:missing]] = True
-                        n_left = half
-                    else:
-                        middle = (size - 1) // 2
-                        median = np.partition(column, middle)[middle]
-                        left = column <= median
-                        n_left = int(np.count_nonzero(left))
-                        if n_left == size:
-                            continue
-                    if n_left < smallest or size - n_left < smallest:
-                        continue
-                    sizes = np.array([n_left, size - n_left])
-                    n_children = 2
-                    child = None
-                    cut_at = int(median)
-                    cut_keys = [-1, -1]
-                if not only_k:
-                    if child is None:
-                        child = (~left).astype(np.int64)
-                    statistics = _statistics(child, n_children, sizes, index, sensitive)
-                    allowed, _ = evaluate_all(models, statistics)
-                    if not allowed.all():
-                        continue
-                if n_children == 2 and child is None:
-                    children = [index[left], index[~left]]
-                else:
-                    ordering = np.argsort(child, kind="stable")
-                    bounds = np.cumsum(sizes)[:-1]
-                    children = np.split(index[ordering], bounds)
-                tree_attribute[node], tree_at[node] = j, cut_at
-                break
-        if children is None:
-            tree_box[node] = n_classes
+        cut = cutter.cut(index)
+        if cut is None:
+            tree.box[node] = n_classes
             classes[index] = n_classes
             n_classes += 1
-            placed += size
+            placed += len(index)
             if progress is not None and placed >= next_report:
                 progress(placed, n)
                 next_report = placed + max(n // 100, 1)
-        else:
-            splits += 1
-            first_id = len(tree_attribute)
-            tree_first[node], tree_count[node] = first_id, len(children)
-            for key in cut_keys:
-                tree_attribute.append(-1)
-                tree_at.append(-1)
-                tree_first.append(-1)
-                tree_count.append(0)
-                tree_key.append(key)
-                tree_box.append(-1)
-            ids = range(first_id, first_id + len(children))
-            stack.extend(reversed(list(zip(children, ids, strict=True))))
+            continue
+        children, attribute, at, keys = cut
+        splits += 1
+        ids = tree.split(node, attribute, at, keys)
+        stack.extend(reversed(list(zip(children, ids, strict=True))))
     if progress is not None:
         progress(n, n)
     # Number the classes in order of their first record.
     _, first_records = np.unique(classes, return_index=True)
     renumber = np.empty(n_classes, dtype=np.int64)
     renumber[np.argsort(first_records, kind="stable")] = np.arange(n_classes)
-    box = np.asarray(tree_box, dtype=np.int64)
-    box[box >= 0] = renumber[box[box >= 0]]
-    tree = {
-        "attribute": np.asarray(tree_attribute, dtype=np.int64),
-        "at": np.asarray(tree_at, dtype=np.int64),
-        "first_child": np.asarray(tree_first, dtype=np.int64),
-        "n_children": np.asarray(tree_count, dtype=np.int64),
-        "key": np.asarray(tree_key, dtype=np.int64),
-        "box": box,
-    }
-    return renumber[classes], n_classes, splits, tree
+    return renumber[classes], n_classes, splits, tree.arrays(renumber)
 
 
 def _release(

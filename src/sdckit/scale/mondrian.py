@@ -54,7 +54,6 @@ one fragment it is the in-memory release.
 
 from __future__ import annotations
 
-import heapq
 import math
 import os
 import uuid
@@ -67,23 +66,21 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sdckit.anonymize.mondrian import (
+from sdckit.anonymize._mondrian_coding import (
     _HIERARCHY,
     _NUMERIC,
     _ORDERED,
-    MondrianFigures,
-    MondrianParams,
     WholeTable,
-    _hierarchy_dimension,
     _in_sensitive_domain,
     _is_number_text,
-    mondrian,
 )
+from sdckit.anonymize.mondrian import MondrianFigures, MondrianParams, mondrian
 from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode, encode_column, group_keys
 from sdckit.hierarchy import Hierarchy, missing_values_refused
 from sdckit.models import ClassStatistics, ModelResult, SensitiveCounts, evaluate_all
+from sdckit.scale._mondrian_cuts import Axis, FragmentCuts, coordinates, plan_cuts
 from sdckit.scale.base import RECORD, ScaledRun
 from sdckit.scale.dataset import Dataset, Partition, PartitionReader
 from sdckit.scale.engine import Engine
@@ -93,215 +90,6 @@ DEFAULT_SAMPLE_ROWS = 100_000
 #: Sampled records per fragment below which the default number of fragments stops growing.
 SAMPLE_PER_FRAGMENT = 100
 _FRAGMENT = "__fragment"
-
-
-# The cut tree ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Axis:
-    """How a quasi-identifier is coded for the fragment cuts: its coordinate is the number itself
-    (``numeric``), the rank of the value in the whole table's sorted distinct values (``ordered``), or
-    the depth-first rank of its hierarchy leaf (``hierarchy``)."""
-
-    name: str
-    kind: str
-    low: float = 0.0  # numeric: min over the whole table
-    high: float = 0.0  # numeric: max over the whole table
-    domain: pl.Series | None = None  # ordered: the sorted distinct values of the whole table
-    hierarchy: Hierarchy | None = None
-
-    @property
-    def span(self) -> float:
-        if self.kind == _NUMERIC:
-            return self.high - self.low
-        if self.kind == _ORDERED:
-            assert self.domain is not None
-            return float(max(len(self.domain) - 1, 0))
-        return 0.0
-
-    def coordinates(self, column: pl.Series) -> np.ndarray:
-        if self.kind == _NUMERIC:
-            if column.dtype.is_numeric():
-                return column.cast(pl.Float64).to_numpy()
-            numbers = _is_number_text(column)
-            if numbers is None:
-                raise ConfigError(f"quasi-identifier '{self.name}': a value does not read as a number")
-            return numbers
-        if self.kind == _ORDERED:
-            assert self.domain is not None
-            ranks = self.domain.search_sorted(column, side="left").to_numpy().astype(np.int64)
-            return ranks.astype(np.float64)
-        assert self.hierarchy is not None
-        return _hierarchy_dimension(self.name, column, self.hierarchy).codes.astype(np.float64)
-
-
-@dataclass(frozen=True)
-class FragmentCuts:
-    """The cuts that split the records into fragments: a tree whose node ``t`` sends a record to its
-    child ``first_child[t] + i``, ``i`` = the number of ``bounds[t]`` below the record's coordinate on
-    ``axes[attribute[t]]`` (a record whose coordinate is at most ``bounds[t][0]`` goes to the first
-    child). Leaves have ``attribute[t] = -1`` and are the fragments ``fragment[t]``, numbered
-    depth first, so that the leaves of any subtree are consecutive fragments."""
-
-    axes: tuple[Axis, ...]
-    attribute: np.ndarray
-    bounds: tuple[np.ndarray, ...]
-    first_child: np.ndarray
-    n_children: np.ndarray
-    fragment: np.ndarray
-
-    @property
-    def n_fragments(self) -> int:
-        return int((self.attribute < 0).sum())
-
-    def assign(self, coordinates: np.ndarray) -> np.ndarray:
-        """The fragment of every record (int64)."""
-        n = coordinates.shape[1]
-        result = np.empty(n, dtype=np.int64)
-        stack = [(0, np.arange(n, dtype=np.int64))]
-        while stack:
-            node, index = stack.pop()
-            j = int(self.attribute[node])
-            if j < 0:
-                result[index] = self.fragment[node]
-                continue
-            child = np.searchsorted(self.bounds[node], coordinates[j, index], side="left")
-            first = int(self.first_child[node])
-            if self.n_children[node] == 2:
-                right = child.astype(bool)
-                stack.append((first, index[~right]))
-                stack.append((first + 1, index[right]))
-                continue
-            order = np.argsort(child, kind="stable")
-            sizes = np.bincount(child, minlength=int(self.n_children[node]))
-            for i, part in enumerate(np.split(index[order], np.cumsum(sizes)[:-1])):
-                stack.append((first + i, part))
-        return result
-
-    def leaf_ranges(self) -> dict[int, tuple[int, int]]:
-        """The fragments ``lo .. hi-1`` under every node."""
-        ranges: dict[int, tuple[int, int]] = {}
-        for node in reversed(range(len(self.attribute))):  # children are numbered after parents
-            if self.attribute[node] < 0:
-                f = int(self.fragment[node])
-                ranges[node] = (f, f + 1)
-            else:
-                first, count = int(self.first_child[node]), int(self.n_children[node])
-                ranges[node] = (ranges[first][0], ranges[first + count - 1][1])
-        return ranges
-
-
-def coordinates(axes: Sequence[Axis], frame: pl.DataFrame) -> np.ndarray:
-    """``(q, n)`` float64 coordinates of the records of ``frame`` on ``axes``."""
-    if frame.height == 0:
-        return np.zeros((len(axes), 0))
-    return np.stack([axis.coordinates(frame.get_column(axis.name)) for axis in axes])
-
-
-def _widths(
-    axes: Sequence[Axis], dimensions: Sequence[Any], block: np.ndarray
-) -> tuple[list[float], list[int]]:
-    """Normalized width of every axis over the sampled records ``block`` (q, s), and the LCA level of
-    the hierarchy axes."""
-    widths, levels = [], []
-    for j, axis in enumerate(axes):
-        low, high = block[j].min(), block[j].max()
-        level = 0
-        if low == high:
-            width = 0.0
-        elif axis.kind == _HIERARCHY:
-            ancestors = dimensions[j].ancestors
-            lo, hi = int(low), int(high)
-            level = int(np.argmax(ancestors[lo] == ancestors[hi]))
-            width = float(dimensions[j].node_width[level][ancestors[lo, level]])
-        else:
-            span = axis.span
-            width = float((high - low) / span) if span > 0 else 0.0
-        widths.append(width)
-        levels.append(level)
-    return widths, levels
-
-
-def _cut(axes: Sequence[Axis], dimensions: Sequence[Any], block: np.ndarray) -> tuple[int, np.ndarray] | None:
-    """Mondrian's cut of a box of sampled records: the widest axis that splits them (the lower median
-    of numbers and ranks; the LCA's children of a hierarchy), as ``(axis, bounds)``; None if none does."""
-    widths, levels = _widths(axes, dimensions, block)
-    for j in sorted((j for j in range(len(axes)) if widths[j] > 0), key=lambda j: -widths[j]):
-        column = block[j]
-        if axes[j].kind == _HIERARCHY:
-            ancestors = dimensions[j].ancestors
-            level = levels[j] - 1
-            nodes = np.unique(ancestors[column.astype(np.int64), level])
-            if len(nodes) < 2:
-                continue
-            # The first leaf (depth-first rank) of every child but the first: a record goes to the
-            # last child whose first leaf is at most its own.
-            firsts = np.searchsorted(ancestors[:, level], nodes[1:], side="left")
-            return j, (firsts - 1).astype(np.float64)
-        middle = (len(column) - 1) // 2
-        median = np.partition(column, middle)[middle]
-        if median >= column.max():
-            continue
-        return j, np.array([median], dtype=np.float64)
-    return None
-
-
-def plan_cuts(axes: Sequence[Axis], sample: np.ndarray, fragments: int) -> FragmentCuts:
-    """Cut the sampled records' coordinates ``sample`` (q, s) into ``fragments`` boxes (see the module
-    documentation)."""
-    dimensions = [
-        _hierarchy_dimension(axis.name, pl.Series(axis.name, [], dtype=pl.String), axis.hierarchy)
-        if axis.kind == _HIERARCHY
-        else None
-        for axis in axes
-    ]
-    attribute, bounds, first_child, n_children = [-1], [np.zeros(0)], [-1], [0]
-    members = {0: np.arange(sample.shape[1], dtype=np.int64)}
-    heap = [(-sample.shape[1], 0)]
-    leaves = 1
-    while heap and leaves < fragments:
-        size, node = heapq.heappop(heap)
-        index = members.pop(node)
-        if -size < 2:
-            continue
-        found = _cut(axes, dimensions, sample[:, index])
-        if found is None:
-            continue
-        j, cut_bounds = found
-        child = np.searchsorted(cut_bounds, sample[j, index], side="left")
-        count = len(cut_bounds) + 1
-        attribute[node], bounds[node] = j, cut_bounds
-        first_child[node], n_children[node] = len(attribute), count
-        for i in range(count):
-            identifier = len(attribute)
-            attribute.append(-1)
-            bounds.append(np.zeros(0))
-            first_child.append(-1)
-            n_children.append(0)
-            part = index[child == i]
-            members[identifier] = part
-            heapq.heappush(heap, (-len(part), identifier))
-        leaves += count - 1
-    attribute_array = np.asarray(attribute, dtype=np.int64)
-    fragment = np.full(len(attribute), -1, dtype=np.int64)
-    order: list[int] = []
-    stack = [0]
-    while stack:  # depth first, children in order
-        node = stack.pop()
-        if attribute_array[node] < 0:
-            order.append(node)
-        else:
-            stack.extend(reversed(range(first_child[node], first_child[node] + n_children[node])))
-    fragment[order] = np.arange(len(order))
-    return FragmentCuts(
-        axes=tuple(axes),
-        attribute=attribute_array,
-        bounds=tuple(bounds),
-        first_child=np.asarray(first_child, dtype=np.int64),
-        n_children=np.asarray(n_children, dtype=np.int64),
-        fragment=fragment,
-    )
 
 
 # Tasks -------------------------------------------------------------------------------------------
@@ -574,6 +362,79 @@ def run_mondrian(
     quasi-identifier value, models the whole table fails) and for a bad ``fragments``, ``sample_rows``
     or ``seed``.
     """
+    _check_arguments(params, fragments, sample_rows, seed)
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    quasi_identifiers, columns = _columns(dataset, config)
+    plan, schema, dataset, n_planned = _pinned_plan(
+        dataset, config, engine, columns, quasi_identifiers, seed, workdir
+    )
+    sensitive, numeric = plan.sensitive, plan.numeric
+
+    # 1. Survey.
+    plan = replace(plan, rate=min(1.0, sample_rows / max(n_planned, 1)))
+    surveys = engine.map(_survey, dataset.partitions, shared=plan, progress=progress)
+    heights = [s["height"] for s in surveys]
+    n = sum(heights)
+    if n == 0:
+        raise ConfigError("the data has no records")
+    _check_missing(dataset, config, quasi_identifiers, numeric, surveys)
+    sample = pl.concat([s["sample"] for s in surveys], how="vertical")
+    schema, axes, whole = _whole_table(config, schema, quasi_identifiers, numeric, sensitive, surveys)
+    models = tuple(params.privacy_models(SimpleNamespace(schema=schema, n_records=n)))
+    _check_feasible(models, whole, sensitive, n)
+
+    # 2. Cuts on the sample.
+    chunk = max(max(heights), 1)
+    wanted = fragments if fragments is not None else default_fragments(n, chunk, sample_rows)
+    cuts = plan_cuts(axes, coordinates(axes, sample), wanted)
+
+    # 3. Spill.
+    plan = replace(plan, cuts=cuts)
+    spills = engine.map(_spill, dataset.partitions, shared=plan, progress=progress)
+    counts = np.stack([s["counts"] for s in spills])  # (partitions, fragments)
+    per_fragment = counts.sum(axis=0)
+    groups = _merge(cuts, per_fragment, _spilled_sensitive(spills, sensitive, whole), whole, models)
+
+    # 4. Anonymize every fragment.
+    items = _fragment_groups(groups, per_fragment, counts, str(workdir))
+    job = _Anonymize(
+        schema=schema,
+        models=models,
+        quasi_identifiers=quasi_identifiers,
+        sensitive=sensitive,
+        mode=params.mode,
+        output=params.output,
+        whole=whole,
+        label=dataset.label,
+        workdir=str(workdir),
+        starts=np.array([p.first_record for p in dataset.partitions], dtype=np.int64),
+    )
+    outcomes = engine.map(_anonymize, items, shared=job, progress=progress)
+
+    # 5. Gather the release in record order.
+    parts = _gather_release(dataset, items, outcomes, job, engine, progress)
+    figures = _figures(params, models, quasi_identifiers, outcomes, n, job.output)
+    figures.update(
+        {
+            "records": n,
+            "fragments": len(items),
+            "fragments_cut": cuts.n_fragments,
+            "sample": sample.height,
+        }
+    )
+    details = {
+        "cuts": cuts,
+        "fragment_records": per_fragment,
+        "groups": [(item.lo, item.hi) for item in items],
+        "group_records": [outcome["records"] for outcome in outcomes],
+        # What scale.methods asks whether the release holds every model (none with centroids).
+        "model_results": model_results(models, outcomes) if job.output == "generalized" else [],
+    }
+    return ScaledRun(figures=figures, parts=tuple(Path(p) for p in parts), details=details)
+
+
+def _check_arguments(params: MondrianParams, fragments: int | None, sample_rows: int, seed: int) -> None:
     if fragments is not None and (
         isinstance(fragments, bool) or not isinstance(fragments, int) or fragments < 1
     ):
@@ -584,9 +445,11 @@ def run_mondrian(
         raise ConfigError(f"seed must be a whole number >= 0, got {seed!r}")
     if not isinstance(params, MondrianParams):
         raise ConfigError(f"params must be MondrianParams, got {type(params).__name__}")
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
 
+
+def _columns(dataset: Dataset, config: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The quasi-identifiers and the columns released (identifiers left out), every quasi-identifier
+    and sensitive attribute a column of the data."""
     by_role = {role: [a.name for a in config.attributes if a.role is role] for role in Role}
     quasi_identifiers = tuple(by_role[Role.QUASI_IDENTIFIER])
     if not quasi_identifiers:
@@ -598,8 +461,21 @@ def run_mondrian(
                 f"{dataset.label}: attribute '{name}' is not a column of the data "
                 f"(columns: {', '.join(columns)})"
             )
+    return quasi_identifiers, columns
 
-    # The kinds of inferred attributes, pinned from the first partition.
+
+def _pinned_plan(
+    dataset: Dataset,
+    config: Any,
+    engine: Engine,
+    columns: tuple[str, ...],
+    quasi_identifiers: tuple[str, ...],
+    seed: int,
+    workdir: Path,
+) -> tuple[_Plan, Schema, Dataset, int]:
+    """The plan of the passes with the kinds of inferred attributes pinned from the first partition,
+    the schema read there, the data set with every partition's first record known (a CSV's counted
+    first) and the number of records planned."""
     reader = PartitionReader.of(config, list(columns))
     plan = _Plan(reader, reader, columns, quasi_identifiers, (), (), 1.0, seed, str(workdir))
     probe = engine.map(_probe, dataset.partitions[:1], shared=plan)[0]
@@ -616,19 +492,18 @@ def run_mondrian(
     plan = replace(plan, reader=reader, survey_reader=survey_reader, sensitive=sensitive, numeric=numeric)
     if any(partition.first_record is None for partition in dataset.partitions):  # CSV: count first
         heights = engine.map(_height, dataset.partitions, shared=plan)
-        dataset = dataset.with_first_records(heights)
-        n_planned = sum(heights)
-    else:
-        n_planned = sum(p.length for p in dataset.partitions)
+        return plan, schema, dataset.with_first_records(heights), sum(heights)
+    return plan, schema, dataset, sum(p.length for p in dataset.partitions)
 
-    # 1. Survey.
-    rate = min(1.0, sample_rows / max(n_planned, 1))
-    plan = replace(plan, rate=rate)
-    surveys = engine.map(_survey, dataset.partitions, shared=plan, progress=progress)
-    heights = [s["height"] for s in surveys]
-    n = sum(heights)
-    if n == 0:
-        raise ConfigError("the data has no records")
+
+def _check_missing(
+    dataset: Dataset,
+    config: Any,
+    quasi_identifiers: tuple[str, ...],
+    numeric: tuple[str, ...],
+    surveys: list[dict[str, Any]],
+) -> None:
+    """Refuse missing quasi-identifier values that no hierarchy places (or that a numeric column has)."""
     for name in quasi_identifiers:
         missing = sum(s["missing"][name] for s in surveys)
         if not missing:
@@ -642,10 +517,10 @@ def run_mondrian(
             )
         if name not in config.missing_choices:
             raise missing_values_refused(dataset.label, name, missing, "Mondrian")
-    sample = pl.concat([s["sample"] for s in surveys], how="vertical")
 
-    schema, axes, whole = _whole_table(config, schema, quasi_identifiers, numeric, sensitive, surveys)
-    models = tuple(params.privacy_models(SimpleNamespace(schema=schema, n_records=n)))
+
+def _check_feasible(models: tuple[Any, ...], whole: WholeTable, sensitive: tuple[str, ...], n: int) -> None:
+    """Refuse models the whole table does not satisfy (no partition of it can then)."""
     totals = {name: whole.sensitive[name][1] for name in sensitive}
     whole_statistics = _group_statistics(
         np.array([float(n)]),
@@ -666,16 +541,11 @@ def run_mondrian(
             "so no partition of it passes"
         )
 
-    # 2. Cuts on the sample.
-    chunk = max(max(heights), 1)
-    wanted = fragments if fragments is not None else default_fragments(n, chunk, sample_rows)
-    cuts = plan_cuts(axes, coordinates(axes, sample), wanted)
 
-    # 3. Spill.
-    plan = replace(plan, cuts=cuts)
-    spills = engine.map(_spill, dataset.partitions, shared=plan, progress=progress)
-    counts = np.stack([s["counts"] for s in spills])  # (partitions, fragments)
-    per_fragment = counts.sum(axis=0)
+def _spilled_sensitive(
+    spills: list[dict[str, Any]], sensitive: tuple[str, ...], whole: WholeTable
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per sensitive attribute: the (fragment, value code, count) triples of the spilled records."""
     triples = {}
     for name in sensitive:
         joined = (
@@ -689,67 +559,49 @@ def run_mondrian(
             codes,
             joined.get_column("count").to_numpy().astype(np.float64),
         )
-    groups = _merge(cuts, per_fragment, triples, whole, models)
+    return triples
 
-    # 4. Anonymize every fragment.
-    starts = np.array([p.first_record for p in dataset.partitions], dtype=np.int64)
-    items = []
+
+def _fragment_groups(
+    groups: list[tuple[int, int]], per_fragment: np.ndarray, counts: np.ndarray, workdir: str
+) -> list[_Group]:
+    """The fragments to anonymize (merged groups holding records) and the spilled pieces of each."""
+    items: list[_Group] = []
     for lo, hi in groups:
         if per_fragment[lo:hi].sum() == 0:
             continue
         pieces = tuple(
-            str(_spill_path(str(workdir), p, f))
-            for p in range(len(dataset.partitions))
+            str(_spill_path(workdir, p, f))
+            for p in range(counts.shape[0])
             for f in range(lo, hi)
             if counts[p, f]
         )
         items.append(_Group(len(items), lo, hi, pieces))
-    job = _Anonymize(
-        schema=schema,
-        models=models,
-        quasi_identifiers=quasi_identifiers,
-        sensitive=sensitive,
-        mode=params.mode,
-        output="centroid" if params.centroids else "generalized",
-        whole=whole,
-        label=dataset.label,
-        workdir=str(workdir),
-        starts=starts,
-    )
-    outcomes = engine.map(_anonymize, items, shared=job, progress=progress)
+    return items
 
-    # 5. Gather the release in record order.
+
+def _gather_release(
+    dataset: Dataset,
+    items: list[_Group],
+    outcomes: list[dict[str, Any]],
+    job: _Anonymize,
+    engine: Engine,
+    progress: ProgressCallback | None,
+) -> list[Any]:
+    """The release's parts, one per input partition in record order, gathered from the fragments'
+    outputs (generalized labels as one Enum per quasi-identifier)."""
     holding: list[list[int]] = [[] for _ in dataset.partitions]
     for item, outcome in zip(items, outcomes, strict=True):
         for partition in outcome["written"]:
             holding[partition].append(item.index)
     enums = {}
     if job.output == "generalized":
-        for name in quasi_identifiers:
+        for name in job.quasi_identifiers:
             # A missing value (a node of the missing value) is the Enum's null, not a category.
             values = sorted({value for outcome in outcomes for value in outcome["labels"][name]} - {None})
             enums[name] = values
-    gather = _Gather(str(workdir), tuple(tuple(g) for g in holding), enums)
-    parts = engine.map(_gather, list(range(len(dataset.partitions))), shared=gather, progress=progress)
-
-    figures = _figures(params, models, quasi_identifiers, outcomes, n, job.output)
-    figures.update(
-        {
-            "records": n,
-            "fragments": len(items),
-            "fragments_cut": cuts.n_fragments,
-            "sample": sample.height,
-        }
-    )
-    details = {
-        "cuts": cuts,
-        "fragment_records": per_fragment,
-        "groups": [(item.lo, item.hi) for item in items],
-        "group_records": [outcome["records"] for outcome in outcomes],
-        # What scale.methods asks whether the release holds every model (none with centroids).
-        "model_results": model_results(models, outcomes) if job.output == "generalized" else [],
-    }
-    return ScaledRun(figures=figures, parts=tuple(Path(p) for p in parts), details=details)
+    gather = _Gather(job.workdir, tuple(tuple(g) for g in holding), enums)
+    return engine.map(_gather, list(range(len(dataset.partitions))), shared=gather, progress=progress)
 
 
 def _codes_in(domain: pl.Series, values: pl.Series) -> np.ndarray:
