@@ -54,7 +54,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self, cast
 
 import numpy as np
 import polars as pl
@@ -252,7 +252,8 @@ class SlicedRelease(Release):
 
     @property
     def l(self) -> float:  # noqa: E743
-        return float(self.params.l)
+        # The parameters of a sliced release are slicing's (set by the run that made it).
+        return float(cast(SlicingParams, self.params).l)
 
     @property
     def n_buckets(self) -> int:
@@ -564,7 +565,6 @@ def _slice(table: Table, params: SlicingParams, context: Context, method: str) -
         table=Table.from_frame(published, source="<sliced>"),
         original=table,
         method=method,
-        parameters={},  # the untyped bag Release loses (issue 33): slicing's figures are SlicingFigures
         quasi_identifiers=(),
         suppressed_records=np.zeros(table.n_records, dtype=bool),
         classes=np.full(table.n_records, -1, dtype=np.int64),
