@@ -892,7 +892,7 @@ def test_t_outside_0_1(t):
     ],
 )
 def test_suppression_limit_outside_0_1(limit, rule):
-    # The rule of GeneralizeParams' field, which full_domain_generalization's settings share.
+    # The rule of GeneralizeParams' field (full_domain_generalization runs with GeneralizeCall).
     with pytest.raises(ConfigError, match=rf"^suppression_limit {rule}$"):
         generalize([KAnonymity(2)], suppression_limit=limit)
 
@@ -918,7 +918,7 @@ def test_quasi_identifier_without_hierarchy():
 
 
 def test_other_bad_models():
-    with pytest.raises(ConfigError, match="at least one privacy model"):
+    with pytest.raises(ConfigError, match=r"^generalize needs at least one privacy model in models "):
         generalize([])
     with pytest.raises(ConfigError, match="both quasi-identifier and sensitive"):
         generalize([DistinctLDiversity("zip", 2)])

@@ -375,11 +375,7 @@ def applied_figures(release: Any, learnt: Learnt) -> tuple[dict[str, Any], str |
         **cell_figures(release),
         # per attribute, the records suppressed for uncovered values; null for a coding that covers
         # every value (top and bottom coding, recoding: no entries)
-        "unknown": (
-            (release.figures.unknown or None)
-            if isinstance(release.figures, AppliedFigures)
-            else release.search.get("unknown")
-        ),
+        "unknown": (release.figures.unknown or None) if isinstance(release.figures, AppliedFigures) else None,
     }
     violation = None
     if hasattr(params, "privacy_models"):

@@ -96,11 +96,10 @@ def learn_generalize(release: Release) -> dict[str, Any]:
     if isinstance(release.params, RecordedParams):
         parameters = {**release.params.recorded(), "applied": True}
     else:
-        figures = release.figures_as(GeneralizeFigures)
         parameters = {
-            "models": list(figures.models),
-            "suppression_limit": figures.suppression_limit,
-            "metric": figures.metric,
+            "models": list(release.figures_as(GeneralizeFigures).models),
+            "suppression_limit": float(release.params.suppression_limit),
+            "metric": release.params.metric,
             "quasi_identifiers": names,
         }
     body = {"attributes": attributes, "suppressed": [list(row) for row in suppressed]}

@@ -37,11 +37,14 @@ if TYPE_CHECKING:  # polars, the counting kernels and pydantic: not needed to li
 class Transformation:
     """How a method's release is re-applied to other data (:mod:`sdckit.anonymize.transform`).
 
-    ``learn(release)`` returns the method's part of the transformation (``attributes`` and what
-    else it stores), JSON-ready; ``apply(table, transformation, names, unknown)`` releases ``table``
+    ``learn(release)`` returns the method's part of the transformation (``parameters``, what the
+    header records of the release, built from its params and figures; ``attributes`` and what else it
+    stores), JSON-ready; ``apply(table, transformation, names, unknown)`` releases ``table``
     (``names``: its quasi-identifiers, ``unknown``: ``"error"`` or ``"suppress"``) as the method would
-    have; ``export(transformation)`` the CSV files that document it, as ``(key, frame)`` pairs: an
-    attribute's name, or a file of its own named after ``"\0"`` (``"\0boxes"``).
+    have, with ``params`` a :class:`~sdckit.anonymize.transform.RecordedParams` and figures an
+    :class:`~sdckit.anonymize.release.AppliedFigures`; ``export(transformation)`` the CSV files that
+    document it, as ``(key, frame)`` pairs: an attribute's name, or a file of its own named after
+    ``"\0"`` (``"\0boxes"``).
     """
 
     learn: Callable[[Any], dict[str, Any]]

@@ -20,11 +20,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 import numpy as np
 import polars as pl
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from sdckit.anonymize._lattice_search import (
     CLASS_FREE_BOUND,
@@ -35,14 +35,14 @@ from sdckit.anonymize._lattice_search import (
     optimum,
 )
 from sdckit.anonymize._recoding_transform import GENERALIZE
-from sdckit.anonymize.base import Context, models_unmet, register_method
+from sdckit.anonymize.base import Context, models_unmet, register_method, run_method
 from sdckit.anonymize.release import Figures, Release
 from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy
 from sdckit.labels import SUPPRESSED
 from sdckit.models import DistinctLDiversity, KAnonymity, PrivacyModel
-from sdckit.params import Finite, MethodParams, PrivacyModelParams, Whole
+from sdckit.params import Finite, PrivacyModelParams, Whole
 from sdckit.scale import methods as scaled
 from sdckit.table import Role, Schema, Table
 from sdckit.utility.metrics import compute_all
@@ -51,8 +51,8 @@ __all__ = [
     "CLASS_FREE_BOUND",
     "SUPPRESSED",
     "GeneralizeFigures",
+    "GeneralizeCall",
     "GeneralizeParams",
-    "SearchSettings",
     "full_domain_generalization",
     "release_metrics",
 ]
@@ -68,62 +68,80 @@ def _not_a_truth_value(value: Any) -> Any:
     return value
 
 
-# The search's settings, declared once: the fields of GeneralizeParams and of SearchSettings.
-SuppressionLimit = Annotated[
-    Finite,
-    BeforeValidator(_not_a_truth_value),
-    Field(ge=0, le=1, description="Largest share of records that may be suppressed ('*')."),
-]
-Metric = Annotated[
-    Literal[
-        "loss",
-        "ncp",
-        "gcp",
-        "dm",
-        "dm_star",
-        "aecs",
-        "aecs_arx",
-        "precision",
-        "entropy",
-        "entropy_monotone",
-    ],
-    Field(description="Utility metric the search minimizes."),
-]
-MaxNodes = Annotated[
-    Whole, Field(ge=1, description="Larger generalization lattices are searched greedily (heuristic).")
-]
-
-
 class GeneralizeParams(PrivacyModelParams):
     """Parameters of full-domain generalization (``sdckit anonymize generalize``)."""
 
-    suppression_limit: SuppressionLimit = 0.0
-    metric: Metric = "loss"
-    max_nodes: MaxNodes = 2_000_000
+    suppression_limit: Annotated[
+        Finite,
+        BeforeValidator(_not_a_truth_value),
+        Field(ge=0, le=1, description="Largest share of records that may be suppressed ('*')."),
+    ] = 0.0
+    metric: Annotated[
+        Literal[
+            "loss",
+            "ncp",
+            "gcp",
+            "dm",
+            "dm_star",
+            "aecs",
+            "aecs_arx",
+            "precision",
+            "entropy",
+            "entropy_monotone",
+        ],
+        Field(description="Utility metric the search minimizes."),
+    ] = "loss"
+    max_nodes: Annotated[
+        Whole, Field(ge=1, description="Larger generalization lattices are searched greedily (heuristic).")
+    ] = 2_000_000
     drop_suppressed: Annotated[
         bool, Field(description="Leave suppressed records out of the release instead of writing '*'.")
     ] = False
 
 
-class SearchSettings(MethodParams):
-    """The settings of the search that :func:`full_domain_generalization` takes besides its privacy
-    model objects: the fields, and so the rules, of :class:`GeneralizeParams`."""
+class GeneralizeCall(GeneralizeParams):
+    """The parameters as the Python function :func:`full_domain_generalization` takes them: privacy
+    model objects instead of k, l and t, the quasi-identifiers and hierarchies (default: the
+    schema's), sampling ``weights`` and ``exhaustive`` (every node evaluated, a reference for tests).
+    Not a command-line method's parameters (the objects have no text form); its recipe names the
+    models."""
 
-    suppression_limit: SuppressionLimit = 0.0
-    metric: Metric = "loss"
-    max_nodes: MaxNodes = 2_000_000
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    models: tuple[PrivacyModel, ...] = ()
+    quasi_identifiers: tuple[str, ...] | None = None
+    hierarchies: dict[str, Hierarchy] | None = None
+    weights: np.ndarray | None = None
+    exhaustive: bool = False
+
+    @model_validator(mode="after")
+    def _some_model(self) -> Self:  # in place of PrivacyModelParams' rule on k, l and t
+        if not self.models:
+            raise ValueError("needs at least one privacy model in {models} (for example KAnonymity(5))")
+        return self
+
+    def privacy_models(self, table: Any) -> list[Any]:
+        """The privacy model objects given."""
+        return list(self.models)
+
+    def to_recipe(self) -> dict[str, Any]:
+        """The models by name and the search's settings (the objects have no text form)."""
+        return {
+            "models": [model.name for model in self.models],
+            "suppression_limit": self.suppression_limit,
+            "metric": self.metric,
+            "max_nodes": self.max_nodes,
+            "quasi_identifiers": None if self.quasi_identifiers is None else list(self.quasi_identifiers),
+        }
 
 
 @dataclass(frozen=True)
 class GeneralizeFigures(Figures):
-    """What full-domain generalization solved and found: the privacy models (by name), the
-    suppression limit and metric the search ran with, and what the search did (``search``: the
-    lattice size, strategy, evaluations, the optimum's metric value ..., as the summary writes it).
-    The chosen levels are ``Release.levels``."""
+    """What full-domain generalization solved and found: the privacy models it checked (by name) and
+    what the search did (``search``: the lattice size, strategy, evaluations, the optimum's metric
+    value ..., as the summary writes it). The chosen levels are ``Release.levels``."""
 
     models: tuple[str, ...] = ()
-    suppression_limit: float = 0.0
-    metric: str = "loss"
     search: dict[str, Any] = field(default_factory=dict)
 
 
@@ -173,10 +191,8 @@ def full_domain_generalization(
 ) -> Release:
     """The optimal full-domain generalization of ``table`` under ``models``.
 
-    The function of the Python API for privacy model objects, hierarchies and weights that the
-    parameters object cannot hold (the method ``generalize`` builds its models from
-    :class:`GeneralizeParams`); ``suppression_limit``, ``metric`` and ``max_nodes`` follow the
-    rules of its fields (:class:`SearchSettings`).
+    The method ``generalize`` run with :class:`GeneralizeCall` (privacy model objects, hierarchies
+    and weights besides the fields of :class:`GeneralizeParams`, whose rules they follow).
 
     Parameters
     ----------
@@ -204,27 +220,28 @@ def full_domain_generalization(
     small is suppressed as any other. Without a choice they are a :class:`ConfigError` naming the
     attribute and the choices.
     """
-    settings = SearchSettings.parse(
-        {"suppression_limit": suppression_limit, "metric": metric, "max_nodes": max_nodes},
-        method="generalize",
+    values: dict[str, Any] = {"models": tuple(models), "quasi_identifiers": quasi_identifiers}
+    values["hierarchies"] = hierarchies
+    values |= {"suppression_limit": suppression_limit, "metric": metric, "max_nodes": max_nodes}
+    params = GeneralizeCall.parse(
+        {**values, "weights": weights, "exhaustive": exhaustive}, method="generalize"
     )
-    return _generalize(table, models, quasi_identifiers, hierarchies, settings, weights, progress, exhaustive)
+    return run_method("generalize", table, params, Context(progress=progress))
 
 
 def _generalize(
     table: Table,
     models: Sequence[PrivacyModel],
     quasi_identifiers: Sequence[str] | None,
-    hierarchies: Mapping[str, Hierarchy] | None,
-    settings: GeneralizeParams | SearchSettings,
-    weights: np.ndarray | None,
+    params: GeneralizeParams,
     progress: ProgressCallback | None,
-    exhaustive: bool,
 ) -> Release:
-    """The search and its release (both entry points: the method's run and the Python function)."""
-    suppression_limit, metric, max_nodes = settings.suppression_limit, settings.metric, settings.max_nodes
-    if not models:
-        raise ConfigError("give at least one privacy model (for example k-anonymity)")
+    """The search and its release (the method's run)."""
+    call = params if isinstance(params, GeneralizeCall) else None
+    hierarchies = call.hierarchies if call is not None else None
+    weights = call.weights if call is not None else None
+    exhaustive = call.exhaustive if call is not None else False
+    suppression_limit, metric, max_nodes = params.suppression_limit, params.metric, params.max_nodes
     if table.n_records == 0:
         raise ConfigError("the data has no records")
     names, resolved = _resolve(table, quasi_identifiers, hierarchies)
@@ -270,19 +287,15 @@ def _generalize(
             f"({', '.join(model.name for model in models)})"
         )
     details.update(evaluations=search.evaluations, monotone=monotone)
-    figures = GeneralizeFigures(
-        models=tuple(model.name for model in models),
-        suppression_limit=float(suppression_limit),
-        metric=metric,
-        search=details,
-    )
-    return _release(table, search, best.node, figures, heuristic)
+    figures = GeneralizeFigures(models=tuple(model.name for model in models), search=details)
+    return _release(table, search, best.node, params, figures, heuristic)
 
 
 def _release(
     table: Table,
     search: Search,
     node: Node,
+    params: GeneralizeParams,
     figures: GeneralizeFigures,
     heuristic: bool,
 ) -> Release:
@@ -343,6 +356,7 @@ def _release(
         heuristic=heuristic,
         cell_penalty=penalty,
         suppressed_cells=suppressed_cells,
+        params=params,
         figures=dataclasses.replace(figures, search=search_figures),
     )
 
@@ -409,5 +423,8 @@ def _generalize_released(release: Release) -> Table:
 def _run_generalize(table: Table, params: GeneralizeParams, context: Context) -> Release:
     from sdckit.anonymize.base import quasi_identifiers
 
-    models = params.privacy_models(table)
-    return _generalize(table, models, quasi_identifiers(table), None, params, None, context.progress, False)
+    if isinstance(params, GeneralizeCall):
+        names = None if params.quasi_identifiers is None else list(params.quasi_identifiers)
+    else:
+        names = quasi_identifiers(table)
+    return _generalize(table, params.privacy_models(table), names, params, context.progress)

@@ -193,9 +193,7 @@ def transformation_of(release: Release) -> dict[str, Any]:
         reason = spec.not_reapplicable if spec is not None and spec.not_reapplicable else _ONLY
         raise ConfigError(f"a {method} release cannot be re-applied to other data: {reason}")
     body = dict(spec.transformation.learn(release))
-    # The method's learn says what the header records as its parameters (a method not yet moved to
-    # params and figures: the release's parameters).
-    parameters = body.pop("parameters") if "parameters" in body else getattr(release, "parameters", {})
+    parameters = body.pop("parameters")  # the method's learn says what the header records
     kept = set(release.table.data.columns)
     header = {
         "format": FORMAT,
