@@ -31,9 +31,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdckit.anonymize._mondrian_transform import MondrianAppliedFigures
 from sdckit.anonymize._recoding_transform import AppliedGeneralizeFigures, AppliedTopBottomFigures
 from sdckit.anonymize.local_suppression import local_suppression
-from sdckit.anonymize.mondrian import mondrian
+from sdckit.anonymize.mondrian import MondrianFigures, mondrian
 from sdckit.anonymize.recoding import full_domain_generalization, release_metrics
 from sdckit.anonymize.release import Release
 from sdckit.anonymize.top_bottom_coding import top_bottom_coding
@@ -232,7 +233,7 @@ def test_mondrian_reproduced(output: str, tmp_path: Path) -> None:
     ]
     applied = apply_transformation(mondrian_table(), transformation)
     assert_same_release(applied, release, tmp_path)
-    assert applied.search["record_boxes"].tolist() == release.classes.tolist()
+    assert applied.figures_as(MondrianAppliedFigures).record_boxes.tolist() == release.classes.tolist()
     assert "id" not in applied.table.data.columns
 
 
@@ -283,7 +284,7 @@ def test_mondrian_worked_example_transformation() -> None:
         "53710-53712",
         "53710-53711",
     ]
-    assert applied.search["record_boxes"].tolist() == [1, 2, 0]
+    assert applied.figures_as(MondrianAppliedFigures).record_boxes.tolist() == [1, 2, 0]
     assert applied.classes.tolist() == [0, 1, 2]  # numbered by first record, as Mondrian does
     # Zip 53711.5 is in the region (53711, 53712] of box 1, whose records all had 53712: not covered.
     inside = Table.from_frame(pl.DataFrame({"Age": [26.5], "Zip": [53711.5]}))
@@ -407,7 +408,8 @@ def test_mondrian_suppress_variant(tmp_path: Path) -> None:
     release = mondrian_release()
     transformation = transformation_of(release)
     applied = apply_transformation(mondrian_new_data(), transformation, unknown="suppress")
-    assert applied.search["unknown"] == {"age": 1, "income": 0, "job": 1, "colour": 1}
+    unknown = applied.figures_as(MondrianAppliedFigures).unknown
+    assert unknown == {"age": 1, "income": 0, "job": 1, "colour": 1}
     suppressed = [4, 7, 11]
     assert np.flatnonzero(applied.suppressed_records).tolist() == suppressed
     data = applied.table.data
@@ -433,7 +435,7 @@ def test_mondrian_hierarchy_value_in_no_box() -> None:
         apply_transformation(new, transformation)
     applied = apply_transformation(new, transformation, unknown="suppress")
     assert applied.table.data.get_column("job").cast(pl.String).to_list() == ["A", None, None]
-    assert applied.search["unknown"] == {"job": 2}
+    assert applied.figures_as(MondrianAppliedFigures).unknown == {"job": 2}
 
 
 def gifted_table() -> Table:
@@ -470,8 +472,8 @@ def test_mondrian_category_outside_the_label_of_its_box() -> None:
     assert "'age'" not in message
     applied = apply_transformation(new, transformation, unknown="suppress")
     assert applied.suppressed_records.tolist() == [True, False, False, True, True]
-    assert applied.search["unknown"] == {"age": 0, "gifted": 3}
-    assert applied.search["record_boxes"].tolist() == [-1, 0, 1, -1, -1]
+    assert applied.figures_as(MondrianAppliedFigures).unknown == {"age": 0, "gifted": 3}
+    assert applied.figures_as(MondrianAppliedFigures).record_boxes.tolist() == [-1, 0, 1, -1, -1]
     data = applied.table.data
     # Never released as 'No': the suppressed records have no quasi-identifier at all.
     assert data.get_column("gifted").cast(pl.String).to_list() == [None, "No", "{No,Yes}", None, None]
@@ -516,7 +518,7 @@ def test_mondrian_number_outside_the_range_of_its_box() -> None:
         None,
         None,
     ]
-    assert applied.search["unknown"] == {"job": 0, "Age": 3, "c": 0}
+    assert applied.figures_as(MondrianAppliedFigures).unknown == {"job": 0, "Age": 3, "c": 0}
     # A single-value label covers only its value.
     single = transformation_of(
         mondrian(
@@ -542,7 +544,7 @@ def test_mondrian_category_set_need_not_be_a_run() -> None:
     new = Table.from_frame(pl.DataFrame({"a": [1, 1, 1, 2], "c": ["p", "q", "r", "q"]}))
     applied = apply_transformation(new, transformation, unknown="suppress")
     assert applied.table.data.get_column("c").cast(pl.String).to_list() == ["{p,r}", None, "{p,r}", "q"]
-    assert applied.search["unknown"] == {"a": 0, "c": 1}
+    assert applied.figures_as(MondrianAppliedFigures).unknown == {"a": 0, "c": 1}
 
 
 def test_mondrian_leaf_outside_the_lowest_common_ancestor_of_its_box() -> None:
@@ -568,7 +570,7 @@ def test_mondrian_leaf_outside_the_lowest_common_ancestor_of_its_box() -> None:
     assert "attribute 'job': 2 values outside the label of their box: 'b1', 'c1' (2 records)" in message
     applied = apply_transformation(new, transformation, unknown="suppress")
     assert applied.table.data.get_column("job").cast(pl.String).to_list() == [None, "A", None, "*", None]
-    assert applied.search["unknown"] == {"age": 0, "job": 3}
+    assert applied.figures_as(MondrianAppliedFigures).unknown == {"age": 0, "job": 3}
 
 
 def test_mondrian_centroids_route_by_region() -> None:
@@ -645,7 +647,7 @@ def test_methods_that_cannot_be_reapplied() -> None:
     ):
         transformation_of(release)
     relaxed = mondrian(mondrian_table(), [KAnonymity(2)], mode="relaxed")
-    assert "boxes" not in relaxed.search
+    assert relaxed.figures_as(MondrianFigures).boxes is None
     with pytest.raises(ConfigError, match="mondrian in relaxed mode cannot be re-applied.*classes overlap"):
         transformation_of(relaxed)
 
@@ -746,7 +748,7 @@ def test_export_mondrian(tmp_path: Path) -> None:
         pl.DataFrame({"job": ["a2", "b1", "a1"], "Age": [26, 27, 25], "c": ["x", "z", "y"]})
     )
     applied = apply_transformation(new, transformation)
-    assert applied.search["record_boxes"].tolist() == [0, 2, 1]
+    assert applied.figures_as(MondrianAppliedFigures).record_boxes.tolist() == [0, 2, 1]
     assert applied.table.data.rows() == [("A", "25-26", "x"), ("B", "27-28", "{y,z}"), ("A", "25-27", "y")]
 
 
@@ -812,7 +814,8 @@ def test_random_strict_mondrian_is_reproduced(problem) -> None:
     permutation = np.random.default_rng(n).permutation(n)
     shuffled = apply_transformation(Table.from_frame(table.data[permutation]), transformation)
     assert shuffled.table.data.equals(release.table.data[permutation])
-    assert np.array_equal(shuffled.search["record_boxes"], release.classes[permutation])
+    record_boxes = shuffled.figures_as(MondrianAppliedFigures).record_boxes
+    assert np.array_equal(record_boxes, release.classes[permutation])
 
 
 def boxes_containing(transformation: dict, record: dict) -> list[int] | None:
@@ -940,7 +943,7 @@ def test_random_new_data_lands_in_the_box_of_its_region(problem, seed) -> None:
     transformation = transformation_of(release)
     new = random_new_frame(seed)
     applied = apply_transformation(Table.from_frame(new), transformation, unknown="suppress")
-    record_boxes = applied.search["record_boxes"]
+    record_boxes = applied.figures_as(MondrianAppliedFigures).record_boxes
     for i, record in enumerate(new.iter_rows(named=True)):
         containing = boxes_containing(transformation, record)
         if containing is None or not containing:

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
-from pydantic import ConfigDict
 
 from sdckit.anonymize.base import Transformation
 from sdckit.anonymize.release import AppliedFigures, Release
@@ -24,11 +23,11 @@ from sdckit.anonymize.transform import (
     _number,
     _released_table,
     _uncovered,
+    recorded_params,
 )
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import MISSING_LABEL, TOP_LABEL, Hierarchy
 from sdckit.labels import interval_labels
-from sdckit.params import MethodParams
 from sdckit.table import Table, value_strings
 
 if TYPE_CHECKING:
@@ -43,21 +42,6 @@ class MondrianAppliedFigures(AppliedFigures):
 
     partitions: int = 0
     record_boxes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-
-
-class RecordedMondrianParams(MethodParams):
-    """The parameters a Mondrian transformation records of the release it was learnt from
-    (``transformation["parameters"]``: the models by name, mode, output, quasi-identifiers and
-    partitions), carried by the release it makes applied to new data. Kept as recorded (a
-    transformation written by another version may record other entries)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    models: Any = None
-    mode: Any = None
-    output: Any = None
-    quasi_identifiers: Any = None
-    partitions: Any = None
 
 
 _RELAXED = (
@@ -435,14 +419,13 @@ def apply_mondrian(
         table=_released_table(table, columns, _dropped(table, transformation)),
         original=table,
         method="mondrian",
-        parameters={},
         quasi_identifiers=tuple(names),
         suppressed_records=suppressed,
         classes=classes,
         hierarchies=values.hierarchies,
         cell_penalty=penalty,
         suppressed_cells=_suppressed_cells(values, suppressed),
-        params=RecordedMondrianParams.parse(transformation.get("parameters", {}), method="mondrian"),
+        params=recorded_params(transformation),
         figures=MondrianAppliedFigures(
             unknown={name: int(np.count_nonzero(unknown_cells[:, j])) for j, name in enumerate(names)},
             partitions=partitions,

@@ -529,7 +529,6 @@ def _release(
         table=Table(released, schema, source=table.source),
         original=table,
         method="mondrian",
-        parameters={},
         quasi_identifiers=tuple(d.name for d in dimensions),
         suppressed_records=np.zeros(n, dtype=bool),
         classes=classes,
