@@ -1,5 +1,5 @@
 """Compiled (numba) loops of the lattice search of full-domain generalization
-(:mod:`sdckit.anonymize.recoding`): the classes of a lattice node from the attributes' generalization
+(:mod:`sdckit.anonymize._lattice_search`): the classes of a lattice node from the attributes' generalization
 levels (combined, rolled up from a finer node, or counted afresh), the k-anonymity check of a node,
 the tagging of its predecessors or successors, and the bounded walk that runs the search in one
 compiled loop when k-anonymity alone is asked for."""
@@ -360,7 +360,7 @@ def source_lists(first, sizes, offsets):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _visit_k(node, lattice, evaluation, sources, visits, satisfied, n_visits):  # pragma: no cover - compiled
-    """One node of :func:`bounded_walk_k`: evaluated as ``_Search._evaluate_k`` does (rolled up from
+    """One node of :func:`bounded_walk_k`: evaluated as ``Search._evaluate_k`` does (rolled up from
     the kept node below with the fewest classes, else from the combinations; kept as a source when it
     has few classes, replacing the one with the most), marked evaluated, its generalizations tagged
     holding or its specializations failing, and recorded as visit ``n_visits``. Returns whether it
@@ -415,7 +415,7 @@ def bounded_walk_k(
     satisfied,
     until,
 ):  # pragma: no cover - compiled
-    """The loop of ``recoding._bounded_search`` without suppression, under k-anonymity alone with
+    """The loop of ``_lattice_search.bounded_search`` without suppression, under k-anonymity alone with
     whole counts whose keys fit in int64 at every node, compiled: from position ``index`` of the
     ``order`` (by increasing bound) of the lattice (``lattice``: levels of every node, strides,
     top levels, tags, evaluated flags), the next node neither tagged failing nor evaluated is taken,
