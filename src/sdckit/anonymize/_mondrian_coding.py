@@ -229,10 +229,10 @@ def _resolve(
             and column.dtype in (pl.String, pl.Categorical)
             and (whole is None or name in whole.spans)
         ):
-            numbers = _is_number_text(column)
-            if numbers is not None:
-                integral = bool(np.all(numbers == np.round(numbers)))
-                dimensions.append(_numeric_dimension(name, numbers, integral))
+            read = _is_number_text(column)
+            if read is not None:
+                integral = bool(np.all(read == np.round(read)))
+                dimensions.append(_numeric_dimension(name, read, integral))
                 continue
         if hierarchy is not None:
             dimensions.append(_hierarchy_dimension(name, column, hierarchy))

@@ -104,10 +104,10 @@ def learn_mondrian(release: Release) -> dict[str, Any]:
             spec["hierarchy"] = _hierarchy_rows(dimension.hierarchy)
             spec.update(_missing_entry(dimension.hierarchy))
             level, node = levels[box_node, j], nodes[box_node, j]
-            offsets = np.cumsum([0] + [len(labels) for labels in dimension.node_labels])
-            all_labels = np.array(
-                [label for labels in dimension.node_labels for label in labels], dtype=object
-            )
+            node_labels = dimension.node_labels
+            assert node_labels is not None  # a hierarchy dimension labels its nodes
+            offsets = np.cumsum(np.array([0] + [len(labels) for labels in node_labels], dtype=np.int64))
+            all_labels = np.array([label for labels in node_labels for label in labels], dtype=np.object_)
             boxes = {"level": level.tolist(), "node": all_labels[offsets[level] + node].tolist()}
         boxes["released"] = released_list
         if generalized:
@@ -178,16 +178,16 @@ def _regions(tree: CutTree) -> tuple[np.ndarray, ...]:
         children = tree.first_child[parent] + offset
         for array in (lows, highs, levels, nodes):
             array[children] = array[parent]
-        j = tree.attribute[parent]
+        cut_on = tree.attribute[parent]
         at = tree.at[parent]
-        split = ~hierarchical[j]
+        split = ~hierarchical[cut_on]
         left = split & (offset == 0)
         right = split & (offset == 1)
-        highs[children[left], j[left]] = at[left]
-        lows[children[right], j[right]] = at[right] + 1
+        highs[children[left], cut_on[left]] = at[left]
+        lows[children[right], cut_on[right]] = at[right] + 1
         cut = ~split
-        levels[children[cut], j[cut]] = at[cut]
-        nodes[children[cut], j[cut]] = tree.key[children[cut]]
+        levels[children[cut], cut_on[cut]] = at[cut]
+        nodes[children[cut], cut_on[cut]] = tree.key[children[cut]]
         frontier = children
     return lows, highs, levels, nodes
 
@@ -211,6 +211,7 @@ def _tree_nodes(tree: CutTree) -> list[dict[str, Any]]:
         elif dimension.kind == "ordered":
             result.append({"attribute": dimension.name, "at": dimension.texts[at], "children": children})
         else:
+            assert dimension.node_labels is not None  # a hierarchy dimension labels its nodes
             labels = dimension.node_labels[at]
             keyed = {labels[int(tree.key[child])]: child for child in children}
             result.append({"attribute": dimension.name, "level": at, "children": keyed})

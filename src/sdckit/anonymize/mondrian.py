@@ -269,7 +269,8 @@ class _Cutter:
         widths, lca_levels = self._widths(lows, highs)
         for j in sorted((j for j in range(len(widths)) if widths[j] > 0), key=lambda j: -widths[j]):
             column = block[j]
-            left = None
+            left: np.ndarray | None = None
+            child: np.ndarray | None = None
             if self.kinds[j] == _HIERARCHY:
                 split = self._hierarchy_split(j, column, lows[j], lca_levels[j] - 1)
                 if split is None:
@@ -280,10 +281,11 @@ class _Cutter:
                 if halves is None:
                     continue
                 left, sizes, cut_at = halves
-                child, cut_keys = None, [-1, -1]
-            if not self.only_k:
-                if child is None:
+                cut_keys = [-1, -1]
+                if not self.only_k:  # the models judge the children's class statistics
                     child = (~left).astype(np.int64)
+            if not self.only_k:
+                assert child is not None
                 statistics = _statistics(child, len(sizes), sizes, index, self.sensitive)
                 allowed, _ = evaluate_all(self.models, statistics)
                 if not allowed.all():
@@ -291,6 +293,7 @@ class _Cutter:
             if left is not None:
                 children = [index[left], index[~left]]
             else:
+                assert child is not None  # a hierarchy cut names every record's child
                 ordering = np.argsort(child, kind="stable")
                 children = np.split(index[ordering], np.cumsum(sizes)[:-1])
             return children, j, cut_at, cut_keys
@@ -468,15 +471,16 @@ def _release(
         lows = np.minimum.reduceat(sorted_codes, starts).astype(np.int64)
         highs = np.maximum.reduceat(sorted_codes, starts).astype(np.int64)
         if dimension.kind == _HIERARCHY:
-            ancestors = dimension.ancestors
+            ancestors, node_labels = dimension.ancestors, dimension.node_labels
+            assert ancestors is not None and node_labels is not None and dimension.node_penalty is not None
             same = ancestors[lows] == ancestors[highs]
             level = np.argmax(same, axis=1)  # the top level (or implicit root) always agrees
             node = ancestors[lows, level]
-            offsets = np.cumsum([0] + [len(labels) for labels in dimension.node_labels])
+            offsets = np.cumsum(np.array([0] + [len(labels) for labels in node_labels], dtype=np.int64))
             flat = offsets[level] + node
             class_penalty = np.concatenate(dimension.node_penalty)[flat]
             labels = pl.Series(
-                dimension.name, [label for labels in dimension.node_labels for label in labels], pl.String
+                dimension.name, [label for labels in node_labels for label in labels], pl.String
             ).gather(flat)
             # A node of the missing value is released as a missing value.
             labels = (

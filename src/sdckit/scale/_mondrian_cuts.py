@@ -8,7 +8,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -179,7 +179,10 @@ def plan_cuts(axes: Sequence[Axis], sample: np.ndarray, fragments: int) -> Fragm
     """Cut the sampled records' coordinates ``sample`` (q, s) into ``fragments`` boxes (see the module
     documentation)."""
     dimensions = [
-        _hierarchy_dimension(axis.name, pl.Series(axis.name, [], dtype=pl.String), axis.hierarchy)
+        # a hierarchy axis has its hierarchy (Axis)
+        _hierarchy_dimension(
+            axis.name, pl.Series(axis.name, [], dtype=pl.String), cast(Hierarchy, axis.hierarchy)
+        )
         if axis.kind == _HIERARCHY
         else None
         for axis in axes

@@ -102,7 +102,7 @@ def _check_fits(frame: pl.DataFrame, task: _Task) -> None:
     if size * 4 > budget:
         raise InputError(
             f"the distinct patterns of {', '.join(task.keys)} hold {frame.height:,} rows "
-            f"({describe_bytes(size)}) and keep growing: the aggregate and the work on it would need "
+            f"({describe_bytes(int(size))}) and keep growing: the aggregate and the work on it would need "
             "more than "
             f"the available memory ({describe_bytes(budget)}). Measure fewer or coarser attributes, or use a "
             "machine (or Dask workers) with more memory"
@@ -207,6 +207,7 @@ def _map_partition(partition: Partition, task: MapTask) -> str:
     table = task.reader.read(partition, list(task.columns), first_record=partition.first_record)
     data = table.data
     if POSITIVE in task.keys:
+        assert task.reader.weights is not None  # the positive-weight key comes with sampling weights
         data = data.with_columns((pl.col(task.reader.weights).cast(pl.Float64) > 0).alias(POSITIVE))
     joined = data.join(task.result, on=list(task.keys), how="left", nulls_equal=True, maintain_order="left")
     if joined.height != data.height:  # pragma: no cover - the keys of result are distinct

@@ -196,7 +196,7 @@ def _csv_dataset(label: str, path: Path, chunk_rows: int, delimiter: str | None)
     lines = max(body.count(b"\n"), 1)
     bytes_per_record = max(len(body) / lines, 1.0)
     target = max(int(chunk_rows * bytes_per_record), 1)
-    partitions = []
+    partitions: list[Partition] = []
     start = header_end + 1
     with open(path, "rb") as handle:
         while start < size:

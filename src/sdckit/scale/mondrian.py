@@ -145,6 +145,7 @@ def _height(partition: Partition, shared: _Plan) -> int:
 def _survey(partition: Partition, shared: _Plan) -> dict[str, Any]:
     table = shared.survey_reader.read(partition, [*shared.quasi_identifiers, *shared.sensitive])
     data = table.data
+    assert partition.first_record is not None  # counted before the survey (run_mondrian)
     records = partition.first_record + np.arange(data.height, dtype=np.int64)
     keep = _sampled(records, shared.seed, shared.rate)
     sample = (
@@ -183,6 +184,7 @@ def _spill_path(workdir: str, partition: int, fragment: int) -> Path:
 def _spill(partition: Partition, shared: _Plan) -> dict[str, Any]:
     assert shared.cuts is not None
     table = shared.reader.read(partition, list(shared.columns))
+    assert partition.first_record is not None  # counted before the survey (run_mondrian)
     data = table.data.with_columns(
         pl.Series(RECORD, partition.first_record + np.arange(table.n_records, dtype=np.int64))
     )
@@ -262,6 +264,7 @@ def _anonymize(group: _Group, shared: _Anonymize) -> dict[str, Any]:
             _write(released.slice(lo, hi - lo), _output_path(shared.workdir, group.index, partition))
             written[partition] = hi - lo
     sizes = release.class_sizes()
+    assert release.cell_penalty is not None  # Mondrian fills every cell's NCP
     return {
         "records": len(records),
         "classes": len(sizes),
@@ -608,8 +611,8 @@ def _codes_in(domain: pl.Series, values: pl.Series) -> np.ndarray:
     """The index of every value in ``domain`` (sorted, a null last when one occurs)."""
     has_null = len(domain) > 0 and domain[-1] is None
     present = domain[:-1] if has_null else domain
-    codes = present.search_sorted(values.fill_null(present[0]) if len(present) else values, side="left")
-    codes = codes.to_numpy().astype(np.int64)
+    found = present.search_sorted(values.fill_null(present[0]) if len(present) else values, side="left")
+    codes = found.to_numpy().astype(np.int64)
     return np.where(values.is_null().to_numpy(), len(domain) - 1, codes)
 
 
