@@ -10,7 +10,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -180,9 +180,9 @@ def intervals(
         names = [
             interval_label(texts[g * span], texts[min((g + 1) * span, n_intervals)]) for g in range(groups)
         ]
-        names = np.array([*names, below, above], dtype=object)
+        labelled = np.array([*names, below, above], dtype=object)
         group = np.where(index < 0, groups, np.where(index >= n_intervals, groups + 1, index // span))
-        columns.append(pl.Series(names[group].tolist(), dtype=pl.String))
+        columns.append(pl.Series(labelled[group].tolist(), dtype=pl.String))
     columns.append(pl.Series([TOP_LABEL] * len(leaves), dtype=pl.String))
     return Hierarchy.from_frame(name, pl.DataFrame({f"level_{j}": c for j, c in enumerate(columns)}))
 
@@ -260,14 +260,16 @@ def mask(name: str, values: pl.Series, width: int | None = None, character: str 
     lengths = leaves.str.len_chars()
     if width is None:
         if len(leaves) and lengths.min() != lengths.max():
-            shortest = leaves[int(lengths.arg_min())]
-            longest = leaves[int(lengths.arg_max())]
+            shortest_at, longest_at = lengths.arg_min(), lengths.arg_max()
+            assert shortest_at is not None and longest_at is not None  # the values are not empty
+            shortest = leaves[shortest_at]
+            longest = leaves[longest_at]
             raise ConfigError(
                 f"hierarchy for '{name}': masking needs values of one length, but '{shortest}' has "
                 f"{len(shortest)} characters and '{longest}' {len(longest)}; give the width "
                 f"(e.g. mask: {len(longest)}) to pad codes of digits with zeros on the left"
             )
-        width = int(lengths.max()) if len(leaves) else 1
+        width = int(cast(int, lengths.max())) if len(leaves) else 1  # a length: a whole number
     elif isinstance(width, bool) or not isinstance(width, int | np.integer) or width < 1:
         raise ConfigError(
             f"hierarchy for '{name}': the mask width must be a whole number of at least 1, got {width!r}"

@@ -284,7 +284,10 @@ class Hierarchy:
         from sdckit import _kernels_text
 
         # Each chunk as Arrow has it (no copy): its views, validity bitmap and data buffers, by address.
-        chunks, buffers, sizes, arrays = [], [], [], []
+        chunks: list[Any] = []
+        buffers: list[Any] = []
+        sizes: list[Any] = []
+        arrays: list[Any] = []
         for part in column.get_chunks() if column.n_chunks() > 1 else (column,):
             array = part.to_arrow(compat_level=_NEWEST)
             if not isinstance(array, pa.Array) or not pa.types.is_string_view(array.type):
@@ -379,26 +382,32 @@ class Hierarchy:
                 f"{self._where()}the hierarchy lists no values to place the missing value among"
             )
         height = self.height
+        # Per level: the missing value's node there, None for a node of its own.
+        path: list[int | None]
         if treatment == "suppress":
             # Its own node at every level, the top included: it never joins another value.
             path = [None] * self.n_levels
         elif treatment == "leaf":
             top = self.labels[height]
             # The top node when there is one; a hierarchy without a single root keeps it apart.
-            path = [None] * height + ([0] if height > 0 and len(top) == 1 else [None])
+            path = [None] * height
+            path.append(0 if height > 0 and len(top) == 1 else None)
         else:
+            assert node is not None  # _missing_choice gives "under" with its node
             level = self._node_level(node)
             leaf = int(np.flatnonzero(self.codes[:, level] == self.node_of(node, level))[0])
-            path = [None] * level + [int(self.codes[leaf, above]) for above in range(level, self.n_levels)]
+            path = [None] * level
+            path += [int(self.codes[leaf, above]) for above in range(level, self.n_levels)]
         labels = []
         codes = np.empty((self.n_leaves + 1, self.n_levels), dtype=np.int32)
         codes[:-1] = self.codes
         for level, names in enumerate(self.labels):
-            if path[level] is None:
+            on_path = path[level]
+            if on_path is None:
                 codes[-1, level] = len(names)
                 names = (*names, MISSING_LABEL)
             else:
-                codes[-1, level] = path[level]
+                codes[-1, level] = on_path
             labels.append(names)
         lines = None if self.lines is None else np.append(self.lines, 0)
         hierarchy = Hierarchy(self.name, tuple(labels), codes, self.source, lines, missing=treatment)
@@ -453,19 +462,19 @@ class Hierarchy:
             names = self.labels[level]
             if len(set(names)) != len(names):
                 seen: set[str] = set()
-                repeated_label = next(name for name in names if name in seen or seen.add(name))
+                repeated_label = next(name for name in names if name in seen or _added(seen, name))
                 raise ConfigError(f"{self._where()}level {level} has two nodes labelled '{repeated_label}'")
         for level in range(1, self.height):
             child = self.codes[:, level]
             parent = self.codes[:, level + 1]
             # The first leaf of every node; its parent is the one every leaf of the node must share.
-            first = np.zeros(len(self.labels[level]), dtype=np.int64)
+            first_leaf = np.zeros(len(self.labels[level]), dtype=np.int64)
             nodes, first_rows = np.unique(child, return_index=True)
-            first[nodes] = first_rows
-            bad = parent != parent[first[child]]
+            first_leaf[nodes] = first_rows
+            bad = parent != parent[first_leaf[child]]
             if bad.any():
                 row = int(np.argmax(bad))
-                other = int(first[child[row]])
+                other = int(first_leaf[child[row]])
                 raise ConfigError(
                     f"{self._where(row)}inconsistent hierarchy: level {level + 1} is not a function of "
                     f"level {level}: '{self.labels[level][child[row]]}' generalizes to "
@@ -489,7 +498,7 @@ class Hierarchy:
 
     def to_csv(self, path: str | os.PathLike[str], delimiter: str = ";") -> None:
         """Write the hierarchy in ARX's format (no header)."""
-        self.to_frame().write_csv(path, separator=delimiter, include_header=False)
+        self.to_frame().write_csv(os.fspath(path), separator=delimiter, include_header=False)
 
     @classmethod
     def from_frame(
@@ -802,6 +811,12 @@ def missing_values_refused(source: str | None, name: str, count: int, method: st
         "to the top), missing: {under: NODE} (a leaf under a node of the hierarchy) or missing: "
         "suppress (released empty and counted as suppressed cells)"
     )
+
+
+def _added(seen: set[str], name: str) -> bool:
+    """Add ``name`` to ``seen``; False (so that a search goes on to the next name)."""
+    seen.add(name)
+    return False
 
 
 _BUILDERS = ("build_hierarchy", "intervals", "mask", "ordered")
