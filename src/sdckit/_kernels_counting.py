@@ -181,7 +181,7 @@ class KeyExtender:
                 self._sizes,
             )
         else:
-            if self._stored is None:
+            if self._stored is None or self._assigned is None:  # allocated together, once
                 slots = 1 << max(4, int(2 * self.n + 2).bit_length())
                 self._stored = np.full(slots, -1, dtype=np.int64)
                 self._assigned = np.empty(slots, dtype=np.int32)

@@ -42,7 +42,14 @@ import numpy as np
 import polars as pl
 
 from sdckit.errors import ConfigError, InputError
-from sdckit.frequency import check_missing, check_weights, coverage_pattern_sizes, encode, encode_column
+from sdckit.frequency import (
+    Encoding,
+    check_missing,
+    check_weights,
+    coverage_pattern_sizes,
+    encode,
+    encode_column,
+)
 from sdckit.hierarchy import Hierarchy
 from sdckit.labels import covered_codes, node_codes
 from sdckit.table import value_strings
@@ -186,9 +193,9 @@ def _read_label(
             "which is not a value of the original data"
         )
     if cover is not None:
-        slots = (
-            cover.codes[cover.codes > 0] if cover.reading in ("number", "interval", "mask") else cover.codes
-        )
+        codes = cover.codes
+        assert codes is not None  # a cover of every value returned above
+        slots = codes[codes > 0] if cover.reading in ("number", "interval", "mask") else codes
         # A number that is no original value is a perturbed value or a centroid, not a generalization.
         if cover.reading != "number" or len(slots):
             return slots
@@ -199,6 +206,11 @@ def _read_label(
         readings += "an interval ('low-high', '[a, b)', '<a', '>=b'), "
     readings += "nor a masked code '47***'"
     raise InputError(f"{where}release column '{name}': label '{label}' cannot be read: it is not {readings}")
+
+
+def _column_of(encoding: Encoding, j: int) -> tuple[np.ndarray, int, bool, pl.Series]:
+    """Column ``j`` of an :class:`~sdckit.frequency.Encoding` as :func:`encode_column` gives it."""
+    return (encoding.codes[j], encoding.cardinalities[j], encoding.has_missing[j], encoding.categories[j])
 
 
 def attribute_covers(
@@ -229,10 +241,7 @@ def attribute_covers(
             missing=missing,
             null_label=null_label,
             where=where,
-            encoded=tuple(
-                (e.codes[j], e.cardinalities[j], e.has_missing[j], e.categories[j])
-                for e in (targets, releases)
-            ),
+            encoded=(_column_of(targets, j), _column_of(releases, j)),
         )
         for j, name in enumerate(attributes)
     ]

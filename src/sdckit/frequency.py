@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -94,6 +95,7 @@ def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
             if name in fast:
                 parts.append(fast[name])
             else:
+                assert rest is not None  # the names not encoded fast
                 j = rest.index(name)
                 parts.append((rest.codes[j], rest.cardinalities[j], rest.has_missing[j], rest.categories[j]))
         return Encoding(
@@ -123,8 +125,10 @@ def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
         if names
         else None
     )
-    categories = [summary.get_column(name)[0] for name in names] if names else []
-    null_counts = tuple(int(summary.get_column(f"\0nulls {name}")[0]) for name in names) if names else ()
+    categories = [summary.get_column(name)[0] for name in names] if summary is not None else []
+    null_counts = (
+        tuple(int(summary.get_column(f"\0nulls {name}")[0]) for name in names) if summary is not None else ()
+    )
     textual = [name for name in names if _textual(data.schema[name])]
     text_codes = (
         data.select(
@@ -412,7 +416,8 @@ def _exact_tokens(
         if column.null_count() == column.len():
             exact[name] = (np.zeros(column.len(), dtype=np.int64), 1)
             continue
-        low, high = int(column.min()), int(column.max())
+        # an integer column with some values: its min and max are integers
+        low, high = int(cast(int, column.min())), int(cast(int, column.max()))
         if high - low >= 2**61:
             continue
         tokens = (column.cast(pl.Int64) - (low - 1)).fill_null(0).to_numpy()

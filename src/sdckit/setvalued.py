@@ -119,7 +119,7 @@ class ItemSets:
             and np.array_equal(self.items, other.items)
         )
 
-    __hash__ = None  # type: ignore[assignment]  (mutable arrays inside)
+    __hash__ = None  # type: ignore[assignment]  # unhashable: mutable arrays inside
 
     # Shape -------------------------------------------------------------------------------------------
 
@@ -223,7 +223,8 @@ class ItemSets:
                 text = column.cast(pl.String)
             except pl.exceptions.PolarsError as error:
                 raise InputError(f"{where}cannot read {column.dtype} values as item text: {error}") from None
-            lists = text.str.split(separator, literal=True)
+            # polars accepts literal= here at run time; its Series.str.split signature omits it
+            lists = text.str.split(separator, literal=True)  # type: ignore[call-arg]
         frame = (
             pl.DataFrame({"item": lists})
             .with_row_index("record")
@@ -394,8 +395,10 @@ class Knowledge:
             raise ValueError(f"{len(labels)} labels but {self.sets.n_records} item sets")
         if len(set(labels)) != len(labels):
             seen: set[str] = set()
-            repeated = next(label for label in labels if label in seen or seen.add(label))
-            raise ConfigError(f"label '{repeated}' appears more than once in the external knowledge")
+            for label in labels:
+                if label in seen:
+                    raise ConfigError(f"label '{label}' appears more than once in the external knowledge")
+                seen.add(label)
 
     @property
     def n_labels(self) -> int:

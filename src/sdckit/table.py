@@ -13,13 +13,17 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from sdckit.errors import ConfigError, location
 from sdckit.frequency import encode_column
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
+    from polars.expr.whenthen import ChainedThen, Then
 
 
 class Role(str, Enum):  # noqa: UP042 (kept: str() and format() behaviour)
@@ -91,8 +95,8 @@ class Attribute:
         for label, value in (("public", self.public_probability), ("sensitivity", self.sensitivity)):
             if not (isinstance(value, int | float) and 0.0 <= float(value) <= 1.0) or math.isnan(value):
                 raise ConfigError(f"{where}{label} must be a number in [0, 1], got {value!r}")
-        for value, weight in self.value_weights.items():
-            _check_weight(where, f"weight of value '{value}'", weight)
+        for weighted, weight in self.value_weights.items():
+            _check_weight(where, f"weight of value '{weighted}'", weight)
         for value_range in self.range_weights:
             _check_weight(where, "range weight", value_range.weight)
             if (
@@ -155,6 +159,7 @@ class Attribute:
         or None when the column is better handled through integer codes (floating-point values with
         per-value weights, or many weighted values). A missing value gives 0."""
         column = pl.col(self.name)
+        expression: Then | ChainedThen
         if self.range_weights:
             if not dtype.is_numeric():
                 return None
@@ -325,5 +330,5 @@ def undescribed_text_hint(table: Table, name: str) -> str:
 _TEXTUAL = (pl.String, pl.Categorical)
 
 
-def _is_textual(dtype: pl.DataType) -> bool:
+def _is_textual(dtype: PolarsDataType) -> bool:
     return dtype in _TEXTUAL or isinstance(dtype, pl.Enum)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -113,7 +113,8 @@ def _stored_types(table: Table, data: pl.DataFrame) -> dict[str, Any]:
         arrow_type = attribute.stored_type
         if arrow_type is None or attribute.name not in data.columns:
             continue
-        read_as = pl.from_arrow(pa.table({attribute.name: pa.array([], type=arrow_type)})).dtypes[0]
+        empty = pl.from_arrow(pa.table({attribute.name: pa.array([], type=arrow_type)}))
+        read_as = cast(pl.DataFrame, empty).dtypes[0]  # an Arrow table reads as a DataFrame
         if data.schema[attribute.name] == read_as:
             stored[attribute.name] = arrow_type
     return stored

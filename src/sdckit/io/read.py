@@ -382,7 +382,9 @@ def _refuse_infinite(loaded: _Loaded, names: list[str]) -> None:
     for name in names:
         if counts[name]:
             column = loaded.frame.get_column(name)
-            row = int(column.is_infinite().arg_max())
+            first = column.is_infinite().arg_max()
+            assert first is not None  # the column has such values (counted above)
+            row = int(first)
             more = _more(counts[name] - 1, "such value", "such values")
             raise InputError(
                 f"{loaded.where(row, name)}value must be a finite number, got {column[row]}{more}"
