@@ -15,15 +15,18 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdckit.anonymize import METHODS, run_method
 from sdckit.anonymize._quasi_sensitive_kernels import item_bitsets, linked_matrix
 from sdckit.anonymize.quasi_sensitive import (
     GroupSearch,
+    QuasiSensitiveCall,
     QuasiSensitiveFigures,
+    QuasiSensitiveParams,
     inverse_weighted_cost,
     quasi_sensitive_anonymize,
     suppress_group,
 )
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, SdcWarning
 from sdckit.experiments.quasi_sensitive import figure5, figure6, synthesize_experiment_data
 from sdckit.models.quasi_sensitive import QSCLDiversity, QSTCloseness, beliefs, qs_check
 from sdckit.setvalued import ItemSets, Knowledge, linked_labels
@@ -464,22 +467,117 @@ def test_bad_input():
         run(model=QSTCloseness(1.5))
     with pytest.raises(ConfigError, match="t"):
         run(model=QSTCloseness(-0.1))
-    with pytest.raises(ConfigError, match="k"):
+    # the rules of the parameters object (QuasiSensitiveCall), in its wording
+    with pytest.raises(ConfigError, match="k must be greater than or equal to 1, got 0"):
         run(k=0)
-    with pytest.raises(ConfigError, match="k"):
+    with pytest.raises(ConfigError, match="k must be a valid integer, got 1.5"):
         run(k=1.5)
-    with pytest.raises(ConfigError, match="diagnosis"):
+    with pytest.raises(ConfigError, match="model must be an instance of QSModel, got 'l-diversity'"):
+        run(model="l-diversity")
+    with pytest.raises(ConfigError, match="strategy must be 'adaptive' or 'baseline', got 'greedy'"):
+        run(strategy="greedy")
+    # a bound of 0 s would stop every search before its first node: > 0, as on the command line
+    for name in ("time_limit", "total_time_limit"):
+        for value in (-1, 0):
+            with pytest.raises(ConfigError, match=f"^{name} must be greater than 0, got {value}$"):
+                run(**{name: value})
+    with pytest.raises(ConfigError, match="node_limit must be greater than or equal to 1, got 0"):
+        run(node_limit=0)
+    with pytest.raises(ConfigError, match="separator"):
+        run(separator="")
+    # the data's rules
+    with pytest.raises(ConfigError, match="set_column 'diagnosis' is not a column of the data"):
         run(set_column="diagnosis")
     empty = Knowledge(labels=(), sets=ItemSets(np.zeros(1, np.int64), np.zeros(0, np.int32), ()))
-    with pytest.raises(ConfigError, match="empty"):
+    with pytest.raises(ConfigError, match="the external knowledge is empty"):
         run(knowledge=empty)
-    with pytest.raises(ConfigError, match="model"):
-        run(model="l-diversity")
-    with pytest.raises(ConfigError, match="strategy"):
-        run(strategy="greedy")
-    with pytest.raises(ConfigError, match="time_limit"):
-        run(time_limit=-1)
+    with pytest.raises(ConfigError, match="the data has no records"):
+        quasi_sensitive_anonymize(
+            Table(table.data.head(0), table.schema),
+            set_column="symptoms",
+            knowledge=knowledge,
+            k=2,
+            model=QSCLDiversity(1.0, 2),
+        )
     with pytest.raises(ConfigError, match="strategy"):
         suppress_group(
             [[0]], sp.csr_matrix(np.ones((1, 1), bool)), np.ones(1), QSTCloseness(0.1), strategy="x"
         )
+
+
+# ---------------------------------------------------------------------------------------------------
+# One entry point: the keyword function builds QuasiSensitiveCall and runs the registered method
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_keyword_call_and_registered_run_agree(tmp_path):
+    table, knowledge = figure1()
+    (tmp_path / "knowledge.csv").write_text(
+        "label,items\nFlu,Coughing;Headache;Sore throat\nHepatitis B,Loss of appetite;Vomiting;Dark urine\n"
+    )
+    # the command line's parameters: the node limit alone bounds the search, replayable
+    params = QuasiSensitiveParams(knowledge=tmp_path / "knowledge.csv", k=2, l=2, c=1.0, node_limit=1000)
+    assert params.effective_time_limit is None
+    with pytest.warns(SdcWarning, match="never occur in the data"):  # the file is read against the data
+        by_params = run_method("quasi-sensitive", table, params)
+    assert by_params.params == params.model_copy(update={"set_column": "symptoms"})
+    # the keyword function: time_limit=None is no bound, so the same search runs
+    release = quasi_sensitive_anonymize(
+        table,
+        set_column="symptoms",
+        knowledge=knowledge,
+        k=2,
+        model=QSCLDiversity(1.0, 2),
+        time_limit=None,
+        node_limit=1000,
+    )
+    assert isinstance(release.params, QuasiSensitiveCall)
+    assert release.params.knowledge is knowledge and release.params.effective_time_limit is None
+    assert release.table.data.equals(by_params.table.data)
+    assert np.array_equal(release.classes, by_params.classes)
+    mine, theirs = (r.figures_as(QuasiSensitiveFigures).as_dict() for r in (release, by_params))
+    for timing in ("phase1_seconds", "phase2_seconds", "first_solution_seconds_mean", "per_group"):
+        mine.pop(timing), theirs.pop(timing)
+    assert mine == theirs
+    # the keyword release has a summary and a recipe step naming its model
+    summary = METHODS.get("quasi-sensitive").summary(release)
+    assert summary["time_limit"] is None and summary["node_limit"] == 1000 and summary["k"] == 2
+    assert release.params.to_recipe() == {
+        "model": "QS (1,2)-diversity",
+        "k": 2,
+        "set_column": "symptoms",
+        "separator": ";",
+        "strategy": "adaptive",
+        "time_limit": None,
+        "total_time_limit": None,
+        "node_limit": 1000,
+        "quasi_identifiers": None,
+    }
+
+
+def test_search_bounds_of_each_caller():
+    """The keyword function's bounds: 1 s per group by default, None for no bound, and a node limit
+    together with the time limits; the command line's: 1 s when not given, and a node limit alone."""
+    _, knowledge = figure1()
+    model = QSCLDiversity(1.0, 2)
+    call = QuasiSensitiveCall(knowledge=knowledge, model=model)
+    assert call.time_limit == 1.0 and call.effective_time_limit == 1.0
+    both = QuasiSensitiveCall(knowledge=knowledge, model=model, node_limit=10, total_time_limit=5)
+    assert (both.effective_time_limit, both.total_time_limit, both.node_limit) == (1.0, 5, 10)
+    assert QuasiSensitiveCall(knowledge=knowledge, model=model, time_limit=None).effective_time_limit is None
+    assert QuasiSensitiveParams(knowledge="k.csv", l=2).effective_time_limit == 1.0
+    with pytest.raises(
+        ConfigError, match=r"takes node_limit or the time limits \(time_limit, total_time_limit\)"
+    ):
+        QuasiSensitiveParams.parse(
+            {"knowledge": "k.csv", "l": 2, "node_limit": 10, "time_limit": 1}, method="quasi-sensitive"
+        )
+    # the model object in place of l, c and t
+    with pytest.raises(ConfigError, match="quasi-sensitive takes the model object, not l, t"):
+        QuasiSensitiveCall.parse(
+            {"knowledge": knowledge, "model": model, "l": 2, "t": 0.3}, method="quasi-sensitive"
+        )
+    with pytest.raises(
+        ConfigError, match=r"quasi-sensitive needs a model: QSCLDiversity\(c, l\) or QSTCloseness\(t\)"
+    ):
+        QuasiSensitiveCall.parse({"knowledge": knowledge}, method="quasi-sensitive")

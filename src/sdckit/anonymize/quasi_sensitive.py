@@ -55,11 +55,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, Self, cast
 
 import numpy as np
 import polars as pl
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from sdckit.anonymize import _quasi_sensitive_group as group_search
 from sdckit.anonymize import _quasi_sensitive_kernels as kernels
@@ -69,7 +69,7 @@ from sdckit.anonymize._quasi_sensitive_group import (
     inverse_weighted_cost,
     suppress_group,
 )
-from sdckit.anonymize.base import Context, register_method
+from sdckit.anonymize.base import Context, register_method, run_method
 from sdckit.anonymize.mondrian import mondrian
 from sdckit.anonymize.release import Figures, Release
 from sdckit.context import ProgressCallback
@@ -84,7 +84,9 @@ from sdckit.table import Kind, Role, Schema, Table
 __all__ = [
     "STRATEGIES",
     "GroupSearch",
+    "QuasiSensitiveCall",
     "QuasiSensitiveFigures",
+    "QuasiSensitiveParams",
     "inverse_weighted_cost",
     "quasi_sensitive_anonymize",
     "suppress_group",
@@ -126,49 +128,6 @@ class QuasiSensitiveFigures(Figures):
 # ---------------------------------------------------------------------------------------------------
 # The two phases over a table
 # ---------------------------------------------------------------------------------------------------
-
-
-def _check_parameters(
-    table: Table,
-    set_column: str,
-    knowledge: Knowledge,
-    k: Any,
-    model: Any,
-    separator: str,
-    strategy: str,
-    time_limit: Any,
-    total_time_limit: Any,
-    node_limit: Any = None,
-) -> None:
-    if node_limit is not None and (
-        isinstance(node_limit, bool) or not isinstance(node_limit, int) or node_limit < 1
-    ):
-        raise ConfigError(f"node_limit must be a whole number >= 1 or None, got {node_limit!r}")
-    if not isinstance(model, QSModel):
-        raise ConfigError(f"model must be QSCLDiversity(c, l) or QSTCloseness(t), got {model!r}")
-    group_search.model_parameters(model)
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ConfigError(f"k must be an integer >= 1, got {k!r}")
-    if strategy not in STRATEGIES:
-        raise ConfigError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    for name, value in (("time_limit", time_limit), ("total_time_limit", total_time_limit)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0
-        ):
-            raise ConfigError(f"{name} must be a number of seconds >= 0 or None, got {value!r}")
-    if not isinstance(set_column, str) or set_column not in table.data.columns:
-        raise ConfigError(
-            f"set column {set_column!r} is not a column of the data "
-            f"(columns: {', '.join(table.data.columns)})"
-        )
-    if not isinstance(knowledge, Knowledge):
-        raise ConfigError(f"knowledge must be a sdckit.setvalued.Knowledge, got {type(knowledge).__name__}")
-    if knowledge.n_labels == 0 or knowledge.sets.items.size == 0:
-        raise ConfigError("the external knowledge is empty: give at least one label with its item set")
-    if not isinstance(separator, str) or not separator:
-        raise ConfigError(f"separator must be a non-empty string, got {separator!r}")
-    if table.n_records == 0:
-        raise ConfigError("the data has no records")
 
 
 def _exact_groups(table: Table, names: list[str]) -> tuple[np.ndarray, int]:
@@ -385,6 +344,141 @@ def _group_figures(
     }
 
 
+# ---------------------------------------------------------------------------------------------------
+# Parameters
+# ---------------------------------------------------------------------------------------------------
+
+# Seconds of search: a bound of zero would stop every search before its first node.
+_Seconds = Annotated[Finite | None, Field(gt=0)]
+
+
+class QuasiSensitiveParams(MethodParams):
+    """Parameters of QS anonymization (``sdckit anonymize quasi-sensitive``; Shi, Xiong & Fung, 2010).
+
+    Give ``l`` (with ``c``) for QS (c,l)-diversity or ``t`` for QS t-closeness. Each violating group's
+    search is bounded by ``node_limit`` evaluations (deterministic: a recipe replays exactly) or, when
+    no node limit is given, by ``time_limit`` seconds (default 1) and ``total_time_limit`` (then the
+    result depends on the machine's speed and a recipe says it will not replay exactly).
+    """
+
+    knowledge: Annotated[Path, Field(description="External knowledge (label -> items), CSV or YAML.")]
+    k: Annotated[Whole, Field(ge=1, description="k of the k-anonymity of phase 1 (Mondrian).")] = 1
+    l: Annotated[Whole | None, Field(ge=1, description="l of QS (c,l)-diversity.")] = None  # noqa: E741
+    c: Annotated[
+        Finite, Field(gt=0, description="c of QS (c,l)-diversity.", json_schema_extra={"option": "--c"})
+    ] = 1.0
+    t: Annotated[Finite | None, Field(ge=0, description="t of QS t-closeness.")] = None
+    set_column: Annotated[
+        str | None, Field(description="The set-valued column (default: the one with role quasi-sensitive).")
+    ] = None
+    separator: Annotated[str, Field(min_length=1, description="Separator of the items in a set.")] = ";"
+    strategy: Annotated[
+        Literal["adaptive", "baseline"], Field(description="adaptive (tailset reordering) or baseline DFS.")
+    ] = "adaptive"
+    time_limit: Annotated[
+        _Seconds, Field(description="Seconds of search per violating group (default 1).")
+    ] = None
+    total_time_limit: Annotated[_Seconds, Field(description="Seconds for all group searches together.")] = (
+        None
+    )
+    node_limit: Annotated[
+        Whole | None, Field(ge=1, description="Node evaluations per group search (deterministic).")
+    ] = None
+
+    @model_validator(mode="after")
+    def _one_model(self) -> Self:
+        if self.l is None and self.t is None:
+            raise ValueError("needs a model: {l} (with {c}) for QS (c,l)-diversity or {t} for QS t-closeness")
+        if self.l is not None and self.t is not None:
+            raise ValueError("takes {l} or {t}, not both")
+        return self
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> Self:
+        # A replayable run is bounded by nodes alone: a time limit beside it would make the result
+        # depend on the machine again.
+        if self.node_limit is not None and (self.time_limit is not None or self.total_time_limit is not None):
+            raise ValueError(
+                "takes {node_limit} or the time limits ({time_limit}, {total_time_limit}), not both"
+            )
+        return self
+
+    @property
+    def effective_time_limit(self) -> float | None:
+        """The bound of every group's search: none under a node limit, else ``time_limit`` (1 s when
+        not given)."""
+        return None if self.node_limit is not None else (1.0 if self.time_limit is None else self.time_limit)
+
+    def qs_model(self) -> QSModel:
+        """QS (c,l)-diversity or QS t-closeness, as ``l`` (with ``c``) or ``t`` ask."""
+        # The validator asks for l or t.
+        return QSCLDiversity(self.c, self.l) if self.l is not None else QSTCloseness(cast(float, self.t))
+
+
+class QuasiSensitiveCall(QuasiSensitiveParams):
+    """QS anonymization's parameters as the Python function :func:`quasi_sensitive_anonymize` takes
+    them: the external knowledge as a :class:`~sdckit.setvalued.Knowledge` instead of a file, the
+    ``model`` object instead of l, c and t, the quasi-identifiers and hierarchies of phase 1 (default:
+    the schema's) and ``items``, the set column already parsed. Not a command-line method's
+    parameters (the objects have no text form); its recipe names the model.
+
+    The search bounds are the keyword function's: ``time_limit`` defaults to 1 s and ``None`` means
+    no per-group bound (the experiments bound a whole run by ``total_time_limit`` alone, and the
+    tests run searches to their proven optimum), and a ``node_limit`` applies together with the time
+    limits, whichever is reached first. Only a command line's run, whose recipe must replay, takes
+    the node limit alone.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    knowledge: Knowledge  # type: ignore[assignment]  # the object in place of the command line's file
+    model: QSModel | None = None
+    quasi_identifiers: tuple[str, ...] | None = None
+    hierarchies: dict[str, Hierarchy] | None = None
+    items: ItemSets | None = None
+    time_limit: Annotated[
+        _Seconds, Field(description="Seconds of search per violating group (None: no bound).")
+    ] = 1.0
+
+    @model_validator(mode="after")
+    def _one_model(self) -> Self:  # in place of the rule on l and t
+        if self.model is None:
+            raise ValueError("needs a {model}: QSCLDiversity(c, l) or QSTCloseness(t)")
+        given = [name for name in ("l", "c", "t") if name in self.model_fields_set]
+        if given:
+            raise ValueError(
+                f"takes the {{model}} object, not {', '.join('{' + name + '}' for name in given)}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> Self:  # in place of "node_limit or the time limits": both may bound
+        return self
+
+    @property
+    def effective_time_limit(self) -> float | None:
+        """``time_limit`` as given (None: no per-group bound)."""
+        return self.time_limit
+
+    def qs_model(self) -> QSModel:
+        """The model object given (its validator asks for one)."""
+        return cast(QSModel, self.model)
+
+    def to_recipe(self) -> dict[str, Any]:
+        """The model by name and the run's settings (the objects have no text form)."""
+        return {
+            "model": self.qs_model().name,
+            "k": self.k,
+            "set_column": self.set_column,
+            "separator": self.separator,
+            "strategy": self.strategy,
+            "time_limit": self.time_limit,
+            "total_time_limit": self.total_time_limit,
+            "node_limit": self.node_limit,
+            "quasi_identifiers": None if self.quasi_identifiers is None else list(self.quasi_identifiers),
+        }
+
+
 def quasi_sensitive_anonymize(
     table: Table,
     *,
@@ -420,165 +514,68 @@ def quasi_sensitive_anonymize(
         :class:`~sdckit.models.quasi_sensitive.QSTCloseness`; the prior of QS t-closeness is the
         table-wide prior of the *original* data (the mean of P(t -> L) over all records).
     strategy, time_limit
-        Of every group's search (:func:`suppress_group`); ``time_limit`` bounds each group.
+        Of every group's search (:func:`suppress_group`); ``time_limit`` (seconds, > 0) bounds each
+        group, ``None``: no bound.
     total_time_limit
         Optional bound of the whole of phase 2: each group then gets at most its share of what is left
         (remaining time / groups left to search).
     node_limit
-        Most node evaluations of every group's search (None: no bound). Unlike the time limits it
-        makes the result independent of the machine's speed, so a recipe replays exactly.
+        Most node evaluations of every group's search (None: no bound), together with the time
+        limits. Alone (``time_limit=None``) it makes the result independent of the machine's speed, so
+        a recipe replays exactly.
     items
         ``set_column`` already parsed (:meth:`ItemSets.from_column` with ``separator``), so that a
         caller who read the knowledge against its vocabulary does not parse the column twice.
     progress
         Called as ``progress(groups_searched, groups_to_search)``.
 
-    Returns a :class:`Release` with method ``"quasi-sensitive"``: the table of phase 1 (identifiers
-    dropped, QIs generalized) with the removed items taken out of ``set_column`` (items written in
-    vocabulary order, an empty set as ``""``, a null stays null); ``classes`` the QI groups;
-    ``cell_penalty`` / ``suppressed_cells`` those of the QI part from Mondrian (zeros for ``k = 1``),
-    so :func:`sdckit.utility.release_ncp` is the generalization loss; ``figures`` a
-    :class:`QuasiSensitiveFigures`: ``model``, ``labels``, ``groups``, ``violating_before``,
-    ``violating_after`` (re-checked with :mod:`sdckit.models.quasi_sensitive`), ``searched``,
-    ``proven_optimal``, ``unsatisfied`` (groups where no satisfying node was found: best effort, see
-    :func:`suppress_group`), ``removal_cost_sum`` / ``removal_cost_mean`` (T of the searched groups),
-    ``removal_cost_table`` (equation 1 over the whole table as one group), ``suppressed_items`` /
-    ``items``, ``nodes_visited``, ``phase1_seconds``, ``phase2_seconds``,
-    ``first_solution_seconds_mean``, ``generalization_ncp``, and ``per_group`` (a dict of lists:
-    group, records, cells, cost, satisfied, optimal, nodes, seconds, first_solution_cost,
-    first_solution_seconds, achieved).
+    Returns a :class:`Release` with method ``"quasi-sensitive"`` and ``params`` a
+    :class:`QuasiSensitiveCall`: the table of phase 1 (identifiers dropped, QIs generalized) with
+    the removed items taken out of ``set_column`` (items written in vocabulary order, an empty set as
+    ``""``, a null stays null); ``classes`` the QI groups; ``cell_penalty`` / ``suppressed_cells``
+    those of the QI part from Mondrian (zeros for ``k = 1``), so :func:`sdckit.utility.release_ncp`
+    is the generalization loss; ``figures`` a :class:`QuasiSensitiveFigures`: ``model``, ``labels``,
+    ``groups``, ``violating_before``, ``violating_after`` (re-checked with
+    :mod:`sdckit.models.quasi_sensitive`), ``searched``, ``proven_optimal``, ``unsatisfied`` (groups
+    where no satisfying node was found: best effort, see :func:`suppress_group`),
+    ``removal_cost_sum`` / ``removal_cost_mean`` (T of the searched groups), ``removal_cost_table``
+    (equation 1 over the whole table as one group), ``suppressed_items`` / ``items``,
+    ``nodes_visited``, ``phase1_seconds``, ``phase2_seconds``, ``first_solution_seconds_mean``,
+    ``generalization_ncp``, and ``per_group`` (a dict of lists: group, records, cells, cost,
+    satisfied, optimal, nodes, seconds, first_solution_cost, first_solution_seconds, achieved).
 
-    Raises :class:`ConfigError` for bad parameters (``k < 1``, an unknown set column, empty knowledge,
-    a model that is not a QS model; the models themselves reject ``c <= 0``, ``l < 1`` and ``t``
-    outside [0, sqrt 2]).
+    Raises :class:`ConfigError` for bad parameters (those of :class:`QuasiSensitiveCall`: ``k < 1``,
+    an unknown strategy, a time limit <= 0, a model that is not a QS model, ...; the models
+    themselves reject ``c <= 0``, ``l < 1`` and ``t`` outside [0, sqrt 2]), an unknown set column,
+    empty knowledge or no records.
     """
-    _check_parameters(
-        table, set_column, knowledge, k, model, separator, strategy, time_limit, total_time_limit, node_limit
+    return run_method(
+        "quasi-sensitive",
+        table,
+        QuasiSensitiveCall.parse(
+            {
+                "set_column": set_column,
+                "knowledge": knowledge,
+                "k": k,
+                "model": model,
+                "quasi_identifiers": quasi_identifiers,
+                "hierarchies": hierarchies,
+                "separator": separator,
+                "strategy": strategy,
+                "time_limit": time_limit,
+                "total_time_limit": total_time_limit,
+                "node_limit": node_limit,
+                "items": items,
+            },
+            method="quasi-sensitive",
+        ),
+        Context(progress=progress),
     )
-    kind, c, required_l, required_t = group_search.model_parameters(model)
-    group_search.warm_up()
-    started = time.perf_counter()
-    groups = _phase_one(table, set_column, k, quasi_identifiers, hierarchies)
-    classes, n_groups = groups.classes, groups.n_groups
-    phase1_seconds = time.perf_counter() - started
-
-    # Phase 2 ------------------------------------------------------------------------------------
-    started = time.perf_counter()
-    column = table.column(set_column)
-    parsed = items if items is not None else ItemSets.from_column(column, separator)
-    vocabulary = tuple(sorted(set(parsed.vocabulary) | set(knowledge.sets.vocabulary)))
-    records = parsed.recode(vocabulary)
-    sets = knowledge.sets.recode(vocabulary)
-    n_labels = knowledge.n_labels
-    item_bits = kernels.item_bitsets(sets, len(vocabulary))
-    linked = kernels.linked_matrix(records, item_bits, n_labels)
-    prior = kernels.prior(linked)
-    before = model.evaluate(beliefs(classes, n_groups, linked, prior))
-    violating = np.flatnonzero(~before.passes)
-
-    removed, per_group = _search_groups(
-        violating,
-        classes,
-        n_groups,
-        records,
-        item_bits,
-        prior,
-        (kind, c, required_l, required_t),
-        strategy=strategy,
-        time_limit=time_limit,
-        total_time_limit=total_time_limit,
-        node_limit=node_limit,
-        progress=progress,
-    )
-
-    released_sets = records.without(removed)
-    after_linked = kernels.linked_matrix(released_sets, item_bits, n_labels)
-    after = model.evaluate(beliefs(classes, n_groups, after_linked, prior))
-    released = groups.table.data.with_columns(_released_column(column, released_sets, separator))
-    phase2_seconds = time.perf_counter() - started
-
-    from sdckit.utility import release_ncp
-
-    first = np.array(per_group["first_solution_seconds"], dtype=np.float64)
-    figures = QuasiSensitiveFigures(
-        model=model.name,
-        labels=n_labels,
-        **_group_figures(n_groups, violating, after, per_group, records, released_sets, removed),
-        phase1_seconds=phase1_seconds,
-        phase2_seconds=phase2_seconds,
-        first_solution_seconds_mean=float(np.nanmean(first)) if np.isfinite(first).any() else math.nan,
-        generalization_ncp=math.nan,
-        per_group=per_group,
-    )
-    release = Release(
-        table=Table(released, groups.table.schema, source=table.source),
-        original=table,
-        method="quasi-sensitive",
-        quasi_identifiers=groups.quasi_identifiers,
-        suppressed_records=np.zeros(table.n_records, dtype=bool),
-        classes=classes,
-        hierarchies=groups.hierarchies,
-        heuristic=bool(violating.size and len(per_group["optimal"]) > sum(per_group["optimal"])),
-        figures=figures,
-        cell_penalty=groups.cell_penalty,
-        suppressed_cells=groups.suppressed_cells,
-    )
-    return replace(release, figures=replace(figures, generalization_ncp=release_ncp(release)))
 
 
 # ---------------------------------------------------------------------------------------------------
 # Registered method
 # ---------------------------------------------------------------------------------------------------
-
-
-class QuasiSensitiveParams(MethodParams):
-    """Parameters of QS anonymization (``sdckit anonymize quasi-sensitive``; Shi, Xiong & Fung, 2010).
-
-    Give ``l`` (with ``c``) for QS (c,l)-diversity or ``t`` for QS t-closeness. Each violating group's
-    search is bounded by ``node_limit`` evaluations (deterministic: a recipe replays exactly) or, when
-    no node limit is given, by ``time_limit`` seconds (default 1) and ``total_time_limit`` (then the
-    result depends on the machine's speed and a recipe says it will not replay exactly).
-    """
-
-    knowledge: Annotated[Path, Field(description="External knowledge (label -> items), CSV or YAML.")]
-    k: Annotated[Whole, Field(ge=1, description="k of the k-anonymity of phase 1 (Mondrian).")] = 1
-    l: Annotated[Whole | None, Field(ge=1, description="l of QS (c,l)-diversity.")] = None  # noqa: E741
-    c: Annotated[
-        Finite, Field(gt=0, description="c of QS (c,l)-diversity.", json_schema_extra={"option": "--c"})
-    ] = 1.0
-    t: Annotated[Finite | None, Field(ge=0, description="t of QS t-closeness.")] = None
-    set_column: Annotated[
-        str | None, Field(description="The set-valued column (default: the one with role quasi-sensitive).")
-    ] = None
-    separator: Annotated[str, Field(min_length=1, description="Separator of the items in a set.")] = ";"
-    strategy: Annotated[
-        Literal["adaptive", "baseline"], Field(description="adaptive (tailset reordering) or baseline DFS.")
-    ] = "adaptive"
-    time_limit: Annotated[
-        Finite | None, Field(gt=0, description="Seconds of search per violating group (default 1).")
-    ] = None
-    total_time_limit: Annotated[
-        Finite | None, Field(gt=0, description="Seconds for all group searches together.")
-    ] = None
-    node_limit: Annotated[
-        Whole | None, Field(ge=1, description="Node evaluations per group search (deterministic).")
-    ] = None
-
-    @model_validator(mode="after")
-    def _one_model_one_bound(self) -> QuasiSensitiveParams:
-        if self.l is None and self.t is None:
-            raise ValueError("needs a model: {l} (with {c}) for QS (c,l)-diversity or {t} for QS t-closeness")
-        if self.l is not None and self.t is not None:
-            raise ValueError("takes {l} or {t}, not both")
-        if self.node_limit is not None and (self.time_limit is not None or self.total_time_limit is not None):
-            raise ValueError(
-                "takes {node_limit} or the time limits ({time_limit}, {total_time_limit}), not both"
-            )
-        return self
-
-    @property
-    def effective_time_limit(self) -> float | None:
-        return None if self.node_limit is not None else (1.0 if self.time_limit is None else self.time_limit)
 
 
 def _qs_summary(release: Release) -> dict[str, Any]:
@@ -647,30 +644,109 @@ def _qs_violation(release: Release, figures: dict[str, Any]) -> str | None:
     },
 )
 def _run_quasi_sensitive(table: Table, params: QuasiSensitiveParams, context: Context) -> Release:
-    from sdckit.setvalued import read_knowledge
+    """The two phases (see :func:`quasi_sensitive_anonymize`) with the knowledge file, l, c and t of
+    ``params`` (:class:`QuasiSensitiveParams`), or the objects of a :class:`QuasiSensitiveCall`."""
+    set_column, items, knowledge = _inputs(table, params)
+    model = params.qs_model()
+    model_parameters = group_search.model_parameters(model)
+    quasi_identifiers, hierarchies = (
+        (params.quasi_identifiers, params.hierarchies)
+        if isinstance(params, QuasiSensitiveCall)
+        else (None, None)
+    )
+    group_search.warm_up()
+    started = time.perf_counter()
+    groups = _phase_one(table, set_column, params.k, quasi_identifiers, hierarchies)
+    classes, n_groups = groups.classes, groups.n_groups
+    phase1_seconds = time.perf_counter() - started
 
-    set_column = params.set_column or _set_column(table)
-    if set_column not in table.data.columns:
-        raise ConfigError(f"set_column '{set_column}' is not a column of the data")
-    items = ItemSets.from_column(table.column(set_column), separator=params.separator)
-    facts = read_knowledge(params.knowledge, vocabulary=items.vocabulary, separator=params.separator)
-    # The parameters' validator asks for l or t.
-    model = QSCLDiversity(params.c, params.l) if params.l is not None else QSTCloseness(cast(float, params.t))
-    release = quasi_sensitive_anonymize(
-        table,
-        set_column=set_column,
-        knowledge=facts,
-        k=params.k,
-        model=model,
-        separator=params.separator,
+    # Phase 2 ------------------------------------------------------------------------------------
+    started = time.perf_counter()
+    column = table.column(set_column)
+    vocabulary = tuple(sorted(set(items.vocabulary) | set(knowledge.sets.vocabulary)))
+    records = items.recode(vocabulary)
+    n_labels = knowledge.n_labels
+    item_bits = kernels.item_bitsets(knowledge.sets.recode(vocabulary), len(vocabulary))
+    linked = kernels.linked_matrix(records, item_bits, n_labels)
+    prior = kernels.prior(linked)
+    before = model.evaluate(beliefs(classes, n_groups, linked, prior))
+    violating = np.flatnonzero(~before.passes)
+
+    removed, per_group = _search_groups(
+        violating,
+        classes,
+        n_groups,
+        records,
+        item_bits,
+        prior,
+        model_parameters,
         strategy=params.strategy,
         time_limit=params.effective_time_limit,
         total_time_limit=params.total_time_limit,
         node_limit=params.node_limit,
-        items=items,
         progress=context.progress,
     )
-    return replace(release, params=params.model_copy(update={"set_column": set_column}))
+
+    released_sets = records.without(removed)
+    after_linked = kernels.linked_matrix(released_sets, item_bits, n_labels)
+    after = model.evaluate(beliefs(classes, n_groups, after_linked, prior))
+    released = groups.table.data.with_columns(_released_column(column, released_sets, params.separator))
+    phase2_seconds = time.perf_counter() - started
+
+    from sdckit.utility import release_ncp
+
+    first = np.array(per_group["first_solution_seconds"], dtype=np.float64)
+    figures = QuasiSensitiveFigures(
+        model=model.name,
+        labels=n_labels,
+        **_group_figures(n_groups, violating, after, per_group, records, released_sets, removed),
+        phase1_seconds=phase1_seconds,
+        phase2_seconds=phase2_seconds,
+        first_solution_seconds_mean=float(np.nanmean(first)) if np.isfinite(first).any() else math.nan,
+        generalization_ncp=math.nan,
+        per_group=per_group,
+    )
+    release = Release(
+        table=Table(released, groups.table.schema, source=table.source),
+        original=table,
+        method="quasi-sensitive",
+        params=params.model_copy(update={"set_column": set_column}),
+        quasi_identifiers=groups.quasi_identifiers,
+        suppressed_records=np.zeros(table.n_records, dtype=bool),
+        classes=classes,
+        hierarchies=groups.hierarchies,
+        heuristic=bool(violating.size and len(per_group["optimal"]) > sum(per_group["optimal"])),
+        figures=figures,
+        cell_penalty=groups.cell_penalty,
+        suppressed_cells=groups.suppressed_cells,
+    )
+    return replace(release, figures=replace(figures, generalization_ncp=release_ncp(release)))
+
+
+def _inputs(table: Table, params: QuasiSensitiveParams) -> tuple[str, ItemSets, Knowledge]:
+    """The data's rules: the set column (given, or the schema's), parsed, and the knowledge (read
+    against its vocabulary from the file, or the object given); not empty, and records to release."""
+    set_column = params.set_column or _set_column(table)
+    if set_column not in table.data.columns:
+        columns = ", ".join(table.data.columns)
+        raise ConfigError(f"set_column '{set_column}' is not a column of the data (columns: {columns})")
+    if isinstance(params, QuasiSensitiveCall):
+        knowledge = params.knowledge
+        items = (
+            params.items
+            if params.items is not None
+            else ItemSets.from_column(table.column(set_column), params.separator)
+        )
+    else:
+        from sdckit.setvalued import read_knowledge
+
+        items = ItemSets.from_column(table.column(set_column), separator=params.separator)
+        knowledge = read_knowledge(params.knowledge, vocabulary=items.vocabulary, separator=params.separator)
+    if knowledge.n_labels == 0 or knowledge.sets.items.size == 0:
+        raise ConfigError("the external knowledge is empty: give at least one label with its item set")
+    if table.n_records == 0:
+        raise ConfigError("the data has no records")
+    return set_column, items, knowledge
 
 
 def _set_column(table: Table) -> str:
