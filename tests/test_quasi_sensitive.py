@@ -476,7 +476,7 @@ def test_bad_input():
         run(model="l-diversity")
     with pytest.raises(ConfigError, match="strategy must be 'adaptive' or 'baseline', got 'greedy'"):
         run(strategy="greedy")
-    # a bound of 0 s would stop every search before its first node: > 0, as on the command line
+    # the time limits are > 0 for the Python function as on the command line (one rule)
     for name in ("time_limit", "total_time_limit"):
         for value in (-1, 0):
             with pytest.raises(ConfigError, match=f"^{name} must be greater than 0, got {value}$"):

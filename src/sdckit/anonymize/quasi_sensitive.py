@@ -348,7 +348,7 @@ def _group_figures(
 # Parameters
 # ---------------------------------------------------------------------------------------------------
 
-# Seconds of search: a bound of zero would stop every search before its first node.
+# Seconds of search, more than 0: one rule for the command line and the Python function.
 _Seconds = Annotated[Finite | None, Field(gt=0)]
 
 
