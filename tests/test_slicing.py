@@ -556,7 +556,9 @@ def test_seed_reproduces_and_varies_the_permutation():
     ]  # Mondrian: no randomness
     assert not first.published.equals(other.published)
     halving = slice_table(table, partition="random-halving", seed=7, **options)
-    assert halving.published.equals(slice_table(table, partition="random-halving", seed=7, **options).published)
+    assert halving.published.equals(
+        slice_table(table, partition="random-halving", seed=7, **options).published
+    )
 
 
 def test_values_are_original_and_missing_qi_is_a_category():
@@ -612,6 +614,17 @@ BAD = [
     ({"min_bucket_size": 0}, "min_bucket_size"),
     ({"sensitive_column_size": 9}, "sensitive_column_size"),
     ({"seed": -1}, "seed"),
+    # a keyword of the other method is refused, never ignored
+    ({"beta": 0}, r"^slicing does not take beta \(an overlapping-slicing parameter\)$"),
+    (
+        {"max_labels": 3, "occ_function": "intersection"},
+        r"^slicing does not take max_labels, occ_function \(overlapping-slicing parameters\)$",
+    ),
+    ({"n_restarts": 2}, r"^slicing does not take n_restarts \(an overlapping-slicing parameter\)$"),
+    (
+        {"method": "overlapping-slicing", "medoid_start": "build"},
+        r"^overlapping-slicing does not take medoid_start \(a slicing parameter\)$",
+    ),
 ]
 
 
@@ -619,6 +632,18 @@ BAD = [
 def test_bad_input(options, message):
     with pytest.raises(ConfigError, match=message):
         slice_table(make_table(SPEC_FRAME, Disease=Role.SENSITIVE), **options)
+
+
+def test_the_other_methods_defaults_are_not_refused():
+    """Only a value the chosen method would ignore is refused: the other method's defaults (the
+    keyword function's own defaults) pass, so slice_table's plain calls keep working."""
+    table = make_table(SPEC_FRAME, Disease=Role.SENSITIVE)
+    options = {"columns": [("Age", "Sex"), ("Zip", "Disease")], "l": 2, "membership": False}
+    plain = slice_table(table, **options)
+    explicit = slice_table(table, beta=2, max_labels=2, n_restarts=10, occ_function="jaccard", **options)
+    assert explicit.published.equals(plain.published)
+    overlapping = slice_table(table, method="overlapping-slicing", medoid_start="random", **options)
+    assert overlapping.method == "overlapping-slicing"
 
 
 def test_missing_sensitive_values_and_roles():

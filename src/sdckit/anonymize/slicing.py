@@ -629,11 +629,14 @@ def slice_table(
     without the sensitive one; an attribute in several columns is part of each key.
 
     The parameters are those of :class:`SlicingParams` (``method="slicing"``) or
-    :class:`OverlappingSlicingParams` (``method="overlapping-slicing"``), which check them; those of
-    the other method are ignored, and ``partition=None`` takes the method's default. The registered
-    run does the work (:func:`sdckit.anonymize.run_method`).
+    :class:`OverlappingSlicingParams` (``method="overlapping-slicing"``), which check them; a
+    parameter of the other method only (``medoid_start``; ``beta``, ``max_labels``, ``n_restarts``,
+    ``occ_function``) given another value than its default is refused, never ignored, and
+    ``partition=None`` takes the method's default. The registered run does the work
+    (:func:`sdckit.anonymize.run_method`).
 
-    Raises :class:`ConfigError` (naming the parameter or attribute) for an unknown method, partition,
+    Raises :class:`ConfigError` (naming the parameter or attribute) for an unknown method, a
+    parameter the method does not take, an unknown partition,
     correlation, bucket weighting or medoid start; a missing or unknown sensitive attribute; a
     missing sensitive value; ``l < 1`` or ``l`` above the number of distinct sensitive values;
     ``n_columns`` out of range; ``beta`` above the number of attributes; unknown or invalid
@@ -663,9 +666,31 @@ def slice_table(
     }
     if partition is not None:
         given["partition"] = partition
-    fields = (SlicingParams if method == "slicing" else OverlappingSlicingParams).model_fields
-    values = {name: value for name, value in given.items() if name in fields}
+    own, other = (
+        (SlicingParams, OverlappingSlicingParams)
+        if method == "slicing"
+        else (OverlappingSlicingParams, SlicingParams)
+    )
+    _refuse_foreign(method, own, other, given)
+    values = {name: value for name, value in given.items() if name in own.model_fields}
     return run_method(method, table, values, Context(progress=progress))
+
+
+def _refuse_foreign(
+    method: str, own: type[SlicingParams], other: type[SlicingParams], given: dict[str, Any]
+) -> None:
+    """Nothing is silently ignored: a keyword of the other slicing method only, given another value
+    than its default, is a ConfigError naming it."""
+    foreign = [
+        name
+        for name, value in given.items()
+        if name not in own.model_fields and value != other.model_fields[name].default
+    ]
+    if foreign:
+        owner = "overlapping-slicing" if method == "slicing" else "slicing"
+        article = "an" if owner[0] in "aeiou" else "a"
+        kind = f"{article} {owner} parameter" if len(foreign) == 1 else f"{owner} parameters"
+        raise ConfigError(f"{method} does not take {', '.join(foreign)} ({kind})")
 
 
 def _slicing_summary(sliced: SlicedRelease) -> dict[str, Any]:
