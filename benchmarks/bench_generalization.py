@@ -21,7 +21,7 @@ the project root, with ARX's hierarchies ``adult_hierarchy_<column>.csv``) and m
 
 * The grid of issue 19, side by side with ARX 3.9.2 (rows k = 2, 5, 10, 20, 50 at 0% and 5%; k=5 +
   distinct 3-diversity and k=5 + 0.2-closeness at 5%): the nodes the search evaluates
-  (``release.search["evaluations"]``, the top node's feasibility check included) and the in-process
+  (``GeneralizeFigures.search["evaluations"]``, the top node's feasibility check included) and the in-process
   CPU time of a call (``time.process_time``, median of ``--repeats``, the same calls as the grid).
   Targets: fewer evaluated nodes than ARX checked (the issue's figures, in docs/benchmarks.md) on
   every 5% row; at most 40 ms of CPU per call at 0%. With ``--arx FILE.json`` (ARX's own figures
@@ -132,18 +132,19 @@ def quasi_identifiers_of(model_set: str) -> list[str]:
 
 def describe(release, table, quasi_identifiers, models, limit: float) -> tuple[dict, list[str]]:
     """The figures of a release, and what is wrong with it (re-checked with check_table)."""
-    from sdckit.anonymize.recoding import release_metrics
+    from sdckit.anonymize.recoding import GeneralizeFigures, release_metrics
     from sdckit.models import check_table
 
     sizes = release.class_sizes()
+    search = release.figures_as(GeneralizeFigures).search
     figures = {
         "levels": [int(release.levels[name]) for name in quasi_identifiers],
         "suppressed": release.n_suppressed,
         "classes": release.n_classes,
         "smallest": int(sizes.min()) if len(sizes) else 0,
         "loss": float(release_metrics(release)["loss"]),
-        "evaluations": int(release.search.get("evaluations", -1)),
-        "strategy": str(release.search.get("strategy", "chain classification")),
+        "evaluations": int(search.get("evaluations", -1)),
+        "strategy": str(search.get("strategy", "chain classification")),
         "heuristic": bool(release.heuristic),
     }
     problems = []

@@ -285,7 +285,7 @@ def test_import_sdckit_reaches_the_subpackages_lazily():
         "import sdckit\n"
         "assert 'polars' not in sys.modules and 'numba' not in sys.modules, 'import sdckit loaded them'\n"
         "assert callable(sdckit.anonymize.run_method)\n"
-        "for name in ('risk', 'utility', 'tables', 'evaluate', 'models'):\n"
+        "for name in ('risk', 'utility', 'tabular', 'evaluate', 'models'):\n"
         "    assert getattr(sdckit, name).__name__ == 'sdckit.' + name\n"
         "assert sdckit.protect.__module__ == 'sdckit.api'\n"
         "assert 'anonymize' in dir(sdckit)\n"

@@ -329,9 +329,13 @@ def apply_top_bottom(
         )
     bottom, top = spec["bottom"], spec["top"]
     bottom_value, top_value = spec["bottom_value"], spec["top_value"]
-    release, changed = top_bottom_release(table, attribute, bottom, top, bottom_value, top_value)
-    figures = AppliedTopBottomFigures(changed_records=changed)
-    return dataclasses.replace(release, params=recorded_params(transformation), figures=figures)
+    return top_bottom_release(
+        table,
+        attribute,
+        (bottom, top, bottom_value, top_value),
+        recorded_params(transformation),
+        lambda changed: AppliedTopBottomFigures(changed_records=changed),
+    )
 
 
 def export_top_bottom(transformation: Mapping[str, Any]) -> list[tuple[str, pl.DataFrame]]:

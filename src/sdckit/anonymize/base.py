@@ -19,7 +19,6 @@ with).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from sdckit.errors import ConfigError
 from sdckit.registry import Registry
 
 if TYPE_CHECKING:  # polars, the counting kernels and pydantic: not needed to list the methods
+    from sdckit.anonymize.release import Release
     from sdckit.params import MethodParams
     from sdckit.table import Table
 
@@ -72,7 +72,7 @@ class MethodSpec:
 
     name: str
     params: type[MethodParams]
-    run: Callable[[Table, Any, Context], Any]
+    run: Callable[[Table, Any, Context], Release]
     summary: Callable[[Any], dict[str, Any]]
     help: str
     report: Callable[[dict[str, Any]], list[str]] = lambda figures: []
@@ -149,7 +149,7 @@ def run_method(
     table: Table,
     params: MethodParams | dict[str, Any],
     context: Context | None = None,
-) -> Any:
+) -> Release:
     """Run a registered method; ``params`` may be its parameters object or a mapping of them.
 
     The returned release keeps, in ``release.params``, the parameters as resolved by the method
@@ -162,10 +162,7 @@ def run_method(
         if isinstance(params, MethodParams):
             raise ConfigError(f"{spec.name} takes {spec.params.__name__}, got {type(params).__name__}")
         params = spec.params.parse(params, method=spec.name)
-    release = spec.run(table, params, context or Context())
-    if getattr(release, "params", None) is None:
-        release = dataclasses.replace(release, params=params)
-    return release
+    return spec.run(table, params, context or Context())
 
 
 # Figures shared by several methods ------------------------------------------------------------

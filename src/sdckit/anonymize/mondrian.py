@@ -452,11 +452,11 @@ def _release(
     dimensions: list[_Dimension],
     classes: np.ndarray,
     n_classes: int,
-    mode: str,
-    output: str,
+    params: MondrianParams,
     splits: int,
     tree: dict[str, np.ndarray],
 ) -> Release:
+    mode, output = params.mode, params.output
     n = table.n_records
     order = np.argsort(classes, kind="stable")
     sizes = np.bincount(classes, minlength=n_classes)
@@ -533,6 +533,7 @@ def _release(
         table=Table(released, schema, source=table.source),
         original=table,
         method="mondrian",
+        params=params,
         quasi_identifiers=tuple(d.name for d in dimensions),
         suppressed_records=np.zeros(n, dtype=bool),
         classes=classes,
@@ -743,7 +744,7 @@ def run(table: Table, params: MondrianParams, context: Context) -> Release:
     sensitive = _sensitive_of(table, models, dimensions, whole)
     progress = context.progress
     classes, n_classes, splits, tree = _partition(dimensions, models, sensitive, params.mode, progress)
-    return _release(table, dimensions, classes, n_classes, params.mode, params.output, splits, tree)
+    return _release(table, dimensions, classes, n_classes, params, splits, tree)
 
 
 def _sensitive_of(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import polars as pl
 
 from sdckit.hierarchy import Hierarchy
+from sdckit.params import MethodParams
 from sdckit.table import Role, Schema, Table
 from sdckit.utility.base import GeneralizationView
 
@@ -36,11 +37,13 @@ class AppliedFigures(Figures):
 
 
 FiguresT = TypeVar("FiguresT", bound=Figures)
+ParamsT = TypeVar("ParamsT", bound=MethodParams)
 
 
 @dataclass(frozen=True)
-class Release:
-    """A released table and how it was made.
+class Release(Generic[ParamsT]):
+    """A released table and how it was made, by a method whose parameters object is ``ParamsT``
+    (``Release[MondrianParams]``; a bare ``Release`` is a release of any method).
 
     ``table`` is the release (same row order as the original; identifiers dropped);
     ``suppressed_records`` flags the records whose quasi-identifiers were all suppressed;
@@ -67,22 +70,20 @@ class Release:
     table: Table
     original: Table
     method: str
+    #: The method's parameters object as the method resolved it (defaults taken from the
+    #: configuration filled in): the step of the release's recipe. An applied transformation carries
+    #: the parameters it recorded (:class:`sdckit.anonymize.transform.RecordedParams`).
+    params: ParamsT
     quasi_identifiers: tuple[str, ...]
     suppressed_records: np.ndarray
     classes: np.ndarray
-    #: Untyped, being replaced by ``params`` and ``figures`` (issue 33); empty for a method that moved.
-    parameters: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
     levels: dict[str, int] | None = None
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
     view: GeneralizationView | None = None
     heuristic: bool = False
-    search: dict[str, Any] = field(default_factory=dict)
     cell_penalty: np.ndarray | None = None
     suppressed_cells: np.ndarray | None = None
-    #: The method's parameters object as resolved by the method (its recipe step); set by
-    #: :func:`sdckit.anonymize.base.run_method`.
-    params: Any = None
     #: Records per row, when each row stands for several identical records (a release computed on the
     #: distinct patterns of a data set, :mod:`sdckit.scale`); None: one record per row. Every count of
     #: records and cells below is then a sum of multiplicities.
@@ -130,7 +131,7 @@ class Release:
         lines = [f"Release of {self.method}: {released.height:,} records × {released.width} columns"]
         if released.height != self.original.n_records:
             lines[0] += f" (of {self.original.n_records:,})"
-        parameters = self.params.to_recipe() if hasattr(self.params, "to_recipe") else self.parameters
+        parameters = self.params.to_recipe()
         if parameters:
             text = "parameters: " + ", ".join(f"{key}={_brief(value)}" for key, value in parameters.items())
             lines += textwrap.wrap(text, width=100, subsequent_indent="  ", max_lines=3, placeholder=" …")

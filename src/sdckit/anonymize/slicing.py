@@ -673,7 +673,9 @@ def slice_table(
     )
     _refuse_foreign(method, own, other, given)
     values = {name: value for name, value in given.items() if name in own.model_fields}
-    return run_method(method, table, values, Context(progress=progress))
+    release = run_method(method, table, values, Context(progress=progress))
+    assert isinstance(release, SlicedRelease)  # the slicing methods' run returns one
+    return release
 
 
 def _refuse_foreign(

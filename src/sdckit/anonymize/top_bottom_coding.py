@@ -8,7 +8,7 @@ own value, so it re-applies to new data (:mod:`sdckit.anonymize.transform`).
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -118,14 +118,15 @@ def top_bottom_expression(
 def top_bottom_release(
     table: Table,
     attribute: str,
-    bottom: float | None,
-    top: float | None,
-    bottom_value: float | None,
-    top_value: float | None,
-) -> tuple[Release, int]:
-    """The release of top and bottom coding with the replacement values resolved, and the number of
-    records coded (shared by the method and :func:`sdckit.anonymize.transform.apply_transformation`,
-    which give it its ``params`` and ``figures``)."""
+    thresholds: tuple[float | None, float | None, float | None, float | None],
+    params: MethodParams,
+    figures: Callable[[int], Figures],
+) -> Release:
+    """The release of top and bottom coding with the replacement values resolved (``thresholds``:
+    bottom, top, bottom value, top value), shared by the method and
+    :func:`sdckit.anonymize.transform.apply_transformation`: ``params`` is the parameters it carries
+    and ``figures(changed_records)`` builds its figures from the number of records coded."""
+    bottom, top, bottom_value, top_value = thresholds
     column = table.column(attribute)
     released = table.data.with_columns(
         top_bottom_expression(attribute, bottom, top, bottom_value, top_value, dtype=column.dtype)
@@ -135,15 +136,16 @@ def top_bottom_release(
         .fill_null(False)
         .to_numpy()
     )
-    release = Release(
+    return Release(
         table=Table(released, table.schema, source=table.source),
         original=table,
         method="top-bottom-coding",
+        params=params,
         quasi_identifiers=(attribute,),
         suppressed_records=np.zeros(table.n_records, dtype=bool),
         classes=np.full(table.n_records, -1, dtype=np.int64),
+        figures=figures(int(changed.sum())),
     )
-    return release, int(changed.sum())
 
 
 def _summary(release: Release) -> dict[str, Any]:
@@ -177,8 +179,12 @@ def _run(table: Table, params: TopBottomCodingParams, context: Context) -> Relea
         )
     bottom_value = params.bottom if params.bottom_value is None else params.bottom_value
     top_value = params.top if params.top_value is None else params.top_value
-    release, changed = top_bottom_release(
-        table, attribute, params.bottom, params.top, bottom_value, top_value
+    return top_bottom_release(
+        table,
+        attribute,
+        (params.bottom, params.top, bottom_value, top_value),
+        params,
+        lambda changed: TopBottomFigures(
+            bottom_value=bottom_value, top_value=top_value, changed_records=changed
+        ),
     )
-    figures = TopBottomFigures(bottom_value=bottom_value, top_value=top_value, changed_records=changed)
-    return dataclasses.replace(release, params=params, figures=figures)
