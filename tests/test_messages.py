@@ -183,6 +183,8 @@ PLAIN_ALLOWED = {
     ("tabular/model.py", "__post_init__"): "the model's arrays, built by tabular/build.py",
     ("tabular/model.py", "from_array"): "the model's arrays, built by tabular/build.py",
     ("tabular/respondents.py", "with_contributions"): "two builds of one table must agree",
+    ("anonymize/recoding.py", "_not_a_truth_value"): "pydantic's hook (suppression_limit's validator): "
+    "MethodParams.parse turns its ValueError into the ConfigError naming suppression_limit",
     ("tabular/respondents.py", "_coalition_size"): "pydantic's hook (the Coalition type's validator): "
     "MethodParams.parse turns its ValueError into the ConfigError naming coalition",
     ("tabular/rounding.py", "controlled_rounding"): "a check of the solver's answer",
