@@ -32,7 +32,7 @@ from sdckit.frequency import extend_keys, initial_keys
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy
 from sdckit.labels import above_label, at_least_label, at_most_label, below_label, interval_label
 from sdckit.table import Table, value_strings
-from sdckit.utility.base import GeneralizationView
+from sdckit.utility.view import GeneralizationView
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import polars as pl
 from sdckit.hierarchy import Hierarchy
 from sdckit.params import MethodParams
 from sdckit.table import Role, Schema, Table
-from sdckit.utility.base import GeneralizationView
+from sdckit.utility.view import GeneralizationView
 
 
 @dataclass(frozen=True)

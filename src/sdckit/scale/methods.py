@@ -27,7 +27,7 @@ from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.params import spell
 from sdckit.scale.aggregate import Aggregate, aggregate, map_back
-from sdckit.scale.base import ScaledRun
+from sdckit.scale.result import ScaledRun
 from sdckit.scale.dataset import Dataset, Partition
 from sdckit.scale.engine import Engine
 from sdckit.table import Role

@@ -11,7 +11,7 @@ The utility measures (``sdckit utility <name>``) are the modules here that decla
 them without importing them, so scikit-learn is imported only when one runs.
 """
 
-from sdckit.utility.base import GeneralizationView
+from sdckit.utility.view import GeneralizationView
 from sdckit.utility.metrics import (
     METRICS,
     Metric,

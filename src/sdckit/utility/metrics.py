@@ -42,7 +42,7 @@ import numpy as np
 
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
-from sdckit.utility.base import GeneralizationView
+from sdckit.utility.view import GeneralizationView
 
 __all__ = [
     "METRICS",
