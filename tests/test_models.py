@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import make_table
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.io import read_table
@@ -28,7 +29,8 @@ from sdckit.models import (
     closeness,
     evaluate_all,
 )
-from sdckit.table import Table
+from sdckit.params import options_spelled, privacy_models
+from sdckit.table import Role, Table
 
 # Pure-Python reference, one class at a time ----------------------------------------------------------
 
@@ -566,10 +568,62 @@ def test_bad_parameters(make, parameter):
         make()
 
 
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: KAnonymity(0), "k must be greater than or equal to 1, got 0"),
+        (lambda: KAnonymity(4.0), "k must be a valid integer, got 4.0"),
+        (lambda: KAnonymity(None), "k must be a valid integer, got None"),
+        (lambda: DistinctLDiversity("s", 2.0), "l must be a valid integer, got 2.0"),
+        (lambda: EntropyLDiversity("s", 0.5), "l must be greater than or equal to 1, got 0.5"),
+        (lambda: EntropyLDiversity("s", math.inf), "l must be a finite number, got inf"),
+        (lambda: RecursiveCLDiversity("s", 0, 2), "c must be greater than 0, got 0"),
+        (lambda: TCloseness("s", 1.5), "t must be less than or equal to 1, got 1.5"),
+        (lambda: TCloseness("s", -0.1), "t must be greater than or equal to 0, got -0.1"),
+        (
+            lambda: TCloseness("s", 0.2, "manhattan"),
+            "distance must be 'equal', 'ordered' or 'hierarchical', got 'manhattan'",
+        ),
+        (
+            lambda: TCloseness("s", 0.2, "hierarchical"),
+            "hierarchical t-closeness needs a hierarchy for sensitive attribute 's'",
+        ),
+    ],
+)
+def test_the_models_check_their_parameters_by_the_parameters_objects_rules(make, message):
+    # One rule and one wording per parameter: the fields of PrivacyModelParams (k, l, c, t, t_distance).
+    with pytest.raises(ConfigError) as error:
+        make()
+    assert str(error.value) == message
+    with options_spelled(), pytest.raises(ConfigError) as spelled:
+        make()
+    name = message.split(" ")[0]
+    option = {"k": "-k", "l": "-l", "c": "--c", "t": "-t", "distance": "--t-distance"}.get(name)
+    assert str(spelled.value) == (option + message.removeprefix(name) if option else message)
+
+
 def test_integral_parameters_are_accepted():
-    assert KAnonymity(np.int64(3)).k == 3
-    assert KAnonymity(4.0).k == 4
+    assert KAnonymity(np.int64(3)).k == 3 and type(KAnonymity(np.int64(3)).k) is int
+    assert KAnonymity(4).k == 4
     assert TCloseness("s", 0).t == 0.0 and TCloseness("s", 1).t == 1.0
+    assert EntropyLDiversity("s", np.float64(1.5)).l == 1.5
+
+
+def test_privacy_models_checks_as_the_parameters_object_does():
+    # verdict() and privacy_models() from Python: the rules of PrivacyModelParams, not only the models'.
+    frame = pl.DataFrame({"q": ["a", "a", "b", "b"], "s": ["x", "y", "x", "y"]})
+    table = make_table(frame, q=Role.QUASI_IDENTIFIER, s=Role.SENSITIVE)
+    assert privacy_models(table, k=None, l=None) == []
+    with pytest.raises(
+        ConfigError, match=r"^check needs a whole number l for distinct l-diversity, got 1.5$"
+    ):
+        privacy_models(table, k=None, l=1.5, method="check")
+    with pytest.raises(
+        ConfigError, match=r"^l_variant must be 'distinct', 'entropy' or 'recursive', got 'x'$"
+    ):
+        privacy_models(table, k=2, l=2, l_variant="x")
+    names = [model.name for model in privacy_models(table, k=2, l=2, l_variant="recursive", c=3, t=0.5)]
+    assert names == ["2-anonymity", "recursive (3,2)-diversity (s)", "0.5-closeness (s, equal)"]
 
 
 def whole(frame: pl.DataFrame, sensitive: list[str]) -> ClassStatistics:

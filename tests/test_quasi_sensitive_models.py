@@ -25,6 +25,7 @@ from sdckit.models.quasi_sensitive import (
     link_probabilities,
     qs_check,
 )
+from sdckit.params import options_spelled
 from sdckit.setvalued import ItemSets, Knowledge, linked_labels
 
 
@@ -200,6 +201,8 @@ def test_custom_prior_and_bad_arguments():
         beliefs(np.zeros(3, dtype=int), 1, linked)
     with pytest.raises(ValueError, match=r"-1 \.\. 0"):
         beliefs(np.array([0, 1, 0, 0]), 1, linked)
+    with pytest.raises(ConfigError, match=r"^n_groups must be greater than or equal to 0, got -1$"):
+        beliefs(np.zeros(4, dtype=int), -1, linked)
 
 
 def test_link_probabilities():
@@ -212,18 +215,27 @@ def test_link_probabilities():
 @pytest.mark.parametrize(
     ("build", "pattern"),
     [
-        (lambda: QSCLDiversity(c=0, l=2), r"^c must be > 0"),
-        (lambda: QSCLDiversity(c=-1, l=2), r"^c must be > 0"),
-        (lambda: QSCLDiversity(c=1, l=0), r"^l must be an integer >= 1"),
-        (lambda: QSCLDiversity(c=1, l=2.5), r"^l must be an integer"),
-        (lambda: QSTCloseness(t=-0.1), r"^t must be in \[0, 1.41421\]"),
-        (lambda: QSTCloseness(t=1.5), r"^t must be in \[0, 1.41421\]"),
-        (lambda: QSTCloseness(t=float("nan")), r"^t must be a finite number"),
+        # The rules of QuasiSensitiveParams' fields (sdckit.params), in its wording.
+        (lambda: QSCLDiversity(c=0, l=2), r"^c must be greater than 0, got 0$"),
+        (lambda: QSCLDiversity(c=-1, l=2), r"^c must be greater than 0, got -1$"),
+        (lambda: QSCLDiversity(c=1, l=0), r"^l must be greater than or equal to 1, got 0$"),
+        (lambda: QSCLDiversity(c=1, l=2.5), r"^l must be a valid integer, got 2.5$"),
+        (lambda: QSCLDiversity(c=1, l=True), r"^l must be a valid integer, got True$"),
+        (lambda: QSTCloseness(t=-0.1), r"^t must be greater than or equal to 0, got -0.1$"),
+        (lambda: QSTCloseness(t=1.5), r"^t must be in \[0, 1.41421\], got 1.5$"),
+        (lambda: QSTCloseness(t=float("nan")), r"^t must be a finite number, got nan$"),
     ],
 )
 def test_bad_parameters(build, pattern):
     with pytest.raises(ConfigError, match=pattern):
         build()
+
+
+def test_the_bound_of_qs_t_is_named_as_the_command_line_spells_it():
+    with options_spelled(), pytest.raises(ConfigError, match=r"^-t must be in \[0, 1.41421\], got 2.0$"):
+        QSTCloseness(2.0)
+    with options_spelled(), pytest.raises(ConfigError, match=r"^--c must be greater than 0, got 0$"):
+        QSCLDiversity(c=0, l=2)
 
 
 def test_parameter_bounds_accepted():

@@ -840,9 +840,19 @@ def test_inconsistent_hierarchy_given_to_the_search_is_refused():
         generalize([KAnonymity(2)], hierarchies={"zip": ZIP, "age": inconsistent})
 
 
-@pytest.mark.parametrize("k", [0, -1, 2.5, True])
-def test_k_below_one_or_not_whole(k):
-    with pytest.raises(ConfigError, match="k must be an integer >= 1"):
+@pytest.mark.parametrize(
+    ("k", "rule"),
+    [
+        (0, "greater than or equal to 1, got 0"),
+        (-1, "greater than or equal to 1, got -1"),
+        (2.5, "a valid integer, got 2.5"),
+        (2.0, "a valid integer, got 2.0"),
+        (True, "a valid integer, got True"),
+    ],
+)
+def test_k_below_one_or_not_whole(k, rule):
+    # The rule of PrivacyModelParams' k (sdckit.params), as -k and a recipe's k are checked.
+    with pytest.raises(ConfigError, match=rf"^k must be {rule}$"):
         KAnonymity(k)
 
 

@@ -365,9 +365,10 @@ def test_bad_inputs():
     keys = [np.array([0, 1, 0])]
     q = np.zeros(3, dtype=np.int64)
     s = np.array([0, 1, 1])
-    with pytest.raises(ConfigError, match="l:"):
+    # The rule of SlicingParams' l (a finite number, at least 1: sdckit.params.L_BOUNDS).
+    with pytest.raises(ConfigError, match=r"^l must be greater than or equal to 1, got 0.5$"):
         SlicedDiversity(keys, q, s, 2, 0.5)
-    with pytest.raises(ConfigError, match="l:"):
+    with pytest.raises(ConfigError, match=r"^l must be a finite number, got nan$"):
         SlicedDiversity(keys, q, s, 2, float("nan"))
     with pytest.raises(ConfigError, match="sensitive_codes"):
         SlicedDiversity(keys, q, np.array([0, 2, 1]), 2, 2)

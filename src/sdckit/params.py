@@ -22,7 +22,17 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from sdckit.errors import ConfigError
 
@@ -134,12 +144,22 @@ def _problem(
         hint = f"; did you mean {spell(close[0])}?" if close else ""
         owner = f"{method} " if method else ""
         return f"{spell(name)} is not a parameter of {owner or 'this method'}".rstrip() + hint
-    message = str(item.get("msg", "is invalid"))
-    message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if not name:  # a rule between parameters: its message names them as {name}
         names = {field: spell(field) for field in cls.field_names()}
-        return f"{method or 'the method'} {message.format(**names)}"
-    label = spell(name)
+        return f"{method or 'the method'} {_message(item).format(**names)}"
+    return _field_problem(location, item, spell)
+
+
+def _message(item: Mapping[str, Any]) -> str:
+    message = str(item.get("msg", "is invalid"))
+    return message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def _field_problem(location: list[str], item: Mapping[str, Any], spell: Callable[[str], str]) -> str:
+    """One parameter's problem: ``<name> must be <allowed>, got <value>`` (the one message writer of
+    the parameters objects and of the privacy models' arguments, :class:`Argument`)."""
+    message = _message(item)
+    label = spell(location[0])
     if item.get("type") == "missing":
         return f"{label} is required"
     if len(location) > 1:
@@ -154,33 +174,111 @@ def _problem(
 
 
 # Privacy models shared by the methods that search for a release satisfying them -------------------
+#
+# Each rule on a privacy model's parameter is declared once, here: its type (Whole, Finite) and its
+# bounds (K_BOUNDS ...). A parameters object's field takes both
+# (``Annotated[Whole | None, K_BOUNDS, Field(description=...)]``, the bounds at the field, where the
+# workbench's forms read them) and a model object checks its argument against both
+# (``Argument("k", Whole, K_BOUNDS)``), so that ``KAnonymity(0)``, ``k: 0`` in a recipe and ``-k 0`` on
+# the command line are refused by one rule, in one wording.
 
-L_VARIANTS = ("distinct", "entropy", "recursive")
-T_DISTANCES = ("equal", "ordered", "hierarchical")
+
+def _python_number(value: Any) -> Any:
+    """A numpy scalar as the Python number it holds (``np.int64(3)`` -> ``3``); anything else as is."""
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+#: QS t-closeness's largest distance: the Euclidean distance between two point masses (Shi et al. 2010).
+QS_MAX_DISTANCE = math.sqrt(2.0)
+
+
+def _within_qs_distance(value: float) -> float:
+    if value > QS_MAX_DISTANCE:  # worded as pydantic's bounds: "t must be in [0, 1.41421], got 2.0"
+        bound = {"most": f"{QS_MAX_DISTANCE:g}"}
+        raise PydanticCustomError("qs_distance", "Input should be in [0, {most}]", bound)
+    return value
+
+
+#: A QS t-closeness distance: a finite number at most QS_MAX_DISTANCE (with QS_T_BOUNDS, at least 0).
+QSDistance = Annotated[Finite, AfterValidator(_within_qs_distance)]
+
+#: k of k-anonymity (Whole): at least 1.
+K_BOUNDS = Field(ge=1)
+#: l of l-diversity, QS (c,l)-diversity and l-diverse slicing: at least 1 (Whole for distinct, recursive
+#: and QS (c,l)-diversity, Finite for entropy l-diversity and slicing).
+L_BOUNDS = Field(ge=1)
+#: c of recursive (c,l)-diversity and QS (c,l)-diversity (Finite): positive.
+C_BOUNDS = Field(gt=0)
+#: t of t-closeness (Finite), an earth mover's distance: in [0, 1].
+T_BOUNDS = Field(ge=0, le=1)
+#: t of QS t-closeness (a QSDistance): at least 0.
+QS_T_BOUNDS = Field(ge=0)
+
+LVariant = Literal["distinct", "entropy", "recursive"]
+TDistance = Literal["equal", "ordered", "hierarchical"]
+L_VARIANTS: tuple[str, ...] = typing.get_args(LVariant)
+T_DISTANCES: tuple[str, ...] = typing.get_args(TDistance)
+
+
+class Argument:
+    """A privacy model's argument, checked by a rule declared above (the type and bounds a parameters
+    object's field takes) and worded by the parameters objects' message writer: one
+    :class:`~sdckit.errors.ConfigError` naming the argument through :func:`spell` (its option,
+    ``option`` if the command line calls it otherwise, while the command line runs).
+
+    A numpy scalar is read as the Python number it holds (``KAnonymity(np.int64(3))``).
+    ``Argument("k", Whole, K_BOUNDS)(0)`` raises "k must be greater than or equal to 1, got 0"."""
+
+    def __init__(self, name: str, kind: Any, *constraints: Any, option: str | None = None) -> None:
+        self.name = name
+        self.option = option
+        self._annotation: Any = Annotated[(kind, *constraints)] if constraints else kind
+        self._adapter: TypeAdapter[Any] | None = None
+
+    def __call__(self, value: Any) -> Any:
+        if self._adapter is None:  # built on first use: importing the models stays cheap
+            self._adapter = TypeAdapter(self._annotation)
+        try:
+            return self._adapter.validate_python(_python_number(value))
+        except ValidationError as error:
+            problems = [
+                _field_problem(
+                    [self.name, *(str(part) for part in item["loc"])],
+                    item,
+                    lambda name: spell(name, self.option),
+                )
+                for item in error.errors()
+            ]
+        raise ConfigError("; ".join(dict.fromkeys(problems)))
 
 
 class PrivacyModelParams(MethodParams):
     """k-anonymity, l-diversity (distinct, entropy or recursive (c,l)) and t-closeness: the models a
     release must satisfy. l and t apply to every attribute with role sensitive."""
 
-    k: Annotated[Whole | None, Field(ge=1, description="k of k-anonymity (Samarati & Sweeney, 1998).")] = None
+    k: Annotated[
+        Whole | None, K_BOUNDS, Field(description="k of k-anonymity (Samarati & Sweeney, 1998).")
+    ] = None
     l: Annotated[  # noqa: E741
-        Finite | None, Field(ge=1, description="l of l-diversity (Machanavajjhala et al., 2007).")
+        Finite | None, L_BOUNDS, Field(description="l of l-diversity (Machanavajjhala et al., 2007).")
     ] = None
     l_variant: Annotated[
-        Literal["distinct", "entropy", "recursive"],
-        Field(description="Which l-diversity: distinct, entropy or recursive (c,l)."),
+        LVariant, Field(description="Which l-diversity: distinct, entropy or recursive (c,l).")
     ] = "distinct"
     c: Annotated[
         Finite,
-        Field(gt=0, description="c of recursive (c,l)-diversity.", json_schema_extra={"option": "--c"}),
+        C_BOUNDS,
+        Field(description="c of recursive (c,l)-diversity.", json_schema_extra={"option": "--c"}),
     ] = 2.0
     t: Annotated[
-        Finite | None, Field(ge=0, le=1, description="t of t-closeness (Li, Li & Venkatasubramanian, 2007).")
+        Finite | None,
+        T_BOUNDS,
+        Field(description="t of t-closeness (Li, Li & Venkatasubramanian, 2007)."),
     ] = None
     t_distance: Annotated[
-        Literal["equal", "ordered", "hierarchical"],
-        Field(description="Earth mover's distance of t-closeness: equal, ordered or hierarchical."),
+        TDistance, Field(description="Earth mover's distance of t-closeness: equal, ordered or hierarchical.")
     ] = "equal"
 
     @model_validator(mode="after")
@@ -196,16 +294,41 @@ class PrivacyModelParams(MethodParams):
         return self
 
     def privacy_models(self, table: Any) -> list[Any]:
-        """The models these parameters ask for on ``table`` (l and t for every sensitive attribute)."""
-        return privacy_models(
-            table,
-            k=self.k,
-            l=self.l,
-            l_variant=self.l_variant,
-            c=self.c,
-            t=self.t,
-            t_distance=self.t_distance,
+        """The models these parameters ask for on ``table``: k-anonymity, and l-diversity / t-closeness
+        of every attribute with role sensitive. Raises ``ConfigError`` when a model cannot apply to the
+        table (k above its number of records, no sensitive attribute, no hierarchy for hierarchical
+        t-closeness)."""
+        from sdckit.anonymize.base import check_k_at_most_records
+        from sdckit.hierarchy import Hierarchy
+        from sdckit.models import (
+            DistinctLDiversity,
+            EntropyLDiversity,
+            KAnonymity,
+            RecursiveCLDiversity,
+            TCloseness,
         )
+        from sdckit.table import Role
+
+        k, l, t = self.k, self.l, self.t  # noqa: E741
+        sensitive = table.schema.with_role(Role.SENSITIVE)
+        if (l is not None or t is not None) and not sensitive:
+            raise ConfigError("l and t need at least one attribute with role sensitive in the configuration")
+        models: list[Any] = []
+        if k is not None:
+            check_k_at_most_records(k, table.n_records)
+            models.append(KAnonymity(k))
+        for attribute in sensitive:
+            if l is not None:
+                if self.l_variant == "distinct":
+                    models.append(DistinctLDiversity(attribute.name, int(l)))
+                elif self.l_variant == "entropy":
+                    models.append(EntropyLDiversity(attribute.name, l))
+                else:
+                    models.append(RecursiveCLDiversity(attribute.name, self.c, int(l)))
+            if t is not None:
+                hierarchy = attribute.hierarchy if isinstance(attribute.hierarchy, Hierarchy) else None
+                models.append(TCloseness(attribute.name, t, distance=self.t_distance, hierarchy=hierarchy))
+        return models
 
 
 def privacy_models(
@@ -217,43 +340,20 @@ def privacy_models(
     c: float = 2.0,
     t: float | None = None,
     t_distance: str = "equal",
+    method: str | None = None,
 ) -> list[Any]:
-    """Privacy model objects for ``table``: k-anonymity, and l-diversity / t-closeness of every
-    attribute with role sensitive. Raises ``ConfigError`` when a model cannot apply to the table."""
-    from sdckit.anonymize.base import check_k_at_most_records
-    from sdckit.hierarchy import Hierarchy
-    from sdckit.models import (
-        DistinctLDiversity,
-        EntropyLDiversity,
-        KAnonymity,
-        RecursiveCLDiversity,
-        TCloseness,
+    """Privacy model objects for ``table`` (none when no model is asked): the parameters checked by
+    :class:`PrivacyModelParams` (``method`` names the caller in a message about two of them), then
+    :meth:`PrivacyModelParams.privacy_models`."""
+    if k is None and l is None and t is None:
+        return []
+    fields = PrivacyModelParams.model_fields
+    params = PrivacyModelParams.parse(
+        {"k": k, "l": l, "l_variant": l_variant, "c": c, "t": t, "t_distance": t_distance},
+        spell=lambda name: spell(name, option_name(name, fields.get(name))),
+        method=method,
     )
-    from sdckit.table import Role
-
-    sensitive = table.schema.with_role(Role.SENSITIVE)
-    if (l is not None or t is not None) and not sensitive:
-        raise ConfigError("l and t need at least one attribute with role sensitive in the configuration")
-    models: list[Any] = []
-    if k is not None:
-        check_k_at_most_records(k, table.n_records)
-        models.append(KAnonymity(k))
-    for attribute in sensitive:
-        if l is not None:
-            if l_variant == "distinct":
-                models.append(DistinctLDiversity(attribute.name, int(l)))
-            elif l_variant == "entropy":
-                models.append(EntropyLDiversity(attribute.name, l))
-            else:
-                models.append(RecursiveCLDiversity(attribute.name, c, int(l)))
-        if t is not None:
-            hierarchy = attribute.hierarchy if isinstance(attribute.hierarchy, Hierarchy) else None
-            if t_distance == "hierarchical" and hierarchy is None:
-                raise ConfigError(
-                    f"hierarchical t-closeness needs a hierarchy for sensitive attribute '{attribute.name}'"
-                )
-            models.append(TCloseness(attribute.name, t, distance=t_distance, hierarchy=hierarchy))
-    return models
+    return params.privacy_models(table)
 
 
 def finite_or_none(value: float | None) -> float | None:

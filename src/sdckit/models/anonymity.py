@@ -15,10 +15,12 @@ from sdckit.models.base import (
     ClassStatistics,
     ModelResult,
     PrivacyModel,
-    integer_parameter,
     number_text,
     whole_table,
 )
+from sdckit.params import K_BOUNDS, Argument, Whole
+
+_K = Argument("k", Whole, K_BOUNDS)
 
 
 class KAnonymity(PrivacyModel):
@@ -35,7 +37,7 @@ class KAnonymity(PrivacyModel):
     monotonic_with_suppression = True
 
     def __init__(self, k: int) -> None:
-        self.k = integer_parameter("k", k, 1)
+        self.k: int = _K(k)
         self.name = f"{self.k}-anonymity"
 
     def evaluate(self, statistics: ClassStatistics) -> ModelResult:

@@ -13,7 +13,6 @@ search can tell how far a class is from passing and a report can show the worst 
 from __future__ import annotations
 
 import math
-import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -381,48 +380,12 @@ def evaluate_all(
     return passes, results
 
 
-# Parameter validation -------------------------------------------------------------------------------
+# Parameters: the rules of k, l, c and t are sdckit.params' (Argument), shared with the parameters objects
 
 
 def number_text(value: float) -> str:
     """A parameter as it appears in a model name: 5, 0.2, 2.5."""
     return f"{value:g}"
-
-
-def integer_parameter(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if not isinstance(value, numbers.Integral) and not (math.isfinite(value) and float(value).is_integer()):
-        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    result = int(value) if isinstance(value, numbers.Integral) else int(float(value))
-    if result < minimum:
-        raise ConfigError(f"{name} must be an integer >= {minimum}, got {result}")
-    return result
-
-
-def real_parameter(
-    name: str,
-    value: object,
-    *,
-    minimum: float | None = None,
-    maximum: float | None = None,
-    exclusive_minimum: bool = False,
-) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
-        raise ConfigError(f"{name} must be a finite number, got {value!r}")
-    result = float(value)
-    low_ok = minimum is None or (result > minimum if exclusive_minimum else result >= minimum)
-    high_ok = maximum is None or result <= maximum
-    if not (low_ok and high_ok):
-        if minimum is not None and maximum is not None:
-            wanted = f"in [{number_text(minimum)}, {number_text(maximum)}]"
-        elif minimum is not None:
-            wanted = f"{'>' if exclusive_minimum else '>='} {number_text(minimum)}"
-        else:  # no minimum, so the maximum was exceeded
-            assert maximum is not None
-            wanted = f"<= {number_text(maximum)}"
-        raise ConfigError(f"{name} must be {wanted}, got {number_text(result)}")
-    return result
 
 
 def attribute_parameter(value: object) -> str:

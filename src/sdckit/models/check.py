@@ -301,7 +301,9 @@ def verdict(
             "with nulls as wildcards only k-anonymity can be checked (a null joins every class, so classes "
             f"overlap); check l and t with nulls as a category ({spell('missing')} category)"
         )
-    required = privacy_models(table, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
+    required = privacy_models(
+        table, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, method="check"
+    )
     sensitive = bool(table.schema.with_role(Role.SENSITIVE)) and not wildcard
     reported = privacy_models(
         table,

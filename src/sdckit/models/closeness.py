@@ -40,13 +40,15 @@ from sdckit.models.base import (
     SensitiveCounts,
     attribute_parameter,
     number_text,
-    real_parameter,
 )
+from sdckit.params import T_BOUNDS, T_DISTANCES, Argument, Finite, TDistance
 
 if TYPE_CHECKING:
     from sdckit.hierarchy import Hierarchy
 
-DISTANCES = ("equal", "ordered", "hierarchical")
+DISTANCES = T_DISTANCES
+_T = Argument("t", Finite, T_BOUNDS)
+_DISTANCE = Argument("distance", TDistance, option="--t-distance")
 # The dense kernels walk all m codes (all tree nodes) for every class, the sparse ones only the class's
 # values (times the tree's levels) but at a higher cost per step. Dense is chosen while m (the number
 # of nodes) is at most RATIO x the sparse steps per class (+ EXTRA); the ratios were measured on 20,000
@@ -120,18 +122,15 @@ class TCloseness(PrivacyModel):
         self, attribute: str, t: float, distance: str = "equal", hierarchy: Hierarchy | None = None
     ) -> None:
         self.sensitive_attribute = attribute_parameter(attribute)
-        self.t = real_parameter("t", t, minimum=0.0, maximum=1.0)
-        if distance not in DISTANCES:
-            raise ConfigError(f"distance must be one of {', '.join(DISTANCES)}, got {distance!r}")
-        self.distance = distance
+        self.t: float = _T(t)
+        self.distance: str = _DISTANCE(distance)
         self.hierarchy = hierarchy
         self._tree: _Tree | None = None
         self._leaf_cache: tuple[pl.Series, np.ndarray] | None = None
         if distance == "hierarchical":
             if hierarchy is None:
                 raise ConfigError(
-                    f"t-closeness on '{attribute}' with distance 'hierarchical' needs a hierarchy "
-                    f"of '{attribute}'"
+                    f"hierarchical t-closeness needs a hierarchy for sensitive attribute '{attribute}'"
                 )
             self._tree = _Tree(hierarchy)
         self.name = f"{number_text(self.t)}-closeness ({self.sensitive_attribute}, {distance})"

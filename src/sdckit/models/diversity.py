@@ -31,11 +31,14 @@ from sdckit.models.base import (
     ModelResult,
     PrivacyModel,
     attribute_parameter,
-    integer_parameter,
     number_text,
-    real_parameter,
     whole_table,
 )
+from sdckit.params import C_BOUNDS, L_BOUNDS, Argument, Finite, Whole
+
+_WHOLE_L = Argument("l", Whole, L_BOUNDS)
+_REAL_L = Argument("l", Finite, L_BOUNDS)
+_C = Argument("c", Finite, C_BOUNDS, option="--c")
 
 
 class DistinctLDiversity(PrivacyModel):
@@ -51,7 +54,7 @@ class DistinctLDiversity(PrivacyModel):
 
     def __init__(self, attribute: str, l: int) -> None:  # noqa: E741 (the literature's name)
         self.sensitive_attribute = attribute_parameter(attribute)
-        self.l = integer_parameter("l", l, 1)
+        self.l: int = _WHOLE_L(l)
         self.name = f"distinct {self.l}-diversity ({self.sensitive_attribute})"
 
     def evaluate(self, statistics: ClassStatistics) -> ModelResult:
@@ -87,7 +90,7 @@ class EntropyLDiversity(PrivacyModel):
 
     def __init__(self, attribute: str, l: float) -> None:  # noqa: E741
         self.sensitive_attribute = attribute_parameter(attribute)
-        self.l = real_parameter("l", l, minimum=1.0)
+        self.l: float = _REAL_L(l)
         self.name = f"entropy {number_text(self.l)}-diversity ({self.sensitive_attribute})"
 
     def _entropies(self, statistics: ClassStatistics) -> np.ndarray:
@@ -130,8 +133,8 @@ class RecursiveCLDiversity(PrivacyModel):
 
     def __init__(self, attribute: str, c: float, l: int) -> None:  # noqa: E741
         self.sensitive_attribute = attribute_parameter(attribute)
-        self.c = real_parameter("c", c, minimum=0.0, exclusive_minimum=True)
-        self.l = integer_parameter("l", l, 1)
+        self.c: float = _C(c)
+        self.l: int = _WHOLE_L(l)
         self.name = f"recursive ({number_text(self.c)},{self.l})-diversity ({self.sensitive_attribute})"
 
     def _levels(self, statistics: ClassStatistics) -> np.ndarray:

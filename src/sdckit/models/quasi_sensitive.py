@@ -34,7 +34,6 @@ k-anonymity. ACM TKDD 1(1), 3.
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,9 +41,20 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
+from pydantic import Field
 
 from sdckit.errors import ConfigError
-from sdckit.models.base import TOLERANCE, ModelResult, integer_parameter, number_text, real_parameter
+from sdckit.models.base import TOLERANCE, ModelResult, number_text
+from sdckit.params import (
+    C_BOUNDS,
+    L_BOUNDS,
+    QS_MAX_DISTANCE,
+    QS_T_BOUNDS,
+    Argument,
+    Finite,
+    QSDistance,
+    Whole,
+)
 from sdckit.setvalued import ItemSets, Knowledge, linked_labels
 
 __all__ = [
@@ -59,7 +69,12 @@ __all__ = [
 ]
 
 #: Largest Euclidean distance between two probability vectors (point masses on different labels).
-MAX_DISTANCE = math.sqrt(2.0)
+MAX_DISTANCE = QS_MAX_DISTANCE
+
+_C = Argument("c", Finite, C_BOUNDS, option="--c")
+_L = Argument("l", Whole, L_BOUNDS)
+_T = Argument("t", QSDistance, QS_T_BOUNDS)
+_N_GROUPS = Argument("n_groups", Whole, Field(ge=0))
 
 
 @dataclass(frozen=True)
@@ -115,7 +130,7 @@ def beliefs(
     all-zero posterior.
     """
     groups = np.asarray(groups)
-    n_groups = integer_parameter("n_groups", n_groups, 0)
+    n_groups = _N_GROUPS(n_groups)
     if groups.ndim != 1 or groups.shape[0] != linked.shape[0]:
         raise ValueError(
             f"groups must hold one group per record ({linked.shape[0]}), got shape {groups.shape}"
@@ -208,8 +223,8 @@ class QSCLDiversity(QSModel):
     higher_is_better = True
 
     def __init__(self, c: float = 1.0, l: int = 30) -> None:  # noqa: E741 (the literature's name)
-        self.c = real_parameter("c", c, minimum=0.0, exclusive_minimum=True)
-        self.l = integer_parameter("l", l, 1)
+        self.c: float = _C(c)
+        self.l: int = _L(l)
         self.name = f"QS ({number_text(self.c)},{self.l})-diversity"
 
     def levels(self, beliefs: Beliefs) -> np.ndarray:
@@ -239,7 +254,7 @@ class QSTCloseness(QSModel):
     higher_is_better = False
 
     def __init__(self, t: float = 0.4) -> None:
-        self.t = real_parameter("t", t, minimum=0.0, maximum=MAX_DISTANCE)
+        self.t: float = _T(t)
         self.name = f"QS {number_text(self.t)}-closeness"
 
     @staticmethod

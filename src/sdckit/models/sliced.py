@@ -35,17 +35,19 @@ IEEE Transactions on Knowledge and Data Engineering 24(3):561-574, 2012.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 from numba import njit
 
 from sdckit.errors import ConfigError
+from sdckit.params import L_BOUNDS, Argument, Finite
 
 #: Tolerance of the threshold comparison (SPEC §0): a tuple passes when max_s p(t,s) <= 1/l + TOLERANCE.
 TOLERANCE = 1e-12
 BUCKET_WEIGHTINGS = ("none", "size")
+#: l of l-diverse slicing: a real number, at least 1 (the rule of SlicingParams' l).
+_L = Argument("l", Finite, L_BOUNDS)
 
 __all__ = [
     "BUCKET_WEIGHTINGS",
@@ -106,10 +108,7 @@ class _Prepared:
                 f"sensitive_codes: codes must be < n_values={n_values} (found {int(codes.max())})"
             )
         if l is not None:
-            if isinstance(l, bool) or not isinstance(l, int | float | np.integer | np.floating):
-                raise ConfigError(f"l: expected a real number >= 1, got {l!r}")
-            if not math.isfinite(float(l)) or float(l) < 1.0:
-                raise ConfigError(f"l: expected a real number >= 1, got {l!r}")
+            l = _L(l)  # noqa: E741
         if bucket_weighting not in BUCKET_WEIGHTINGS:
             raise ConfigError(
                 f"bucket_weighting: expected one of {', '.join(BUCKET_WEIGHTINGS)}, got {bucket_weighting!r}"
