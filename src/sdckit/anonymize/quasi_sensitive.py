@@ -77,7 +77,16 @@ from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.models import KAnonymity
 from sdckit.models.quasi_sensitive import QSCLDiversity, QSModel, QSTCloseness, beliefs
-from sdckit.params import Finite, MethodParams, Whole
+from sdckit.params import (
+    C_BOUNDS,
+    K_BOUNDS,
+    L_BOUNDS,
+    QS_T_BOUNDS,
+    Finite,
+    MethodParams,
+    QSDistance,
+    Whole,
+)
 from sdckit.setvalued import ItemSets, Knowledge
 from sdckit.table import Kind, Role, Schema, Table
 
@@ -362,12 +371,12 @@ class QuasiSensitiveParams(MethodParams):
     """
 
     knowledge: Annotated[Path, Field(description="External knowledge (label -> items), CSV or YAML.")]
-    k: Annotated[Whole, Field(ge=1, description="k of the k-anonymity of phase 1 (Mondrian).")] = 1
-    l: Annotated[Whole | None, Field(ge=1, description="l of QS (c,l)-diversity.")] = None  # noqa: E741
+    k: Annotated[Whole, K_BOUNDS, Field(description="k of the k-anonymity of phase 1 (Mondrian).")] = 1
+    l: Annotated[Whole | None, L_BOUNDS, Field(description="l of QS (c,l)-diversity.")] = None  # noqa: E741
     c: Annotated[
-        Finite, Field(gt=0, description="c of QS (c,l)-diversity.", json_schema_extra={"option": "--c"})
+        Finite, C_BOUNDS, Field(description="c of QS (c,l)-diversity.", json_schema_extra={"option": "--c"})
     ] = 1.0
-    t: Annotated[Finite | None, Field(ge=0, description="t of QS t-closeness.")] = None
+    t: Annotated[QSDistance | None, QS_T_BOUNDS, Field(description="t of QS t-closeness.")] = None
     set_column: Annotated[
         str | None, Field(description="The set-valued column (default: the one with role quasi-sensitive).")
     ] = None
