@@ -217,6 +217,12 @@ def test_a_coalition_option_of_one_is_refused():
     # the audit's parameters hold the same rule, before any file is read
     with pytest.raises(ConfigError, match=message):
         TABLE_METHODS.get("audit").params.parse({"pattern": "absent.csv", "coalition": 1}, method="audit")
+    # and so does the attacker's own function, with the rule on singletons
+    pattern = protection.primary.copy()
+    with pytest.raises(ConfigError, match=message):
+        respondents(table, protection, pattern, coalition=1)
+    with pytest.raises(ConfigError, match=r"^singletons must be 'protect' or 'none', got 'all'$"):
+        respondents(table, protection, pattern, singletons="all")
 
 
 @pytest.mark.parametrize("seed", range(12))

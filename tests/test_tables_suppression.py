@@ -223,6 +223,32 @@ def test_user_weights_override_the_cost() -> None:
         suppress(table, protection, weights=np.ones(3))
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"algorithm": "fast"}, r"^algorithm must be 'auto', 'optimal' or 'heuristic', got 'fast'$"),
+        ({"cost": "area"}, r"^cost must be 'value', 'cells' or 'log', got 'area'$"),
+        ({"time_limit": 0}, r"^time_limit must be greater than 0, got 0$"),
+        ({"gap": -0.1}, r"^gap must be greater than or equal to 0, got -0\.1$"),
+        ({"gap": 1.5}, r"^gap must be less than or equal to 1, got 1\.5$"),  # one rule: the function took it
+        ({"singletons": "all"}, r"^singletons must be 'protect' or 'none', got 'all'$"),
+        ({"coalition": 1}, r"^coalition must be 0 \(none\) or a number of contributors ≥ 2, got 1$"),
+        (
+            {"time_limit": -1, "gap": -1},
+            r"^time_limit must be greater than 0, got -1; gap must be greater than or equal to 0, got -1$",
+        ),
+    ],
+)
+def test_bad_parameters_one_rule_for_the_function_and_the_method(kwargs: dict, message: str) -> None:
+    """suppress() checks its parameters by SuppressParams' rules: one error naming each bad one, worded
+    as the registered method words it."""
+    table, protection = example()
+    with pytest.raises(ConfigError, match=message):
+        suppress(table, protection, **kwargs)
+    with pytest.raises(ConfigError, match=message):
+        run_table_method("suppress", TableProblem(table, protection), kwargs)
+
+
 def test_zero_cells_cost_a_little() -> None:
     table = LinearTable.from_array([[0, 4], [7, 3]])
     w = cell_weights(table)
@@ -431,7 +457,9 @@ def test_registered_method() -> None:
     assert result.figures["cost"] == 55.0 and result.figures["algorithm"] == "optimal"
     frame = result.frame()
     assert frame.filter(pl.col("status") == "primary")["feasible_high"].to_list() == [25.0]
-    with pytest.raises(ConfigError):
+    with pytest.raises(
+        ConfigError, match=r"^algorithm must be 'auto', 'optimal' or 'heuristic', got 'fast'$"
+    ):
         run_table_method("suppress", TableProblem(table, protection), {"algorithm": "fast"})
 
 

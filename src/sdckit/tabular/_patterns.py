@@ -5,6 +5,7 @@ the error for a cell no pattern protects."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,22 +23,25 @@ from sdckit.tabular.model import LinearTable, Protection
 ZERO_COST = 1e-3
 
 
+#: The costs of suppressing each cell by name (``SuppressParams.cost`` holds the rule on the names).
+_COSTS: dict[str, Callable[[LinearTable], np.ndarray]] = {
+    "value": lambda table: np.abs(table.values).copy(),
+    "cells": lambda table: np.ones(table.n_cells),
+    "log": lambda table: np.log1p(np.abs(table.values)),
+}
+
+
 def cell_weights(table: LinearTable, cost: str = "value", weights: Any = None) -> np.ndarray:
-    """The cost ``w_i`` of suppressing each cell (``weights`` when given, else by ``cost``)."""
+    """The cost ``w_i`` of suppressing each cell (``weights`` when given, else by ``cost``: ``value``,
+    ``cells`` or ``log``, as :class:`~sdckit.tabular.suppression.SuppressParams` checked it)."""
     if weights is not None:
         w = np.asarray(weights, dtype=np.float64)
         if w.shape != (table.n_cells,):
             raise ConfigError(f"weights has {w.size} values for a table of {table.n_cells} cells")
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ConfigError("weights must be finite and non-negative")
-    elif cost == "value":
-        w = np.abs(table.values).copy()
-    elif cost == "cells":
-        w = np.ones(table.n_cells)
-    elif cost == "log":
-        w = np.log1p(np.abs(table.values))
     else:
-        raise ConfigError(f"cost must be value, cells or log, got {cost!r}")
+        w = _COSTS[cost](table)
     positive = w[w > 0]
     floor = ZERO_COST * (float(positive.min()) if positive.size else 1.0)
     return np.where(w > 0, w, floor)

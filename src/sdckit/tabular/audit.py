@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -37,7 +37,7 @@ from sdckit.params import MethodParams, spell
 from sdckit.table import value_strings
 from sdckit.tabular.base import TableProblem, TableResult, pattern_status, register_table_method
 from sdckit.tabular.model import PRIMARY, TOTAL
-from sdckit.tabular.respondents import Coalition
+from sdckit.tabular.respondents import Coalition, Singletons
 
 _PUBLISHED = {"published", "safe", "s", "z", "p"}
 _PRIMARY = {"primary", "u", "unsafe"}
@@ -49,7 +49,7 @@ class AuditParams(MethodParams):
 
     pattern: Path = Field(description="The published pattern: one row per cell with its labels and a status.")
     status_column: str = Field("status", description="The column of the pattern holding each cell's status.")
-    singletons: Literal["protect", "none"] = Field(
+    singletons: Singletons = Field(
         "protect",
         description="protect: also audit against each single contributor of a suppressed cell (a "
         "singleton knows its cell; with --holding, a holding its cells); none: the outside attacker only.",

@@ -143,11 +143,14 @@ def respondents(
     coalition: int = 0,
     holdings: list[Respondent] | None = None,
 ) -> list[Respondent]:
-    """The respondents whose knowledge touches a suppressed cell of pattern ``suppressed``."""
-    if singletons not in ("protect", "none"):
-        raise ConfigError(f"singletons must be protect or none, got {singletons!r}")
-    if coalition < 0 or coalition == 1:
-        raise ConfigError(f"coalition must be 0 (none) or a number of contributors ≥ 2, got {coalition}")
+    """The respondents whose knowledge touches a suppressed cell of pattern ``suppressed``.
+
+    ``singletons`` and ``coalition`` are checked by the rules of the parameters of ``suppress`` and
+    ``audit`` (:data:`Singletons`, :data:`Coalition`): a :class:`~sdckit.errors.ConfigError`
+    naming the bad one."""
+    from sdckit.tabular.suppression import SuppressParams
+
+    SuppressParams.parse({"singletons": singletons, "coalition": coalition}, method="suppress")
     if not has_contributors(table):
         return []
     a = table.values

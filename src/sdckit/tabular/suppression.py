@@ -99,25 +99,29 @@ def suppress(
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Secondary cell suppression: ``(suppressed mask, figures)``; the pattern passes :func:`audit`.
 
-    ``algorithm``: ``optimal``, ``heuristic`` or ``auto`` (optimal when primary cells × cells ≤
-    :data:`AUTO_OPTIMAL_LIMIT`); ``cost``: ``value``, ``cells`` or ``log``, overridden by ``weights``
-    (one per cell); ``time_limit`` (seconds) and ``gap`` (relative MIP gap) bound the optimal
+    ``algorithm``, ``cost``, ``time_limit``, ``gap``, ``singletons`` and ``coalition`` are the
+    parameters of :class:`SuppressParams` (the registered method ``suppress``), checked by it: one
+    :class:`~sdckit.errors.ConfigError` naming each bad one. ``algorithm``: ``optimal``,
+    ``heuristic`` or ``auto`` (optimal when primary cells × cells ≤ :data:`AUTO_OPTIMAL_LIMIT`);
+    ``cost``: ``value``, ``cells`` or ``log``, overridden by ``weights`` (one finite cost ≥ 0 per
+    cell); ``time_limit`` (seconds, > 0) and ``gap`` (relative MIP gap in [0, 1]) bound the optimal
     algorithm; ``repair``: the heuristic's repair step, ``lp`` or SPEC §8.5's ``neighbour``;
     ``singletons`` (``protect``/``none``) and ``coalition``: the respondent attacker of
-    :mod:`sdckit.tabular.respondents` (off by default here, on the outside attacker alone; the
-    registered method ``suppress`` protects against single contributors by default)."""
-    suppressed, figures, _ = _suppress(
-        table,
-        protection,
-        algorithm=algorithm,
-        cost=cost,
-        weights=weights,
-        time_limit=time_limit,
-        gap=gap,
-        repair=repair,
-        singletons=singletons,
-        coalition=coalition,
+    :mod:`sdckit.tabular.respondents`. One default differs from the registered method's:
+    ``singletons`` is ``none`` here (the outside attacker alone), ``protect`` there (single
+    contributors too)."""
+    params = SuppressParams.parse(
+        {
+            "algorithm": algorithm,
+            "cost": cost,
+            "time_limit": time_limit,
+            "gap": gap,
+            "singletons": singletons,
+            "coalition": coalition,
+        },
+        method="suppress",
     )
+    suppressed, figures, _ = _suppress(table, protection, params, weights=weights, repair=repair)
     return suppressed, figures
 
 
@@ -194,30 +198,24 @@ def protect_from_respondents(
 def _suppress(
     table: LinearTable,
     protection: Protection,
+    params: SuppressParams,
     *,
-    algorithm: str = "auto",
-    cost: str = "value",
     weights: Any = None,
-    time_limit: float = 300.0,
-    gap: float = 0.0,
     repair: str = "auto",
-    singletons: Singletons = "protect",
-    coalition: int = 0,
     holdings: list[Any] | None = None,
     progress: ProgressCallback | None = None,
     stage: StageCallback | None = None,
 ) -> tuple[np.ndarray, dict[str, Any], Any]:
+    """The suppression of :func:`suppress` and of the registered method, with the parameters
+    checked: ``(suppressed mask, figures, the final audit)``."""
     started = time.perf_counter()
 
     def say(message: str) -> None:
         if stage is not None:
             stage(message)
 
-    if algorithm not in ("auto", "optimal", "heuristic"):
-        raise ConfigError(f"algorithm must be auto, optimal or heuristic, got {algorithm!r}")
-    if time_limit <= 0 or gap < 0:
-        raise ConfigError("time_limit must be positive and gap non-negative")
-    w = cell_weights(table, cost, weights)
+    algorithm, time_limit = params.algorithm, params.time_limit
+    w = cell_weights(table, params.cost, weights)
     primary = protection.primary
     n_primary = int(primary.sum())
     if algorithm == "auto":
@@ -236,7 +234,7 @@ def _suppress(
         else:
             say(f"optimal pattern: Benders decomposition (at most {time_limit:g} s)")
             suppressed, info = optimal_pattern(
-                table, protection, w, time_limit=time_limit, gap=gap, incumbent=heuristic
+                table, protection, w, time_limit=time_limit, gap=params.gap, incumbent=heuristic
             )
             primary_cost = float(w[primary].sum())
             figures.update(
@@ -257,7 +255,13 @@ def _suppress(
     if n_primary:
         say("protection against respondents")
         suppressed, added = protect_from_respondents(
-            table, protection, w, suppressed, singletons=singletons, coalition=coalition, holdings=holdings
+            table,
+            protection,
+            w,
+            suppressed,
+            singletons=params.singletons,
+            coalition=params.coalition,
+            holdings=holdings,
         )
         figures["respondent_secondaries"] = added
         if added:
@@ -310,7 +314,7 @@ class SuppressParams(MethodParams):
         Finite, Field(ge=0, le=1, description="Relative MIP gap at which the optimal algorithm stops.")
     ] = 0.0
     singletons: Annotated[
-        Literal["protect", "none"],
+        Singletons,
         Field(
             description="protect: every primary cell also holds against each single contributor of a "
             "suppressed cell (a singleton knows its cell; with --holding, a holding its cells), as "
@@ -417,13 +421,8 @@ def _run_suppress(problem: TableProblem, params: SuppressParams, context: Contex
     suppressed, figures, result = _suppress(
         table,
         problem.protection,
-        algorithm=params.algorithm,
-        cost=params.cost,
+        params,
         weights=weights,
-        time_limit=params.time_limit,
-        gap=params.gap,
-        singletons=params.singletons,
-        coalition=params.coalition,
         holdings=holdings,
         progress=context.progress,
         stage=context.stage,
