@@ -149,9 +149,24 @@ def test_no_sensitive_cells() -> None:
 
 @pytest.mark.parametrize(
     ("params", "match"),
-    [({"cost": "value"}, "cost"), ({"algorithm": "greedy"}, "algorithm"), ({"time_limit": -1}, "time_limit")],
+    [
+        ({"cost": "value"}, r"^cost must be 'inverse' or 'cells', got 'value'$"),
+        ({"algorithm": "greedy"}, r"^algorithm must be 'auto', 'milp' or 'lp', got 'greedy'$"),
+        ({"time_limit": -1}, r"^time_limit must be greater than 0, got -1$"),
+        (
+            {"keep_totals": "yes please"},
+            r"^keep_totals must be a valid boolean, unable to interpret input, got 'yes please'$",
+        ),
+    ],
 )
 def test_bad_parameters(params: dict, match: str) -> None:
+    """One rule per parameter: the registered method and controlled_adjustment() both check it by
+    CtaParams, in the same words."""
     table, protection = _example()
     with pytest.raises(ConfigError, match=match):
         run_table_method("cta", TableProblem(table, protection), params)
+    with pytest.raises(ConfigError, match=match):
+        controlled_adjustment(table, protection, **params)
+    if "cost" in params:
+        with pytest.raises(ConfigError, match=match):
+            fixed_direction_objective(table, protection, [True], **params)

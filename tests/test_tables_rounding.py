@@ -190,16 +190,27 @@ def test_non_additive_input() -> None:
         controlled_rounding(broken, 5)
 
 
+_RULES = [
+    ({"base": 1}, r"^base must be greater than or equal to 2, got 1$"),
+    ({"base": 2.5}, r"^base must be a valid integer, got 2\.5$"),
+    ({"time_limit": 0}, r"^time_limit must be greater than 0, got 0$"),
+    ({"relax": "sometimes"}, r"^relax must be a valid boolean, unable to interpret input, got 'sometimes'$"),
+]
+
+
 @pytest.mark.parametrize(
     ("params", "match"),
-    [
-        ({"base": 1}, "base"),
-        ({"base": 2.5}, "base"),
-        ({"cost": "l2"}, "cost"),
-        ({"time_limit": 0}, "time_limit"),
-    ],
+    [*_RULES, ({"cost": "l2"}, r"^cost must be 'deviation' or 'relative', got 'l2'$")],
 )
 def test_bad_parameters(params: dict, match: str) -> None:
     table = LinearTable.from_array([[3, 7], [6, 4]])
     with pytest.raises(ConfigError, match=match):
         run_table_method("round", TableProblem(table, Protection.none(table.n_cells)), params)
+
+
+@pytest.mark.parametrize(("params", "match"), _RULES)
+def test_the_keyword_function_checks_by_the_same_rules(params: dict, match: str) -> None:
+    """controlled_rounding() checks base, relax and time_limit by RoundParams' rules, in its words."""
+    table = LinearTable.from_array([[3, 7], [6, 4]])
+    with pytest.raises(ConfigError, match=match):
+        controlled_rounding(table, **params)

@@ -179,7 +179,7 @@ def controlled_adjustment(
         The MILP, SPEC §8.8's LP heuristic, or the MILP for small problems and the heuristic (then
         the MILP if it fails) for large ones.
     time_limit : float, default=60
-        Seconds for the MILP.
+        Seconds for the MILP (> 0).
     keep_totals : bool, default=False
         Leave every total (margin, subtotal) unchanged.
 
@@ -193,20 +193,36 @@ def controlled_adjustment(
 
     Raises
     ------
+    ConfigError
+        ``cost``, ``algorithm``, ``time_limit`` or ``keep_totals`` breaks a rule of
+        :class:`CtaParams` (the registered method ``cta``): one error naming each.
     InputError
         The table is not additive, a sensitive cell cannot move far enough either way within its
         bounds, or no adjustment exists (or none was found within the time limit).
     """
+    params = CtaParams.parse(
+        {"cost": cost, "algorithm": algorithm, "time_limit": time_limit, "keep_totals": keep_totals},
+        method="cta",
+    )
+    return _controlled_adjustment(table, protection, params, weights)
+
+
+def _controlled_adjustment(
+    table: LinearTable, protection: Protection, params: CtaParams, weights: np.ndarray | None
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """:func:`controlled_adjustment` with its parameters checked; ``weights`` (one per cell), when
+    given, replaces ``params.cost``."""
     from scipy.optimize import milp
 
     started = time.perf_counter()
+    algorithm, time_limit, keep_totals = params.algorithm, params.time_limit, params.keep_totals
     if not table.is_additive():
         worst = int(np.argmax(np.abs(table.residuals())))
         raise InputError(
             f"the table is not additive (relation {worst} is off by {table.residuals()[worst]:g}): "
             "controlled tabular adjustment needs totals equal to the sums of their cells"
         )
-    w = cta_weights(table.values, cost) if weights is None else np.asarray(weights, dtype=np.float64)
+    w = cta_weights(table.values, params.cost) if weights is None else np.asarray(weights, dtype=np.float64)
     model = _Model(table, protection, w, keep_totals)
     figures: dict[str, Any] = {}
     z = None
@@ -302,8 +318,10 @@ def fixed_direction_objective(
     table: LinearTable, protection: Protection, up: Any, *, cost: str = "inverse"
 ) -> float | None:
     """The least cost of an adjustment moving each sensitive cell in the given direction (True = up),
-    None when there is none: step 3 of the LP heuristic, for a person or a test to compare directions."""
-    model = _Model(table, protection, cta_weights(table.values, cost), False)
+    None when there is none: step 3 of the LP heuristic, for a person or a test to compare directions.
+    ``cost``: ``inverse`` or ``cells``, as :class:`CtaParams` checks it."""
+    params = CtaParams.parse({"cost": cost}, method="cta")
+    model = _Model(table, protection, cta_weights(table.values, params.cost), False)
     found = model.fixed(np.asarray(up, dtype=bool))
     return None if found is None else found[1]
 
@@ -387,14 +405,7 @@ def _run_cta(problem: TableProblem, params: CtaParams, context: Context) -> Tabl
     from sdckit.tabular.statuses import for_published_tables
 
     kept = for_published_tables(problem, "cta")  # kept by their bounds (apply_statuses)
-    adjusted, figures = controlled_adjustment(
-        problem.table,
-        problem.protection,
-        cost=params.cost,
-        algorithm=params.algorithm,
-        time_limit=params.time_limit,
-        keep_totals=params.keep_totals,
-    )
+    adjusted, figures = _controlled_adjustment(problem.table, problem.protection, params, None)
     if not np.allclose(adjusted[kept], problem.table.values[kept]):
         raise AssertionError("a cell to keep was adjusted")  # its bounds forbid it
     status = np.full(problem.table.n_cells, PUBLISHED, dtype=object)

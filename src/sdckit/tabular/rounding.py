@@ -73,15 +73,15 @@ def controlled_rounding(
     ----------
     table : LinearTable
         The cells and their additivity relations (must be additive).
-    base : float, default=5
-        The rounding base ``b`` (> 0; a whole number for frequency tables).
+    base : int, default=5
+        The rounding base ``b``, a whole number ≥ 2 (:class:`RoundParams`' rule).
     relax : bool, default=False
         When no zero-restricted additive rounding exists, allow every cell the multiples of ``b`` in
         ``{fl_i − b, …, fl_i + 2b}`` (not below 0; zero cells stay 0) instead of raising.
     weights : array, optional
         ``w_i ≥ 0`` per cell in the objective ``Σ w_i |r_i − a_i|`` (default 1).
     time_limit : float, default=60
-        Seconds for the MILP (half at most for finding a first feasible rounding).
+        Seconds for the MILP (> 0; half at most for finding a first feasible rounding).
 
     Returns
     -------
@@ -93,6 +93,9 @@ def controlled_rounding(
 
     Raises
     ------
+    ConfigError
+        ``base``, ``relax`` or ``time_limit`` breaks a rule of :class:`RoundParams` (the registered
+        method ``round``): one error naming each.
     InputError
         The table is not additive, or it has no additive zero-restricted rounding to ``base`` (and
         ``relax`` is off), or none at all within the relaxed range.
@@ -103,9 +106,17 @@ def controlled_rounding(
     >>> controlled_rounding(t, 5)[0].reshape(3, 3)[:2, :2].tolist()
     [[5.0, 5.0], [5.0, 5.0]]
     """
+    params = RoundParams.parse({"base": base, "relax": relax, "time_limit": time_limit}, method="round")
+    return _controlled_rounding(table, params, weights)
+
+
+def _controlled_rounding(
+    table: LinearTable, params: RoundParams, weights: np.ndarray | None
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """:func:`controlled_rounding` with its parameters checked; ``weights`` (the cost of each cell,
+    default 1) stands for ``params.cost``."""
     started = time.perf_counter()
-    if not base > 0 or not np.isfinite(base):
-        raise InputError(f"base must be a positive number, got {base!r}")
+    base, relax, time_limit = params.base, params.relax, params.time_limit
     values = table.values
     if not table.is_additive():
         worst = int(np.argmax(np.abs(table.residuals())))
@@ -315,9 +326,7 @@ def _run_round(problem: TableProblem, params: RoundParams, context: Context) -> 
     table = problem.table
     kept = for_published_tables(problem, "round", base=params.base)
     weights = None if params.cost == "deviation" else 1.0 / np.maximum(table.values, 1.0)
-    rounded, figures = controlled_rounding(
-        table, params.base, relax=params.relax, weights=weights, time_limit=params.time_limit
-    )
+    rounded, figures = _controlled_rounding(table, params, weights)
     if not np.allclose(rounded[kept], table.values[kept]):
         raise AssertionError("a multiple of the base was rounded away")
     status = np.full(table.n_cells, PUBLISHED, dtype=object)
