@@ -157,20 +157,56 @@ def test_pstay_is_lowered_while_the_variance_is_missed() -> None:
     assert pt.variances[-1] == pytest.approx(1.5, abs=5e-4)
 
 
+#: One rule per parameter, worded by the parameters object (CellKeyParams) for the keyword functions too.
+_PARAMETER_RULES = [
+    ({"max_deviation": 0}, r"^max_deviation must be greater than or equal to 1, got 0$"),
+    ({"max_deviation": 2.0}, r"^max_deviation must be a valid integer, got 2\.0$"),
+    ({"variance": 0.0}, r"^variance must be greater than 0, got 0\.0$"),
+    ({"small_cells": -1}, r"^small_cells must be greater than or equal to 0, got -1$"),
+    ({"pstay": 1.0}, r"^pstay must be less than 1, got 1\.0$"),
+    ({"pstay": 0.0}, r"^pstay must be greater than 0, got 0\.0$"),
+    ({"step": 0}, r"^step must be greater than or equal to 1, got 0$"),
+    (
+        {"max_deviation": 0, "variance": -1.0},
+        r"^max_deviation must be greater than or equal to 1, got 0; "
+        r"variance must be greater than 0, got -1\.0$",
+    ),
+]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"max_deviation": 0}, "max_deviation"),
-        ({"variance": 0.0}, "variance"),
+        *_PARAMETER_RULES,
         ({"max_deviation": 2, "variance": 2.5}, "cannot be reached"),
         ({"max_deviation": 5, "variance": 1.0, "small_cells": 2}, "too small for small_cells"),
-        ({"small_cells": -1}, "small_cells"),
-        ({"pstay": 1.0}, "pstay"),
+        ({"kind": "sums"}, r"^kind must be 'counts' or 'magnitudes', got 'sums'$"),
     ],
 )
 def test_ptable_rejects_bad_parameters(kwargs: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         perturbation_table(**kwargs)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), _PARAMETER_RULES)
+def test_the_registered_method_words_each_rule_alike(kwargs: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        TABLE_METHODS.get("cell-key").params.parse(kwargs, method="cell-key")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"p_small": 0.0}, r"^p_small must be greater than 0, got 0\.0$"),
+        ({"p_large": 1.5}, r"^p_large must be less than or equal to 1, got 1\.5$"),
+        ({"flex_point": -1.0}, r"^flex_point must be greater than 0, got -1\.0$"),
+        ({"q": 0.5}, r"^q must be greater than or equal to 1, got 0\.5$"),  # flex_exponent, as written
+    ],
+)
+def test_magnitude_noise_rejects_bad_parameters(kwargs: dict, message: str) -> None:
+    pt = perturbation_table(3, 1.0, kind="magnitudes", step=2)
+    with pytest.raises(ConfigError, match=message):
+        perturb_magnitudes([10.0], [4.0], np.array([0.5]), pt, **{"flex_point": 5.0, **kwargs})
 
 
 def test_magnitude_ptable_has_a_fine_grid() -> None:

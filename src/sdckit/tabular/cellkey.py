@@ -167,8 +167,28 @@ def perturbation_table(
     ``0 .. D + js + 1``. ``kind="magnitudes"``: ``create_num_ptable(D, V, step, icat = 1 .. D)``,
     rows ``0, 1, .., D`` with noise on the grid ``1/step`` (``js`` and ``pstay`` ignored, as ptable
     does for magnitude tables). Built once per parameter set (cached).
+
+    ``max_deviation`` (D, whole ≥ 1), ``variance`` (V > 0), ``small_cells`` (js, whole ≥ 0),
+    ``pstay`` (in (0, 1)), ``mono`` and ``step`` (whole ≥ 1) are checked by the rules of
+    :class:`CellKeyParams` (the registered method ``cell-key``): one
+    :class:`~sdckit.errors.ConfigError` naming each bad one. A ``V`` no row can reach with this ``D``
+    (and ``step``), or too small for ``js``, is a ConfigError too.
     """
-    return _perturbation_table(max_deviation, variance, small_cells, pstay, mono, step, kind)
+    params = CellKeyParams.parse(
+        {
+            "max_deviation": max_deviation,
+            "variance": variance,
+            "small_cells": small_cells,
+            "pstay": pstay,
+            "mono": mono,
+            "step": step,
+        },
+        method="cell-key",
+    )
+    if kind not in ("counts", "magnitudes"):
+        raise ConfigError(f"kind must be 'counts' or 'magnitudes', got {kind!r}")
+    p = params
+    return _perturbation_table(p.max_deviation, p.variance, p.small_cells, p.pstay, p.mono, p.step, kind)
 
 
 @functools.lru_cache(maxsize=64)
@@ -181,30 +201,18 @@ def _perturbation_table(
     step: int,
     kind: str,
 ) -> PerturbationTable:
+    """:func:`perturbation_table` with its parameters checked (:class:`CellKeyParams`)."""
     D, V, js = max_deviation, float(variance), small_cells
-    if isinstance(D, bool) or int(D) != D or D < 1:
-        raise ConfigError(f"max_deviation (D) must be a whole number ≥ 1, got {D}")
-    D = int(D)
-    if int(js) != js or js < 0:
-        raise ConfigError(f"small_cells (js) must be a whole number ≥ 0, got {js}")
-    if int(step) != step or step < 1:
-        raise ConfigError(f"step must be a whole number ≥ 1, got {step}")
     if kind == "counts":
         step = 1
-    elif kind == "magnitudes":
-        js, pstay = 0, None
     else:
-        raise ValueError(f"unknown ptable kind {kind!r}")
-    if not np.isfinite(V) or V <= 0:
-        raise ConfigError(f"variance (V) must be positive, got {V}")
+        js, pstay = 0, None
     uniform = D * (D + 1.0 / step) / 3.0
     if uniform + 1e-12 < V:
         raise ConfigError(
             f"variance V={V} cannot be reached with max_deviation D={D}: the largest variance of a "
             f"maximum-entropy noise on -D..D is that of uniform noise, D(D+1/step)/3 = {uniform:.6g}"
         )
-    if pstay is not None and not 0 < pstay < 1:
-        raise ConfigError(f"pstay must be strictly between 0 and 1, got {pstay}")
     blocked = set(range(1, js + 1))
     if kind == "counts":
         classes = np.arange(0, (D if js == 0 else D + js + 1) + 1, dtype=np.float64)
@@ -447,7 +455,31 @@ def perturb_magnitudes(
 
     ``values``: cell values ``x_o``; ``largest``: each cell's largest contribution ``x_1``; ``keys``:
     cell keys; ``ptable``: a magnitudes ptable. Returns ``x̂`` with released ``x_o + x̂``.
+    ``flex_point`` (> 0), ``p_small`` and ``p_large`` (in (0, 1]) and ``q`` (≥ 1) are checked by the
+    rules of :class:`CellKeyParams` (``q`` is its ``flex_exponent``): one
+    :class:`~sdckit.errors.ConfigError` naming each bad one.
     """
+    params = CellKeyParams.parse(
+        {"flex_point": flex_point, "p_small": p_small, "p_large": p_large, "flex_exponent": q},
+        spell=lambda name: "q" if name == "flex_exponent" else name,
+        method="cell-key",
+    )
+    return _magnitude_noise(
+        values, largest, keys, ptable, float(flex_point), params.p_small, params.p_large, params.flex_exponent
+    )
+
+
+def _magnitude_noise(
+    values: Any,
+    largest: Any,
+    keys: np.ndarray,
+    ptable: PerturbationTable,
+    flex_point: float,
+    p_small: float,
+    p_large: float,
+    q: float,
+) -> np.ndarray:
+    """:func:`perturb_magnitudes` with its parameters checked (:class:`CellKeyParams`)."""
     xo = np.asarray(values, dtype=np.float64)
     x1 = np.asarray(largest, dtype=np.float64).copy()
     delta = x1 * flex_multiplier(x1, p_small, p_large, flex_point, q)
@@ -552,27 +584,19 @@ def cell_key_method(problem: TableProblem, params: CellKeyParams) -> TableResult
             raise InputError(
                 "the cell key method on a magnitude table needs the largest contributions per cell"
             )
-        ptable = perturbation_table(
-            params.max_deviation, params.variance, step=params.step, mono=params.mono, kind="magnitudes"
+        ptable = _perturbation_table(
+            params.max_deviation, params.variance, 0, None, params.mono, params.step, "magnitudes"
         )
         largest = table.top[:, 0]
         flex_point = params.flex_point
         if flex_point is None:
             positive = np.abs(largest[largest != 0])
             flex_point = float(np.median(positive)) if positive.size else 1.0
-        noise = perturb_magnitudes(
-            table.values,
-            largest,
-            keys,
-            ptable,
-            flex_point=flex_point,
-            p_small=params.p_small,
-            p_large=params.p_large,
-            q=params.flex_exponent,
-        )
+        shares = (params.p_small, params.p_large, params.flex_exponent)
+        noise = _magnitude_noise(table.values, largest, keys, ptable, flex_point, *shares)
     else:
-        ptable = perturbation_table(
-            params.max_deviation, params.variance, params.small_cells, pstay=params.pstay, mono=params.mono
+        ptable = _perturbation_table(
+            params.max_deviation, params.variance, params.small_cells, params.pstay, params.mono, 1, "counts"
         )
         flex_point = None
         noise = perturb_counts(table.values, keys, ptable)
