@@ -58,7 +58,7 @@ def _timed(function, *args, **kwargs):
 def bench_round(table, name: str, time_limit: float, force_milp: bool) -> None:
     from sdckit.tabular import rounding
 
-    base = 5.0
+    base = 5
     started = time.perf_counter()
     naive = np.round(table.values / base) * base
     interior = ~table.totals()

@@ -174,10 +174,6 @@ PLAIN_ALLOWED = {
     ("tabular/argus.py", "write_argus"): "statuses a method builds, one per cell",
     ("tabular/build.py", "add"): "an invariant of the hierarchy walk",
     ("tabular/build.py", "cell_sums"): "record values the caller builds, and two builds of one table",
-    (
-        "tabular/cellkey.py",
-        "_perturbation_table",
-    ): "an unreachable branch: kind is a Literal of the parameters",
     ("tabular/cta.py", "_verify"): "a check of the solver's answer (internal error, exit 1)",
     ("tabular/cta.py", "_run_cta"): "a check of the solver's answer",
     ("tabular/model.py", "__post_init__"): "the model's arrays, built by tabular/build.py",
@@ -187,7 +183,7 @@ PLAIN_ALLOWED = {
     "MethodParams.parse turns its ValueError into the ConfigError naming suppression_limit",
     ("tabular/respondents.py", "_coalition_size"): "pydantic's hook (the Coalition type's validator): "
     "MethodParams.parse turns its ValueError into the ConfigError naming coalition",
-    ("tabular/rounding.py", "controlled_rounding"): "a check of the solver's answer",
+    ("tabular/rounding.py", "_controlled_rounding"): "a check of the solver's answer",
     ("tabular/rounding.py", "_run_round"): "a check of the rounding's answer",
     ("tabular/suppression.py", "_run_suppress"): "a check of the solver's answer",
 }
