@@ -380,3 +380,15 @@ def test_weight_and_sensitive_on_the_command_line_equal_the_configuration(tmp_pa
         document.pop("config", None)
     assert first == second
     assert first["weighted"] is True and first["journalist"]["population"] == "weights"
+
+
+def test_a_numpy_integer_counts_as_the_number_it_holds():
+    from sdckit.anonymize.microaggregation import mdav
+    from sdckit.table import Table
+    from sdckit.tabular.rounding import RoundParams
+
+    table = Table.from_frame(pl.DataFrame({"a": [1.0, 2, 3, 4, 5, 6], "b": [3.0, 1, 2, 5, 4, 6]}))
+    release = mdav(table, k=np.int64(3), attributes=["a", "b"])
+    assert release.params.k == 3 and type(release.params.k) is int
+    assert release.class_sizes().tolist() == [3, 3]
+    assert RoundParams.parse({"base": np.int32(5)}).base == 5

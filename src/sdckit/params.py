@@ -119,7 +119,8 @@ class MethodParams(BaseModel):
         """
         spell = spell or (lambda name: name)
         try:
-            return cls(**dict(values))
+            # A numpy scalar from a Python caller (np.int64(5)) counts as the number it holds.
+            return cls(**{name: _python_number(value) for name, value in values.items()})
         except ValidationError as error:
             problems = [_problem(cls, item, spell, method) for item in error.errors()]
         prefix = f"{where}: " if where else ""
