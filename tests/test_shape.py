@@ -60,8 +60,7 @@ def test_a_mistyped_command_is_suggested_once(capsys):
 LONGEST_MODULE = 1_000
 #: The modules not yet split, each with its seam (path relative to ``src/``). Remove an entry once its
 #: module is split: an entry for a module that is short enough, or gone, fails the test.
-LONG_MODULES = {
-}
+LONG_MODULES = {}
 
 #: The most lines a function may have (docstring included).
 LONGEST_FUNCTION = 150

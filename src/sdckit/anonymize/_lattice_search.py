@@ -64,8 +64,8 @@ from sdckit.models import (
 )
 from sdckit.models.base import TOLERANCE
 from sdckit.table import Table
-from sdckit.utility.view import GeneralizationView
 from sdckit.utility.metrics import METRICS, loss_per_attribute
+from sdckit.utility.view import GeneralizationView
 
 _SOURCES = 32  # evaluated nodes kept for roll-up
 

@@ -27,9 +27,9 @@ from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError
 from sdckit.params import spell
 from sdckit.scale.aggregate import Aggregate, aggregate, map_back
-from sdckit.scale.result import ScaledRun
 from sdckit.scale.dataset import Dataset, Partition
 from sdckit.scale.engine import Engine
+from sdckit.scale.result import ScaledRun
 from sdckit.table import Role
 
 if TYPE_CHECKING:  # the models are imported where a method runs, not with the registry

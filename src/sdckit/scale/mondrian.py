@@ -81,9 +81,9 @@ from sdckit.frequency import encode, encode_column, group_keys
 from sdckit.hierarchy import Hierarchy, missing_values_refused
 from sdckit.models import ClassStatistics, ModelResult, SensitiveCounts, evaluate_all
 from sdckit.scale._mondrian_cuts import Axis, FragmentCuts, coordinates, plan_cuts
-from sdckit.scale.result import RECORD, ScaledRun
 from sdckit.scale.dataset import Dataset, Partition, PartitionReader
 from sdckit.scale.engine import Engine
+from sdckit.scale.result import RECORD, ScaledRun
 from sdckit.table import Kind, Role, Schema, Table
 
 DEFAULT_SAMPLE_ROWS = 100_000

@@ -11,7 +11,6 @@ The utility measures (``sdckit utility <name>``) are the modules here that decla
 them without importing them, so scikit-learn is imported only when one runs.
 """
 
-from sdckit.utility.view import GeneralizationView
 from sdckit.utility.metrics import (
     METRICS,
     Metric,
@@ -29,6 +28,7 @@ from sdckit.utility.metrics import (
     precision,
     release_ncp,
 )
+from sdckit.utility.view import GeneralizationView
 
 __all__ = [
     "METRICS",
