@@ -384,6 +384,8 @@ def test_weight_and_sensitive_on_the_command_line_equal_the_configuration(tmp_pa
 
 def test_a_numpy_integer_counts_as_the_number_it_holds():
     from sdckit.anonymize.microaggregation import mdav
+    from sdckit.anonymize.recoding import GeneralizeCall
+    from sdckit.models import KAnonymity
     from sdckit.table import Table
     from sdckit.tabular.rounding import RoundParams
 
@@ -392,3 +394,6 @@ def test_a_numpy_integer_counts_as_the_number_it_holds():
     assert release.params.k == 3 and type(release.params.k) is int
     assert release.class_sizes().tolist() == [3, 3]
     assert RoundParams.parse({"base": np.int32(5)}).base == 5
+    # An array is not a number: it is handed on as it is (generalize's weights).
+    weights = np.ones(6)
+    assert GeneralizeCall.parse({"models": (KAnonymity(2),), "weights": weights}).weights is weights

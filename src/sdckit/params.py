@@ -186,7 +186,7 @@ def _field_problem(location: list[str], item: Mapping[str, Any], spell: Callable
 
 def _python_number(value: Any) -> Any:
     """A numpy scalar as the Python number it holds (``np.int64(3)`` -> ``3``); anything else as is."""
-    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:  # not an array
         return value.item()
     return value
 
