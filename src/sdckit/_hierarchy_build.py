@@ -15,7 +15,7 @@ from typing import Any, cast
 import numpy as np
 import polars as pl
 
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, shown
 from sdckit.hierarchy import _SHOWN, Hierarchy, _text
 from sdckit.io import DEFAULT_MISSING_VALUES
 from sdckit.labels import TOP_LABEL, at_least_label, below_label, interval_label, masked_labels, ordered_label
@@ -52,16 +52,16 @@ def _snap(number: float) -> float:
 def _check_fanout(name: str, fanout: Any) -> int:
     if isinstance(fanout, bool) or not isinstance(fanout, int | np.integer) or fanout < 2:
         raise ConfigError(
-            f"hierarchy for '{name}': fanout must be a whole number of at least 2, got {fanout!r}"
+            f"hierarchy for '{name}': fanout must be a whole number of at least 2, got {shown(fanout)}"
         )
     return int(fanout)
 
 
 def _check_number(name: str, label: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise ConfigError(f"hierarchy for '{name}': {label} must be a number, got {value!r}")
+        raise ConfigError(f"hierarchy for '{name}': {label} must be a number, got {shown(value)}")
     if not math.isfinite(value):
-        raise ConfigError(f"hierarchy for '{name}': {label} must be a finite number, got {value!r}")
+        raise ConfigError(f"hierarchy for '{name}': {label} must be a finite number, got {shown(value)}")
     return float(value)
 
 
@@ -129,7 +129,9 @@ def intervals(
     values_np = numbers.to_numpy()
     if cuts is not None:
         if isinstance(cuts, str | bytes) or not isinstance(cuts, Sequence | np.ndarray):
-            raise ConfigError(f"hierarchy for '{name}': cut points must be a list of numbers, got {cuts!r}")
+            raise ConfigError(
+                f"hierarchy for '{name}': cut points must be a list of numbers, got {shown(cuts)}"
+            )
         points = [_check_number(name, "a cut point", cut) for cut in cuts]
         for lower, upper in zip(points, points[1:], strict=False):
             if lower >= upper:
@@ -144,7 +146,7 @@ def intervals(
     else:
         step = _check_number(name, "width", width)
         if step <= 0:
-            raise ConfigError(f"hierarchy for '{name}': width must be above 0, got {width!r}")
+            raise ConfigError(f"hierarchy for '{name}': width must be above 0, got {shown(width)}")
         # Snapped to 12 significant digits, so that 0.7 / 0.1 counts as 7 and a cut is 0.3, not
         # 0.30000000000000004.
         lowest, highest = float(values_np[0]), float(values_np[-1])
@@ -206,7 +208,7 @@ def ordered(
         order_texts = distinct.to_list()
     else:
         if isinstance(order, str | bytes) or not isinstance(order, Sequence | np.ndarray | pl.Series):
-            raise ConfigError(f"hierarchy for '{name}': order must be a list of values, got {order!r}")
+            raise ConfigError(f"hierarchy for '{name}': order must be a list of values, got {shown(order)}")
         order_texts = [_text(item) for item in order]
         seen: set[str] = set()
         for item in order_texts:
@@ -221,11 +223,11 @@ def ordered(
     position = distinct.cast(order_dtype, strict=False)
     missing = distinct.filter(position.is_null())
     if len(missing):
-        shown = ", ".join(f"'{value}'" for value in missing.head(_SHOWN).to_list())
+        listed = ", ".join(shown(str(value)) for value in missing.head(_SHOWN).to_list())
         more = ", …" if len(missing) > _SHOWN else ""
         raise ConfigError(
             f"hierarchy for '{name}': order does not list {len(missing)} "
-            f"value{'s' if len(missing) != 1 else ''} of the data: {shown}{more}"
+            f"value{'s' if len(missing) != 1 else ''} of the data: {listed}{more}"
         )
     ranks = position.to_physical().to_numpy().astype(np.int64)
     sort = np.argsort(ranks, kind="stable")
@@ -254,7 +256,7 @@ def mask(name: str, values: pl.Series, width: int | None = None, character: str 
     """
     if not isinstance(character, str) or len(character) != 1:
         raise ConfigError(
-            f"hierarchy for '{name}': the mask character must be one character, got {character!r}"
+            f"hierarchy for '{name}': the mask character must be one character, got {shown(character)}"
         )
     leaves = value_strings(_distinct(values))
     lengths = leaves.str.len_chars()
@@ -272,7 +274,7 @@ def mask(name: str, values: pl.Series, width: int | None = None, character: str 
         width = int(cast(int, lengths.max())) if len(leaves) else 1  # a length: a whole number
     elif isinstance(width, bool) or not isinstance(width, int | np.integer) or width < 1:
         raise ConfigError(
-            f"hierarchy for '{name}': the mask width must be a whole number of at least 1, got {width!r}"
+            f"hierarchy for '{name}': the mask width must be a whole number of at least 1, got {shown(width)}"
         )
     width = int(width)
     if len(leaves) == 0:

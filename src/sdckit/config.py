@@ -41,7 +41,7 @@ from pydantic_core import PydanticCustomError
 
 from sdckit._files import MAX_CONFIG_BYTES, read_text_file
 from sdckit._yaml import BoundedLoader
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, shown
 from sdckit.hierarchy import Hierarchy, build_hierarchy
 from sdckit.io import DEFAULT_MISSING_VALUES, to_polars
 from sdckit.io.common import _kind_of
@@ -73,7 +73,9 @@ class RiskSettings:
         if not _is_number(self.epsilon) or not math.isfinite(self.epsilon) or self.epsilon < 0:
             raise ConfigError(f"epsilon must be a number of at least 0, got {self.epsilon!r}")
         if self.missing not in MISSING_TREATMENTS:
-            raise ConfigError(f"missing must be one of {', '.join(MISSING_TREATMENTS)}, got {self.missing!r}")
+            raise ConfigError(
+                f"missing must be one of {', '.join(MISSING_TREATMENTS)}, got {shown(self.missing)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -551,7 +553,7 @@ class _DataModel(_Strict):
         if not isinstance(delimiter, str) or len(delimiter) != 1 or not delimiter.isascii():
             raise _fail(f'must be one ASCII character (quote it: ","), got {_describe_value(delimiter)}')
         if delimiter in ('"', "\n", "\r"):
-            raise _fail(f"cannot be a quote or a line break, got {delimiter!r}")
+            raise _fail(f"cannot be a quote or a line break, got {shown(delimiter)}")
         return delimiter
 
     @field_validator("missing_values", mode="before")
@@ -656,7 +658,7 @@ def _describe_value(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list | tuple):
         return "a list"
-    return repr(value)
+    return shown(value)
 
 
 def _line_of(lines: Lines, path: tuple[Any, ...]) -> int | None:

@@ -49,7 +49,7 @@ import numpy as np
 import polars as pl
 
 from sdckit._files import MAX_TEXT_BYTES, check_regular_file
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, shown
 from sdckit.io import to_polars
 from sdckit.labels import TOP_LABEL
 from sdckit.table import value_strings
@@ -116,11 +116,11 @@ class Hierarchy:
         if self.missing is not None:
             if self.missing not in MISSING_CHOICES:
                 raise ConfigError(
-                    f"{where}missing must be one of {', '.join(MISSING_CHOICES)}, got {self.missing!r}"
+                    f"{where}missing must be one of {', '.join(MISSING_CHOICES)}, got {shown(self.missing)}"
                 )
             if MISSING_LABEL not in labels[0]:
                 raise ConfigError(
-                    f"{where}missing is {self.missing!r} but no leaf stands for the missing value"
+                    f"{where}missing is {shown(self.missing)} but no leaf stands for the missing value"
                 )
 
     @property
@@ -454,7 +454,7 @@ class Hierarchy:
             row = int(repeated[0])
             first = self.labels[0].index(self.labels[0][row])
             raise ConfigError(
-                f"{self._where(row)}value '{self.labels[0][row]}' is listed twice "
+                f"{self._where(row)}value {shown(str(self.labels[0][row]))} is listed twice "
                 f"(first on line {self._line(first)})"
             )
         for level in range(1, self.n_levels):
@@ -563,7 +563,8 @@ class Hierarchy:
             row = int(repeated[0])
             first = int(np.flatnonzero((leaves == leaves[row]).to_numpy())[0])
             raise ConfigError(
-                f"{_where(name, source, int(line_numbers[row]))}value '{leaves[row]}' is listed twice "
+                f"{_where(name, source, int(line_numbers[row]))}value {shown(str(leaves[row]))} "
+                "is listed twice "
                 f"(first on line {int(line_numbers[first])})"
             )
         labels = []
@@ -722,7 +723,7 @@ class Hierarchy:
             or not isinstance(level, int | np.integer)
             or not 0 <= level < self.n_levels
         ):
-            raise ConfigError(f"{self._where()}level must be one of 0 .. {self.height}, got {level!r}")
+            raise ConfigError(f"{self._where()}level must be one of 0 .. {self.height}, got {shown(level)}")
         return int(level)
 
     def _enum(self) -> pl.Enum:
@@ -793,11 +794,11 @@ def _missing_choice(name: str, choice: Any) -> tuple[str | None, str | None]:
         node = choice["under"]
         if node is None or isinstance(node, Mapping | list | tuple) or _text(node) == "":
             raise ConfigError(
-                f"hierarchy for '{name}': missing: under needs the label of a node, got {node!r}"
+                f"hierarchy for '{name}': missing: under needs the label of a node, got {shown(node)}"
             )
         return "under", _text(node)
     raise ConfigError(
-        f"hierarchy for '{name}': missing must be leaf, suppress or {{under: NODE}}, got {choice!r}"
+        f"hierarchy for '{name}': missing must be leaf, suppress or {{under: NODE}}, got {shown(choice)}"
     )
 
 

@@ -34,7 +34,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, shown
 
 #: A finite real number (NaN and infinities are refused, as everywhere in sdckit).
 Finite = Annotated[float, Field(allow_inf_nan=False)]
@@ -171,7 +171,7 @@ def _field_problem(location: list[str], item: Mapping[str, Any], spell: Callable
     if not message.startswith("must"):
         return f"{label}: {message}"
     got = item.get("input")
-    return f"{label} {message}, got {got!r}"
+    return f"{label} {message}, got {shown(got)}"
 
 
 # Privacy models shared by the methods that search for a release satisfying them -------------------

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from sdckit._files import check_regular_file
-from sdckit.errors import ConfigError, InputError, SdcWarning
+from sdckit.errors import ConfigError, InputError, SdcWarning, shown
 from sdckit.io.common import (
     DEFAULT_MISSING_VALUES,
     FRAME_LABEL,
@@ -387,7 +387,8 @@ def _refuse_infinite(loaded: _Loaded, names: list[str]) -> None:
             row = int(first)
             more = _more(counts[name] - 1, "such value", "such values")
             raise InputError(
-                f"{loaded.where(row, name)}value must be a finite number, got {column[row]}{more}"
+                f"{loaded.where(row, name)}value must be a finite number, "
+                f"got {shown(column[row], quoted=False)}{more}"
             )
 
 
@@ -491,7 +492,9 @@ def _not_finite(name: str) -> pl.Expr:
 
 def _missing_hint(loaded: _Loaded, value: str) -> str:
     tokens = ", ".join(repr(token) for token in loaded.tokens) or "none"
-    return f"; only data.missing_values ({tokens}) mean missing: add {value.strip()!r} to them if it does"
+    return (
+        f"; only data.missing_values ({tokens}) mean missing: add {shown(value.strip())} to them if it does"
+    )
 
 
 def _warn_not_finite(loaded: _Loaded, names: list[str]) -> None:
@@ -509,7 +512,7 @@ def _warn_not_finite(loaded: _Loaded, names: list[str]) -> None:
             value = loaded.frame.get_column(name).cast(pl.String)[row]
             warnings.warn(
                 f"{loaded.where(row, name)}{spelled} value{'s' if spelled != 1 else ''} such as "
-                f"{value!r} spell a number that is not finite, so the column is read as text "
+                f"{shown(value)} spell a number that is not finite, so the column is read as text "
                 f"categories{_missing_hint(loaded, value)}",
                 SdcWarning,
                 stacklevel=6,
@@ -527,10 +530,10 @@ def _raise_not_numeric(loaded: _Loaded, name: str, is_weights: bool = False) -> 
         where, what = loaded.where(row, name), "a numeric attribute"
     if loaded.frame.select(_not_finite(name).gather(row)).item():
         raise InputError(
-            f"{where}a value in {what} must be a finite number, got {value!r}{more}"
+            f"{where}a value in {what} must be a finite number, got {shown(value)}{more}"
             f"{_missing_hint(loaded, value)}"
         )
-    raise InputError(f"{where}non-numeric value {value!r} in {what}{more}")
+    raise InputError(f"{where}non-numeric value {shown(value)} in {what}{more}")
 
 
 def _date_conversions(loaded: _Loaded, names: list[str], strict: bool = True) -> list[pl.Expr]:
@@ -551,7 +554,7 @@ def _date_conversions(loaded: _Loaded, names: list[str], strict: bool = True) ->
             row = int(failed[0])
             value = loaded.frame.get_column(name).cast(pl.String)[row]
             raise InputError(
-                f"{loaded.where(row, name)}value {value!r} is not a date in the format of the column's "
+                f"{loaded.where(row, name)}value {shown(value)} is not a date in the format of the column's "
                 "first date (write dates as YYYY-MM-DD)"
             )
         conversions.append(parsed.alias(name))
@@ -609,7 +612,7 @@ def _warn_unused_value_weights(
         if not unused:
             continue
         where = described_at.get(attribute.name, label)
-        quoted = ", ".join(f"'{value}'" for value in unused[:10]) + (", ..." if len(unused) > 10 else "")
+        quoted = ", ".join(shown(str(value)) for value in unused[:10]) + (", ..." if len(unused) > 10 else "")
         what = (
             f"value {quoted}, which never occurs"
             if len(unused) == 1
