@@ -162,7 +162,38 @@ def run_method(
         if isinstance(params, MethodParams):
             raise ConfigError(f"{spec.name} takes {spec.params.__name__}, got {type(params).__name__}")
         params = spec.params.parse(params, method=spec.name)
-    return spec.run(table, params, context or Context())
+    release = spec.run(table, params, context or Context())
+    check_finite(spec.name, table, spec.released(release))
+    return release
+
+
+def check_finite(method: str, original: Table, released: Table) -> None:
+    """Refuse a release whose numbers overflowed: an attribute of ``released`` with more infinite or NaN
+    values than ``original`` holds (those of the original are not the method's doing, wherever a swap
+    moved them). The one check of every method, so that no release of ±inf is written."""
+    import polars as pl
+
+    floats = [name for name, dtype in released.data.schema.items() if dtype.is_float()]
+    if not floats:
+        return
+    after = released.data.select(
+        (~pl.col(name).is_finite()).fill_null(False).sum().alias(name) for name in floats
+    ).row(0, named=True)
+    for name in floats:
+        if not after[name]:
+            continue
+        before = 0
+        if name in original.data.columns and original.data.schema[name].is_numeric():
+            column = pl.col(name).cast(pl.Float64)
+            before = original.data.select((~column.is_finite()).fill_null(False).sum()).item()
+        if after[name] > before:
+            count = after[name] - before
+            raise ConfigError(
+                f"{method}: attribute '{name}' would be released with {count:,} value"
+                f"{'s' if count != 1 else ''} that {'are' if count != 1 else 'is'} not finite "
+                "(infinite or NaN) where the original is finite: the parameters take the values beyond "
+                "the range of floating-point numbers; nothing is released"
+            )
 
 
 # Figures shared by several methods ------------------------------------------------------------

@@ -65,7 +65,7 @@ from pydantic import BeforeValidator, Field, model_validator
 from sdckit.anonymize._microaggregation_kernels import mdav_generic, optimal_univariate, vmdav
 from sdckit.anonymize.base import Context, check_k_at_most_records, register_method, run_method
 from sdckit.anonymize.release import Figures, Release
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import encode_column
 from sdckit.params import Finite, MethodParams, Whole, names_list, spell
 from sdckit.table import Kind, Role, Schema, Table, undescribed_text_hint
@@ -292,7 +292,23 @@ def _numeric_matrix(table: Table, names: list[str], method: str) -> np.ndarray:
                 f"{undescribed_text_hint(table, name)}"
             )
     _check_missing(table, names, method)
-    return np.column_stack([table.column(name).cast(pl.Float64).to_numpy() for name in names])
+    X = np.column_stack([table.column(name).cast(pl.Float64).to_numpy() for name in names])
+    _check_spread(X, names, method)
+    return X
+
+
+def _check_spread(X: np.ndarray, names: list[str], method: str) -> None:
+    """Refuse values whose mean or variance overflows: the standardized distances and the group means
+    could not be finite (the release would hold ±inf)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = np.isfinite(X.mean(axis=0)) & np.isfinite(X.var(axis=0, ddof=1) if len(X) > 1 else 0.0)
+    for j, name in enumerate(names):
+        if not finite[j]:
+            raise InputError(
+                f"attribute '{name}': {method} cannot average its values: their mean or variance is beyond "
+                f"the largest floating-point number (values up to {np.nanmax(np.abs(X[:, j])):g}); rescale "
+                "the attribute"
+            )
 
 
 class _GroupFigures(TypedDict):

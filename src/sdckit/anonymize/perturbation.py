@@ -302,14 +302,20 @@ def _run_noise(table: Table, params: NoiseParams, context: Context) -> Release:
         sd = np.array(
             [np.nanstd(x[:, j], ddof=1) if (~missing[:, j]).sum() > 1 else 0.0 for j in range(len(names))]
         )
-        z = x + rng.standard_normal(x.shape) * (alpha * sd)
+        with np.errstate(over="ignore"):
+            scale = alpha * sd
+        _refuse_infinite_noise(params.amount, names, sd, scale)
+        z = x + rng.standard_normal(x.shape) * scale
     else:
         if complete.sum() < 2:
             raise InputError(
                 f"{noise} noise needs at least 2 records without missing values in {', '.join(names)}"
             )
         sigma = np.atleast_2d(np.cov(x[complete], rowvar=False))
-        z = x + correlated_noise(alpha * sigma, len(x), rng)
+        with np.errstate(over="ignore"):
+            scaled = alpha * sigma
+        _refuse_infinite_noise(params.amount, names, np.sqrt(np.abs(np.diag(sigma))), np.diag(scaled))
+        z = x + correlated_noise(scaled, len(x), rng)
         if noise == "correlated-exact":
             transform, noisy_mean, original_mean = exact_moment_transformation(x[complete], z[complete])
             z[complete] = original_mean + (z[complete] - noisy_mean) @ transform
@@ -318,6 +324,18 @@ def _run_noise(table: Table, params: NoiseParams, context: Context) -> Release:
     released = table.data.with_columns(columns)
     figures = NoiseFigures(complete_records=int(complete.sum()), attributes=_moments(x, z, names))
     return perturbed_release(table, released, "noise", names, params, figures, seed=params.seed)
+
+
+def _refuse_infinite_noise(amount: float, names: Sequence[str], sd: np.ndarray, scale: np.ndarray) -> None:
+    """Refuse an amount whose noise cannot be finite: amount/100 times an attribute's spread (its
+    standard deviation, or variance for correlated noise) beyond the largest floating-point number."""
+    for name, spread, scaled in zip(names, sd, scale, strict=True):
+        if not np.all(np.isfinite(scaled)):
+            raise ConfigError(
+                f"{spell('amount')} must keep the noise finite: {amount:g}% of the spread of attribute "
+                f"'{name}' (standard deviation {spread:.6g}) is beyond the largest floating-point number; "
+                f"choose a smaller {spell('amount')}"
+            )
 
 
 def add_noise(
@@ -498,7 +516,14 @@ def _run_dp_noise(table: Table, params: DPNoiseParams, context: Context) -> Rele
         values = _float_column(table, name)
         present = ~np.isnan(values)
         clamped = np.clip(values[present], lower, upper)
-        scale = (upper - lower) / share
+        with np.errstate(over="ignore"):
+            scale = (upper - lower) / share
+        if not math.isfinite(scale):
+            raise ConfigError(
+                f"{spell('bounds')} {name}:{lower:g}:{upper:g} with {spell('epsilon')} {share:g} make the "
+                "Laplace scale (upper − lower)/ε beyond the largest floating-point number: narrow the "
+                f"bounds or raise {spell('epsilon')}"
+            )
         noisy, certified = _opendp_laplace(clamped, scale, upper - lower)
         certified_total += certified
         out = np.full(len(values), np.nan)
