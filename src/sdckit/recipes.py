@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, shown
 from sdckit.params import spell
 from sdckit.table import Role, Table
 
@@ -47,6 +47,34 @@ def fingerprint(table: Table) -> dict[str, Any]:
         "columns": [[name, str(dtype)] for name, dtype in table.data.schema.items()],
         "sha256": hashlib.sha256(buffer.getvalue()).hexdigest(),
     }
+
+
+def input_mismatch(record: Mapping[str, Any], table: Table) -> str | None:
+    """How ``table`` differs from the input a recipe records (its fingerprint's rows, column names and,
+    when the columns' types are the same, content hash), or None when it matches or the recipe records
+    no input. The types differ when the data was read with another configuration: then only the rows
+    and names are compared."""
+    recorded = record.get("input")
+    if not isinstance(recorded, Mapping):
+        return None
+    rows = recorded.get("rows")
+    if isinstance(rows, int) and not isinstance(rows, bool) and rows != table.n_records:
+        return f"it was made on {rows:,} records, this data has {table.n_records:,}"
+    current = fingerprint(table)
+    columns = recorded.get("columns")
+    if isinstance(columns, list):
+        names = [str(column[0]) for column in columns if isinstance(column, list | tuple) and column]
+        now = [name for name, _ in current["columns"]]
+        if names != now:
+            return (
+                f"it was made on the columns {shown(', '.join(names))}, this data has {shown(', '.join(now))}"
+            )
+        if [list(column) for column in columns] != current["columns"]:
+            return None
+    sha256 = recorded.get("sha256")
+    if isinstance(sha256, str) and sha256 != current["sha256"]:
+        return "it was made on other values (the SHA-256 of the records differs)"
+    return None
 
 
 def config_record(config: Any) -> dict[str, Any] | None:

@@ -63,6 +63,13 @@ RecipeOption = Annotated[
     list[Path] | None,
     typer.Option(help="A release's summary or recipe JSON (one per release, in order; repeat)."),
 ]
+ForceOption = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Attribute a --recipe made on other data than ORIGINAL all the same (a warning, not an error).",
+    ),
+]
 
 
 def evaluate(
@@ -81,6 +88,7 @@ def evaluate(
     weight: WeightOption = 0.5,
     set_: SetOption = None,
     recipe: RecipeOption = None,
+    force: ForceOption = False,
     quiet: QuietOption = False,
 ) -> None:
     """Measure the releases of ORIGINAL for disclosure risk and information loss; R-U map and report."""
@@ -102,6 +110,8 @@ def evaluate(
         # --weight is the score's λ here: sampling weights come from the configuration's data.weights.
         settings = load_settings(config, InlineRoles(qi, sensitive))
         table = settings.read(original)
+        for path, made in zip(recipe or [], recipes, strict=True):
+            _check_recipe_input(made, path, table, original, force)
         released = [(_name(path, releases), settings.read_release(path)) for path in releases]
         with progress_bar(not quiet, "measures") as progress:
             result = run_evaluation(
@@ -175,6 +185,26 @@ def _recipe(document: object, path: Path) -> dict:
         return document
     raise ConfigError(
         f"{path}: --recipe: not a recipe nor a summary holding one (no 'steps' or 'recipe' key)"
+    )
+
+
+def _check_recipe_input(made: dict, path: Path, table, original: Path, force: bool) -> None:
+    """Refuse a recipe whose recorded input is not ORIGINAL (a release of other data would be credited
+    with it), or warn with --force."""
+    import warnings
+
+    from sdckit.errors import ConfigError, SdcWarning
+    from sdckit.recipes import input_mismatch
+
+    mismatch = input_mismatch(made, table)
+    if mismatch is None:
+        return
+    message = f"{path}: --recipe was not made on {original}: {mismatch}"
+    if force:
+        warnings.warn(f"{message} (attributed all the same: --force)", SdcWarning, stacklevel=2)
+        return
+    raise ConfigError(
+        f"{message}; give the recipe of a release of {original}, or --force to attribute it anyway"
     )
 
 
