@@ -86,6 +86,7 @@ from sdckit.params import (
     MethodParams,
     QSDistance,
     Whole,
+    spell,
 )
 from sdckit.setvalued import ItemSets, Knowledge
 from sdckit.table import Kind, Role, Schema, Table
@@ -752,6 +753,14 @@ def _inputs(table: Table, params: QuasiSensitiveParams) -> tuple[str, ItemSets, 
         items = ItemSets.from_column(table.column(set_column), separator=params.separator)
         knowledge = read_knowledge(params.knowledge, vocabulary=items.vocabulary, separator=params.separator)
     if knowledge.n_labels == 0 or knowledge.sets.items.size == 0:
+        kind = table.schema[set_column].kind if set_column in table.schema else None
+        if knowledge.n_labels and kind is not Kind.SET_VALUED:
+            raise ConfigError(
+                f"{spell('set_column')} '{set_column}' is not set-valued: no item of the external knowledge "
+                f"occurs in it (its kind is {kind.value if kind else 'unknown'}); a set-valued column holds "
+                f"items separated by '{params.separator}', such as 'Coughing{params.separator}Headache', "
+                "and has kind set-valued (or role quasi-sensitive) in the configuration"
+            )
         raise ConfigError("the external knowledge is empty: give at least one label with its item set")
     if table.n_records == 0:
         raise ConfigError("the data has no records")

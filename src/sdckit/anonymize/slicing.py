@@ -78,7 +78,7 @@ from sdckit.anonymize.release import Figures, Release
 from sdckit.context import ProgressCallback
 from sdckit.errors import ConfigError, SdcWarning
 from sdckit.frequency import Encoding, encode
-from sdckit.params import Finite, MethodParams, Whole
+from sdckit.params import Finite, MethodParams, Whole, spell
 from sdckit.table import Kind, Role, Table
 
 __all__ = [
@@ -379,13 +379,25 @@ def _resolve_sensitive(table: Table, sensitive: str | None) -> str:
         return sensitive
     candidates = [a.name for a in table.schema.with_role(Role.SENSITIVE)]
     if not candidates:
-        raise ConfigError("no sensitive attribute: give one attribute role sensitive, or pass sensitive=")
+        raise ConfigError(
+            f"no sensitive attribute: give {spell('sensitive')} one of the columns "
+            f"({_sensitive_candidates(table)}), or one attribute role sensitive in the configuration"
+        )
     if len(candidates) > 1:
         raise ConfigError(
             f"several attributes have role sensitive ({', '.join(candidates)}); slicing handles one: "
-            "pass sensitive="
+            f"give {spell('sensitive')} one of them"
         )
     return candidates[0]
+
+
+def _sensitive_candidates(table: Table) -> str:
+    """The columns that could be the sensitive attribute: those neither identifier nor
+    quasi-identifier (else every column but the identifiers), for a message."""
+    roles = {a.name: a.role for a in table.schema.attributes}
+    usable = [name for name in table.data.columns if roles.get(name) is not Role.IDENTIFIER]
+    others = [name for name in usable if roles.get(name) is not Role.QUASI_IDENTIFIER]
+    return ", ".join(others or usable) or "none"
 
 
 def _sliced_attributes(
