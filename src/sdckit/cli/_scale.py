@@ -195,7 +195,7 @@ def declare_records_output(outputs: Any, path: Path | None, option: str, suffixe
     if path is None:
         return
     if path.suffix == "":
-        outputs.directory(path, option)
+        outputs.directory(path, option, parts=True)
     elif path.suffix.lower() not in suffixes:
         from sdckit.errors import ConfigError
 
