@@ -2,7 +2,9 @@
 
 Exit statuses: 0 success; 1 internal error (a bug: please report it); 2 bad input, configuration or
 option (one message, nothing written); 3 the release does not satisfy what was asked (nothing
-written, unless ``--allow-violations``: then written, and still 3); 130 interrupted (nothing written).
+written, unless ``--allow-violations``: then written, and still 3); 130 interrupted (nothing written);
+141 (128 + SIGPIPE, as a command killed by a closed pipe) the reader of standard output closed it (``sdckit
+... | head -1``): the outputs already written stay, nothing more is printed, no message.
 
 This module stays light: the console script imports it first, and it installs the interrupt handler
 before anything slow (polars, numba) is imported, so that Ctrl-C at any moment gives one line and 130.
@@ -20,6 +22,7 @@ EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_NOT_MET = 3
 EXIT_INTERRUPTED = 130
+EXIT_PIPE_CLOSED = 141
 
 
 class _Interrupts:
@@ -68,7 +71,7 @@ def main(arguments: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
-        code = EXIT_OK  # a reader such as `head` closed stdout after the outputs were written
+        code = EXIT_PIPE_CLOSED  # a reader such as `head` closed stdout: quietly, as a closed pipe ends
     finally:
         interrupts.deferred = True  # from here on Ctrl-C is only noted, and undoes the run
         # Nothing can be pending when no command loaded the outputs (--version, --help).

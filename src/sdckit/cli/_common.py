@@ -20,12 +20,27 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sdckit.cli import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_MET, EXIT_USAGE
+from sdckit.cli import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_MET, EXIT_PIPE_CLOSED, EXIT_USAGE
 from sdckit.cli._outputs import Outputs
-from sdckit.errors import SdcError, capped
+from sdckit.errors import SdcError
 
-console = Console()
-errors = Console(stderr=True, soft_wrap=True)  # messages unbroken: paths stay copyable
+
+class PipeClosed(Exception):
+    """The reader of standard output (or error) closed it: ``sdckit ... | head -1``. Not an OSError,
+    which click would turn into exit status 1."""
+
+
+class _Console(Console):
+    """rich's console, ending the command quietly when its reader has gone (rich's own answer is
+    ``SystemExit(1)``)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True  # nothing more is written to a closed pipe
+        raise PipeClosed
+
+
+console = _Console()
+errors = _Console(stderr=True, soft_wrap=True)  # messages unbroken: paths stay copyable
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
 
@@ -96,25 +111,48 @@ def user_errors() -> Iterator[None]:
         except SdcError as error:
             _show_warnings(caught)
             # escaped: a message may hold brackets that are not markup (pip install 'sdckit[server]')
-            errors.print(f"[bold red]error:[/] {escape(capped(str(error)))}", highlight=False)
+            errors.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
             raise typer.Exit(EXIT_USAGE) from None
         except NotMet as error:
             _show_warnings(caught)
-            errors.print(f"[bold red]not satisfied:[/] {escape(capped(str(error)))}", highlight=False)
+            errors.print(f"[bold red]not satisfied:[/] {error}", highlight=False)
             raise typer.Exit(EXIT_NOT_MET) from None
         except (typer.Exit, typer.Abort):
             _show_warnings(caught)
             raise
         except KeyboardInterrupt:
             raise typer.Exit(EXIT_INTERRUPTED) from None
+        except PipeClosed:
+            raise typer.Exit(EXIT_PIPE_CLOSED) from None
         except Exception as error:
             if _caused_by_interrupt(error):
                 raise typer.Exit(EXIT_INTERRUPTED) from None
+            if isinstance(error, BrokenPipeError) and _standard_output_closed():
+                raise typer.Exit(EXIT_PIPE_CLOSED) from None
             _show_warnings(caught)
             errors.print(f"[bold red]internal error:[/] {type(error).__name__}: {error}", highlight=False)
             errors.print("please report this with the command you ran", style="dim")
             raise typer.Exit(EXIT_INTERNAL) from None
         _show_warnings(caught)
+
+
+def _standard_output_closed() -> bool:
+    """Whether the reader of standard output or error has gone (a pipe whose read end is closed
+    polls as an error), so that a broken pipe of that kind is told from one of a socket or child."""
+    import select
+
+    for stream in (sys.__stdout__, sys.__stderr__):
+        try:
+            descriptor = stream.fileno() if stream is not None else -1
+        except (OSError, ValueError):
+            continue
+        if descriptor < 0 or not hasattr(select, "poll"):
+            continue
+        poller = select.poll()
+        poller.register(descriptor, select.POLLOUT)
+        if any(events & select.POLLERR for _, events in poller.poll(0)):
+            return True
+    return False
 
 
 def _caused_by_interrupt(error: BaseException) -> bool:
@@ -135,7 +173,7 @@ def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
         text = str(warning.message)
         if text not in seen and issubclass(warning.category, UserWarning):
             seen.add(text)
-            errors.print(f"[bold yellow]warning:[/] {escape(capped(text))}", highlight=False)
+            errors.print(f"[bold yellow]warning:[/] {text}", highlight=False)
 
 
 #: The progress bars on screen (innermost last) with their label: a stage message names what the

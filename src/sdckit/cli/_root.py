@@ -38,7 +38,8 @@ def _main(
     """Statistical disclosure control: measure and reduce the disclosure risk of microdata.
 
     Exit statuses: 0 success, 1 internal error, 2 bad input or option, 3 a release that does not
-    satisfy what was asked, 130 interrupted. On any failure no output of the run is left behind.
+    satisfy what was asked, 130 interrupted, 141 standard output closed by its reader (quietly, the
+    outputs written before stay). On any failure no output of the run is left behind.
     """
 
 
