@@ -193,6 +193,24 @@ def test_a_closed_standard_output_ends_quietly_with_the_outputs_written(inputs):
     assert pl.read_csv(inputs / "out.csv").height == N_RECORDS
 
 
+@pytest.mark.parametrize("command", [["risk", "combined", "--help"], ["risk", "--help"], ["--help"]])
+def test_help_to_a_closed_pipe_ends_quietly(tmp_path, command):
+    """typer prints help with rich, whose own answer to a closed pipe was exit status 1."""
+    with nothing_left_behind(tmp_path) as env:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sdckit", *command],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=tmp_path,
+        )
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()
+        error = process.stderr.read().decode()
+        status = process.wait(timeout=600)
+    assert (status, error) == (EXIT_PIPE_CLOSED, "")
+
+
 class _ClosedAfter:
     """A standard output whose reader goes after ``lines`` writes (as ``head`` does)."""
 
@@ -218,7 +236,7 @@ def test_a_pipe_closed_while_rich_prints_the_report_ends_quietly(inputs, capsys,
     from sdckit.cli import _common
 
     closed = _ClosedAfter(1)
-    monkeypatch.setattr(_common.console, "file", closed)
+    monkeypatch.setattr(_common.console, "_file", closed)  # "file" would be restored pinned
     monkeypatch.setattr(_common.console, "quiet", False)
     with nothing_left_behind(inputs, allowed=("out.csv", "s.json")):
         status = sdckit(

@@ -22,21 +22,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sdckit.cli import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_MET, EXIT_PIPE_CLOSED, EXIT_USAGE
 from sdckit.cli._outputs import Outputs
+from sdckit.cli._root import PipeClosed, quiet_on_closed_pipe
 from sdckit.errors import SdcError
-
-
-class PipeClosed(Exception):
-    """The reader of standard output (or error) closed it: ``sdckit ... | head -1``. Not an OSError,
-    which click would turn into exit status 1."""
 
 
 class _Console(Console):
     """rich's console, ending the command quietly when its reader has gone (rich's own answer is
-    ``SystemExit(1)``)."""
+    ``SystemExit(1)``), also where :func:`sdckit.cli._root.run` has not set it for every console."""
 
     def on_broken_pipe(self) -> None:
-        self.quiet = True  # nothing more is written to a closed pipe
-        raise PipeClosed
+        quiet_on_closed_pipe(self)
 
 
 console = _Console()

@@ -22,6 +22,18 @@ from sdckit.cli._entries import ENTRIES as _ENTRIES
 from sdckit.cli._entries import SUMMARY
 
 
+class PipeClosed(Exception):
+    """The reader of standard output (or error) closed it: ``sdckit ... | head -1``. Not an OSError,
+    which click would turn into exit status 1."""
+
+
+def quiet_on_closed_pipe(console: Any) -> None:
+    """What a rich console does when its reader has gone: write no more and end the command quietly
+    (rich's own answer is ``SystemExit(1)``, an exit status that says a failure)."""
+    console.quiet = True
+    raise PipeClosed
+
+
 def _version(value: bool) -> None:
     if value:
         from sdckit import __version__
@@ -105,6 +117,12 @@ def __getattr__(name: str) -> Any:
 
 def run(arguments: list[str] | None = None) -> int:
     """Run the app without click's own handling of errors and interrupts; return the exit status."""
+    from rich.console import Console
+
+    from sdckit.cli import EXIT_PIPE_CLOSED
+
+    # Every rich console, typer's help included: a closed pipe is no failure.
+    Console.on_broken_pipe = quiet_on_closed_pipe  # type: ignore[method-assign, assignment]
     given = sys.argv[1:] if arguments is None else list(arguments)
     chosen = _chosen_entry(given)
     try:
@@ -127,6 +145,8 @@ def run(arguments: list[str] | None = None) -> int:
         return error.exit_code
     except click.Abort:
         raise KeyboardInterrupt from None
+    except PipeClosed:
+        return EXIT_PIPE_CLOSED
     return result if isinstance(result, int) else 0
 
 
