@@ -236,9 +236,11 @@ def test_linked_tables_get_one_file_each_and_a_linked_suppression(tmp_path):
 
 
 def test_a_table_of_cells_is_written_without_contributions(tmp_path):
-    cells = pl.DataFrame({"a": ["x", "x", "y", "y"], "b": ["u", "v", "u", "v"], "v": [1.5, 2.0, 3.0, 4.0]})
+    cells = pl.DataFrame(
+        {"a": ["x", "x", "y", "y"], "b": ["u", "v", "u", "v"], "v": [1.5, 2.0, 3.0, 4.0], "n": [1, 1, 1, 1]}
+    )
     spec = TableSpec.of("a", "b", value="v")
-    table = build_from_cells(cells, spec)
+    table = build_from_cells(cells, spec, frequency="n")
     prob = TableProblem(table, primary_protection(table, [Rule.parse("freq=2")]), None, spec)
     write_argus(prob, [Rule.parse("freq=2")], tmp_path)
     rda = (tmp_path / "table.rda").read_text()

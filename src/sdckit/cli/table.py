@@ -113,7 +113,10 @@ SHARED: dict[str, tuple[Any, Any]] = {
     ),
     "frequency": (
         None,
-        Annotated[str | None, _option("--frequency", help="With --cells: the column of counts.")],
+        Annotated[
+            str | None,
+            _option("--frequency", help="With --cells (required there): the column of each cell's count."),
+        ],
     ),
     "total_label": (
         "Total",

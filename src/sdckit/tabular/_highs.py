@@ -3,8 +3,11 @@ release, with a start solution and the best solution found when the time limit s
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import sparse
@@ -105,6 +108,46 @@ def new_highs() -> highspy.Highs:
     return h
 
 
+def run_interruptible(highs: Any, stop: Callable[[], bool] | None = None) -> Any:
+    """``highs.run()`` that Ctrl-C stops within a moment: every HiGHS solve goes through here.
+
+    HiGHS holds the process inside one native call, where Python's own SIGINT handling only takes
+    effect when the call returns (a MILP may run for its whole time limit). So during the call a
+    SIGINT only sets a flag, which HiGHS's interrupt callbacks (``cbSimplexInterrupt``,
+    ``cbIpmInterrupt``, ``cbMipInterrupt``, called between iterations) pass on as ``user_interrupt``;
+    once HiGHS has returned, the KeyboardInterrupt is raised as Python would have raised it.
+    ``stop``: a further reason to interrupt, asked at each callback (the optimal suppression's
+    patience). Outside the main thread (no signal handler can be set there) only ``stop`` applies.
+    """
+    interrupted = threading.Event()
+
+    def on_interrupt(event: Any) -> None:
+        # set every time: HiGHS keeps the flag of the last call, also into the next run
+        event.interrupt(interrupted.is_set() or (stop is not None and bool(stop())))
+
+    callbacks = (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt)
+    for callback in callbacks:
+        callback.subscribe(on_interrupt)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    # a SIGINT ignored (or handled outside Python) stays so
+    install = main and previous not in (None, signal.SIG_IGN)
+    if install:
+        signal.signal(signal.SIGINT, lambda number, frame: interrupted.set())
+    try:
+        status = highs.run()
+    finally:
+        if install:
+            signal.signal(signal.SIGINT, previous)
+        for callback in callbacks:
+            callback.unsubscribe(on_interrupt)
+    if interrupted.is_set():
+        if callable(previous):
+            previous(signal.SIGINT, None)  # Python's default raises KeyboardInterrupt
+        raise KeyboardInterrupt
+    return status
+
+
 def _run(cost, matrix, row_lower, row_upper, col_lower, col_upper, integral, time_limit, gap, start, highspy):
     h = new_highs()
     h.setOptionValue("time_limit", float(time_limit))
@@ -131,7 +174,7 @@ def _run(cost, matrix, row_lower, row_upper, col_lower, col_upper, integral, tim
         solution.col_value = list(np.asarray(start, dtype=np.float64))
         solution.value_valid = True
         h.setSolution(solution)
-    if h.run() == highspy.HighsStatus.kError:
+    if run_interruptible(h) == highspy.HighsStatus.kError:
         raise RuntimeError(f"HiGHS could not solve the model: {h.modelStatusToString(h.getModelStatus())}")
     status = h.getModelStatus()
     info = h.getInfo()

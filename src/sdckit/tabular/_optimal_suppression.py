@@ -25,6 +25,7 @@ from sdckit.tabular.attacker import (
     deviation_bounds,
     interval,
     new_highs,
+    run_interruptible,
     targets,
 )
 from sdckit.tabular.model import LinearTable, Protection
@@ -132,9 +133,8 @@ class _Master:
         except BaseException as error:  # noqa: BLE001 - raised again after the run
             self._error, self._pending, self._not_before = error, True, 0.0
 
-    def _on_interrupt(self, event: Any) -> None:
-        # set every time: HiGHS keeps the flag of the last call, also into the next run
-        event.interrupt(self._pending and time.perf_counter() >= self._not_before)
+    def _stop(self) -> bool:
+        return self._pending and time.perf_counter() >= self._not_before
 
     def solve(
         self,
@@ -154,12 +154,11 @@ class _Master:
             highs.setSolution(solution)
         if watch is not None and not self._subscribed:
             highs.cbMipSolution.subscribe(self._on_solution)
-            highs.cbMipInterrupt.subscribe(self._on_interrupt)
             self._subscribed = True
         self._watch, self._pending, self._error = watch, False, None
         self._not_before = time.perf_counter() + patience
         try:
-            highs.run()
+            run_interruptible(highs, self._stop)
         finally:
             self._watch = None
         if self._error is not None:

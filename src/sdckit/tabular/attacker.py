@@ -31,7 +31,7 @@ from scipy.sparse import csgraph
 
 from sdckit._extras import require
 from sdckit.errors import InputError
-from sdckit.tabular._highs import HIGHS_FEATURE, new_highs
+from sdckit.tabular._highs import HIGHS_FEATURE, new_highs, run_interruptible
 from sdckit.tabular.model import AuditResult, LinearTable, Protection
 
 #: A primary cell is protected when its interval reaches its protection interval up to this relative
@@ -89,11 +89,11 @@ class ComponentLP:
         solution when unbounded. Row duals follow HiGHS's convention for ``min (−sense)·z_j``."""
         highs = self.highs
         highs.changeColCost(j, -float(sense))
-        highs.run()
+        run_interruptible(highs)
         status = highs.getModelStatus()
         if status not in self._settled:  # a warm start that went astray (seen on unbounded LPs): cold
             highs.clearSolver()
-            highs.run()
+            run_interruptible(highs)
             status = highs.getModelStatus()
         highs.changeColCost(j, 0.0)
         if status == self._status.kOptimal:

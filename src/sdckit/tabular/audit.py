@@ -82,6 +82,15 @@ def read_pattern(problem: TableProblem, params: AuditParams) -> tuple[np.ndarray
         for n in dims
     ]
     frame = frame.with_columns(relabel).with_row_index("_line", offset=2)
+    named = "status_column" in params.model_fields_set
+    if params.status_column not in frame.columns and (named or "released" not in frame.columns):
+        # a column named by the caller must be there: never the 'released' fallback in its place
+        fallback = "" if named else " (or a 'released' column, empty where a cell is suppressed)"
+        columns = ", ".join(c for c in frame.columns if c != "_line")
+        raise InputError(
+            f"{label}: the pattern has no column '{params.status_column}' "
+            f"({spell('status_column')}){fallback}; its columns are {columns}"
+        )
     if params.status_column in frame.columns:
         status = value_strings(frame.get_column(params.status_column)).str.strip_chars().str.to_lowercase()
         known = status.is_in(list(_PUBLISHED | _PRIMARY | _SECONDARY))
@@ -93,14 +102,9 @@ def read_pattern(problem: TableProblem, params: AuditParams) -> tuple[np.ndarray
             )
         suppressed = ~status.is_in(list(_PUBLISHED))
         primary = status.is_in(list(_PRIMARY))
-    elif "released" in frame.columns:
+    else:
         suppressed = frame.get_column("released").is_null()
         primary = pl.Series([False] * frame.height)
-    else:
-        raise InputError(
-            f"{label}: the pattern needs a '{params.status_column}' column (or a 'released' column, "
-            "empty where a cell is suppressed)"
-        )
     marks = frame.select(*dims, "_line").with_columns(_suppressed=suppressed, _primary=primary)
     duplicated = marks.filter(marks.select(dims).is_duplicated())
     if duplicated.height:

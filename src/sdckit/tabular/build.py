@@ -393,13 +393,17 @@ def _check_spec(spec: TableSpec, data: pl.DataFrame) -> None:
                 raise ConfigError(f"the table {table} has no dimension '{name}' to give a hierarchy")
             if not isinstance(view, Hierarchy | HierarchyView):
                 raise TypeError(f"the hierarchy of '{name}' must be a Hierarchy or a HierarchyView")
-    names = [*spec.dimensions, *(n for n in (spec.value, spec.holding, spec.weights) if n is not None)]
-    for name in names:
+    roles = {"value": spec.value, "holding": spec.holding}
+    names = [(n, "") for n in spec.dimensions]
+    names += [(n, f" ({spell(role)})") for role, n in roles.items() if n is not None]
+    if spec.weights is not None:
+        names.append((spec.weights, ""))
+    for name, given in names:
         if name not in data.columns:
             close = [c for c in data.columns if c.lower() == name.lower()]
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise ConfigError(
-                f"unknown attribute '{name}': the data has no such column "
+                f"unknown attribute '{name}'{given}: the data has no such column "
                 f"(columns: {', '.join(data.columns)}){hint}"
             )
     if spec.value is not None and not data.schema[spec.value].is_numeric():
@@ -776,16 +780,24 @@ def build_from_cells(
     with ``total_label`` or a hierarchy node in a dimension are given totals, checked against the sums
     of the interior cells — a total that is not the sum of its cells is an error naming the cell.
 
-    ``frequency``: the column of counts (default 1 per row); ``spec.value``: the column of a
+    ``frequency``: the column of counts, required: a row is a cell, not a record, so without its
+    count neither the frequency rule nor the totals could be checked; ``spec.value``: the column of a
     magnitude table. No contributions are known: dominance rules cannot be applied to such a table.
+    A cell listed twice is an error naming both lines (its rows are never summed).
     """
     _check_spec(dataclasses.replace(spec, weights=None, holding=None), frame)
-    if frequency is not None and frequency not in frame.columns:
-        columns = ", ".join(frame.columns)
+    columns = ", ".join(frame.columns)
+    if frequency is None:
+        raise ConfigError(
+            f"{source}: a table of cells needs the column of each cell's count ({spell('frequency')}; "
+            f"columns: {columns}): a row is a cell, not a record"
+        )
+    if frequency not in frame.columns:
         raise ConfigError(f"unknown column '{frequency}' ({spell('frequency')}): the columns are {columns}")
     dims = spec.dimensions
     text = frame.with_columns(value_strings(frame.get_column(name)).alias(name) for name in dims)
     text = text.with_row_index("_row")
+    _refuse_repeated_cells(text, dims, source)
     is_total = pl.lit(False)
     for name in dims:
         # a row is a total in a dimension unless its code is a value of every hierarchy the tables give it
@@ -816,10 +828,7 @@ def build_from_cells(
         _refuse_missing(column.rename(numeric), numeric)
         if bool((column < 0).any()):
             raise InputError(f"{source}: column '{numeric}' has negative values; cell values must be ≥ 0")
-    if frequency is not None:
-        counts = interior.get_column(frequency).cast(pl.Float64)
-    else:
-        counts = pl.Series(np.ones(interior.height))
+    counts = interior.get_column(frequency).cast(pl.Float64)
     value = interior.get_column(spec.value).cast(pl.Float64) if spec.value is not None else counts
     dimensions, trees, units = _dimensions(interior, spec)
     units = units.with_columns(f=counts, v=value, n=counts.round().cast(pl.Int64))
@@ -829,6 +838,24 @@ def build_from_cells(
     if given.height:
         _check_totals(built, given, spec, frequency, total_label, source)
     return built
+
+
+def _refuse_repeated_cells(text: pl.DataFrame, dims: tuple[str, ...], source: str) -> None:
+    """A cell (its codes in every dimension, missing as missing) given on two rows of the file is
+    refused, naming both lines: summing them would publish a cell nobody stated."""
+    repeated = text.filter(pl.struct(list(dims)).is_duplicated())
+    if not repeated.height:
+        return
+    first = repeated.row(0, named=True)
+    same = repeated.filter(pl.all_horizontal(pl.col(n).eq_missing(first[n]) for n in dims))
+    second = same.get_column("_row")[1]
+    cell = ", ".join(f"{n}={first[n]}" for n in dims)
+    more = repeated.height - 2
+    rest = f"; {more} more rows repeat a cell" if more > 0 else ""
+    raise InputError(
+        f"{source}, lines {first['_row'] + 2} and {second + 2}: the cell {cell} is listed twice (a table "
+        f"of cells has one row per cell{rest})"
+    )
 
 
 def _check_totals(

@@ -69,11 +69,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 import numpy as np
 import polars as pl
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError
@@ -511,10 +511,21 @@ def _magnitude_noise(
 # The method
 
 
+#: The largest ``max_deviation`` D, and the largest grid ``D·step`` of a magnitude ptable's row. A
+#: perturbation table has a row for every count up to D (``js`` more) with up to ``2·D·step + 1``
+#: noises, each a maximum-entropy problem whose active set grows with it: D = 30 (step 2) builds in
+#: seconds, D = 100 or D = 30 with step 10 take minutes, D = 10⁶ would never end. ptable's and the
+#: census's D are 2 to 20.
+MAX_DEVIATION = 30
+MAX_GRID = 60
+
+
 class CellKeyParams(MethodParams):
     """Parameters of the cell key method (``sdckit table cell-key``)."""
 
-    max_deviation: Annotated[Whole, Field(ge=1, description="D: the largest noise (ptable's D).")] = 2
+    max_deviation: Annotated[
+        Whole, Field(ge=1, description=f"D: the largest noise (ptable's D), at most {MAX_DEVIATION}.")
+    ] = 2
     variance: Annotated[Finite, Field(gt=0, description="V: the noise variance (ptable's V).")] = 1.0
     small_cells: Annotated[
         Whole, Field(ge=0, description="js: no perturbed count is 1..js (small counts go to 0 or above js).")
@@ -548,6 +559,22 @@ class CellKeyParams(MethodParams):
     flex_exponent: Annotated[
         Finite, Field(ge=1, description="Magnitude tables: exponent q of the flex function.")
     ] = 3.0
+
+    @model_validator(mode="after")
+    def _a_table_that_can_be_built(self) -> Self:
+        if self.max_deviation > MAX_DEVIATION:
+            raise ValueError(
+                f"{{max_deviation}} must be at most {MAX_DEVIATION}, got {self.max_deviation}: the "
+                "perturbation table has a row of up to 2·D+1 noises for every count up to D, each a "
+                "maximum-entropy problem, and takes minutes from D = 100 (ptable's D is typically 2 to 20)"
+            )
+        if self.max_deviation * self.step > MAX_GRID:
+            raise ValueError(
+                f"{{max_deviation}} × {{step}} must be at most {MAX_GRID}, got "
+                f"{self.max_deviation} × {self.step}: a magnitude table's perturbation table has "
+                "2·D·step+1 noises a row; take a coarser step"
+            )
+        return self
 
 
 def _record_keys(problem: TableProblem, params: CellKeyParams) -> np.ndarray:

@@ -15,7 +15,7 @@ one (Dandekar & Cox 2002; the MILP of Castro 2006)::
 or ``w_i = 1``; ``U_p`` is a big-M, ``Σ_i a_i + UPL_p`` (``a_p − lb_p`` below). ``keep_totals`` fixes
 every total (margins and subtotals): only interior cells move.
 
-Algorithms: ``milp`` solves the model with HiGHS (``scipy.optimize.milp``) within the time limit;
+Algorithms: ``milp`` solves the model with HiGHS (``highspy``, interruptible) within the time limit;
 ``lp`` is SPEC §8.8's LP heuristic: (1) the LP relaxation (``y ∈ [0, 1]``), (2) each sensitive cell's
 direction up when its relaxed ``y_p ≥ 0.5``, (3) the LP with the directions fixed, (4) while that is
 infeasible, flip one direction at a time (in order of ``|y_p − 0.5|`` ascending, each flip tried on
@@ -208,12 +208,14 @@ def controlled_adjustment(
 
 
 def _controlled_adjustment(
-    table: LinearTable, protection: Protection, params: CtaParams, weights: np.ndarray | None
+    table: LinearTable,
+    protection: Protection,
+    params: CtaParams,
+    weights: np.ndarray | None,
+    stage: Any = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """:func:`controlled_adjustment` with its parameters checked; ``weights`` (one per cell), when
-    given, replaces ``params.cost``."""
-    from scipy.optimize import milp
-
+    given, replaces ``params.cost``; ``stage``: told when the MILP starts (a run's stage line)."""
     started = time.perf_counter()
     algorithm, time_limit, keep_totals = params.algorithm, params.time_limit, params.keep_totals
     if not table.is_additive():
@@ -245,15 +247,13 @@ def _controlled_adjustment(
                 )
         if z is None:
             left = max(0.01, time_limit - (time.perf_counter() - started))
-            cost_vector, integrality, bounds, constraints = model.milp_parts()
-            result = milp(
-                cost_vector,
-                integrality=integrality,
-                bounds=bounds,
-                constraints=constraints,
-                options={"time_limit": left},
-            )
-            if result.status == 2:
+            if stage is not None:
+                stage(
+                    f"solving the CTA MILP ({model.sensitive.size:,} sensitive cells, "
+                    f"time limit {left:.3g} s)"
+                )
+            result = _solve(model, integer=True, time_limit=left)
+            if result.infeasible:
                 raise InputError(
                     "no additive adjustment moves every sensitive cell out of its protection interval "
                     "within the cells' bounds" + ("; keep_totals fixes every total" if keep_totals else "")
@@ -261,14 +261,14 @@ def _controlled_adjustment(
             if result.x is None:
                 raise InputError(
                     f"the CTA MILP found no adjustment within the time limit of {time_limit:g} s "
-                    f"({result.message}); raise time_limit or use algorithm lp"
+                    f"({result.status}); raise time_limit or use algorithm lp"
                 )
             n = table.n_cells
             up = result.x[2 * n :] > 0.5
             # re-solve with the directions fixed: a vertex, free of the MILP's tolerances
             refined = model.fixed(up)
             z = refined[0] if refined is not None else result.x[:n] - result.x[n : 2 * n]
-            optimal, used = result.status == 0, "milp"
+            optimal, used = result.optimal, "milp"
     adjusted = _polish(table, model, protection, z)
     _verify(table, model, protection, adjusted)
     change = adjusted - table.values
@@ -287,16 +287,28 @@ def _controlled_adjustment(
     return adjusted, figures
 
 
-def lp_heuristic(model: _Model) -> tuple[np.ndarray, float, float] | None:
-    """SPEC §8.8's LP heuristic: ``(z, objective, relaxation bound)`` or None when it fails."""
-    from scipy.optimize import milp
+def _solve(model: _Model, *, integer: bool, time_limit: float) -> Any:
+    """The CTA model (the MILP, or its LP relaxation) solved by HiGHS through
+    :func:`~sdckit.tabular._highs.solve_mip` (interruptible by Ctrl-C)."""
+    from sdckit.tabular._highs import solve_mip
 
     cost, integrality, bounds, constraints = model.milp_parts()
-    relaxed = milp(cost, integrality=np.zeros_like(integrality), bounds=bounds, constraints=constraints)
-    if relaxed.status == 2:
+    matrix = sparse.vstack([constraint.A for constraint in constraints], format="csr")
+    row_lower = np.concatenate([np.broadcast_to(c.lb, c.A.shape[0]) for c in constraints])
+    row_upper = np.concatenate([np.broadcast_to(c.ub, c.A.shape[0]) for c in constraints])
+    integral = integrality.astype(bool) if integer else np.zeros(integrality.shape[0], dtype=bool)
+    return solve_mip(
+        cost, matrix, row_lower, row_upper, bounds.lb, bounds.ub, integral, time_limit=time_limit
+    )
+
+
+def lp_heuristic(model: _Model) -> tuple[np.ndarray, float, float] | None:
+    """SPEC §8.8's LP heuristic: ``(z, objective, relaxation bound)`` or None when it fails."""
+    relaxed = _solve(model, integer=False, time_limit=np.inf)
+    if relaxed.infeasible:
         return None
     if relaxed.x is None:  # pragma: no cover - an LP without limits is solved
-        raise InputError("the CTA LP relaxation could not be solved: " + str(relaxed.message))
+        raise InputError("the CTA LP relaxation could not be solved: " + relaxed.status)
     y = relaxed.x[2 * model.n :]
     up = y >= 0.5
     found = model.fixed(up)
@@ -311,7 +323,7 @@ def lp_heuristic(model: _Model) -> tuple[np.ndarray, float, float] | None:
                 break
     if found is None:
         return None
-    return found[0], found[1], float(relaxed.fun)
+    return found[0], found[1], float(relaxed.objective)
 
 
 def fixed_direction_objective(
@@ -405,7 +417,7 @@ def _run_cta(problem: TableProblem, params: CtaParams, context: Context) -> Tabl
     from sdckit.tabular.statuses import for_published_tables
 
     kept = for_published_tables(problem, "cta")  # kept by their bounds (apply_statuses)
-    adjusted, figures = _controlled_adjustment(problem.table, problem.protection, params, None)
+    adjusted, figures = _controlled_adjustment(problem.table, problem.protection, params, None, context.stage)
     if not np.allclose(adjusted[kept], problem.table.values[kept]):
         raise AssertionError("a cell to keep was adjusted")  # its bounds forbid it
     status = np.full(problem.table.n_cells, PUBLISHED, dtype=object)
