@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import shutil
 import tempfile
@@ -39,33 +40,76 @@ def ui(
         from sdckit._extras import require
 
         require("ui", feature="sdckit ui")
-        if workdir is not None and workdir.exists() and not workdir.is_dir():
-            from sdckit.errors import ConfigError
-
-            raise ConfigError(
-                f"--workdir {workdir}: is a file, not a folder; give a folder (created if absent)"
-            )
-        listener = _listen("127.0.0.1", port)
-        folder = workdir if workdir is not None else Path(tempfile.mkdtemp(prefix="sdckit-ui-"))
-        session = None
+        folder, before, created = _workdir(workdir)
+        listener = session = None
+        started = False
         try:
+            listener = _listen("127.0.0.1", port)
+            # the files given are read before any worker process starts: a refused start leaves none
             session = _session(folder, data, config)
+            session.jobs.warm_up()
+            started = True
             _serve(session, listener)
         finally:
-            listener.close()
+            if listener is not None:
+                listener.close()
             if session is not None:
-                session.jobs.shutdown()
-            if workdir is None:
+                session.jobs.shutdown()  # the jobs, the fork server and multiprocessing's $TMPDIR folder
+            if before is None:
                 shutil.rmtree(folder, ignore_errors=True)
+            elif not started:
+                _remove_new(folder, before, created)
+
+
+def _workdir(workdir: Path | None) -> tuple[Path, set[str] | None, bool]:
+    """The workbench's folder, created if absent and checked writable; what it held before (None: a
+    temporary folder of ours, removed when the server stops); whether this made it. A folder that
+    cannot be written in is exit 2 naming it."""
+    from sdckit.errors import ConfigError
+
+    if workdir is None:
+        return Path(tempfile.mkdtemp(prefix="sdckit-ui-")), None, True
+    if workdir.exists() and not workdir.is_dir():
+        raise ConfigError(f"--workdir {workdir}: is a file, not a folder; give a folder (created if absent)")
+    before = {entry.name for entry in workdir.iterdir()} if workdir.exists() else set()
+    created = not workdir.exists()
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=workdir, prefix=".sdckit-write-check-"):
+            pass
+    except OSError as error:
+        if created:
+            with contextlib.suppress(OSError):
+                workdir.rmdir()
+        reason = error.strerror or type(error).__name__
+        raise ConfigError(
+            f"--workdir {workdir}: cannot write in this folder ({reason}); give a folder you can "
+            "write to (created if absent)"
+        ) from None
+    return workdir, before, created
+
+
+def _remove_new(folder: Path, before: set[str], created: bool) -> None:
+    """Undo a refused start in a given folder: what it added goes (the folder too, if it made it)."""
+    for entry in folder.iterdir():
+        if entry.name not in before:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+    if created:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _session(folder: Path, data: Path | None, config: Path | None):
     """The workbench's state with the files given at start; one that cannot be read is exit 2 (a
-    configuration that does not fit the data is shown on the page, where it is fixed)."""
+    configuration that does not fit the data is shown on the page, where it is fixed). No worker
+    process is started here (``session.jobs.warm_up()`` does, once the files are read)."""
     from sdckit.errors import ConfigError
     from sdckit.ui.session import Session
 
-    session = Session(folder.resolve())
+    session = Session(folder.resolve(), warm_up=False)
     if config is not None:
         session.load_config(str(config))
         if session.load_error:

@@ -14,10 +14,15 @@ output file under a temporary name that it renames when done.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import multiprocessing
 import os
+import signal
+import tempfile
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from sdckit.context import ProgressCallback
@@ -113,9 +118,12 @@ class DaskEngine(Engine):
         from sdckit._extras import require
 
         require("scale", feature="the dask engine")
+        import dask
         from distributed import Client, LocalCluster
 
-        self._cluster = None
+        self._cluster: Any = None
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self._own_server = False
         self._own_client = client is None
         if client is not None:
             self.client = client
@@ -127,14 +135,39 @@ class DaskEngine(Engine):
                 raise InputError(f"cannot reach the Dask scheduler at {address}: {error}") from None
             return
         count = workers or os.cpu_count() or 1
-        self._cluster = LocalCluster(
-            n_workers=count,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            silence_logs=logging.ERROR,
-        )
-        self.client = Client(self._cluster)
+        # The scratch folder of the scheduler and the workers (spilled data, locks) is ours, removed by
+        # close(): Dask's default, $TMPDIR/dask-scratch-space, outlives the run.
+        self._scratch = tempfile.TemporaryDirectory(prefix="sdckit-dask-")
+        try:
+            settings = {"temporary-directory": self._scratch.name}
+            if "forkserver" in multiprocessing.get_all_start_methods():
+                # workers forked by a fork server that ignores Ctrl-C (sdckit._processes)
+                settings["distributed.worker.multiprocessing-method"] = "forkserver"
+            with dask.config.set(settings), _interrupts_after_start():
+                if "distributed.worker.multiprocessing-method" in settings:
+                    from distributed.utils import get_mp_context
+
+                    from sdckit._processes import start_fork_server
+
+                    get_mp_context()  # sets the fork server's preload (distributed and its needs)
+                    self._own_server = start_fork_server()
+                # the scheduler first, then the workers: interrupted while they start, close() stops them
+                self._cluster = LocalCluster(
+                    n_workers=0,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",
+                    silence_logs=logging.ERROR,
+                    local_directory=self._scratch.name,
+                    preload=[_WORKER_PRELOAD],
+                )
+                self._cluster.scale(count)
+                self.client = Client(self._cluster)
+                self.client.wait_for_workers(count)
+        except BaseException:
+            _silence_shutdown()
+            self.close()
+            raise
 
     def _scatter(self, shared: Any) -> Any:
         # A task that returns it, not scattered data: if the worker holding it is lost, the scheduler
@@ -171,11 +204,61 @@ class DaskEngine(Engine):
         self._progress(leaves, progress)
         return final.result()
 
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is not None:  # interrupted or failed: what the shutdown logs is noise
+            _silence_shutdown()
+        self.close()
+
     def close(self) -> None:
-        if self._own_client:
+        """Stop what the engine started: the client, the embedded cluster, the fork server of its
+        workers and its scratch folder."""
+        if self._own_client and hasattr(self, "client"):
             self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+        if self._own_server:
+            from sdckit._processes import stop_fork_server
+
+            self._own_server = False
+            stop_fork_server()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
+
+
+@contextlib.contextmanager
+def _interrupts_after_start() -> Iterator[None]:
+    """Ctrl-C while the cluster starts is acted on once it has started (a few seconds): distributed
+    cannot close a cluster interrupted while it scales (its close is cancelled with the start, and
+    the workers, their semaphores and folders outlive the run)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            signal.raise_signal(signal.SIGINT)
+
+
+#: Imported by every worker of the embedded cluster as it starts: Ctrl-C in a terminal reaches the
+#: whole process group, and only this process, which stops the cluster, is to act on it.
+_WORKER_PRELOAD = "sdckit.scale._worker_start"
+
+#: The loggers that talk while a cluster shuts down (asyncio: "Task exception was never retrieved").
+_SHUTDOWN_LOGGERS = ("distributed", "asyncio", "tornado")
+
+
+def _silence_shutdown() -> None:
+    """Silence what a cluster stopped by an interrupt or a failure logs (tasks cancelled, "Task
+    exception was never retrieved", workers' connections closed): the run has already said why it
+    stops. For good, not for the close: asyncio reports a cancelled task when it is collected, which
+    may be after close() returns."""
+    for name in _SHUTDOWN_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 def _identity(value: Any) -> Any:

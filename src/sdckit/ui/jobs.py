@@ -86,22 +86,23 @@ class Jobs:
         self.root = root
         self.jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
+        self._own_server = False
         methods = multiprocessing.get_all_start_methods()
         self._context: multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext
         if "forkserver" in methods:
             self._context = multiprocessing.get_context("forkserver")
-            self._context.set_forkserver_preload(["sdckit.ui.worker"])
             if warm_up:
-                threading.Thread(target=self._warm_up, daemon=True).start()
+                self.warm_up()
         else:
             self._context = multiprocessing.get_context("spawn")
 
-    @staticmethod
-    def _warm_up() -> None:
-        """Start the fork server now (it imports the library once), not at the first run."""
-        from multiprocessing import forkserver
+    def warm_up(self) -> None:
+        """Start the fork server now (it imports the library once, in the background), not at the
+        first run; it ignores Ctrl-C, as the jobs it forks do (the server stops them)."""
+        if isinstance(self._context, multiprocessing.context.ForkServerContext):
+            from sdckit._processes import start_fork_server
 
-        forkserver.ensure_running()
+            self._own_server = start_fork_server(["sdckit.ui.worker"]) or self._own_server
 
     def start(self, kind: str, title: str, prepare: Callable[[Path], dict[str, Any]], **meta: Any) -> Job:
         """Start job ``kind``; ``prepare(folder)`` puts its inputs in its folder and returns its payload."""
@@ -112,6 +113,8 @@ class Jobs:
         folder.mkdir(parents=True)
         payload = prepare(folder)
         (folder / "payload.json").write_text(json.dumps(payload, default=str), encoding="utf-8")
+        if not self._own_server:
+            self.warm_up()  # started on first use when the session did not warm up
         process = self._context.Process(target=worker.main, args=(kind, str(folder)), daemon=True)
         with self._lock:
             process.start()
@@ -138,5 +141,12 @@ class Jobs:
         job.ended = time.time()
 
     def shutdown(self) -> None:
+        """Stop the running jobs, then the fork server this session started and its temporary
+        folder."""
         for job in list(self.jobs.values()):
             self.cancel(job)
+        if self._own_server:
+            from sdckit._processes import stop_fork_server
+
+            self._own_server = False
+            stop_fork_server()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -67,6 +68,8 @@ def _write_json(path: Path, value: Any) -> None:
 
 def main(kind: str, folder_name: str) -> None:
     """Run job ``kind`` on the payload in ``folder_name``; its outcome as a file there."""
+    # Ctrl-C in the terminal reaches the whole process group: the server stops its jobs itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     folder = Path(folder_name)
     payload = json.loads((folder / "payload.json").read_text(encoding="utf-8"))
     reporter = Reporter(folder)
