@@ -267,3 +267,47 @@ def test_the_bound_holds_in_the_library_and_the_largest_table_builds():
     largest = perturbation_table(MAX_DEVIATION, 1.0)
     assert largest.max_deviation == MAX_DEVIATION
     assert largest.frame.get_column("v").abs().max() == MAX_DEVIATION
+
+
+@pytest.mark.parametrize("algorithm", ["milp", "lp"])
+def test_cta_without_the_tables_extra_solves_with_scipys_highs_to_the_same_optimum(monkeypatch, algorithm):
+    """CTA needs only the core: without highspy its model goes to scipy's HiGHS (not interruptible
+    within the solve), with the same optimum as through the interruptible helper."""
+    import sdckit._extras
+    from sdckit.tabular.cta import controlled_adjustment
+    from sdckit.tabular.model import LinearTable, Protection
+
+    rng = np.random.default_rng(3)
+    table = LinearTable.from_array(rng.integers(0, 30, (5, 4)))
+    cells = np.flatnonzero(~table.totals())[[0, 5, 9, 14]]
+    upl = np.maximum(1.0, np.round(0.3 * table.values[cells]))
+    protection = Protection.of_cells(
+        table.n_cells, cells, upl, np.minimum(upl, table.values[cells]) + (table.values[cells] == 0) * upl
+    )
+    with_helper = controlled_adjustment(table, protection, algorithm=algorithm)[1]
+    installed = sdckit._extras._installed
+    monkeypatch.setattr(
+        sdckit._extras, "_installed", lambda module: module != "highspy" and installed(module)
+    )
+    core_only = controlled_adjustment(table, protection, algorithm=algorithm)[1]
+    assert core_only["objective"] == pytest.approx(with_helper["objective"], rel=1e-9)
+    assert core_only["optimal"] == with_helper["optimal"] and core_only["algorithm"] == algorithm
+
+
+def test_the_lps_without_the_tables_extra_give_the_same_rounding(monkeypatch):
+    """The rounding's LP (core only for a 2-D table) through the helper, or through scipy's HiGHS
+    without highspy: the same rounded table."""
+    import sdckit._extras
+    from sdckit.tabular.model import LinearTable
+    from sdckit.tabular.rounding import controlled_rounding
+
+    table = LinearTable.from_array(np.random.default_rng(5).integers(0, 40, (6, 5)))
+    rounded, figures = controlled_rounding(table, 5)
+    installed = sdckit._extras._installed
+    monkeypatch.setattr(
+        sdckit._extras, "_installed", lambda module: module != "highspy" and installed(module)
+    )
+    core_only, core_figures = controlled_rounding(table, 5)
+    assert figures["solver"] == core_figures["solver"] == "lp"
+    assert core_only.tolist() == rounded.tolist()
+    assert table.is_additive(rounded) and np.all(rounded % 5 == 0)

@@ -1,5 +1,7 @@
-"""Mixed-integer programs solved with HiGHS through ``highspy`` (the solver scipy bundles, in a newer
-release, with a start solution and the best solution found when the time limit stops the search)."""
+"""Mixed-integer programs and LPs solved with HiGHS through ``highspy`` (the solver scipy bundles, in a
+newer release, with a start solution and the best solution found when the time limit stops the
+search). Every solve of the table methods runs through :func:`run_interruptible`, so that Ctrl-C stops
+it within a moment instead of when HiGHS returns."""
 
 from __future__ import annotations
 
@@ -76,6 +78,59 @@ def solve_mip(
     return result
 
 
+#: HiGHS's options for scipy's ``linprog`` methods: dual simplex; interior point with crossover.
+_LP_METHODS = {
+    "highs-ds": {"solver": "simplex", "simplex_strategy": 1},
+    "highs-ipm": {"solver": "ipm", "run_crossover": "on"},
+}
+
+
+def solve_lp(
+    cost: np.ndarray,
+    matrix: sparse.spmatrix,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    *,
+    method: str = "highs-ds",
+) -> MipResult:
+    """Minimize ``cost @ x`` s.t. ``row_lower ≤ matrix x ≤ row_upper`` and the bounds: an LP, by dual
+    simplex (``highs-ds``) or interior point with crossover (``highs-ipm``, still a vertex).
+
+    With the 'tables' extra through ``highspy`` (interruptible, :func:`run_interruptible`); without it
+    through the HiGHS scipy bundles (``scipy.optimize.linprog``, which sees Ctrl-C only when it
+    returns), so that the methods needing only the core keep working."""
+    from sdckit._extras import _installed
+
+    if not _installed("highspy"):
+        from scipy.optimize import linprog
+
+        rows = sparse.csr_matrix(matrix)
+        equal = np.asarray(row_lower) == np.asarray(row_upper)
+        lower, upper = np.asarray(row_lower, dtype=np.float64), np.asarray(row_upper, dtype=np.float64)
+        inequality = sparse.vstack([rows[~equal], -rows[~equal]], format="csr")
+        bound = np.r_[upper[~equal], -lower[~equal]]
+        finite = np.isfinite(bound)
+        found = linprog(
+            cost,
+            A_ub=inequality[finite] if finite.any() else None,
+            b_ub=bound[finite] if finite.any() else None,
+            A_eq=rows[equal] if equal.any() else None,
+            b_eq=lower[equal] if equal.any() else None,
+            bounds=np.c_[col_lower, col_upper],
+            method=method,
+        )
+        objective = float(found.fun) if found.status == 0 else np.inf
+        x = np.asarray(found.x) if found.status == 0 else None
+        return MipResult(x, found.status == 0, found.status == 2, objective, objective, found.message)
+    import highspy
+
+    integral = np.zeros(np.asarray(cost).shape[0], dtype=bool)
+    return _run(cost, matrix, row_lower, row_upper, col_lower, col_upper, integral, np.inf, 0.0, None,
+                highspy, _LP_METHODS[method])  # fmt: skip
+
+
 _quiet = False
 
 
@@ -148,8 +203,23 @@ def run_interruptible(highs: Any, stop: Callable[[], bool] | None = None) -> Any
     return status
 
 
-def _run(cost, matrix, row_lower, row_upper, col_lower, col_upper, integral, time_limit, gap, start, highspy):
+def _run(
+    cost,
+    matrix,
+    row_lower,
+    row_upper,
+    col_lower,
+    col_upper,
+    integral,
+    time_limit,
+    gap,
+    start,
+    highspy,
+    options=None,
+):
     h = new_highs()
+    for option, value in (options or {}).items():
+        h.setOptionValue(option, value)
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", float(gap))
     h.setOptionValue("random_seed", 0)

@@ -86,7 +86,7 @@ class RepairLP:
     def _solve(
         self, cells: np.ndarray, p: int, side: int, level: float
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        from scipy.optimize import linprog
+        from sdckit.tabular._highs import solve_lp
 
         sub = self.relations_csc[:, cells]
         rows = np.flatnonzero(np.diff(sparse.csr_matrix(sub).indptr) > 0)
@@ -102,15 +102,10 @@ class RepairLP:
             upper[j], lower[k + j] = 0.0, level
         if np.any(lower > upper):
             return None
-        bounds = np.c_[lower, upper]
-        result = linprog(
-            np.r_[cost, cost],
-            A_eq=sparse.hstack([sub, -sub], format="csc"),
-            b_eq=np.zeros(rows.size),
-            bounds=bounds,
-            method="highs-ds",
-        )
-        if result.status != 0:
+        zero = np.zeros(rows.size)
+        matrix = sparse.hstack([sub, -sub], format="csc")
+        result = solve_lp(np.r_[cost, cost], matrix, zero, zero, lower, upper, method="highs-ds")
+        if not result.optimal or result.x is None:
             return None
         z = result.x[:k] - result.x[k:]
         moved = np.abs(result.x[:k]) + np.abs(result.x[k:]) > 1e-9 * max(1.0, level)

@@ -103,7 +103,7 @@ class _Model:
     def fixed(self, up: np.ndarray) -> tuple[np.ndarray, float] | None:
         """The LP with the directions fixed (``up`` per sensitive cell): ``(z, objective)`` or None
         when infeasible."""
-        from scipy.optimize import linprog
+        from sdckit.tabular._highs import solve_lp
 
         lower, upper = self.z_bounds()
         p, n = self.sensitive, self.n
@@ -111,16 +111,11 @@ class _Model:
         upper[p] = np.where(up, upper[p], 0.0)
         lower[n + p] = np.where(up, 0.0, self.lpl)
         upper[n + p] = np.where(up, 0.0, upper[n + p])
-        result = linprog(
-            self.cost(),
-            A_eq=self.equality,
-            b_eq=np.zeros(self.equality.shape[0]),
-            bounds=np.c_[lower, upper],
-            method="highs-ds",
-        )
-        if result.status != 0:
+        zero = np.zeros(self.equality.shape[0])
+        result = solve_lp(self.cost(), self.equality, zero, zero, lower, upper, method="highs-ds")
+        if not result.optimal or result.x is None:
             return None
-        return result.x[:n] - result.x[n:], float(result.fun)
+        return result.x[:n] - result.x[n:], result.objective
 
     def milp_parts(self):
         """Cost, integrality, bounds and constraints of the MILP over ``[z⁺, z⁻, y]``."""
@@ -288,11 +283,22 @@ def _controlled_adjustment(
 
 
 def _solve(model: _Model, *, integer: bool, time_limit: float) -> Any:
-    """The CTA model (the MILP, or its LP relaxation) solved by HiGHS through
-    :func:`~sdckit.tabular._highs.solve_mip` (interruptible by Ctrl-C)."""
-    from sdckit.tabular._highs import solve_mip
+    """The CTA model (the MILP, or its LP relaxation) solved by HiGHS: through ``highspy`` and
+    :func:`~sdckit.tabular._highs.solve_mip` (interruptible by Ctrl-C within a moment) when the
+    'tables' extra is installed, else through the HiGHS scipy bundles (``scipy.optimize.milp``, which
+    sees Ctrl-C only when it returns): CTA needs only the core."""
+    from sdckit._extras import _installed
+    from sdckit.tabular._highs import MipResult, solve_mip
 
     cost, integrality, bounds, constraints = model.milp_parts()
+    if not _installed("highspy"):
+        from scipy.optimize import milp
+
+        kinds = integrality if integer else np.zeros_like(integrality)
+        options = {"time_limit": time_limit} if np.isfinite(time_limit) else {}
+        found = milp(cost, integrality=kinds, bounds=bounds, constraints=constraints, options=options)
+        objective = float(found.fun) if found.x is not None else np.inf
+        return MipResult(found.x, found.status == 0, found.status == 2, objective, -np.inf, found.message)
     matrix = sparse.vstack([constraint.A for constraint in constraints], format="csr")
     row_lower = np.concatenate([np.broadcast_to(c.lb, c.A.shape[0]) for c in constraints])
     row_upper = np.concatenate([np.broadcast_to(c.ub, c.A.shape[0]) for c in constraints])

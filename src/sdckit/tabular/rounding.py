@@ -214,7 +214,7 @@ def _solve(
 ) -> tuple[np.ndarray, bool, str, float] | None:
     """Steps up per cell (whole numbers, ``r = b·(fl + steps)``), proven optimal, solver; None when
     infeasible."""
-    from scipy.optimize import linprog
+    from sdckit.tabular._highs import solve_lp
 
     cells, step = columns
     n = floor.shape[0]
@@ -234,17 +234,17 @@ def _solve(
     # dual simplex is as fast as the MILP on 2-D tables; on large 3-D tables (16,827 binaries)
     # interior point with crossover (still a vertex) takes 3.7 s against 15 s (measured)
     method = "highs-ds" if cost.shape[0] <= _SIMPLEX_COLUMNS else "highs-ipm"
-    lp = linprog(cost, A_eq=matrix, b_eq=rhs, bounds=(0, 1), method=method)
-    if lp.status == 2:
+    ones = np.ones(cost.shape[0])
+    lp = solve_lp(cost, matrix, rhs, rhs, 0 * ones, ones, method=method)
+    if lp.infeasible:
         return None
-    if lp.status == 0 and np.all(np.abs(lp.x - np.round(lp.x)) <= _INTEGRAL):
-        return steps_of(lp.x), True, "lp", float(lp.fun)
+    if lp.optimal and lp.x is not None and np.all(np.abs(lp.x - np.round(lp.x)) <= _INTEGRAL):
+        return steps_of(lp.x), True, "lp", lp.objective
     from sdckit.tabular._highs import solve_mip
 
     # The MILP through highspy: a feasible rounding first (zero objective: HiGHS finds one in a
     # fraction of a second on a 27 x 27 x 26 table, where the optimizing search alone found none in
     # two minutes), then the least deviation from it within the time limit.
-    ones = np.ones(cost.shape[0])
     result = solve_mip(
         cost,
         matrix,
@@ -263,7 +263,7 @@ def _solve(
             f"no additive controlled rounding found within the time limit of {time_limit:g} s, nor a "
             f"proof that none exists ({result.status}); raise time_limit"
         )
-    bound = float(lp.fun) if lp.status == 0 else max(result.bound, -np.inf)
+    bound = lp.objective if lp.optimal else max(result.bound, -np.inf)
     return steps_of(result.x), result.optimal, "milp", bound
 
 
