@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from scipy import sparse
 
 from leftovers import nothing_left_behind
 from sdckit.cli._root import run as run_cli
@@ -311,3 +312,65 @@ def test_the_lps_without_the_tables_extra_give_the_same_rounding(monkeypatch):
     assert figures["solver"] == core_figures["solver"] == "lp"
     assert core_only.tolist() == rounded.tolist()
     assert table.is_additive(rounded) and np.all(rounded % 5 == 0)
+
+
+def _cta_model_of_a_big_table() -> object:
+    """A CTA model whose MILP runs to a time limit of a minute: 25 × 25 × 8 Poisson counts, the
+    1,213 interior cells below 3 sensitive."""
+    from sdckit.tabular.cta import _Model, cta_weights
+    from sdckit.tabular.model import LinearTable, Protection
+
+    table = LinearTable.from_array(np.random.default_rng(1).poisson(4, (25, 25, 8)))
+    interior = np.flatnonzero(~table.totals())
+    cells = interior[table.values[interior] < 3]
+    upl = np.maximum(1.0, np.round(0.3 * table.values[cells]))
+    lpl = np.where(table.values[cells] > 0, np.minimum(upl, table.values[cells]), upl)
+    protection = Protection.of_cells(table.n_cells, cells, upl, lpl)
+    return _Model(table, protection, cta_weights(table.values, "inverse"), False)
+
+
+def test_a_sigint_inside_a_highs_solve_raises_keyboard_interrupt_when_highs_stops():
+    """In process: SIGINT sent 1 s into a MILP of a minute's time limit stops it (not after the
+    minute), raises KeyboardInterrupt, and leaves the SIGINT handler as it was."""
+    import os
+    import threading
+
+    from sdckit.tabular.cta import _solve
+
+    model = _cta_model_of_a_big_table()
+    before = signal.getsignal(signal.SIGINT)
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        _solve(model, integer=True, time_limit=60)  # type: ignore[arg-type]
+    timer.join()
+    assert time.perf_counter() - started < 30
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_stop_predicate_interrupts_a_solve_without_raising():
+    import highspy
+
+    from sdckit.tabular._highs import new_highs, run_interruptible
+
+    model = _cta_model_of_a_big_table()
+    cost, integrality, bounds, constraints = model.milp_parts()  # type: ignore[attr-defined]
+    h = new_highs()
+    lp = highspy.HighsLp()
+    matrix = sparse.vstack([c.A for c in constraints], format="csc")
+    lp.num_col_, lp.num_row_ = int(cost.size), int(matrix.shape[0])
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, bounds.lb, bounds.ub
+    lp.row_lower_ = np.concatenate([np.broadcast_to(c.lb, c.A.shape[0]) for c in constraints])
+    lp.row_upper_ = np.concatenate([np.broadcast_to(c.ub, c.A.shape[0]) for c in constraints])
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = matrix.indptr, matrix.indices, matrix.data
+    lp.integrality_ = [
+        highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous for flag in integrality
+    ]
+    h.passModel(lp)
+    h.setOptionValue("time_limit", 60.0)
+    started = time.perf_counter()
+    run_interruptible(h, lambda: time.perf_counter() - started > 0.5)
+    assert h.getModelStatus() == highspy.HighsModelStatus.kInterrupt
+    assert time.perf_counter() - started < 30
