@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sdckit.cli import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_MET, EXIT_PIPE_CLOSED, EXIT_USAGE
 from sdckit.cli._outputs import Outputs
 from sdckit.cli._root import PipeClosed, quiet_on_closed_pipe
-from sdckit.errors import SdcError
+from sdckit.errors import SdcError, capped
 
 
 class _Console(Console):
@@ -106,11 +106,11 @@ def user_errors() -> Iterator[None]:
         except SdcError as error:
             _show_warnings(caught)
             # escaped: a message may hold brackets that are not markup (pip install 'sdckit[server]')
-            errors.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+            errors.print(f"[bold red]error:[/] {escape(capped(str(error)))}", highlight=False)
             raise typer.Exit(EXIT_USAGE) from None
         except NotMet as error:
             _show_warnings(caught)
-            errors.print(f"[bold red]not satisfied:[/] {error}", highlight=False)
+            errors.print(f"[bold red]not satisfied:[/] {escape(capped(str(error)))}", highlight=False)
             raise typer.Exit(EXIT_NOT_MET) from None
         except (typer.Exit, typer.Abort):
             _show_warnings(caught)
@@ -168,7 +168,7 @@ def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
         text = str(warning.message)
         if text not in seen and issubclass(warning.category, UserWarning):
             seen.add(text)
-            errors.print(f"[bold yellow]warning:[/] {text}", highlight=False)
+            errors.print(f"[bold yellow]warning:[/] {escape(capped(text))}", highlight=False)
 
 
 #: The progress bars on screen (innermost last) with their label: a stage message names what the
