@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -160,6 +161,41 @@ def test_ui_ctrl_c_soon_after_start_is_130_quietly_with_nothing_left(tmp_path, a
             line = process.stdout.readline().decode()
             assert re.search(r"on http://127\.0\.0\.1:\d+/\?token=\S+ ", line), line
             time.sleep(after)
+            status, err = interrupt(process)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            process.stdout.close()
+            process.stderr.close()
+    assert status == 130, err
+    assert err == "interrupted\n"
+
+
+def test_ui_ctrl_c_during_a_job_stops_it_quietly_with_nothing_left(tmp_path):
+    # the job's process gets the terminal's Ctrl-C too: it ignores it, and the server cancels it
+    data, config = _data(tmp_path / "in", 200_000)
+    with nothing_left_behind(tmp_path) as env:
+        process = subprocess.Popen(
+            sdckit("ui", "--port", "0", "--data", data, "--config", config),
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            line = process.stdout.readline().decode()
+            found = re.search(r"on (http://127\.0\.0\.1:(\d+))/\?token=(\S+) ", line)
+            assert found, line
+            with httpx.Client(
+                base_url=found.group(1), cookies={f"sdckit-ui-{found.group(2)}": found.group(3)}, timeout=60
+            ) as client:
+                assert client.post("/measure", content=b"").status_code == 303
+            deadline = time.monotonic() + START_TIMEOUT
+            while not list(Path(env["TMPDIR"]).glob("sdckit-ui-*/jobs/*/progress.json")):
+                assert process.poll() is None and time.monotonic() < deadline, "no job started"
+                time.sleep(0.05)
             status, err = interrupt(process)
         finally:
             if process.poll() is None:
