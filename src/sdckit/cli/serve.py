@@ -110,6 +110,11 @@ def _run(settings, listener: socket.socket, host: str, init: bool) -> None:
         logging.getLogger(name).setLevel(logging.INFO)
     try:
         app = create_app(service)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    except BaseException:
+        service.discard()  # a start that fails leaves no ledger it created behind
+        raise
+    try:
         port = listener.getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
         names = ", ".join(entry["name"] for entry in service.datasets())
@@ -119,7 +124,6 @@ def _run(settings, listener: socket.socket, host: str, init: bool) -> None:
             highlight=False,
             soft_wrap=True,
         )
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
         server.run(sockets=[listener])
     finally:
         service.close()

@@ -193,6 +193,8 @@ class Ledger:
         location = Path(path)
         if not location.parent.is_dir():
             raise ConfigError(f"{location}: the folder of the ledger does not exist")
+        journal = Path(f"{location}-journal")
+        journal_existed = journal.exists()
         try:
             _create_private(location)
         except FileExistsError:
@@ -219,10 +221,16 @@ class Ledger:
                 connection.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} {inserts} COMMIT;")
             finally:
                 connection.close()
-        except BaseException:
+            return cls(location)
+        except BaseException as error:
+            # nothing of a ledger that could not be made stays behind: not a 0-byte file, not its
+            # journal (one that was there before is left alone)
             location.unlink(missing_ok=True)
+            if not journal_existed:
+                journal.unlink(missing_ok=True)
+            if isinstance(error, sqlite3.Error):
+                raise ConfigError(f"{location}: cannot create the ledger: {error}") from None
             raise
-        return cls(location)
 
     # --- connections ----------------------------------------------------------------------------
 
@@ -256,7 +264,8 @@ class Ledger:
             finally:
                 self._local.held = None
                 if connection.in_transaction:  # never hand a connection on mid-transaction
-                    connection.execute("ROLLBACK")
+                    with suppress(sqlite3.Error):
+                        connection.execute("ROLLBACK")
                 self._pool.put(connection)
         finally:
             self._slots.release()
@@ -265,13 +274,25 @@ class Ledger:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any exception)."""
         with self._connection() as connection:
-            connection.execute("BEGIN IMMEDIATE")
             try:
-                yield connection
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    yield connection
+                except BaseException:
+                    if connection.in_transaction:  # SQLite rolls back itself after a failed write
+                        with suppress(sqlite3.Error):
+                            connection.execute("ROLLBACK")
+                    raise
+                connection.execute("COMMIT")
+            except sqlite3.OperationalError as error:
+                # a full disk, a folder that became read-only, a lock held too long: one message
+                # naming the ledger; nothing of the transaction was recorded
+                if connection.in_transaction:
+                    with suppress(sqlite3.Error):
+                        connection.execute("ROLLBACK")
+                raise LedgerError(
+                    f"{self.path}: cannot write the ledger ({error}): nothing was recorded"
+                ) from None
 
     def close(self) -> None:
         with self._lock:

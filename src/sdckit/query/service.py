@@ -91,6 +91,19 @@ class _Dataset:
                     "and this dataset has none: give attributes the role sensitive in its attribute "
                     "configuration, or list them under 'confidential'"
                 )
+            if settings.protection == "camouflage":
+                # checked here, before the ledger is opened (the camouflage itself needs its secret)
+                for name in self.confidential:
+                    kind, column_type = self.engine.kinds[name], self.engine.types[name]
+                    if not (
+                        (kind is Kind.NUMERIC and column_type == "number")
+                        or (kind in (Kind.CATEGORICAL, Kind.ORDINAL) and column_type in ("number", "text"))
+                    ):
+                        raise ConfigError(
+                            f"{where}: dataset '{settings.name}': confidential attribute '{name}' is "
+                            f"{kind.value} ({column_type}); camouflage protects numeric and categorical "
+                            "or ordinal attributes"
+                        )
 
     def describe(self) -> dict[str, Any]:
         s = self.settings
@@ -151,7 +164,14 @@ class QueryService:
         }
         for d in self._datasets.values():
             self._check_shared(d)
-        # the ledger last: a configuration that is refused leaves no ledger behind
+        # the ledger last: a configuration that is refused leaves no ledger behind; one this start
+        # creates (--init) is removed again if the start fails (:meth:`discard`)
+        store = server_config.store
+        self._created = [
+            path
+            for path in (store, store.with_name(f"{store.name}-journal"))
+            if init and not store.exists() and not path.exists()
+        ]
         self.ledger = _open_ledger(server_config, self.sources, init)
         try:
             self._camouflage_of: dict[str, Camouflage] = {}
@@ -167,7 +187,7 @@ class QueryService:
                         d.domains,
                     )
         except BaseException:
-            self.ledger.close()
+            self.discard()
             raise
         self._auditors: dict[tuple[str, str], Auditor] = {}
         self._audit_lock = threading.Lock()
@@ -274,6 +294,14 @@ class QueryService:
     def close(self) -> None:
         """Close the ledger's connections."""
         self.ledger.close()
+
+    def discard(self) -> None:
+        """Close the ledger and remove it if this service created it (``init`` on a missing ledger):
+        for a start that fails before the server serves. A ledger that was there before is kept."""
+        self.ledger.close()
+        for path in self._created:
+            path.unlink(missing_ok=True)
+        self._created = []
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -542,7 +570,10 @@ def _open_ledger(config: ServerConfig, sources: dict[str, DataSource], init: boo
     ``init``, else every source must be registered already (a ledger of another server, or one
     emptied and remade, is refused)."""
     store = config.store
-    ledger = Ledger.create(store) if init and not store.exists() else Ledger(store)
+    created = init and not store.exists()
+    journal = store.with_name(f"{store.name}-journal")
+    journal_existed = journal.exists()
+    ledger = Ledger.create(store) if created else Ledger(store)
     try:
         paths = {key: str(source.data) for key, source in sources.items()}
         if init:
@@ -560,6 +591,10 @@ def _open_ledger(config: ServerConfig, sources: dict[str, DataSource], init: boo
                 )
     except BaseException:
         ledger.close()
+        if created:  # made by this start, which failed: nothing of it stays
+            store.unlink(missing_ok=True)
+            if not journal_existed:
+                journal.unlink(missing_ok=True)
         raise
     return ledger
 
