@@ -59,7 +59,7 @@ from pydantic import (
 )
 
 from sdckit._files import MAX_CONFIG_BYTES, read_text_file
-from sdckit.config import _format_error, _line_of, _parse_yaml, _Strict
+from sdckit.config import _format_error, _line_of, _parse_yaml, _Strict, _where
 from sdckit.errors import ConfigError
 
 Protection = Literal["dp", "restriction", "camouflage"]
@@ -223,6 +223,23 @@ def _format_errors(error: ValidationError, source: str, lines: dict) -> str:
     return "\n".join(text for _, text in sorted(problems))
 
 
+#: What a dataset's name may hold: it is a segment of a URL path, written as it is.
+NAME_RULE = (
+    "1 to 200 letters, digits, '_', '-', '.' and '~' (not '.' or '..' alone; no '/', '?', '#', '%', "
+    "spaces or other characters a URL path cannot carry as they are)"
+)
+
+
+def dataset_name_ok(name: str) -> bool:
+    """Whether ``name`` can be a dataset's name: a URL path segment that needs no escaping
+    (:data:`NAME_RULE`), so that /datasets/NAME/query reaches it from every client."""
+    return (
+        0 < len(name) <= 200
+        and name not in (".", "..")
+        and all((c.isascii() and c.isalnum()) or c in "_-.~" for c in name)
+    )
+
+
 def load_server_config(path: str | Path) -> ServerConfig:
     """Read and check a server configuration file; raise :class:`ConfigError` naming file and line."""
     label = str(path)
@@ -241,6 +258,14 @@ def load_server_config(path: str | Path) -> ServerConfig:
         model = _ServerModel.model_validate(document)
     except ValidationError as error:
         raise ConfigError(_format_errors(error, label, lines)) from None
+    bad = [
+        f"{_where(label, lines, ('datasets', name))}dataset {name!r:.100}: a dataset's name is a part "
+        f"of its address (/datasets/NAME/query), so it must be {NAME_RULE}"
+        for name in model.datasets
+        if not dataset_name_ok(name)
+    ]
+    if bad:
+        raise ConfigError("\n".join(bad))
     base = Path(path).resolve().parent
     sources = {}
     for name, source in model.sources.items():
