@@ -58,9 +58,11 @@ def query(
 
     with user_errors():
         require("server", "httpx", feature="sdckit query")
-        from sdckit.query.client import Client
+        from sdckit.query.client import Client, check_numbers
         from sdckit.query.errors import Refused
 
+        optional = {"epsilon": epsilon, "delta": delta, "quantile": quantile, "bins": bins}
+        check_numbers(optional)  # before anything is sent: exit 2 naming the option
         with Client(url, key, timeout=timeout) as client:
             kinds = _kinds(client.dataset(dataset)) if filter_ else {}
             body: dict[str, Any] = {
@@ -69,7 +71,6 @@ def query(
                 "filters": [_condition(text, kinds) for text in filter_ or []],
                 "group_by": list(group_by or []),
             }
-            optional = {"epsilon": epsilon, "delta": delta, "quantile": quantile, "bins": bins}
             body.update({name: value for name, value in optional.items() if value is not None})
             try:
                 answer = client.query(dataset, **body)

@@ -18,13 +18,18 @@ from __future__ import annotations
 from typing import Any
 
 from sdckit._extras import missing_extra
-from sdckit.errors import SdcError
+from sdckit.errors import ConfigError, SdcError
+from sdckit.params import spell
 from sdckit.query.errors import QueryError, QueryServiceError, Refused, UnknownDataset
 
 try:  # an optional dependency: without it, one error naming the extra, not a traceback
     import httpx
 except ImportError as error:
     raise missing_extra("server", error, "the query client") from error
+
+
+#: The longest --timeout / ``timeout`` (seconds): a day.
+MAX_TIMEOUT = 86_400
 
 
 class Unauthorized(QueryServiceError):
@@ -55,6 +60,15 @@ class Client:
     def __init__(self, url: str, key: str, timeout: float = 30.0) -> None:
         if not url.startswith(("http://", "https://")):
             raise Unreachable(f"url must start with http:// or https://, got {url!r}")
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not 0 < timeout <= MAX_TIMEOUT  # NaN fails both comparisons
+        ):
+            raise ConfigError(
+                f"{spell('timeout')} must be a number of seconds above 0 and at most {MAX_TIMEOUT:,} "
+                f"(a day), got {timeout!r:.100}"
+            )
         self.url = url.rstrip("/")
         self._http = httpx.Client(
             base_url=self.url, headers={"Authorization": f"Bearer {key}"}, timeout=timeout
@@ -71,6 +85,7 @@ class Client:
     def query(self, name: str, **body: Any) -> dict[str, Any]:
         """Run one query on dataset ``name``; ``body`` is the query (``aggregate=``, ``column=``,
         ``filters=``, ``group_by=``, ``epsilon=``, ...) as the query language defines it."""
+        check_numbers(body)
         return self._call("POST", f"/datasets/{_segment(name)}/query", json=body)
 
     def budget(self, name: str) -> dict[str, Any]:
@@ -94,6 +109,33 @@ class Client:
         except httpx.TransportError as error:
             raise Unreachable(f"cannot reach {self.url}: {error}") from None
         return _result(response)
+
+
+#: The allowed values of the query's numeric settings, as :class:`~sdckit.query.language.Query` checks them.
+_NUMBERS = {
+    "epsilon": "a positive finite number",
+    "delta": "a number between 0 and 1 (both excluded)",
+    "quantile": "a number between 0 and 1 (both excluded)",
+    "bins": "a whole number of bins from 1 to 1000, or a list of increasing finite edges",
+}
+
+
+def check_numbers(body: dict[str, Any]) -> None:
+    """Refuse, before sending, a numeric setting the query language refuses (by its own field rules):
+    NaN and infinity cannot even travel in JSON."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from sdckit.query.language import Query
+
+    for name, allowed in _NUMBERS.items():
+        value = body.get(name)
+        if value is None:
+            continue
+        rule: Any = Query.model_fields[name].annotation  # the field's type, its bounds included
+        try:
+            TypeAdapter(rule).validate_python(value, strict=True)
+        except ValidationError:
+            raise QueryError(f"{spell(name)} must be {allowed}, got {value!r:.100}") from None
 
 
 def _segment(name: str) -> str:
