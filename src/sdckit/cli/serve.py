@@ -65,7 +65,7 @@ def serve(
 
 
 def _listen(host: str, port: int) -> socket.socket:
-    """A bound socket (a taken port is a message, not a traceback); a warning off loopback."""
+    """A bound, listening socket (a taken port is a message, not a traceback); a warning off loopback."""
     from sdckit.errors import ConfigError
 
     if not 0 <= port <= 65535:
@@ -88,6 +88,9 @@ def _listen(host: str, port: int) -> socket.socket:
     except OSError as error:
         listener.close()
         raise ConfigError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    # Listening from here on: a client that connects as soon as the address is printed waits in the
+    # backlog until the server accepts, instead of being refused (the server listens again, harmlessly).
+    listener.listen(2048)
     return listener
 
 
