@@ -7,6 +7,7 @@ sends it (SIGINT to the whole process group, worker processes included), and a D
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import re
@@ -14,7 +15,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import polars as pl
@@ -144,30 +147,40 @@ def test_ui_workdir_read_only_is_exit_2_naming_it(tmp_path, inside):
     assert list(read_only.iterdir()) == []
 
 
+@contextlib.contextmanager
+def _workbench(
+    folder: Path, env: dict[str, str], *options: Any
+) -> Iterator[tuple[subprocess.Popen, re.Match]]:
+    """``sdckit ui`` started in its own session in ``folder``, with the match of its address line
+    (base URL, port, token); killed with its process group on the way out if it still runs."""
+    process = subprocess.Popen(
+        sdckit("ui", "--port", "0", *options),
+        env=env,
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        line = process.stdout.readline().decode()
+        found = re.search(r"on (http://127\.0\.0\.1:(\d+))/\?token=(\S+) ", line)
+        assert found, line
+        yield process, found
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        process.stdout.close()
+        process.stderr.close()
+
+
 @pytest.mark.parametrize("after", [0.0, 1.0])
 def test_ui_ctrl_c_soon_after_start_is_130_quietly_with_nothing_left(tmp_path, after):
     # found by the campaign: Ctrl-C 1 s after start printed the fork server's KeyboardInterrupt
     # traceback (it was still importing the library) and left $TMPDIR/pymp-*
-    with nothing_left_behind(tmp_path) as env:
-        process = subprocess.Popen(
-            sdckit("ui", "--port", "0"),
-            env=env,
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            line = process.stdout.readline().decode()
-            assert re.search(r"on http://127\.0\.0\.1:\d+/\?token=\S+ ", line), line
-            time.sleep(after)
-            status, err = interrupt(process)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-            process.stdout.close()
-            process.stderr.close()
+    with nothing_left_behind(tmp_path) as env, _workbench(tmp_path, env) as (process, _):
+        time.sleep(after)
+        status, err = interrupt(process)
     assert status == 130, err
     assert err == "interrupted\n"
 
@@ -175,34 +188,19 @@ def test_ui_ctrl_c_soon_after_start_is_130_quietly_with_nothing_left(tmp_path, a
 def test_ui_ctrl_c_during_a_job_stops_it_quietly_with_nothing_left(tmp_path):
     # the job's process gets the terminal's Ctrl-C too: it ignores it, and the server cancels it
     data, config = _data(tmp_path / "in", 200_000)
-    with nothing_left_behind(tmp_path) as env:
-        process = subprocess.Popen(
-            sdckit("ui", "--port", "0", "--data", data, "--config", config),
-            env=env,
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            line = process.stdout.readline().decode()
-            found = re.search(r"on (http://127\.0\.0\.1:(\d+))/\?token=(\S+) ", line)
-            assert found, line
-            with httpx.Client(
-                base_url=found.group(1), cookies={f"sdckit-ui-{found.group(2)}": found.group(3)}, timeout=60
-            ) as client:
-                assert client.post("/measure", content=b"").status_code == 303
-            deadline = time.monotonic() + START_TIMEOUT
-            while not list(Path(env["TMPDIR"]).glob("sdckit-ui-*/jobs/*/progress.json")):
-                assert process.poll() is None and time.monotonic() < deadline, "no job started"
-                time.sleep(0.05)
-            status, err = interrupt(process)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-            process.stdout.close()
-            process.stderr.close()
+    with (
+        nothing_left_behind(tmp_path) as env,
+        _workbench(tmp_path, env, "--data", data, "--config", config) as (process, found),
+    ):
+        with httpx.Client(
+            base_url=found.group(1), cookies={f"sdckit-ui-{found.group(2)}": found.group(3)}, timeout=60
+        ) as client:
+            assert client.post("/measure", content=b"").status_code == 303
+        deadline = time.monotonic() + START_TIMEOUT
+        while not list(Path(env["TMPDIR"]).glob("sdckit-ui-*/jobs/*/progress.json")):
+            assert process.poll() is None and time.monotonic() < deadline, "no job started"
+            time.sleep(0.05)
+        status, err = interrupt(process)
     assert status == 130, err
     assert err == "interrupted\n"
 
