@@ -15,9 +15,9 @@ full-domain generalization (:mod:`sdckit._kernels_lattice`) builds on :func:`den
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from sdckit._kernels_text import text_codes, text_table
+from sdckit._numba import njit
 
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
 

@@ -7,10 +7,10 @@ compiled loop when k-anonymity alone is asked for."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.typed import List
 
 from sdckit._kernels_counting import _probe, densify_direct, densify_hashed
+from sdckit._numba import njit
 
 
 @njit(cache=True, nogil=True)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
+
+from sdckit._numba import njit
 
 # Fibonacci hashing's multiplier (2^64 / golden ratio), as the counting kernels' tables use it.
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)

@@ -14,7 +14,8 @@ so that every pass over them reads contiguous memory and shrinks as groups are f
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from sdckit._numba import njit
 
 
 @njit(cache=True)

@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
+from sdckit._numba import njit
 from sdckit.models.base import TOLERANCE
 from sdckit.setvalued import ItemSets
 

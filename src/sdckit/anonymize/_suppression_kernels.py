@@ -9,8 +9,9 @@ violating patterns; everything else here is their machinery.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.typed import List
+
+from sdckit._numba import njit
 
 # First size of the trie's child table (it doubles as needed).
 CAPACITY = 1 << 16

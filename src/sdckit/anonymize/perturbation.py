@@ -54,10 +54,10 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
-from numba import njit
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from sdckit._extras import require
+from sdckit._numba import njit
 from sdckit.anonymize.base import Context, register_method, run_method
 from sdckit.anonymize.release import Figures, Release
 from sdckit.errors import ConfigError, InputError

@@ -30,10 +30,10 @@ from typing import Annotated, Any, Self
 
 import numpy as np
 import polars as pl
-from numba import njit
 from pydantic import Field, model_validator
 
 from sdckit._files import check_regular_file
+from sdckit._numba import njit
 from sdckit.anonymize.base import Context, register_method, run_method
 from sdckit.anonymize.perturbation import (
     Names,

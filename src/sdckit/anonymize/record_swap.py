@@ -48,11 +48,11 @@ import math
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-import numba
 import numpy as np
 import polars as pl
 from pydantic import BeforeValidator, Field
 
+from sdckit._numba import njit
 from sdckit.anonymize.base import register_method
 from sdckit.anonymize.release import Figures, Release
 from sdckit.context import Context
@@ -122,7 +122,7 @@ def _level_keys(
     return out
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _find_donor(i, h, geo, used, sim_class, donor_order, class_start, pointer):
     """The first unswapped household of level ``h``'s donor order in another area of level ``h`` with
     ``i``'s similarity class, trying the profiles in turn; -1 if none."""
@@ -141,7 +141,7 @@ def _find_donor(i, h, geo, used, sim_class, donor_order, class_start, pointer):
     return -1
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _swap(
     geo,
     level,

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-import numba
 import numpy as np
 import polars as pl
 from pydantic import BeforeValidator, Field
 
+from sdckit._numba import njit
 from sdckit.anonymize.base import register_method, run_method
 from sdckit.anonymize.release import Figures, Release, without_identifiers
 from sdckit.context import Context
@@ -32,7 +32,7 @@ from sdckit.table import Table
 # Sampling -----------------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _first_of_each_stratum(permutation: np.ndarray, keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """Records visited in a uniformly random order: the first ``wanted[s]`` of every stratum ``s``
     are kept, a uniform sample without replacement of each stratum in one pass."""

@@ -15,7 +15,8 @@ compared with the values per class.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from sdckit._numba import njit
 
 
 @njit(cache=True, nogil=True)

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 from pydantic import Field
 
+from sdckit._numba import njit
 from sdckit.errors import ConfigError
 from sdckit.models.base import TOLERANCE, ModelResult, number_text
 from sdckit.params import (

@@ -38,8 +38,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
+from sdckit._numba import njit
 from sdckit.errors import ConfigError
 from sdckit.params import L_BOUNDS, Argument, Finite
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from numba import njit
 
+from sdckit._numba import njit
 from sdckit.errors import ConfigError, InputError
 from sdckit.params import finite_or_none, spell
 from sdckit.risk._linkage_encoding import (

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from numba import njit
 
+from sdckit._numba import njit
 from sdckit.errors import ConfigError
 from sdckit.frequency import group_records
 from sdckit.params import finite_or_none, spell

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from numba import njit
 
+from sdckit._numba import njit
 from sdckit.errors import ConfigError, InputError
 from sdckit.hierarchy import Hierarchy
 from sdckit.labels import categories_covered, node_codes, numeric_bounds

@@ -74,9 +74,9 @@ from typing import Annotated, Any
 
 import numpy as np
 import polars as pl
-from numba import njit
 from pydantic import Field
 
+from sdckit._numba import njit
 from sdckit.errors import ConfigError
 from sdckit.frequency import Encoding, encode, extend_keys, initial_keys
 from sdckit.measures import Context, register_measure

@@ -8,8 +8,8 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from numba import njit
 
+from sdckit._numba import njit
 from sdckit.context import ProgressCallback, StageCallback
 from sdckit.errors import ConfigError, InputError
 from sdckit.tabular._patterns import RepairLP, side_levels, unprotectable

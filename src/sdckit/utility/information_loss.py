@@ -68,9 +68,9 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
-from numba import njit
 from pydantic import Field
 
+from sdckit._numba import njit
 from sdckit.context import Context
 from sdckit.errors import InputError, location
 from sdckit.measures import register_measure

@@ -1,0 +1,150 @@
+"""sdckit's one place that configures numba: every kernel module takes ``njit`` from here.
+
+Importing this module makes numba find sdckit's kernels compiled ahead of time. ``python -m
+sdckit.precompile`` (run by ``make`` after installing) compiles every kernel the commands use into the
+installed package, under ``_compiled/``, in numba's own cache format. When a kernel is defined, the
+locator below lets numba choose its cache directory exactly as it would (``NUMBA_CACHE_DIR``, the
+package's ``__pycache__``, or the user-wide cache when the package is read-only), and first copies there
+the compiled versions of that kernel the directory lacks. numba then loads them as it loads its own
+cache: a first run, even with an empty ``NUMBA_CACHE_DIR``, compiles nothing; a version numba rejects
+(the source changed since the build, another numba, another CPU) is compiled and cached as usual.
+``SDCKIT_SHIPPED_KERNELS=0`` turns the copying off (the benchmark of the compile time, the tests of
+the compiled-on-first-use path).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from numba import njit
+from numba.core import caching
+
+__all__ = ["SHIPPED", "njit", "shipped_build"]
+
+PACKAGE = Path(__file__).resolve().parent
+#: Where ``python -m sdckit.precompile`` puts the compiled kernels: one folder per package folder
+#: (``anonymize/``, ``risk/``, ...), numba's index (``.nbi``) and data (``.nbc``) files in each.
+SHIPPED = PACKAGE / "_compiled"
+BUILD_FILE = "BUILD.json"
+_MARK = ".sdckit-seeded"
+
+
+def shipped_build() -> dict | None:
+    """The description of the shipped build (numba version, build id), or None when there is none."""
+    try:
+        return json.loads((SHIPPED / BUILD_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _enabled() -> bool:
+    return os.environ.get("SDCKIT_SHIPPED_KERNELS", "1") != "0"
+
+
+def filename_base(py_func) -> str:
+    """numba's name for a function's cache files (``module.qualname-line.py311``), as it forms it."""
+    module = os.path.splitext(os.path.basename(py_func.__code__.co_filename))[0]
+    qualname = py_func.__qualname__.replace("<", "").replace(">", "")
+    line = py_func.__code__.co_firstlineno
+    python = f"py{sys.version_info[0]}{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
+    return f"{module}.{qualname}-{line}.{python}"
+
+
+def seed(cache_path: str, shipped_dir: Path, base: str, build_id: str, stamp) -> int:
+    """Copy into ``cache_path`` the compiled versions in ``shipped_dir`` of the function whose cache
+    files are named ``base`` that the cache there lacks, and note the build copied from. Returns how
+    many versions were copied. Only versions compiled from the current source (``stamp``, numba's
+    hash of the source file) are copied; the index is written as numba writes it (whole, then
+    renamed), so a reader never sees half of it."""
+    mark = os.path.join(cache_path, base + _MARK)
+    try:
+        with open(mark, encoding="utf-8") as handle:
+            if handle.read() == build_id:
+                return 0
+    except OSError:
+        pass
+    shipped = caching.IndexDataCacheFile(str(shipped_dir), base, stamp)
+    offered = shipped._load_index()
+    if not offered:
+        return 0
+    target = caching.IndexDataCacheFile(cache_path, base, stamp)
+    present = target._load_index()
+    copied = 0
+    taken = set(present.values())
+    number = 0
+    for key, name in offered.items():
+        if key in present:
+            continue
+        number += 1
+        while target._data_name(number) in taken:
+            number += 1
+        destination = target._data_name(number)
+        with open(shipped._data_path(name), "rb") as handle:
+            data = handle.read()
+        with target._open_for_write(target._data_path(destination)) as handle:
+            handle.write(data)
+        present[key] = destination
+        taken.add(destination)
+        copied += 1
+    if copied:
+        target._save_index(present)
+    with target._open_for_write(mark) as handle:
+        handle.write(build_id.encode("utf-8"))
+    return copied
+
+
+class SeedingLocator(caching._CacheLocator):
+    """Chooses a kernel's cache directory as numba does and seeds it from the shipped build (see the
+    module's docstring). Functions outside sdckit, and every function when nothing is shipped, are
+    left to numba's own locators."""
+
+    _standard: list = []
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        for candidate in cls._standard:
+            locator = candidate.from_function(py_func, py_file)
+            if locator is not None:
+                break
+        else:
+            return None
+        build = _BUILD.get("build")
+        if build is None or not _enabled():
+            return locator
+        try:
+            relative = Path(py_file).resolve().parent.relative_to(PACKAGE)
+        except ValueError:
+            return locator
+        shipped_dir = SHIPPED / relative
+        base = filename_base(py_func)
+        if (shipped_dir / (base + ".nbi")).exists():
+            # A cache that cannot be written: numba compiles, as without a shipped build.
+            with contextlib.suppress(OSError):
+                seed(locator.get_cache_path(), shipped_dir, base, build["id"], locator.get_source_stamp())
+        return locator
+
+    # Never instantiated: from_function returns one of numba's own locators.
+    def get_cache_path(self):  # pragma: no cover
+        raise NotImplementedError
+
+    def get_source_stamp(self):  # pragma: no cover
+        raise NotImplementedError
+
+    def get_disambiguator(self):  # pragma: no cover
+        raise NotImplementedError
+
+
+def _install() -> None:
+    classes = caching.CacheImpl._locator_classes
+    if SeedingLocator in classes:
+        return
+    SeedingLocator._standard = list(classes)
+    classes.insert(0, SeedingLocator)
+
+
+_BUILD: dict = {"build": shipped_build()}
+_install()
