@@ -110,14 +110,15 @@ def baseline_risk(frame: pl.DataFrame, config: dict, alpha: float, epsilon: floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The whole baseline process: read the CSV (polars' own type inference), compute D(r) with the
-    configuration's alpha and epsilon, write one ``risk`` column per record to Parquet."""
+    """The whole baseline process: read the CSV (polars' own type inference) or Parquet file,
+    compute D(r) with the configuration's alpha and epsilon, write one ``risk`` column per record
+    to Parquet."""
     data, config_path, output = sys.argv[1:] if argv is None else argv
     with open(config_path, encoding="utf-8") as handle:
         config = yaml.safe_load(handle)
     alpha = float(config.get("risk", {}).get("alpha", 100.0))
     epsilon = float(config.get("risk", {}).get("epsilon", 0.01))
-    frame = pl.read_csv(data)
+    frame = pl.read_parquet(data) if data.endswith(".parquet") else pl.read_csv(data)
     risk, _ = baseline_risk(frame, config, alpha, epsilon)
     pl.DataFrame({"risk": risk}).write_parquet(output)
     return 0
