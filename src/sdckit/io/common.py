@@ -119,6 +119,17 @@ def _apply_missing_values(
     ]
     if not tokens or not text_columns:
         return frame
+    # Most columns hold no token: find those that do in one pass of comparisons (much cheaper than
+    # the hashed is_in, and than rebuilding every column), and rebuild only them.
+    values = list(dict.fromkeys(tokens))
+    holds = frame.select(
+        (pl.any_horizontal(pl.col(name) == value for value in values) if len(values) <= 4 else
+         pl.col(name).is_in(values)).any().alias(name)
+        for name in text_columns
+    ).row(0, named=True)  # fmt: skip
+    text_columns = [name for name in text_columns if holds[name]]
+    if not text_columns:
+        return frame
     return frame.with_columns(
         pl.when(pl.col(name).is_in(list(tokens))).then(None).otherwise(pl.col(name)).alias(name)
         for name in text_columns
