@@ -30,13 +30,35 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import polars as pl
 
-from sdckit import _kernels_counting
 from sdckit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from sdckit import _kernels_counting
+    from sdckit._kernels_counting import KeyExtender
+else:
+
+    class _Kernels:
+        """The compiled counting kernels, imported on first use: importing numba costs most of a
+        second, which a command spends in a background thread while it reads its data
+        (:func:`warm_up_in_background`) instead of before."""
+
+        def __getattr__(self, name: str) -> Any:
+            from sdckit import _kernels_counting
+
+            return getattr(_kernels_counting, name)
+
+    _kernels_counting = _Kernels()
+
+    def __getattr__(name: str) -> Any:
+        if name == "KeyExtender":  # see below
+            return _kernels_counting.KeyExtender
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 MISSING_TREATMENTS = ("category", "wildcard")
 
@@ -259,10 +281,12 @@ def combine_codes(
     return _kernels_counting.densify_hashed(combined)
 
 
-#: Scratch tables for extending the group keys of ``n`` records one attribute at a time
-#: (:meth:`~sdckit._kernels_counting.KeyExtender.extend`), kept by a caller that extends the keys of
-#: the same records many times (a walk over attribute sets), so that each extension costs O(records).
-KeyExtender = _kernels_counting.KeyExtender
+def key_extender(n: int) -> KeyExtender:
+    """Scratch tables for extending the group keys of ``n`` records one attribute at a time
+    (:meth:`~sdckit._kernels_counting.KeyExtender.extend`), kept by a caller that extends the keys
+    of the same records many times (a walk over attribute sets), so that each extension costs
+    O(records). (``sdckit.frequency.KeyExtender`` is the class, loaded on first use.)"""
+    return _kernels_counting.KeyExtender(n)
 
 
 def dense_keys(values: np.ndarray, upper: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -332,11 +356,27 @@ def add_contributions(
     _kernels_counting.accumulate(risk, best, top, index, factor, total, known, keys, group_inverse, alone)
 
 
+_warming: list[object] = []
+
+
 def warm_up_in_background() -> None:
-    """Load the compiled counting kernels from numba's cache in a daemon thread, once per process,
-    so that a command's first count does not wait for numba (see
-    :func:`sdckit._kernels_counting.warm_up`)."""
-    _kernels_counting.warm_up_in_background()
+    """Import numba and load the compiled counting kernels from numba's cache in a daemon thread,
+    once per process, so that a command's first count does not wait for numba (see
+    :func:`sdckit._kernels_counting.warm_up`): the import happens there too, while the command
+    reads its data (polars releases the interpreter lock while it reads)."""
+    if _warming:
+        return
+    import threading
+
+    thread = threading.Thread(target=_warm_up, name="sdckit-kernels", daemon=True)
+    _warming.append(thread)
+    thread.start()
+
+
+def _warm_up() -> None:
+    from sdckit import _kernels_counting as kernels
+
+    kernels.warm_up()
 
 
 def initial_keys(n: int) -> tuple[np.ndarray, np.ndarray]:

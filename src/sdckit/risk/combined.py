@@ -50,7 +50,6 @@ from sdckit.coverage import AttributeCover, attribute_covers
 from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import (
     Encoding,
-    KeyExtender,
     add_contributions,
     add_value_weights,
     check_missing,
@@ -63,6 +62,7 @@ from sdckit.frequency import (
     first_of_groups,
     grouped_quantiles,
     initial_keys,
+    key_extender,
     weighted_group_sizes,
     wildcard_group_sizes,
 )
@@ -563,7 +563,7 @@ def _plain_known_sets(
     skip_singletons = not wildcard
     # Inverse count of a pattern alone in its group (it is then a single record): 1 or 1/weight.
     alone = _inverse(pattern_weights)
-    extender = KeyExtender(n_patterns)
+    extender = key_extender(n_patterns)
     stack: list[_Node] = []
     for index, known_set in enumerate(known_sets):
         untracked = 0
@@ -714,8 +714,8 @@ def _coverage_known_sets(
     released_labels = [np.ascontiguousarray(cover.released_labels[first]) for cover in covers]
     released_sizes = np.bincount(keys, weights=released_sizes, minlength=len(sizes))
     n_released = len(sizes)
-    target_extender = KeyExtender(n_patterns)
-    released_extender = KeyExtender(n_released)
+    target_extender = key_extender(n_patterns)
+    released_extender = key_extender(n_released)
     alone = np.zeros(n_patterns, dtype=np.float64)  # unused: no pattern is left untracked
     stack: list[tuple[tuple[int, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for index, known_set in enumerate(known_sets):
