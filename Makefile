@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test bench lint clean browser
+.PHONY: demo test test-fast bench lint clean browser precompile
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[all,dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The numba kernels compiled ahead of time into the package (python -m sdckit.precompile: every
+# command run once on generated data), so that no command compiles on its first run; rebuilt when a
+# kernel's source changes. docs/benchmarks.md ("The first run") says why and what it costs.
+KERNEL_SOURCES := $(shell grep -rl --include='*.py' 'cache=True' src/sdckit)
+COMPILED := src/sdckit/_compiled/BUILD.json
+
+$(COMPILED): $(STAMP) $(KERNEL_SOURCES) src/sdckit/precompile.py src/sdckit/_numba.py
+	$(BIN)/python -m sdckit.precompile
+
+precompile: $(COMPILED)
+
+demo: $(STAMP) $(COMPILED)
 	mkdir -p out
 	$(BIN)/python -m examples.generate --records 100000 --seed 1 --output out/example.parquet
 	$(BIN)/sdckit risk combined out/example.parquet --config examples/example.yaml \
@@ -31,8 +42,14 @@ browser:
 # fixtures (a Dask LocalCluster, a started server) are set up once; `pytest` alone runs serially.
 # hypothesis' ci profile (tests/conftest.py) draws the same examples on every run; HYPOTHESIS_PROFILE=dev
 # draws new ones.
-test: $(STAMP) browser
+test: $(STAMP) $(COMPILED) browser
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -n 2 --dist loadfile
+
+# The developers' fast lane (under 2 minutes): the same run without the tests marked browser, million,
+# slow or install (pyproject.toml's markers), so no browser is needed. CI (`.ci/run`) runs `make test`.
+FAST := not browser and not million and not slow and not install
+test-fast: $(STAMP) $(COMPILED)
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -n 2 --dist loadfile -m "$(FAST)"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_risk.py
@@ -58,4 +75,4 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .ruff_cache
+	rm -rf $(VENV) out .pytest_cache .ruff_cache src/sdckit/_compiled

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from numba import njit
 from numba.core import caching
@@ -139,7 +140,7 @@ class SeedingLocator(caching._CacheLocator):
 
 
 def _install() -> None:
-    classes = caching.CacheImpl._locator_classes
+    classes: list[Any] = caching.CacheImpl._locator_classes
     if SeedingLocator in classes:
         return
     SeedingLocator._standard = list(classes)
