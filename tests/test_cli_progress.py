@@ -63,12 +63,14 @@ def assert_grows_to_its_total(calls: list[tuple[int, int]], total: int | None = 
 
 
 def _sdckit(arguments: list[str], cache: Path) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    # Without the kernels compiled ahead of time (sdckit.precompile), so that numba compiles them.
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "SDCKIT_SHIPPED_KERNELS": "0"}
     return subprocess.run(
         [*SCRIPT, *arguments], capture_output=True, text=True, env=environment, timeout=900, check=False
     )
 
 
+@pytest.mark.slow
 def test_the_first_run_says_it_compiles_and_a_run_from_numbas_cache_does_not(tmp_path):
     # check: a command with few kernels (about 6 s cold, 3 s warm here) and no background warm-up.
     arguments = ["check", str(DATA / "paper.csv"), "--config", str(DATA / "paper.yaml")]
