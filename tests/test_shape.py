@@ -68,7 +68,7 @@ LONGEST_FUNCTION = 150
 #: splitting it into compiled helpers would cost calls in its hot loop; its docstring says so.
 LONG_FUNCTIONS = {
     "sdckit/anonymize/_quasi_sensitive_kernels.py::search": "compiled: the search loop, for speed",
-    "sdckit/anonymize/_microaggregation_kernels.py::mdav_generic": "compiled: MDAV's loop over records",
+    "sdckit/anonymize/_microaggregation_kernels.py::mdav_generic_scan": "compiled: MDAV's loop over records",
     "sdckit/risk/suda.py::_suda2_search": "compiled: SUDA2's search loop over levels, for speed",
 }
 

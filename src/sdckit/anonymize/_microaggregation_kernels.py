@@ -100,7 +100,7 @@ def _sweep(
 
 
 @njit(cache=True)
-def mdav_generic(
+def mdav_generic_scan(
     X: np.ndarray,
     w: np.ndarray,
     is_ordinal: np.ndarray,
@@ -110,7 +110,8 @@ def mdav_generic(
     wc: np.ndarray,
     k: int,
 ) -> np.ndarray:
-    """MDAV-generic (SPEC §4.1; Domingo-Ferrer & Torra 2005): the group label of every record.
+    """MDAV-generic (SPEC §4.1; Domingo-Ferrer & Torra 2005) by full scans: the group label of every
+    record. O(n^2 d / k); the reference of :func:`mdav_tree`, and the kernel for nominal attributes.
 
     ``X`` (n, d): numeric coordinates (weights ``w``); a column flagged in ``is_ordinal`` holds the
     integer ranks 0..m-1 of an ordinal attribute (weight ``1/(m-1)^2``) whose centroid is the lower
@@ -271,6 +272,484 @@ def mdav_generic(
             group += 1
             pr = xs_pos
     return labels
+
+
+# --- exact MDAV with a spatial index ------------------------------------------------------------
+#
+# The scan above reads every remaining record three times per step: O(n^2 d / k). The kernels below
+# give the same groups, record for record, from a k-d tree over the records that supports deletion
+# (a removed record leaves its leaf; the boxes and balls of its leaf and of the leaf's ancestors are
+# shrunk to the records left). Each query computes the exact distance of a record with the same
+# operations in the same order as the scan (``_row_distance``: ``0.0 + w_0 d_0 d_0 + w_1 d_1 d_1 ...``),
+# so equal and nearly equal distances compare as they did; a node is skipped only when a bound proves
+# that none of its records can win:
+#
+# * nearest: the box lower bound is computed with the same operations on per-coordinate differences
+#   no larger than any record's; rounding is monotone, so it is <= every record's computed distance,
+#   exactly; a node is skipped when its bound is strictly larger than the current (k-1)-th distance.
+# * farthest: the smaller of the box upper bound (exact by the same argument) and the ball bound
+#   ``(|q - centre| + radius)^2`` (triangle inequality, enlarged by a relative 1e-9, far above the
+#   rounding of either side); a node is skipped when its bound is strictly smaller than the best.
+#
+# Ties go to the smaller record index, as in the scan; the remaining records keep the scan's compact
+# order (a removed record replaced by the last one), so the running sums of the centroid are updated in
+# the same order and the centroid is the same number.
+
+_LEAF_SIZE = 16
+_BALL_SLACK = 1.0 + 1e-9
+
+
+@njit(cache=True, nogil=True)
+def _row_distance(P: np.ndarray, s: int, q: np.ndarray, w: np.ndarray) -> float:
+    """Weighted squared distance of row ``s`` of ``P`` to ``q``, in the scan's operation order."""
+    total = 0.0
+    for j in range(P.shape[1]):
+        diff = P[s, j] - q[j]
+        total += w[j] * diff * diff
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _tree_build(X: np.ndarray, w: np.ndarray, leaf_size: int):
+    """A balanced k-d tree in heap order (children of node i: 2i+1, 2i+2), cut at the median of the
+    coordinate of largest weighted spread. Returns (P: records in tree order, pid: record of each slot,
+    start, cnt: first slot and live records of every node, leaf_of: leaf of every slot, first_leaf)."""
+    n, d = X.shape
+    depth = 0
+    while (n >> depth) > leaf_size:
+        depth += 1
+    n_nodes = (1 << (depth + 1)) - 1
+    first_leaf = (1 << depth) - 1
+    order = np.arange(n)
+    start = np.zeros(n_nodes, dtype=np.int64)
+    end = np.zeros(n_nodes, dtype=np.int64)
+    end[0] = n
+    for node in range(first_leaf):
+        s = start[node]
+        e = end[node]
+        best_j = 0
+        best_spread = -1.0
+        for j in range(d):
+            lo = np.inf
+            hi = -np.inf
+            for t in range(s, e):
+                v = X[order[t], j]
+                lo = min(lo, v)
+                hi = max(hi, v)
+            spread = (hi - lo) * (hi - lo) * w[j] if e > s else 0.0
+            if spread > best_spread:
+                best_spread = spread
+                best_j = j
+        part = order[s:e].copy()
+        values = np.empty(e - s)
+        for t in range(e - s):
+            values[t] = X[part[t], best_j]
+        rank = np.argsort(values, kind="mergesort")
+        for t in range(e - s):
+            order[s + t] = part[rank[t]]
+        mid = (s + e) // 2
+        start[2 * node + 1] = s
+        end[2 * node + 1] = mid
+        start[2 * node + 2] = mid
+        end[2 * node + 2] = e
+    P = np.empty((n, d))
+    for t in range(n):
+        for j in range(d):
+            P[t, j] = X[order[t], j]
+    cnt = end - start
+    leaf_of = np.empty(n, dtype=np.int64)
+    for leaf in range(first_leaf, n_nodes):
+        for t in range(start[leaf], end[leaf]):
+            leaf_of[t] = leaf
+    return P, order, start, cnt, leaf_of, first_leaf
+
+
+@njit(cache=True, nogil=True)
+def _tree_bounds(P, w, start, cnt, first_leaf):
+    """Boxes (lo, hi), ball centres (the mean of the node's records), the distance of every centre to
+    its parent's and the radii of every node."""
+    n_nodes = start.shape[0]
+    d = P.shape[1]
+    lo = np.empty((n_nodes, d))
+    hi = np.empty((n_nodes, d))
+    ctr = np.zeros((n_nodes, d))
+    for node in range(n_nodes):
+        s = start[node]
+        for j in range(d):
+            acc = 0.0
+            for t in range(s, s + cnt[node]):
+                acc += P[t, j]
+            ctr[node, j] = acc / max(cnt[node], 1)
+    cdist = np.zeros(n_nodes)
+    for node in range(1, n_nodes):
+        cdist[node] = np.sqrt(_row_distance(ctr, node, ctr[(node - 1) // 2], w))
+    rad = np.zeros(n_nodes)
+    for leaf in range(first_leaf, n_nodes):
+        _leaf_refresh(P, w, start, cnt, lo, hi, ctr, rad, leaf)
+    for node in range(first_leaf - 1, -1, -1):
+        _inner_refresh(cnt, lo, hi, cdist, rad, node)
+    return lo, hi, ctr, cdist, rad
+
+
+@njit(cache=True, nogil=True)
+def _leaf_refresh(P, w, start, cnt, lo, hi, ctr, rad, leaf) -> None:
+    d = P.shape[1]
+    s = start[leaf]
+    for j in range(d):
+        lo[leaf, j] = np.inf
+        hi[leaf, j] = -np.inf
+    far = 0.0
+    for t in range(s, s + cnt[leaf]):
+        for j in range(d):
+            v = P[t, j]
+            if v < lo[leaf, j]:
+                lo[leaf, j] = v
+            if v > hi[leaf, j]:
+                hi[leaf, j] = v
+        far = max(far, _row_distance(P, t, ctr[leaf], w))
+    rad[leaf] = np.sqrt(far)
+
+
+@njit(cache=True, nogil=True)
+def _inner_refresh(cnt, lo, hi, cdist, rad, node) -> None:
+    d = lo.shape[1]
+    a = 2 * node + 1
+    b = a + 1
+    if cnt[a] == 0 and cnt[b] == 0:
+        return
+    if cnt[a] == 0:
+        a = b
+    elif cnt[b] == 0:
+        b = a
+    for j in range(d):
+        lo[node, j] = min(lo[a, j], lo[b, j])
+        hi[node, j] = max(hi[a, j], hi[b, j])
+    rad[node] = max(cdist[a] + rad[a], cdist[b] + rad[b])
+
+
+@njit(cache=True, nogil=True)
+def _tree_remove(P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, record) -> None:
+    """Take ``record`` out of the tree: swap it behind its leaf's live records, shrink the bounds."""
+    s = slot_of[record]
+    leaf = leaf_of[s]
+    last = start[leaf] + cnt[leaf] - 1
+    if s != last:
+        for j in range(P.shape[1]):
+            v = P[s, j]
+            P[s, j] = P[last, j]
+            P[last, j] = v
+        other = pid[last]
+        pid[last] = record
+        pid[s] = other
+        slot_of[other] = s
+        slot_of[record] = last
+    node = leaf
+    while True:
+        cnt[node] -= 1
+        if node == 0:
+            break
+        node = (node - 1) // 2
+    _leaf_refresh(P, w, start, cnt, lo, hi, ctr, rad, leaf)
+    node = leaf
+    while node > 0:
+        node = (node - 1) // 2
+        _inner_refresh(cnt, lo, hi, cdist, rad, node)
+
+
+@njit(cache=True, nogil=True)
+def _far_bound(lo, hi, ctr, rad, node, q, w) -> float:
+    """An upper bound of the computed distance of every record of ``node`` to ``q``."""
+    box = 0.0
+    for j in range(q.shape[0]):
+        a = abs(hi[node, j] - q[j])
+        b = abs(lo[node, j] - q[j])
+        diff = max(a, b)
+        box += w[j] * diff * diff
+    reach = np.sqrt(_row_distance(ctr, node, q, w)) + rad[node]
+    return min(box, reach * reach * _BALL_SLACK + 1e-300)
+
+
+@njit(cache=True, nogil=True)
+def _near_bound(lo, hi, node, q, w) -> float:
+    """A lower bound of the computed distance of every record of ``node`` to ``q`` (exact: the same
+    operations on differences no larger than any record's)."""
+    total = 0.0
+    for j in range(q.shape[0]):
+        diff = 0.0
+        if q[j] < lo[node, j]:
+            diff = lo[node, j] - q[j]
+        elif q[j] > hi[node, j]:
+            diff = hi[node, j] - q[j]
+        total += w[j] * diff * diff
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _tree_farthest(P, w, pid, start, cnt, lo, hi, ctr, rad, first_leaf, q, stack, bounds) -> int:
+    """The live record farthest from ``q`` (ties: the smaller index)."""
+    best = -1.0
+    best_id = P.shape[0]
+    top = 0
+    if cnt[0] > 0:
+        stack[0] = 0
+        bounds[0] = np.inf
+        top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if bounds[top] < best:
+            continue
+        if node >= first_leaf:
+            s = start[node]
+            for t in range(s, s + cnt[node]):
+                dd = _row_distance(P, t, q, w)
+                if dd > best or (dd == best and pid[t] < best_id):
+                    best = dd
+                    best_id = pid[t]
+            continue
+        a = 2 * node + 1
+        b = a + 1
+        ba = _far_bound(lo, hi, ctr, rad, a, q, w) if cnt[a] > 0 else -np.inf
+        bb = _far_bound(lo, hi, ctr, rad, b, q, w) if cnt[b] > 0 else -np.inf
+        if ba > bb:  # push the more promising child last, so that it is visited first
+            a, b = b, a
+            ba, bb = bb, ba
+        if cnt[a] > 0 and ba >= best:
+            stack[top] = a
+            bounds[top] = ba
+            top += 1
+        if cnt[b] > 0 and bb >= best:
+            stack[top] = b
+            bounds[top] = bb
+            top += 1
+    return best_id
+
+
+@njit(cache=True, nogil=True)
+def _tree_nearest(P, w, pid, start, cnt, lo, hi, first_leaf, q, skip, bd, bi, bp, stack, bounds) -> int:
+    """The len(bd) live records nearest to ``q`` other than record ``skip``, ascending by (distance,
+    index), into ``bi``; returns how many were found."""
+    kk = bd.shape[0]
+    filled = 0
+    if kk == 0:
+        return 0
+    top = 0
+    if cnt[0] > 0:
+        stack[0] = 0
+        bounds[0] = 0.0
+        top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if filled == kk and bounds[top] > bd[kk - 1]:
+            continue
+        if node >= first_leaf:
+            s = start[node]
+            for t in range(s, s + cnt[node]):
+                i = pid[t]
+                if i == skip:
+                    continue
+                dd = _row_distance(P, t, q, w)
+                if filled < kk or dd < bd[kk - 1] or (dd == bd[kk - 1] and i < bi[kk - 1]):
+                    filled = _insert_near(dd, i, t, bd, bi, bp, filled)
+            continue
+        a = 2 * node + 1
+        b = a + 1
+        ba = _near_bound(lo, hi, a, q, w) if cnt[a] > 0 else np.inf
+        bb = _near_bound(lo, hi, b, q, w) if cnt[b] > 0 else np.inf
+        if ba < bb:  # push the nearer child last, so that it is visited first
+            a, b = b, a
+            ba, bb = bb, ba
+        if cnt[a] > 0 and (filled < kk or ba <= bd[kk - 1]):
+            stack[top] = a
+            bounds[top] = ba
+            top += 1
+        if cnt[b] > 0 and (filled < kk or bb <= bd[kk - 1]):
+            stack[top] = b
+            bounds[top] = bb
+            top += 1
+    return filled
+
+
+@njit(cache=True, nogil=True)
+def _anchor(X, w, cids, m, point, reach, order):
+    """Sort the first ``m`` compact records by their distance to ``point`` (into ``reach``, by
+    record), farthest first, into ``order``; returns how many entries ``order`` holds."""
+    for p in range(m):
+        record = cids[p]
+        reach[record] = np.sqrt(_row_distance(X, record, point, w))
+    keys = np.empty(m)
+    for p in range(m):
+        keys[p] = -reach[cids[p]]
+    rank = np.argsort(keys)
+    for t in range(m):
+        order[t] = cids[rank[t]]
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _anchored_farthest(X, w, labels, order, head, length, reach, offset, q) -> tuple:
+    """The live record farthest from ``q`` (ties: the smaller index), scanning the records by
+    decreasing distance to the anchor and stopping once ``(reach + offset)^2`` (the triangle
+    inequality, ``offset`` >= the distance of ``q`` to the anchor) cannot reach the best; a record is
+    live while its label is -1. Returns the record, how many records were read and the first live
+    entry of ``order``."""
+    best = -1.0
+    best_id = X.shape[0]
+    read = 0
+    while head < length and labels[order[head]] >= 0:
+        head += 1
+    for t in range(head, length):
+        record = order[t]
+        if labels[record] >= 0:
+            continue
+        bound = reach[record] + offset
+        if bound * bound * _BALL_SLACK + 1e-300 < best:
+            break
+        read += 1
+        dd = _row_distance(X, record, q, w)
+        if dd > best or (dd == best and record < best_id):
+            best = dd
+            best_id = record
+    return best_id, read, head
+
+
+@njit(cache=True, nogil=True)
+def _remove_group(X, is_ordinal, sums, ord_counts, cids, cpos, m, members, labels, group, tree_args) -> int:
+    """Label ``members`` with ``group`` and take them out of the sums, the compact order and the
+    tree, as the scan does (highest compact position first); returns the number of records left."""
+    P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad = tree_args
+    k = members.shape[0]
+    positions = np.empty(k, dtype=np.int64)
+    for q in range(k):
+        positions[q] = cpos[members[q]]
+    positions = np.sort(positions)
+    for q in range(k - 1, -1, -1):
+        p = positions[q]
+        record = cids[p]
+        labels[record] = group
+        for j in range(X.shape[1]):
+            value = X[record, j]
+            if is_ordinal[j]:
+                ord_counts[j, int(value)] -= 1
+            else:
+                sums[j] -= value
+        last = m - 1
+        if p != last:
+            cids[p] = cids[last]
+            cpos[cids[p]] = p
+        m -= 1
+        _tree_remove(P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, record)
+    return m
+
+
+@njit(cache=True, nogil=True)
+def mdav_tree(
+    X: np.ndarray, w: np.ndarray, is_ordinal: np.ndarray, ordinal_card: np.ndarray, k: int
+) -> np.ndarray:
+    """MDAV-generic without nominal attributes, from a k-d tree: the groups of :func:`mdav_generic_scan`
+    record for record (same centroid, same distances, same ties), in O(n log n)-like time on data of
+    low intrinsic dimension instead of O(n^2 / k). Needs n >= k >= 1."""
+    n, d = X.shape
+    labels = np.full(n, -1, dtype=np.int64)
+    sums = np.zeros(d)
+    max_ord = 1
+    for j in range(d):
+        if is_ordinal[j]:
+            max_ord = max(max_ord, ordinal_card[j])
+    ord_counts = np.zeros((d, max_ord), dtype=np.int64)
+    for j in range(d):
+        if is_ordinal[j]:
+            for p in range(n):
+                ord_counts[j, int(X[p, j])] += 1
+        else:
+            s = 0.0
+            for p in range(n):
+                s += X[p, j]
+            sums[j] = s
+    P, pid, start, cnt, leaf_of, first_leaf = _tree_build(X, w, _LEAF_SIZE)
+    lo, hi, ctr, cdist, rad = _tree_bounds(P, w, start, cnt, first_leaf)
+    slot_of = np.empty(n, dtype=np.int64)
+    for t in range(n):
+        slot_of[pid[t]] = t
+    tree_args = (P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad)
+    cids = np.arange(n)
+    cpos = np.arange(n)
+    stack = np.zeros(256, dtype=np.int64)
+    bounds = np.zeros(256)
+    centroid = np.zeros(d)
+    bd = np.zeros(k - 1)
+    bi = np.zeros(k - 1, dtype=np.int64)
+    bp = np.zeros(k - 1, dtype=np.int64)
+    members = np.zeros(k, dtype=np.int64)
+    m = n
+    group = 0
+    # the farthest from the centroid: records sorted by their distance to an anchor (a past centroid),
+    # sorted again at the current centroid once the queries since have read more than m records
+    reach = np.empty(n)
+    order = np.empty(n, dtype=np.int64)
+    anchor = np.empty(d)
+    length = 0
+    head = 0
+    read_since = n + 1
+    while m > 0:
+        if m < 2 * k:  # the last group: everything left (k..2k-1 records)
+            for p in range(m):
+                labels[cids[p]] = group
+            group += 1
+            break
+        for j in range(d):
+            if is_ordinal[j]:
+                target = (m - 1) // 2
+                seen = 0
+                for r in range(ordinal_card[j]):
+                    seen += ord_counts[j, r]
+                    if seen > target:
+                        centroid[j] = r
+                        break
+            else:
+                centroid[j] = sums[j] / m
+        if read_since > m:
+            anchor[:] = centroid
+            length = _anchor(X, w, cids, m, anchor, reach, order)
+            head = 0
+            read_since = 0
+        offset = np.sqrt(_row_distance(centroid.reshape(1, d), 0, anchor, w))
+        seed, read, head = _anchored_farthest(X, w, labels, order, head, length, reach, offset, centroid)
+        read_since += read
+        n_groups_now = 2 if m >= 3 * k else 1
+        for step in range(n_groups_now):
+            row = X[seed].copy()
+            _tree_nearest(P, w, pid, start, cnt, lo, hi, first_leaf, row, seed, bd, bi, bp, stack, bounds)
+            members[0] = seed
+            for q in range(k - 1):
+                members[q + 1] = bi[q]
+            m = _remove_group(
+                X, is_ordinal, sums, ord_counts, cids, cpos, m, members, labels, group, tree_args
+            )
+            group += 1
+            if step == 0 and n_groups_now == 2:
+                # xs: farthest from xr among the records not in xr's group (SPEC §4.1)
+                seed = _tree_farthest(P, w, pid, start, cnt, lo, hi, ctr, rad, first_leaf, row, stack, bounds)
+    return labels
+
+
+def mdav_generic(
+    X: np.ndarray,
+    w: np.ndarray,
+    is_ordinal: np.ndarray,
+    ordinal_card: np.ndarray,
+    nominal: np.ndarray,
+    nominal_card: np.ndarray,
+    wc: np.ndarray,
+    k: int,
+) -> np.ndarray:
+    """MDAV-generic (SPEC §4.1): the group label of every record (arguments of
+    :func:`mdav_generic_scan`). Without nominal attributes, from the k-d tree of :func:`mdav_tree`
+    (the same groups, much faster); with them, by full scans."""
+    if nominal.shape[1] == 0:
+        return mdav_tree(X, w, is_ordinal, ordinal_card, k)
+    return mdav_generic_scan(X, w, is_ordinal, ordinal_card, nominal, nominal_card, wc, k)
 
 
 @njit(cache=True)
