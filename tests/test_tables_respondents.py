@@ -306,28 +306,50 @@ def test_the_audit_agrees_with_a_brute_force_holding(seed, tmp_path):
     failures = {(f.cell, f.respondent) for f in respondent_attack(table, pattern, protection, found)}
     total = int(table.values[table.totals()][0])
     hidden = [int(i) for i in interior if pattern[i]]
+    # Every table an outsider holds possible: each hidden cell 0..total and the interior adding up to
+    # the total, i.e. the hidden cells adding up to what the published ones leave. Enumerated once
+    # (compositions of that rest), not as all (total + 1) ** len(hidden) fillings for every cell and
+    # respondent; each respondent then keeps those agreeing with what it knows.
+    published = sum(float(table.values[i]) for i in interior if not pattern[i])
+    fillings = np.array(list(compositions(total - int(published), len(hidden), total)), dtype=float)
+    tables = np.repeat(table.values[None, :], len(fillings), axis=0)
+    tables[:, hidden] = fillings
+    assert (np.abs(tables[:, interior].sum(axis=1) - total) <= 1e-9).all()
+    protected = audit(table, pattern, protection).protected
     for respondent in found:
         from sdckit.tabular.respondents import above
 
         own = set(above(table, respondent.cells).tolist())
         known = dict(zip(respondent.cells.tolist(), respondent.known.tolist(), strict=True))
         exact = {int(c) for c, e in zip(respondent.cells, respondent.exact, strict=True) if e}
+        held = np.ones(len(tables), dtype=bool)
+        for c, k in known.items():
+            held &= tables[:, c] >= k - 1e-9
+        for c in exact:
+            held &= tables[:, c] == table.values[c]
         for p in np.flatnonzero(protection.primary & pattern):
             if int(p) in own:
                 continue
-            possible = []
-            for values in itertools.product(range(total + 1), repeat=len(hidden)):
-                y = table.values.copy()
-                y[hidden] = values
-                if abs(y[interior].sum() - total) > 1e-9:
-                    continue
-                if any(y[c] < k - 1e-9 for c, k in known.items()) or any(
-                    y[c] != table.values[c] for c in exact
-                ):
-                    continue
-                possible.append(y[p])
+            possible = tables[held, p]
             a = table.values[p]
-            if not audit(table, pattern, protection).protected[p]:
+            if not protected[p]:
                 continue  # the outside attacker's failure, reported by the outside audit
-            safe = min(possible) <= a - 1.0 + 1e-9 and max(possible) >= a + 1.0 - 1e-9
+            safe = possible.min() <= a - 1.0 + 1e-9 and possible.max() >= a + 1.0 - 1e-9
             assert safe == ((int(p), respondent.name) not in failures), (seed, respondent, int(p))
+
+
+def compositions(amount: int, parts: int, top: int):
+    """Every tuple of ``parts`` integers in 0..``top`` adding up to ``amount``."""
+    if parts == 1:
+        if 0 <= amount <= top:
+            yield (amount,)
+        return
+    for first in range(min(amount, top) + 1):
+        for rest in compositions(amount - first, parts - 1, top):
+            yield (first, *rest)
+
+
+def test_compositions_are_the_filtered_product():
+    for amount, parts, top in [(0, 1, 3), (3, 2, 3), (5, 3, 4), (4, 3, 2), (7, 4, 3), (2, 3, 5)]:
+        product = [v for v in itertools.product(range(top + 1), repeat=parts) if sum(v) == amount]
+        assert list(compositions(amount, parts, top)) == product
