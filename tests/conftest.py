@@ -6,6 +6,9 @@
   data sets, Adult): a test that needs a file the machine lacks is skipped with the path it looked
   for, or fails when ``SDCKIT_REQUIRE_DATA=1`` (``.ci/run`` sets it whenever the data is there, so
   the comparisons with sdcMicro and ARX never skip silently in CI).
+* The longest files are collected first (:data:`LONGEST_FIRST`): ``make test`` hands whole files to
+  two workers in collection order, so the long ones start at once and the short ones fill in, and
+  both workers finish together instead of one running a long file alone at the end.
 * hypothesis' profiles: ``dev`` (the default) and ``ci`` (deterministic: the same examples on every
   run), selected with ``HYPOTHESIS_PROFILE`` (``make test`` selects ``ci``). Both lift the deadline
   and the too-slow health check, which measure time: on a loaded machine they fail tests that are
@@ -100,6 +103,29 @@ def make_table(
     missing = [attribute.name for attribute in described if attribute.name not in data.columns]
     assert not missing, f"make_table: {missing} are not columns of the frame ({data.columns})"
     return Table(data, Schema.infer(data, described), weights=weights)
+
+
+# Order ---------------------------------------------------------------------------------------------
+
+#: The files that take longest in ``make test`` (``pytest --durations``, longest first); the rest follow
+#: in pytest's own order. Only the order of whole files changes: a file's tests keep theirs.
+LONGEST_FIRST = (
+    "test_install.py",
+    "test_docs.py",
+    "test_tables_optimal.py",
+    "test_faults_server.py",
+    "test_query_server.py",
+    "test_types.py",
+    "test_cli_contract.py",
+    "test_query_engine.py",
+    "test_ui.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the files of :data:`LONGEST_FIRST` first, in its order (a stable sort)."""
+    rank = {name: position for position, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 # Hypothesis ----------------------------------------------------------------------------------------

@@ -143,6 +143,7 @@ def test_console_script_runs_as_a_program(tmp_path, command):
     assert "known sets" in completed.stdout
 
 
+@pytest.mark.slow
 def test_console_script_exit_statuses(tmp_path):
     command = console_commands()[0]
     data, config = write(tmp_path)

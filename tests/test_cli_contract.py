@@ -206,6 +206,7 @@ def test_a_failing_write_leaves_no_output_at_all(inputs, tmp_path, monkeypatch, 
         assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.slow
 def test_interrupted_runs_leave_nothing_and_say_one_line(inputs, tmp_path):
     """Ctrl-C at random moments of real runs (start-up included): exit 130 with one line, nothing
     written, inputs untouched; or, if the run finished first, exit 0 with every output."""
@@ -242,6 +243,7 @@ def test_interrupted_runs_leave_nothing_and_say_one_line(inputs, tmp_path):
     assert 130 in outcomes
 
 
+@pytest.mark.slow
 def test_piping_into_head_keeps_the_outputs(inputs, tmp_path):
     data, config = inputs
     script = [sys.executable, "-c", "from sdckit.cli import main; main()"]

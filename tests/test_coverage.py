@@ -146,6 +146,7 @@ def _brute(original, covered, weights, attributes, missing):
     return result
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(release_case(), st.sampled_from(["wildcard", "category"]))
 def test_coverage_equals_brute_force(case, missing):

@@ -343,6 +343,7 @@ def leftovers(directory: Path) -> list[str]:
     return sorted(str(p.relative_to(directory)) for p in directory.rglob(".*.tmp*"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
 def test_examples_run_as_documented(path, example_data, tmp_path, tmp_path_factory, monkeypatch):
     scratch = tmp_path_factory.mktemp("summaries")

@@ -188,6 +188,7 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path):
 # The report in a real browser --------------------------------------------------------------------
 
 
+@pytest.mark.browser
 def test_the_report_renders_in_chromium(evaluated, tmp_path):
     from selenium.webdriver.common.by import By
 

@@ -79,6 +79,7 @@ def test_generalized_values_weigh_the_least_of_their_leaves():
     np.testing.assert_allclose(attribute.consequence_weights(table.column("flag")), [0.4, 0.0, 0.0, 1.0])
 
 
+@pytest.mark.slow
 def test_experiment_rows_and_files(students, tmp_path):
     result = targeted_suppression_experiment(students, ks=(2, 5), suppression_limit=0.05, max_nodes=2000)
     rows = result.rows

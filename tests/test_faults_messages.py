@@ -133,6 +133,7 @@ def _mondrian(data: Path, summary: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_a_recipe_made_on_other_data(tmp_path: Path) -> None:
     original = incomes(tmp_path / "a.csv", rows=40)
     other = incomes(tmp_path / "b.csv", rows=40, offset=5)

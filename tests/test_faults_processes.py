@@ -217,6 +217,7 @@ def _data(folder: Path, records: int) -> tuple[Path, Path]:
     return data, config
 
 
+@pytest.mark.slow
 def test_dask_run_leaves_no_scratch_folder_and_matches_the_local_engine(tmp_path):
     # found by the campaign: $TMPDIR/dask-scratch-space after every run
     data, config = _data(tmp_path / "in", 3_000)

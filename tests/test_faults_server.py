@@ -108,6 +108,7 @@ REFUSED_STARTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("init", [True, False], ids=["--init without a ledger", "an existing ledger"])
 @pytest.mark.parametrize("case", list(REFUSED_STARTS))
 def test_a_refused_serve_start_leaves_nothing_behind(tmp_path, case, init):
@@ -209,6 +210,7 @@ def _file_size_limit(size: int):
     return limit
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_FSIZE as a full disk: Linux")
 def test_ledger_init_and_keys_add_on_a_full_disk_are_one_message(tmp_path):
     config = folder_of(tmp_path, SERVER.format(name="people", data="people.csv", bounds="age"))

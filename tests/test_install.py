@@ -221,6 +221,7 @@ def _one_line(extra: str, feature: str, module: str) -> str:
     return f"error: {MissingExtraError(extra, module, feature)}"
 
 
+@pytest.mark.slow
 def test_commands_without_the_extras(tmp_path: Path) -> None:
     _generate(tmp_path)
     example, release = EXAMPLE_CONFIG, RELEASE_CONFIG

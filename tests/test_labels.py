@@ -310,6 +310,7 @@ def files(tmp_path: Path) -> tuple[Path, Path, Path]:
     return original, released, config
 
 
+@pytest.mark.slow
 def test_a_release_linkage_accepts_is_accepted_against_its_original(files):
     """The disagreement of issue 33: ``[20, 40)``, ``<20``, ``>=60`` and masks were read by record
     linkage and refused by the measures of a release against its original (coverage)."""

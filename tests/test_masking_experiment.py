@@ -216,6 +216,7 @@ def test_files_and_summary(result, tmp_path):
     assert figures["datasets"]["tarragona"]["best_score"] == {"label": best["label"], "score": best["score"]}
 
 
+@pytest.mark.slow
 @needs_data
 def test_cli_writes_the_files(tmp_path):
     output = tmp_path / "masking"

@@ -777,6 +777,7 @@ def adult(shared_data):
 QI_SETS = [["sex", "race"], ["age", "sex"], ["race", "marital-status", "sex"], ["workclass", "salary-class"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quasi_identifiers", QI_SETS)
 def test_adult_against_pycanon(adult, quasi_identifiers):
     """k, distinct l, entropy l, recursive (c,l) and t-closeness against pycanon 1.0.

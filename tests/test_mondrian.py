@@ -322,6 +322,7 @@ def test_hierarchy_not_covering_values() -> None:
 # Scale
 
 
+@pytest.mark.slow
 def test_200000_records_without_recursion() -> None:
     rng = np.random.default_rng(0)
     n = 200_000

@@ -568,6 +568,7 @@ def test_scope_and_strict_measurements_in_process(service):
     assert service.budget("measured", "dp")["spent"] == 0.0
 
 
+@pytest.mark.slow
 def test_delta_budget_in_process(service):
     body = {"aggregate": "count", "epsilon": 1e-4, "delta": 1e-6}
     for _ in range(100):

@@ -493,6 +493,7 @@ SHAPES = [
 ]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40,
     derandomize=True,

@@ -357,6 +357,7 @@ def test_a_query_over_budget_is_refused_and_spends_nothing(served):
     assert left(served, "over") == before
 
 
+@pytest.mark.slow
 def test_the_budget_survives_sigkill(served):
     for _ in range(3):
         assert ask(served, "crash", "students", count()).status_code == 200
@@ -599,6 +600,7 @@ def test_serve_refuses_a_taken_port_and_a_bad_configuration(served, tmp_path):
 # Issue 30: the server against its adversary ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_camouflage_defeats_the_midpoint_and_single_record_attacks(served):
     """Each record isolated by its public code: the interval of its income contains it, but its
     midpoint is not it, its position in the interval is spread, and equal values get different
@@ -778,6 +780,7 @@ def test_refusals_are_logged_without_keys_or_answers(served):
     assert "failed login from 127.0.0.1" in log
 
 
+@pytest.mark.slow
 def test_a_mixed_protection_configuration_is_refused_and_failed_logins_are_limited(served, tmp_path):
     folder = tmp_path
     shutil.copy(served.config.parent / "example.csv", folder / "example.csv")
@@ -842,6 +845,7 @@ def _spend(server, key: str, times: int) -> None:
         assert response.status_code == 200, response.text
 
 
+@pytest.mark.slow
 def test_the_ledger_cannot_be_lost_silently(served, tmp_path):
     import sqlite3
 

@@ -234,6 +234,7 @@ def adult(shared_data):
     return frame, hierarchies
 
 
+@pytest.mark.slow
 def test_adult_k5_loss_matches_arx(adult):
     frame, hierarchies = adult
     release = full_domain_generalization(
@@ -451,6 +452,7 @@ def oracle(frame: pl.DataFrame, names, hierarchies, models):
     return results
 
 
+@pytest.mark.slow
 @settings(
     max_examples=45,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

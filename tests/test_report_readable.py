@@ -112,6 +112,7 @@ def test_the_histogram_of_individual_risk_is_labelled_as_such(three, monkeypatch
     assert not any("D(r)" in label for label, _ in labels)
 
 
+@pytest.mark.browser
 def test_three_releases_fit_in_a_few_screens(three, tmp_path):
     from selenium.webdriver.common.by import By
 

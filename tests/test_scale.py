@@ -340,6 +340,7 @@ def test_cli_refuses_partitions_for_a_method_that_needs_all_records(files, tmp_p
     assert "risk combined" in flat and "anonymize generalize" in flat
 
 
+@pytest.mark.slow
 def test_cli_unreachable_scheduler_is_one_message(files, tmp_path):
     result = invoke(
         "check",

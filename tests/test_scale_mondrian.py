@@ -93,6 +93,7 @@ def check(release: pl.DataFrame, models) -> object:
     return check_table(Table(data, Schema(())), QUASI_IDENTIFIERS, models)
 
 
+@pytest.mark.slow
 def test_dask_cluster_gives_the_local_release(parquet, config, cluster, tmp_path):
     local = run(parquet, config, tmp_path / "local", fragments=6, sample_rows=4_000)
     distributed = run(
@@ -108,6 +109,7 @@ def test_dask_cluster_gives_the_local_release(parquet, config, cluster, tmp_path
     assert local.figures["fragments"] == len(local.details["groups"])
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_does_not_change_the_release(parquet, config, cluster, tmp_path):
     import os
     import signal

@@ -250,6 +250,7 @@ def _naive_msus(codes, max_size):
     return sorted(found)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(coded_tables())
 def test_suda2_search_equals_brute_force(table):

@@ -218,6 +218,7 @@ def problems(draw):
     return columns, names, k, list(order), missing
 
 
+@pytest.mark.slow
 @settings(max_examples=250)
 @given(problems())
 def test_random_tables_reach_k_with_few_cells(problem):
@@ -655,6 +656,7 @@ def adult(shared_data) -> Table:
     return make_table(frame, roles=roles, occupation=Role.SENSITIVE)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [2, 5])
 def test_adult_wildcard(adult, k):
     release = local_suppression(adult, k)

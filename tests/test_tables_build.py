@@ -161,6 +161,7 @@ def test_linked_tables_share_their_common_cells():
     assert built.n_cells == one.n_cells + two.n_cells - 5
 
 
+@pytest.mark.slow
 def test_top_contributions_and_holdings():
     frame = pl.DataFrame(
         {"r": ["a"] * 5 + ["b"] * 2, "v": [50.0, 30, 15, 5, 1, 7, 3], "firm": [1, 1, 2, 3, 4, 5, 6]}

@@ -99,6 +99,7 @@ def lp_protected(table: LinearTable, protection: Protection, suppressed: np.ndar
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("seed", "shape", "cost"), [(1, (4, 4, 5), "value"), (3, (4, 4, 5), "value"), (4, (3, 4, 4), "cells")]
 )
@@ -130,6 +131,7 @@ def test_optimal_with_finite_upper_bounds_equals_the_compact_milp() -> None:
     assert lp_protected(table, protection, suppressed)
 
 
+@pytest.mark.slow
 def test_stopping_on_every_violated_master_solution_reaches_the_same_optimum(monkeypatch) -> None:
     # no patience: HiGHS's branch and bound is stopped on the first solution that violates a cut
     monkeypatch.setattr(optimal, "PATIENCE_SHARE", 0.0)
@@ -177,6 +179,7 @@ def test_every_cut_holds_for_protected_patterns() -> None:
     assert count > 20
 
 
+@pytest.mark.slow
 def test_time_limit_on_a_3d_table_reports_a_bound_and_gap() -> None:
     rng = np.random.default_rng(7)
     table = LinearTable.from_array(np.floor(rng.lognormal(4.0, 1.2, size=(6, 6, 7))))
@@ -194,6 +197,7 @@ def test_time_limit_on_a_3d_table_reports_a_bound_and_gap() -> None:
         assert info["mip_gap"] > 0
 
 
+@pytest.mark.slow
 def test_a_stated_gap_is_proven() -> None:
     table, protection = small_3d(3, shape=(5, 5, 5), k=5)
     w = cell_weights(table)

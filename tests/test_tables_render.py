@@ -135,6 +135,7 @@ def test_perturbed_values_are_marked():
     assert [t for _, t in found][:3] == ["0", "2", "2"]
 
 
+@pytest.mark.browser
 def test_the_page_renders_in_chromium(tmp_path):
     from selenium.webdriver.common.by import By
 

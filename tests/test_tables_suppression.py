@@ -324,6 +324,7 @@ def hierarchical_tables(draw: st.DrawFn) -> tuple[LinearTable, Protection]:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(
     st.one_of(tables(), hierarchical_tables()),
@@ -435,6 +436,7 @@ def test_a_cell_that_cannot_be_protected_is_named() -> None:
 # --- time limit, registry -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_time_limit_returns_a_protected_pattern() -> None:
     rng = np.random.default_rng(11)
     table = LinearTable.from_array(np.floor(rng.lognormal(3.0, 1.3, size=(25, 25))))

@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_mypy_finds_no_error(tmp_path_factory):
     # A cache of its own per run of the suite: two workers never share a cache being written.
     cache = tmp_path_factory.mktemp("mypy_cache")

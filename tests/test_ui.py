@@ -275,6 +275,7 @@ def set_attributes(bench: Workbench) -> None:
 # Must show: the token ---------------------------------------------------------------------------
 
 
+@pytest.mark.browser
 def test_without_the_token_every_page_is_refused(bench):
     pages = ["/", "/describe", "/measure", "/protect", "/compare", "/export", "/static/ui.js", "/report.html",
              "/download/config.yaml", "/jobs/001/", "/releases/r1/release.csv"]  # fmt: skip
@@ -301,6 +302,7 @@ def test_without_the_token_every_page_is_refused(bench):
 # Must show: the story ---------------------------------------------------------------------------
 
 
+@pytest.mark.browser
 def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
     driver = bench.driver
     open_page(driver, bench.url)  # the first URL: the token becomes a cookie, the address loses it
@@ -448,6 +450,7 @@ def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
 # Must show: bad input gives the command line's message, next to the field, and runs nothing ------
 
 
+@pytest.mark.browser
 def test_bad_input_shows_the_command_lines_message_next_to_the_field(bench, tmp_path):
     driver = bench.driver
     jobs_before = job_count(bench)
@@ -513,6 +516,7 @@ def test_bad_input_shows_the_command_lines_message_next_to_the_field(bench, tmp_
 # Must show (issue 32): a hierarchy error at its own field; the suppressed cells of a run ------------
 
 
+@pytest.mark.browser
 def test_a_hierarchy_error_is_placed_at_its_own_field_and_speaks_of_the_field(bench):
     driver = bench.driver
     open_page(driver, bench.url)
@@ -545,6 +549,7 @@ def test_a_hierarchy_error_is_placed_at_its_own_field_and_speaks_of_the_field(be
     assert errors_shown(bench) == []
 
 
+@pytest.mark.browser
 def test_a_local_suppression_run_shows_its_suppressed_cells(bench, tmp_path):
     driver = bench.driver
     assert by_id(bench, "config-valid").text.startswith("The configuration is valid")
@@ -581,6 +586,8 @@ def test_a_local_suppression_run_shows_its_suppressed_cells(bench, tmp_path):
 # Must show: responsive during a long run; the run can be cancelled --------------------------------
 
 
+@pytest.mark.browser
+@pytest.mark.million
 def test_a_second_request_is_quick_during_a_million_record_risk_run(bench):
     with bench.client() as client:
         page = client.post("/data", data={"path": str(bench.folder / "big.parquet")}).text
@@ -620,6 +627,7 @@ def test_a_second_request_is_quick_during_a_million_record_risk_run(bench):
 # Every method of the registry has its form, generated --------------------------------------------
 
 
+@pytest.mark.browser
 def test_every_registered_method_has_a_generated_form(bench):
     from markupsafe import escape
 
