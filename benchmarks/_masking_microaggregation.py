@@ -4,6 +4,9 @@ generated files, against a straightforward numpy MDAV measured in the same run.
 * ours: ``sdckit.anonymize.microaggregation.mdav_groups`` (the compiled loop; exact), and with
   ``partition_size`` (PCA blocks, exact MDAV per block: an approximation) on 100,000 and 1,000,000
   records;
+* exact MDAV at 10^4, 10^5 and 10^6 records (CASC resampled, 13 attributes): time, peak memory and a
+  hash of the groups, next to the full-scan kernel (sdckit's exact MDAV before issue 35) run in the same
+  process up to ``--scan-up-to`` records: the hashes must be equal;
 * baseline: MDAV written directly in numpy: per step, the centroid of the remaining records, then
   vectorized distances of every remaining record to the centroid and to the two seeds, selections by
   ``lexsort`` (same tie rule, so the groups must be identical). It is quadratic with a large constant,
@@ -25,6 +28,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 import time
 from pathlib import Path
@@ -106,6 +110,55 @@ def line(label: str, n: int, d: int, wall: float, cpu: float, il: float | None, 
     )
 
 
+def groups_hash(labels: np.ndarray) -> str:
+    """The first 16 hex digits of the SHA-256 of the labels as little-endian int64."""
+    return hashlib.sha256(np.ascontiguousarray(labels, dtype="<i8").tobytes()).hexdigest()[:16]
+
+
+def scan_mdav(X: np.ndarray, k: int) -> np.ndarray:
+    """Exact MDAV by the full-scan kernel (sdckit's exact MDAV before issue 35, kept as the oracle)."""
+    from sdckit.anonymize._microaggregation_kernels import mdav_generic_scan
+    from sdckit.anonymize.microaggregation import inverse_variance
+
+    n, d = X.shape
+    return mdav_generic_scan(
+        np.ascontiguousarray(X),
+        inverse_variance(X),
+        np.zeros(d, dtype=np.bool_),
+        np.zeros(d, dtype=np.int64),
+        np.zeros((n, 0), dtype=np.int64),
+        np.zeros(0, dtype=np.int64),
+        np.zeros(0),
+        k,
+    )
+
+
+def exact_at_scale(casc: np.ndarray, sizes: list[int], scan_up_to: int) -> None:
+    """Exact MDAV (k-d tree) on CASC resampled at every size, with the hash of its groups, next to the
+    full-scan kernel run in this process up to ``scan_up_to`` records (same hash required)."""
+    from sdckit.anonymize.microaggregation import mdav_groups
+
+    print(f"exact MDAV, k-d tree vs full scan (the scan only up to {scan_up_to:,} records)")
+    for n in sizes:
+        X = resampled(casc, n, seed=4)
+        (labels, _), wall, cpu = timed(mdav_groups, X, K)
+        digest = groups_hash(labels)
+        line("exact MDAV, k-d tree", n, 13, wall, cpu, None, f"groups {digest}")
+        if n <= scan_up_to:
+            old, old_wall, old_cpu = timed(scan_mdav, X, K)
+            same = "identical groups" if groups_hash(old) == digest else "GROUPS DIFFER"
+            line(
+                "exact MDAV, full scan (before issue 35)",
+                n,
+                13,
+                old_wall,
+                old_cpu,
+                None,
+                f"groups {groups_hash(old)}  ratio {old_cpu / max(cpu, 1e-9):.1f}x (cpu), {same}",
+            )
+        del X, labels
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20,000 exact and 200,000 approximate records")
@@ -113,6 +166,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large-records", type=int, default=None)
     parser.add_argument("--baseline-records", type=int, default=20_000)
     parser.add_argument("--partition-size", type=int, default=10_000)
+    parser.add_argument(
+        "--exact-sizes",
+        default=None,
+        help="sizes of the exact MDAV at scale, comma-separated (10000,100000,1000000; quick: 10000,20000)",
+    )
+    parser.add_argument(
+        "--scan-up-to", type=int, default=100_000, help="run the full-scan kernel up to this many records"
+    )
     args = parser.parse_args(argv)
     exact_n = args.exact_records or (20_000 if args.quick else 100_000)
     large_n = args.large_records or (200_000 if args.quick else 1_000_000)
@@ -190,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{blocks} blocks; SSE/SST {blocks_il / exact_il:.3f} x exact",
     )
     del X, exact, blocks_labels
+
+    sizes = args.exact_sizes or ("10000,20000" if args.quick else "10000,100000,1000000")
+    exact_at_scale(casc, [int(size) for size in sizes.split(",")], args.scan_up_to)
 
     X = resampled(casc, large_n, seed=3)
     (labels, blocks), wall, cpu = timed(mdav_groups, X, K, partition_size=args.partition_size)

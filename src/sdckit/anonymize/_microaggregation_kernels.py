@@ -457,16 +457,31 @@ def _tree_remove(P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, ra
 
 
 @njit(cache=True, nogil=True)
-def _far_bound(lo, hi, ctr, rad, node, q, w) -> float:
-    """An upper bound of the computed distance of every record of ``node`` to ``q``."""
+def _far_bound(lo, hi, ctr, rad, node, q, w, centre, shell) -> float:
+    """An upper bound of the computed distance of every record of ``node`` to ``q``, given that every
+    live record lies within ``sqrt(shell)`` of ``centre`` (``q`` itself on that sphere): the smallest
+    of the box bound, the ball bound and ``|x - c|^2 + |q - c|^2 - 2 <x - c, q - c>`` with
+    ``|x - c|^2`` bounded by the shell and the node's ball and the product by the node's box."""
     box = 0.0
+    product = 0.0
+    scale = 0.0
     for j in range(q.shape[0]):
         a = abs(hi[node, j] - q[j])
         b = abs(lo[node, j] - q[j])
         diff = max(a, b)
         box += w[j] * diff * diff
+        u = q[j] - centre[j]
+        x = lo[node, j] if u > 0.0 else hi[node, j]
+        term = w[j] * u * (x - centre[j])
+        product += term
+        scale += abs(term)
     reach = np.sqrt(_row_distance(ctr, node, q, w)) + rad[node]
-    return min(box, reach * reach * _BALL_SLACK + 1e-300)
+    bound = min(box, reach * reach * _BALL_SLACK + 1e-300)
+    inner = np.sqrt(_row_distance(ctr, node, centre, w)) + rad[node]
+    near_centre = min(shell, inner * inner) * _BALL_SLACK
+    cosine = near_centre + shell - 2.0 * product
+    cosine += (near_centre + shell + 2.0 * scale) * 1e-9 + 1e-300
+    return min(bound, cosine)
 
 
 @njit(cache=True, nogil=True)
@@ -485,8 +500,11 @@ def _near_bound(lo, hi, node, q, w) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _tree_farthest(P, w, pid, start, cnt, lo, hi, ctr, rad, first_leaf, q, stack, bounds) -> int:
-    """The live record farthest from ``q`` (ties: the smaller index)."""
+def _tree_farthest(
+    P, w, pid, start, cnt, lo, hi, ctr, rad, first_leaf, q, centre, shell, stack, bounds
+) -> int:
+    """The live record farthest from ``q`` (ties: the smaller index), every live record lying within
+    ``sqrt(shell)`` of ``centre`` (see :func:`_far_bound`)."""
     best = -1.0
     best_id = P.shape[0]
     top = 0
@@ -509,8 +527,8 @@ def _tree_farthest(P, w, pid, start, cnt, lo, hi, ctr, rad, first_leaf, q, stack
             continue
         a = 2 * node + 1
         b = a + 1
-        ba = _far_bound(lo, hi, ctr, rad, a, q, w) if cnt[a] > 0 else -np.inf
-        bb = _far_bound(lo, hi, ctr, rad, b, q, w) if cnt[b] > 0 else -np.inf
+        ba = _far_bound(lo, hi, ctr, rad, a, q, w, centre, shell) if cnt[a] > 0 else -np.inf
+        bb = _far_bound(lo, hi, ctr, rad, b, q, w, centre, shell) if cnt[b] > 0 else -np.inf
         if ba > bb:  # push the more promising child last, so that it is visited first
             a, b = b, a
             ba, bb = bb, ba
@@ -730,7 +748,11 @@ def mdav_tree(
             group += 1
             if step == 0 and n_groups_now == 2:
                 # xs: farthest from xr among the records not in xr's group (SPEC §4.1)
-                seed = _tree_farthest(P, w, pid, start, cnt, lo, hi, ctr, rad, first_leaf, row, stack, bounds)
+                # (every live record lies within |xr - centroid| of the centroid)
+                shell = _row_distance(row.reshape(1, d), 0, centroid, w)
+                seed = _tree_farthest(
+                    P, w, pid, start, cnt, lo, hi, ctr, rad, first_leaf, row, centroid, shell, stack, bounds
+                )
     return labels
 
 
