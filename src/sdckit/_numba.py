@@ -55,12 +55,43 @@ def filename_base(py_func) -> str:
     return f"{module}.{qualname}-{line}.{python}"
 
 
-def seed(cache_path: str, shipped_dir: Path, base: str, build_id: str, stamp) -> int:
-    """Copy into ``cache_path`` the compiled versions in ``shipped_dir`` of the function whose cache
-    files are named ``base`` that the cache there lacks, and note the build copied from. Returns how
-    many versions were copied. Only versions compiled from the current source (``stamp``, numba's
-    hash of the source file) are copied; the index is written as numba writes it (whole, then
-    renamed), so a reader never sees half of it."""
+def add_versions(source: str, target: str, base: str, stamp: object) -> int:
+    """Add to the numba cache folder ``target`` the compiled versions in ``source`` of the function
+    whose cache files are named ``base`` that ``target`` lacks; returns how many. Only versions
+    compiled from the source whose hash is ``stamp`` by this numba are taken (numba would ignore the
+    others); the versions ``target`` has are kept, the added ones renumbered; data files and index are
+    written as numba writes them (whole, then renamed), so a reader never sees half of one."""
+    offered_file = caching.IndexDataCacheFile(source, base, stamp)
+    offered = offered_file._load_index()
+    if not offered:
+        return 0
+    target_file = caching.IndexDataCacheFile(target, base, stamp)
+    present = target_file._load_index()
+    taken = set(present.values())
+    added = 0
+    number = 0
+    for key, name in offered.items():
+        if key in present:
+            continue
+        number += 1
+        while target_file._data_name(number) in taken:
+            number += 1
+        destination = target_file._data_name(number)
+        with open(offered_file._data_path(name), "rb") as handle:
+            data = handle.read()
+        with target_file._open_for_write(target_file._data_path(destination)) as handle:
+            handle.write(data)
+        present[key] = destination
+        taken.add(destination)
+        added += 1
+    if added:
+        target_file._save_index(present)
+    return added
+
+
+def seed(cache_path: str, shipped_dir: Path, base: str, build_id: str, stamp: object) -> int:
+    """Copy into ``cache_path`` the shipped versions of a function it lacks (:func:`add_versions`),
+    once per build (noted in a small file beside the index); returns how many were copied."""
     mark = os.path.join(cache_path, base + _MARK)
     try:
         with open(mark, encoding="utf-8") as handle:
@@ -68,32 +99,8 @@ def seed(cache_path: str, shipped_dir: Path, base: str, build_id: str, stamp) ->
                 return 0
     except OSError:
         pass
-    shipped = caching.IndexDataCacheFile(str(shipped_dir), base, stamp)
-    offered = shipped._load_index()
-    if not offered:
-        return 0
-    target = caching.IndexDataCacheFile(cache_path, base, stamp)
-    present = target._load_index()
-    copied = 0
-    taken = set(present.values())
-    number = 0
-    for key, name in offered.items():
-        if key in present:
-            continue
-        number += 1
-        while target._data_name(number) in taken:
-            number += 1
-        destination = target._data_name(number)
-        with open(shipped._data_path(name), "rb") as handle:
-            data = handle.read()
-        with target._open_for_write(target._data_path(destination)) as handle:
-            handle.write(data)
-        present[key] = destination
-        taken.add(destination)
-        copied += 1
-    if copied:
-        target._save_index(present)
-    with target._open_for_write(mark) as handle:
+    copied = add_versions(str(shipped_dir), cache_path, base, stamp)
+    with caching.IndexDataCacheFile(cache_path, base, stamp)._open_for_write(mark) as handle:
         handle.write(build_id.encode("utf-8"))
     return copied
 

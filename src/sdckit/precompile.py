@@ -39,7 +39,7 @@ from typing import TextIO
 
 import numpy as np
 
-from sdckit._numba import BUILD_FILE, PACKAGE, SHIPPED, shipped_build
+from sdckit._numba import BUILD_FILE, PACKAGE, SHIPPED, add_versions, shipped_build
 
 # The workload ---------------------------------------------------------------------------------------
 
@@ -107,6 +107,11 @@ WORKLOAD: tuple[Step, ...] = (
         f"anonymize generalize people.csv {PEOPLE} -k 3 -l 2 -t 0.4 --suppression-limit 0.1 -o g2.csv --quiet"
     ),
     _s(f"anonymize generalize people.csv {PEOPLE} -k 3 -o g3.csv --quiet"),
+    # few quasi-identifier combinations, many records each: classes rolled up from a finer node
+    _s(
+        f"anonymize generalize people.csv {PEOPLE} --qi sex,education,birth_year -k 5 -l 2 "
+        "--suppression-limit 0.02 -o g4.csv --quiet"
+    ),
     _s(f"anonymize local-suppression people.csv {PEOPLE} -k 3 -o ls.csv --quiet"),
     _s(f"anonymize local-suppression people.csv {PEOPLE} -k 3 --missing category -o ls2.csv --quiet"),
     _s(f"anonymize targeted-suppression people.csv {PEOPLE} --delta 1 -o ts.csv --quiet"),
@@ -136,7 +141,10 @@ WORKLOAD: tuple[Step, ...] = (
     _m(f"anonymize swap people.csv {PEOPLE} --attributes disease --rate 0.2 --seed 1 -o swap.csv --quiet"),
     _m(f"anonymize pram people.csv {PEOPLE} --attributes nationality --seed 1 -o pram.csv --quiet"),
     _m(f"anonymize sample people.csv {PEOPLE} --fraction 0.3 --strata sex --seed 1 -o sample.csv --quiet"),
-    _m(f"anonymize slicing people.csv {PEOPLE} --sensitive disease -l 2 --seed 1 -o sliced.csv --quiet"),
+    _m(
+        f"anonymize slicing people.csv {PEOPLE} --sensitive disease -l 2 --sensitive-column-size 1 --seed 1 "
+        "-o sliced.csv --quiet"
+    ),
     _m(
         "anonymize record-swap people.csv -c census.yaml --hierarchy region,district "
         "--similarity household_size --risk-variables nationality --swap-rate 0.1 --seed 1 "
@@ -161,17 +169,17 @@ WORKLOAD: tuple[Step, ...] = (
     _s("table round people.csv -c census.yaml --rows region --cols sex --base 5 -o rounded.csv --quiet"),
     _s("table cell-key people.csv -c census.yaml --rows region --cols sex --seed 1 -o keyed.csv --quiet"),
     _s(
-        "table suppress people.csv -c census.yaml --rows district --cols sex --value income --rule p=10 "
+        "table suppress people.csv -c census.yaml --rows district --cols education --min-frequency 45 "
         "-o suppressed.csv --quiet",
         "tables",
     ),
     _s(
-        "table suppress people.csv -c census.yaml --rows district --cols sex --value income --rule p=10 "
+        "table suppress people.csv -c census.yaml --rows district --cols education --min-frequency 45 "
         "--algorithm heuristic --holding household -o suppressed2.csv --quiet",
         "tables",
     ),
     _s(
-        "table audit people.csv -c census.yaml --rows district --cols sex --value income --rule p=10 "
+        "table audit people.csv -c census.yaml --rows district --cols education --min-frequency 45 "
         "--pattern suppressed.csv --quiet",
         "tables",
     ),
@@ -199,7 +207,8 @@ def write_inputs(folder: Path, records: int = 3000, seed: int = 7) -> None:
             "district": [f"R{r}-D{d}" for r, d in zip(region_of, district_of, strict=True)],
             "birth_year": rng.integers(1930, 2008, size=records),
             "sex": rng.choice(["F", "M"], size=records),
-            "zip": [f"{z:05d}" for z in rng.integers(0, 150, size=records) * 37],
+            # over 256 codes: the lattice search's level codes are 16-bit, not 8-bit
+            "zip": [f"{z:05d}" for z in rng.integers(0, 400, size=records) * 37],
             "nationality": rng.choice(
                 ["AT", "BE", "DE", "FR", "IT", "NL"], p=[0.6, 0.1, 0.1, 0.1, 0.05, 0.05], size=records
             ),
@@ -322,41 +331,14 @@ def _read_index(path: Path) -> tuple[object, object, dict]:
     return version, stamp, overloads
 
 
-def _write_index(path: Path, version: object, stamp: object, overloads: dict) -> None:
-    from numba.core.serialize import dumps
-
-    with open(path, "wb") as handle:
-        pickle.dump(version, handle, protocol=-1)
-        handle.write(dumps((stamp, overloads)))
-
-
 def merge_cache(source: Path, target: Path) -> int:
-    """Add to the numba cache folder ``target`` the compiled versions of ``source`` it lacks (same
-    function, same source stamp; the data files renumbered); returns how many were added."""
-    added = 0
+    """Add to the numba cache folder ``target`` every compiled version in ``source`` it lacks
+    (:func:`sdckit._numba.add_versions`, function by function); returns how many were added."""
     target.mkdir(parents=True, exist_ok=True)
+    added = 0
     for index in sorted(source.glob("*.nbi")):
-        base = index.name[: -len(".nbi")]
-        version, stamp, offered = _read_index(index)
-        present: dict = {}
-        mine = target / index.name
-        if mine.exists():
-            old_version, old_stamp, present = _read_index(mine)
-            if (old_version, old_stamp) != (version, stamp):
-                present = {}
-        taken = set(present.values())
-        number = 0
-        for key, name in offered.items():
-            if key in present:
-                continue
-            number += 1
-            while f"{base}.{number}.nbc" in taken:
-                number += 1
-            shutil.copyfile(source / name, target / f"{base}.{number}.nbc")
-            present[key] = f"{base}.{number}.nbc"
-            taken.add(present[key])
-            added += 1
-        _write_index(mine, version, stamp, present)
+        _version, stamp, _overloads = _read_index(index)
+        added += add_versions(str(source), str(target), index.name[: -len(".nbi")], stamp)
     return added
 
 
