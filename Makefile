@@ -51,7 +51,8 @@ FAST := not browser and not million and not slow and not install
 test-fast: $(STAMP) $(COMPILED)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -n 2 --dist loadfile -m "$(FAST)"
 
-bench: $(STAMP)
+bench: $(STAMP) $(COMPILED)
+	$(BIN)/python benchmarks/bench_cold.py --records 2000
 	$(BIN)/python benchmarks/bench_risk.py
 	$(BIN)/python benchmarks/bench_coverage.py
 	$(BIN)/python benchmarks/bench_shapes.py --quick
