@@ -130,6 +130,7 @@ def console_commands() -> list[list[str]]:
     return commands
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", console_commands(), ids=lambda c: Path(c[0]).name)
 def test_console_script_runs_as_a_program(tmp_path, command):
     data, config = write(tmp_path)

@@ -103,6 +103,7 @@ def check_options(options: list[str]) -> list[str]:
 SEARCH_OPTIONS = ("--metric", "--suppression-limit")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", CASES, ids=[" ".join(case) for case in CASES])
 def test_anonymize_writes_release_and_summary_that_check_accepts(tmp_path, options):
     result = anonymize(tmp_path, "generalize", *options)
@@ -289,6 +290,7 @@ BAD_OPTIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "options", "words"), BAD_OPTIONS, ids=[" ".join([m, *o]) for m, o, _ in BAD_OPTIONS]
 )
@@ -494,6 +496,7 @@ def test_targeted_suppression_leaving_records_above_delta_writes_nothing_and_exi
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_targeted_suppression_through_the_cli(students, tmp_path):
     """The example data and configuration with --allow-violations: written, exit 3 all the same, and
     the summary's figures agree with the written release."""
@@ -648,6 +651,7 @@ def test_every_method_has_a_command():
         assert spec.name in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS.names())
 def test_help_lists_only_the_methods_own_options(method):
     spec = METHODS.get(method)

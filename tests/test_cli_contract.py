@@ -171,6 +171,7 @@ def commands(data: Path, config: Path, tmp_path: Path) -> dict[str, list[str]]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["risk", "targeted", "generalize", "protect", "check", "apply"])
 def test_a_failing_write_leaves_no_output_at_all(inputs, tmp_path, monkeypatch, name):
     data, config = inputs

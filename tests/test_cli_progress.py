@@ -160,6 +160,7 @@ def test_a_worker_thread_is_announced_with_the_commands_entry(monkeypatch):
     assert written.getvalue() == "compiling sdckit's kernels for anonymize (first run only)…\n"
 
 
+@pytest.mark.slow
 def test_the_listener_is_installed_when_numba_is_imported_not_before():
     program = """
 import sys

@@ -266,6 +266,7 @@ def suppress_args(files: Path, *extra: object) -> list[object]:
     return [*table_args(files, "--layers", "activity", *rules), *extra]
 
 
+@pytest.mark.slow
 def test_suppression_publishes_an_audited_pattern_and_audit_agrees(files):
     out, summary, html = files / "pattern.csv", files / "pattern.json", files / "pattern.html"
     result = run(
@@ -295,6 +296,7 @@ def test_suppression_publishes_an_audited_pattern_and_audit_agrees(files):
     )
 
 
+@pytest.mark.slow
 def test_audit_finds_what_a_weakened_pattern_discloses(files):
     out = files / "pattern.csv"
     assert run("table", "suppress", *suppress_args(files, "-o", out, "-q")).exit_code == 0
@@ -316,6 +318,7 @@ def test_audit_finds_what_a_weakened_pattern_discloses(files):
     assert report.exists()  # the audit writes its report even when the pattern fails
 
 
+@pytest.mark.slow
 def test_audit_reads_another_tools_status_codes(files):
     out = files / "pattern.csv"
     assert run("table", "suppress", *suppress_args(files, "-o", out, "-q")).exit_code == 0

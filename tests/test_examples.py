@@ -164,6 +164,7 @@ def test_config_keeps_about_as_many_known_sets_as_the_paper(config):
     assert any(set(known) & flags and set(known) - flags for known in kept), "no set mixes QIs and flags"
 
 
+@pytest.mark.slow
 def test_demo_runs_through_the_console_script(tmp_path):
     """`make demo` on a small file: generate, then `sdckit risk combined` (the command line's entry
     point, as the installed script runs it) writes scores, histogram and summary."""

@@ -136,6 +136,7 @@ def test_mondrian_release_of_the_experiment_is_k_anonymous(students):
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_experiment_cli(tmp_path):
     data = tmp_path / "students.parquet"
     generate(n_records=1500, seed=4).write_parquet(data)
@@ -293,6 +294,7 @@ def test_slicing_experiment_cli(tmp_path):
 # The quasi-sensitive experiment ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_quasi_sensitive_experiment_cli(shared_data, tmp_path, monkeypatch):
     # the experiment reads Adult where SDCKIT_ADULT_DIR says, by default where shared_data finds it
     monkeypatch.setenv("SDCKIT_ADULT_DIR", str(shared_data("adult", "adult.csv").parent))

@@ -47,6 +47,7 @@ def incomes(path: Path, rows: int = 20, offset: int = 0) -> Path:
 # item 4: a release is finite ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", ["additive", "correlated", "correlated-exact"])
 def test_noise_amount_that_overflows_is_refused_naming_amount_and_attribute(
     tmp_path: Path, noise: str

@@ -72,6 +72,7 @@ def _inputs(folder: Path) -> dict[str, Path]:
     return {"missing": folder / "nosuch.csv", "binary": binary, "hostile": hostile}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("option", "name", "message"),
     [
@@ -174,6 +175,7 @@ def _workbench(
         process.stderr.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("after", [0.0, 1.0])
 def test_ui_ctrl_c_soon_after_start_is_130_quietly_with_nothing_left(tmp_path, after):
     # found by the campaign: Ctrl-C 1 s after start printed the fork server's KeyboardInterrupt
@@ -185,6 +187,7 @@ def test_ui_ctrl_c_soon_after_start_is_130_quietly_with_nothing_left(tmp_path, a
     assert err == "interrupted\n"
 
 
+@pytest.mark.slow
 def test_ui_ctrl_c_during_a_job_stops_it_quietly_with_nothing_left(tmp_path):
     # the job's process gets the terminal's Ctrl-C too: it ignores it, and the server cancels it
     data, config = _data(tmp_path / "in", 200_000)
@@ -237,6 +240,7 @@ def test_dask_run_leaves_no_scratch_folder_and_matches_the_local_engine(tmp_path
     assert_frame_equal(released, pl.read_parquet(out / "local.parquet"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("after", [0.0, 1.0])
 def test_dask_ctrl_c_during_a_run_is_130_quietly_with_nothing_left(tmp_path, after):
     # found by the campaign: "Task exception was never retrieved", the workers' tracebacks, and

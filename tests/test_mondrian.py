@@ -363,6 +363,7 @@ def adult_table(shared_data) -> tuple[Table, dict[str, Hierarchy]]:
     return Table.from_frame(frame), hierarchies
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "case",
     ["k5", "k10", "k5+l3", "k5+t0.2", "k5 relaxed"],
@@ -432,6 +433,7 @@ def emd_equal(counts: np.ndarray, overall: np.ndarray) -> float:
     return 0.5 * float(np.abs(counts / counts.sum() - overall).sum())
 
 
+@pytest.mark.slow
 @settings(max_examples=250)
 @given(problems())
 def test_random_tables(problem) -> None:

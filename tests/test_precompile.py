@@ -105,6 +105,7 @@ def _copy(data: Path, to: Path) -> Path:
     return to
 
 
+@pytest.mark.slow
 def test_first_run_with_an_empty_numba_cache_finishes(data, tmp_path):
     """The issue's test: one command, NUMBA_CACHE_DIR an empty folder, every kernel compiled then
     (no precompiled kernels); it finishes and writes what the run after it (warm) writes."""
@@ -195,6 +196,7 @@ COUNT = (
 )
 
 
+@pytest.mark.slow
 def test_seed_adds_missing_versions_keeps_present_ones_and_ignores_another_source(tmp_path):
     module = tmp_path / "mod"
     module.mkdir()

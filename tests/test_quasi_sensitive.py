@@ -355,6 +355,7 @@ def test_bitset_linking_matches_linked_labels(experiment):
     assert (ours != theirs).nnz == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "k", "strategy"),
     [

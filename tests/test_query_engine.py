@@ -256,6 +256,7 @@ def test_laplace_noise_has_the_calibrated_scale():
     assert stats.kstest(draws, "laplace", args=(0, l1 / epsilon)).pvalue > 1e-3
 
 
+@pytest.mark.slow
 def test_service_counts_follow_laplace(service, frame):
     truth = frame.filter(pl.col("gender") == "F").height
     draws = [

@@ -151,6 +151,7 @@ def test_every_method_has_a_replay_example_on_a_shared_data_set():
     assert set(RUNS) == set(METHODS.names())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", list(RUNS))
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_replaying_the_summary_reproduces_the_release(tmp_path, method, suffix):
@@ -382,6 +383,7 @@ def _without_timings(value):
     return value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", list(RUNS))
 @pytest.mark.filterwarnings("ignore::sdckit.errors.SdcWarning")
 def test_the_command_gives_the_python_api_release_and_figures(tmp_path, method):

@@ -307,6 +307,7 @@ ADULT_MODELS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("models", list(ADULT_MODELS))
 @pytest.mark.parametrize("limit", [0.0, 0.05])
 @pytest.mark.parametrize("k", [2, 5, 10])

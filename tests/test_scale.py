@@ -86,6 +86,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "registry", "function", "given"), CASES, ids=[case[0] for case in CASES])
 def test_dask_gives_the_bytes_of_the_local_engine_and_the_in_memory_run(
     files, cluster, tmp_path, name, registry, function, given
@@ -426,6 +427,7 @@ def test_combined_over_partitions_counts_sampling_weights(files, tmp_path, clust
     assert (expected.risk[frame.get_column("weight").to_numpy() == 0] == 0).all()
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_does_not_change_the_result(files, cluster, tmp_path):
     """The scheduler reruns the tasks of the lost worker (the nanny starts a new one)."""
     params = params_of("generalize", ANONYMIZE, k=5, suppression_limit=0.05)

@@ -213,6 +213,7 @@ def test_one_fragment_is_the_in_memory_release(frame, parquet, config, tmp_path,
     assert result.figures["fragments"] == 1
 
 
+@pytest.mark.slow
 def test_fragments_failing_the_models_are_merged(frame, parquet, config, tmp_path):
     # 64 fragments of about 312 records cannot each hold classes of 400.
     result = run(parquet, config, tmp_path, fragments=64, sample_rows=8_000, params=MondrianParams(k=400))

@@ -681,6 +681,7 @@ def adult(shared_data) -> Table:
     return Table(frame, table.schema)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("method", "l"), [("slicing", 3), ("overlapping-slicing", 4)])
 def test_adult_releases_are_l_diverse(adult, method, l):  # noqa: E741
     release = slice_table(

@@ -333,6 +333,7 @@ def test_readings_table_never_claims_more_than_the_bound():
         )
 
 
+@pytest.mark.slow
 def test_adult_single_bucket_bounds(shared_data):
     """On Adult (30,162 complete records, occupation sensitive) the strict reading caps l by the
     sensitive column alone: 7.47 with occupation alone, 3.89 with sex, 2.93 with sex and
@@ -386,6 +387,7 @@ def _invoke(tmp_path, *options):
     return result, output
 
 
+@pytest.mark.slow
 def test_cli_study(tmp_path):
     result, output = _invoke(
         tmp_path, "--study", "--runs", "2", "--columns", "2-4", "--study-sizes", "1,2",

@@ -433,6 +433,7 @@ def pattern_problems(draw):
     return np.ascontiguousarray(patterns), counts, order, k
 
 
+@pytest.mark.slow
 @settings(max_examples=400)
 @given(
     pattern_problems(),

@@ -96,6 +96,7 @@ def _check(table: LinearTable, protection: Protection, adjusted: np.ndarray) -> 
     assert np.all((change >= protection.upper[p] - 1e-7) | (-change >= protection.lower[p] - 1e-7))
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(
     st.sampled_from([(2, 2), (3, 3), (3, 4), (2, 2, 2), (2, 3, 2)]),

@@ -117,6 +117,7 @@ def test_optimal_equals_the_compact_milp_on_a_small_3d_table(
     assert audit(table, suppressed, protection).passed and lp_protected(table, protection, suppressed)
 
 
+@pytest.mark.slow
 def test_optimal_with_finite_upper_bounds_equals_the_compact_milp() -> None:
     rng = np.random.default_rng(5)
     interior = rng.integers(1, 30, size=(3, 4, 4))
@@ -155,6 +156,7 @@ def test_stopping_on_every_violated_master_solution_reaches_the_same_optimum(mon
     assert info["mip_rounds"] >= 1 and audit(table, suppressed, protection).passed
 
 
+@pytest.mark.slow
 def test_every_cut_holds_for_protected_patterns() -> None:
     """Capacity cuts (whole table, capped, slices) at random fractional and integer points never cut
     off a protecting pattern: the all-suppressed pattern, the heuristic's and the optimum."""

@@ -194,6 +194,7 @@ def test_heuristic_of_the_worked_example_equals_the_optimum() -> None:
         assert figures["cost"] == 55.0 and figures["audit_passed"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("shape", "seed"), [((2, 3), 0), ((2, 3), 1), ((3, 3), 2), ((3, 3), 3), ((2, 4), 4)])
 def test_optimal_equals_brute_force_on_tiny_tables(shape: tuple[int, ...], seed: int) -> None:
     rng = np.random.default_rng(seed)

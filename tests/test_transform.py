@@ -793,6 +793,7 @@ def problems(draw):
     return n, num, real, cat, hier, qis, use_hierarchy, k, output
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(problems())
 def test_random_strict_mondrian_is_reproduced(problem) -> None:
@@ -888,6 +889,7 @@ def random_new_frame(seed: int, m: int = 30) -> pl.DataFrame:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(problems(), st.integers(0, 2**32 - 1))
 def test_random_released_labels_cover_the_true_values(problem, seed) -> None:

@@ -253,6 +253,7 @@ def check_csv(method: str, folder: Path, path: Path, rows: np.ndarray) -> None:
         assert all(values <= {""} for values in changed.values()), (method, changed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", list(RUNS))
 def test_untouched_columns_come_back_as_read_in_csv(folder, method):
     table, release, path = run(method, folder, ".csv")

@@ -474,6 +474,7 @@ def admissible_suppressions(view: GeneralizationView, max_suppressed: float, rng
 TOL = 1e-9
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(data=st.data(), table=tables())
 def test_lower_bounds_hold_for_every_coarser_view(data, table):
