@@ -122,8 +122,9 @@ def phases(marks: dict[str, float], total: float) -> dict[str, float]:
 # Running processes ----------------------------------------------------------------------------
 
 
-def timed_process(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one process; raises if it fails."""
+def timed_process(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system, all threads) of one process;
+    raises if it fails."""
     start = time.perf_counter()
     process = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
@@ -134,16 +135,17 @@ def timed_process(command: list[str], env: dict[str, str] | None = None) -> tupl
     error = process.stderr.read() if process.stderr else ""
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed (exit {process.returncode}):\n{error.strip()}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
-def best_of(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+def best_of(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
     """The best of REPEATS runs, or the one run when it took more than LONG seconds (a few percent of
-    noise on a long run does not change a ratio; the grid stays within minutes)."""
+    noise on a long run does not change a ratio; the grid stays within minutes): wall seconds, peak
+    RSS, CPU seconds. On a machine shared with other jobs the CPU seconds are the steadier figure."""
     runs = [timed_process(command, env)]
     while len(runs) < REPEATS and runs[0][0] < LONG:
         runs.append(timed_process(command, env))
-    return min(seconds for seconds, _ in runs), max(peak for _, peak in runs)
+    return min(run[0] for run in runs), max(run[1] for run in runs), min(run[2] for run in runs)
 
 
 SOURCE = ROOT / "src"  # the sdckit source the processes import (--src: another checkout, e.g. HEAD's)
@@ -174,11 +176,13 @@ def run_shape(data: Path, config_path: Path, workdir: Path) -> dict:
     scores, base_scores = workdir / "scores.parquet", workdir / "baseline.parquet"
     env = sdckit_env()
     cli = ["risk", "combined", str(data), "-c", str(config_path), "-o", str(scores), "--quiet"]
-    ours, ours_peak = best_of([sys.executable, "-m", "sdckit", *cli], env)
-    base, base_peak = best_of([sys.executable, str(BASELINE), str(data), str(config_path), str(base_scores)])
+    ours, ours_peak, ours_cpu = best_of([sys.executable, "-m", "sdckit", *cli], env)
+    base, base_peak, base_cpu = best_of(
+        [sys.executable, str(BASELINE), str(data), str(config_path), str(base_scores)]
+    )
     marks_path = workdir / "marks.json"
     launched = time.time()
-    profiled, _ = timed_process(
+    profiled, _, _ = timed_process(
         [sys.executable, __file__, "--profile-child", str(launched), str(marks_path), *cli], env
     )
     split = phases(json.loads(marks_path.read_text()), profiled)
@@ -187,6 +191,8 @@ def run_shape(data: Path, config_path: Path, workdir: Path) -> dict:
     agree = risk.shape == base_risk.shape and bool(np.allclose(risk, base_risk, rtol=1e-9, atol=1e-12))
     return {
         "ours": ours,
+        "ours_cpu": ours_cpu,
+        "base_cpu": base_cpu,
         "base": base,
         "ratio": base / ours,
         "ours_peak": ours_peak,
@@ -207,11 +213,12 @@ else:
 """
 
 
-def polars_read_floor(data: Path, types: dict[str, str]) -> float:
+def polars_read_floor(data: Path, types: dict[str, str]) -> tuple[float, float]:
     """What any process that reads the file with polars pays: interpreter, import polars, and the
     read with the types sdckit ends with (a CSV with its schema given, so nothing is inferred; the
-    same columns of a Parquet file)."""
-    return best_of([sys.executable, "-c", FLOOR_SCRIPT, str(data), json.dumps(types)])[0]
+    same columns of a Parquet file): wall and CPU seconds."""
+    wall, _, cpu = best_of([sys.executable, "-c", FLOOR_SCRIPT, str(data), json.dumps(types)])
+    return wall, cpu
 
 
 def run_grid(grid, records: int, seed: int, file_format: str) -> list[dict]:
@@ -222,7 +229,7 @@ def run_grid(grid, records: int, seed: int, file_format: str) -> list[dict]:
     header = (
         f"{'shape':<30} {'MiB':>5} {'floor':>5} {'base s':>7} {'sdckit s':>8} {'sdckit/floor':>12} "
         f"{'ratio':>6} {'bound':>6}  {'start':>5} {'read':>5} {'comp':>5} {'write':>5} {'rest':>5}  "
-        f"{'RSS base':>8} {'sdckit':>6} {'same':>4}"
+        f"{'RSS base':>8} {'sdckit':>6} {'same':>4}  {'CPU floor':>9} {'base':>6} {'sdckit':>6} {'s/f':>5}"
     )
     print(header)
     rows = []
@@ -232,10 +239,11 @@ def run_grid(grid, records: int, seed: int, file_format: str) -> list[dict]:
             workdir = Path(directory)
             data, config_path, types = write_shape(shape, seed, workdir, file_format)
             row = {"shape": shape.label(), "format": file_format, **run_shape(data, config_path, workdir)}
-            row["floor"] = polars_read_floor(data, types)
+            row["floor"], row["floor_cpu"] = polars_read_floor(data, types)
         # However fast sdckit is, it pays the floor too: base / floor bounds the ratio.
         row["bound"] = row["base"] / row["floor"]
         row["over_floor"] = row["ours"] / row["floor"]
+        row["cpu_over_floor"] = row["ours_cpu"] / row["floor_cpu"]
         rows.append(row)
         print(format_row(row), flush=True)
     return rows
@@ -247,7 +255,8 @@ def format_row(row: dict) -> str:
         f"{row['ours']:>8.2f} {row['over_floor']:>11.2f}x {row['ratio']:>5.1f}x {row['bound']:>5.1f}x  "
         f"{row['start']:>5.2f} {row['read']:>5.2f} {row['compute']:>5.2f} {row['write']:>5.2f} "
         f"{row['rest']:>5.2f}  {row['base_peak']:>8.0f} {row['ours_peak']:>6.0f} "
-        f"{'yes' if row['agree'] else 'NO':>4}"
+        f"{'yes' if row['agree'] else 'NO':>4}  {row['floor_cpu']:>9.2f} {row['base_cpu']:>6.2f} "
+        f"{row['ours_cpu']:>6.2f} {row['cpu_over_floor']:>4.2f}x"
     )
 
 
@@ -310,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     print("reach. start: interpreter and imports until the configuration is read; read: configuration,")
     print("file read and validation; comp: combined_risk; write: the scores file; rest: figures, report,")
     print("exit (seconds, one profiled run). shape: q QIs, c cardinalities, n null rate, s Zipf skew,")
-    print("f flags, k known sets at epsilon 0.01")
+    print("f flags, k known sets at epsilon 0.01. CPU: user + system seconds of each process (best of")
+    print("its runs), s/f: sdckit's over the floor's, the steadier figure when other jobs share the machine.")
     print()
     print("\n".join(verdict(rows)))
     if not all(row["agree"] for row in rows):
