@@ -2,9 +2,9 @@
 grid of data shapes.
 
 For every shape of the grid (``examples/shapes.py``: number of quasi-identifiers, their cardinalities,
-null rate, Zipf skew, yes/no flags, known sets kept at epsilon 0.01) a CSV file and its configuration
-are generated, then two fresh processes are timed from the outside, each the best of three runs
-(one run when it takes more than 20 s):
+null rate, Zipf skew, yes/no flags, known sets kept at epsilon 0.01) a CSV file, a Parquet file
+(``--format``) and their configuration are generated, then three fresh processes are timed from the
+outside, each the best of three runs (one run when it takes more than 20 s):
 
 * sdckit: ``python -m sdckit risk combined DATA -c CONFIG -o scores.parquet --quiet`` (import, CSV read
   and validation, the computation, the report and the Parquet write of record, risk, top known set
@@ -12,15 +12,20 @@ are generated, then two fresh processes are timed from the outside, each the bes
 * the baseline (``benchmarks/_risk_baseline.py``, the baseline of ``bench_risk.py``): import polars,
   ``pl.read_csv``, one ``pl.len().over(known_set)`` per kept known set, write the risk column.
 
-Both treat missing values as a category (the generated configurations say so) and their scores are
-compared (``allclose``). One more sdckit run, through a small in-process timer that wraps the
-library's functions without changing them, splits its time into: start (interpreter start and
+* the floor: import polars and read the file with the types sdckit ends with (a CSV file with its
+  schema given; the same columns of a Parquet file), nothing else. Targets (issue 35): sdckit/floor
+  <= 1.5 on every shape, base/sdckit >= 5 where base/floor >= 7.
+
+sdckit and the baseline treat missing values as a category (the generated configurations say so)
+and their scores are compared (``allclose``). One more sdckit run, through a small in-process timer
+that wraps the library's functions without changing them, splits its time into: start (interpreter start and
 imports, until the configuration is read), read (configuration, CSV read and validation), compute
 (``combined_risk``), write (the scores file) and the rest (summary figures, report, exit). Peak RSS
 is each process's own (``wait4``). Usage::
 
     python benchmarks/bench_shapes.py            # the grid on 1,000,000 records
     python benchmarks/bench_shapes.py --quick    # a smaller grid on 100,000 records
+    python benchmarks/bench_shapes.py --src /tmp/before/src --shapes 0,8 --format csv
 """
 
 from __future__ import annotations
