@@ -123,6 +123,8 @@ WORKLOAD: tuple[Step, ...] = (
         f"anonymize mdav people.csv {PEOPLE} -k 3 --attributes income,hours --partition-size 200 "
         "-o mdav2.csv --quiet"
     ),
+    _m("anonymize mdav numbers.csv -c numbers.yaml -k 3 --attributes x1,x2,x3 -o mdav3.csv --quiet"),
+    _m("anonymize categorical-microaggregation numbers.csv -c numbers.yaml -k 3 -o cat2.csv --quiet"),
     _m(f"anonymize vmdav people.csv {PEOPLE} -k 3 --attributes income,hours -o vmdav.csv --quiet"),
     _m(
         f"anonymize univariate-microaggregation people.csv {PEOPLE} -k 3 --attributes income,hours "
@@ -273,6 +275,25 @@ def write_inputs(folder: Path, records: int = 3000, seed: int = 7) -> None:
         "  gender: {role: quasi-identifier}\n"
         "  state:  {role: quasi-identifier}\n"
         "  items:  {role: quasi-sensitive, kind: set-valued}\n",
+        encoding="utf-8",
+    )
+    # 20,000 records: exact MDAV's k-d tree (the full scan below that size)
+    many = 20_000
+    numbers = pl.DataFrame(
+        {
+            "x1": np.round(rng.normal(0.0, 1.0, size=many), 3),
+            "x2": np.round(rng.lognormal(3.0, 1.0, size=many), 2),
+            "x3": rng.integers(0, 100, size=many).astype(np.float64),
+            "grade": rng.integers(1, 6, size=many),
+        }
+    )
+    numbers.write_csv(folder / "numbers.csv")
+    (folder / "numbers.yaml").write_text(
+        "attributes:\n"
+        "  x1:    {role: quasi-identifier, kind: numeric}\n"
+        "  x2:    {role: quasi-identifier, kind: numeric}\n"
+        "  x3:    {kind: numeric}\n"
+        "  grade: {role: quasi-identifier, kind: ordinal}\n",
         encoding="utf-8",
     )
     (folder / "knowledge.csv").write_text(
