@@ -115,9 +115,11 @@ LONGEST_FIRST = (
     "test_tables_optimal.py",
     "test_faults_server.py",
     "test_query_server.py",
-    "test_types.py",
     "test_cli_contract.py",
+    "test_recoding.py",
+    "test_types.py",
     "test_query_engine.py",
+    "test_faults_processes.py",
     "test_ui.py",
 )
 
