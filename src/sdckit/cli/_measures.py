@@ -106,10 +106,14 @@ def _shared_parameters(spec: MeasureSpec) -> list[inspect.Parameter]:
     return shared
 
 
-def add_measure_commands(app: typer.Typer, registry: Registry[MeasureSpec]) -> None:
-    """One command per registered measure on ``app``."""
+def add_measure_commands(app: typer.Typer, registry: Registry[MeasureSpec], only: str | None = None) -> None:
+    """One command per registered measure on ``app``; with ``only`` (a registered name), that
+    measure's command alone, so that a run imports its measure's module and no other (the others'
+    modules import numba, scipy, the linkage code). The command is the same either way: its help,
+    options and messages do not depend on its siblings (an option it lacks is still answered with the
+    measures that take it, their modules imported then)."""
     cls = owner_naming_command(registry)
-    for spec in registry:
+    for spec in [registry.get(only)] if only is not None else registry:
         _add_command(app, spec, cls)
 
 

@@ -67,13 +67,17 @@ def _root_app() -> typer.Typer:
     return root
 
 
-def build_app(names: Sequence[str] | None = None) -> typer.Typer:
-    """The root app with the entries ``names`` (every entry when None), in help order."""
+def build_app(names: Sequence[str] | None = None, command: str | None = None) -> typer.Typer:
+    """The root app with the entries ``names`` (every entry when None), in help order. ``command``:
+    the word after the entry on the command line; a group module that defines ``narrowed(command)``
+    (:mod:`sdckit.cli.risk`) then builds only what that command needs."""
     root = _root_app()
     for name, (module_name, attribute, short_help) in _ENTRIES.items():
         if names is not None and name not in names:
             continue
-        target = getattr(importlib.import_module(f"sdckit.cli.{module_name}"), attribute)
+        module = importlib.import_module(f"sdckit.cli.{module_name}")
+        narrowed = getattr(module, "narrowed", None) if command is not None else None
+        target = narrowed(command) if narrowed is not None else getattr(module, attribute)
         if isinstance(target, typer.Typer):
             root.add_typer(target, name=name, short_help=short_help)
         else:
@@ -131,7 +135,7 @@ def run(arguments: list[str] | None = None) -> int:
         if chosen is None:
             result = _light_app()(args=arguments, standalone_mode=False)
         else:
-            application = build_app([chosen])
+            application = build_app([chosen], given[1] if len(given) > 1 else None)
             from sdckit.cli._common import compile_notice
 
             with compile_notice(chosen, given):  # the first run's wait for numba, announced
