@@ -13,17 +13,19 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sdckit.cli import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_MET, EXIT_PIPE_CLOSED, EXIT_USAGE
 from sdckit.cli._outputs import Outputs
 from sdckit.cli._root import PipeClosed, quiet_on_closed_pipe
 from sdckit.errors import SdcError, capped
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 class _Console(Console):
@@ -184,6 +186,9 @@ def progress_bar(enabled: bool, description: str) -> Iterator[Callable[[int, int
     if not enabled or not errors.is_terminal:
         yield None
         return
+    # Imported here: a run with --quiet or without a terminal draws no bar.
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     bar = Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
