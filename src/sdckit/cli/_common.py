@@ -458,6 +458,8 @@ def read_input(
 
 
 def stage_json(outputs: Outputs, path: Path | None, figures: dict[str, Any]) -> None:
+    if path is None:  # no --summary: nothing to serialize (nor the recipes module to import)
+        return
     from sdckit.recipes import dumps
 
     text = dumps(figures)
