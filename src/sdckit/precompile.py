@@ -40,6 +40,7 @@ from typing import TextIO
 import numpy as np
 
 from sdckit._numba import BUILD_FILE, PACKAGE, SHIPPED, add_versions, shipped_build
+from sdckit.errors import SdcError
 
 # The workload ---------------------------------------------------------------------------------------
 
@@ -442,7 +443,7 @@ def build(processes: int = 2, records: int = 3000, log: TextIO = sys.stderr) -> 
             if process.returncode != 0:
                 failed.append(process.returncode)
         if failed:
-            raise RuntimeError("the precompile workload failed (see the errors above); nothing was installed")
+            raise SdcError("the precompile workload failed (see the errors above); nothing was installed")
         staging = PACKAGE / f"_compiled.new-{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
         try:
@@ -523,7 +524,7 @@ def main(arguments: Sequence[str] | None = None) -> int:
         parser.error("--processes must be at least 1")
     try:
         description = build(given.processes)
-    except (RuntimeError, OSError) as error:
+    except (SdcError, OSError) as error:
         sys.stderr.write(f"error: {error}\n")
         return 1
     print(
