@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdckit.anonymize._microaggregation_kernels import mdav_generic, mdav_generic_scan, mdav_tree
+from sdckit.anonymize._mdav_tree import mdav_tree
+from sdckit.anonymize._microaggregation_kernels import mdav_generic, mdav_generic_scan
 from sdckit.anonymize.microaggregation import inverse_variance
 
 
@@ -32,7 +33,7 @@ def tree(X: np.ndarray, w: np.ndarray, k: int, ordinal: np.ndarray | None = None
 
 @st.composite
 def datasets(draw):
-    """(X, weights, k): n from k to 300 (deep enough for several tree levels: leaves hold 16
+    """(X, weights, k): n from k to 300 (deep enough for several tree levels: leaves hold 32
     records), values from a small integer grid, a normal cloud or both, some records duplicated."""
     k = draw(st.integers(1, 10))
     n = draw(st.integers(k, 300))
@@ -117,3 +118,28 @@ def test_mdav_generic_dispatches_nominal_attributes_to_the_scan():
         3,
     )
     np.testing.assert_array_equal(mdav_generic(*args), mdav_generic_scan(*args))
+
+
+@pytest.mark.parametrize("kind", ["offset", "collinear", "constant column", "duplicated extremes"])
+def test_tree_mdav_equals_the_scan_where_the_rotated_bounds_are_tight(kind):
+    """The principal-axis bounds (rotated coordinates, enlarged by a slack) must never prune a winner:
+    records far from the origin (the rotation's rounding grows with the offset), data on a line (a
+    singular covariance), a constant column, and many exact copies of the extreme records, so that the
+    farthest queries tie exactly."""
+    rng = np.random.default_rng(11)
+    n = 3_000
+    if kind == "offset":
+        X = 1e7 + np.round(rng.normal(size=(n, 6)) * 8)
+    elif kind == "collinear":
+        t = np.round(rng.normal(size=n) * 5)
+        X = np.column_stack([t, 2 * t, -t + 3, 0.5 * t])
+    elif kind == "constant column":
+        X = np.column_stack([np.round(rng.normal(size=(n, 3)), 1), np.full(n, 4.0)])
+    else:
+        X = np.round(rng.normal(size=(n, 5)), 1)
+        extremes = np.argsort(-np.abs(X).sum(axis=1))[:40]
+        X[rng.integers(0, n, 400)] = X[rng.choice(extremes, 400)]
+    X = np.ascontiguousarray(X)
+    w = inverse_variance(X)
+    for k in (2, 3, 5):
+        np.testing.assert_array_equal(tree(X, w, k), scan(X, w, k))
