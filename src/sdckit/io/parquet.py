@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,17 +26,71 @@ def _load_parquet(
         raise InputError(f"{label}: cannot read the Parquet file: {_first_line(error)}") from None
     _check_not_empty(frame, label, "file")
     loaded = _typed(frame, label, tokens, described, from_text=False)
-    loaded.stored_types = _arrow_types(path)
+    loaded.stored_types = _stored_types_of(path, frame.columns)
     return loaded
 
 
-def _arrow_types(path: Path) -> dict[str, Any]:
-    """The Arrow type of every column of a Parquet file, from its footer (an empty mapping if the
-    footer cannot be read again)."""
+class _Footer:
+    """The footer of a Parquet file, its bytes kept when the file is read, parsed into the Arrow type
+    of every column (by pyarrow, imported then) only when a release is written with them: a command
+    that writes no Parquet release (``sdckit risk``) never imports pyarrow. An empty mapping if the
+    footer cannot be read."""
+
+    def __init__(self, path: Path) -> None:
+        self._tail = _footer_bytes(path)
+        self._types: dict[str, Any] | None = None
+
+    def types(self) -> dict[str, Any]:
+        if self._types is None:
+            self._types = _arrow_types(self._tail)
+        return self._types
+
+
+@dataclass(frozen=True)
+class StoredType:
+    """The Arrow type of column ``name`` in a Parquet file (:attr:`sdckit.table.Attribute.stored_type`),
+    read from its footer on first use (:meth:`resolve`; None if the footer has no such column)."""
+
+    footer: _Footer
+    name: str
+
+    def resolve(self) -> Any:
+        return self.footer.types().get(self.name)
+
+
+def _stored_types_of(path: Path, columns: list[str]) -> dict[str, StoredType]:
+    footer = _Footer(path)
+    return {name: StoredType(footer, name) for name in columns}
+
+
+def _footer_bytes(path: Path) -> bytes | None:
+    """The smallest Parquet file with the footer of ``path``: its magic, footer, footer length and
+    magic (what reading its schema reads), or None if it has none."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size < 12:
+                return None
+            handle.seek(size - 8)
+            end = handle.read(8)
+            length = int.from_bytes(end[:4], "little")
+            if end[4:] != b"PAR1" or length + 12 > size:
+                return None
+            handle.seek(size - 8 - length)
+            return b"PAR1" + handle.read(length) + end
+    except OSError:
+        return None
+
+
+def _arrow_types(tail: bytes | None) -> dict[str, Any]:
+    """The Arrow type of every column, from a footer (:func:`_footer_bytes`)."""
+    if tail is None:
+        return {}
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        schema = pq.read_schema(path)
+        schema = pq.read_schema(pa.BufferReader(tail))
     except (OSError, ValueError):
         return {}
     return {field.name: field.type for field in schema}
@@ -99,7 +154,7 @@ def _load_dataset(
         raise InputError(f"{label}: cannot read the Parquet data set: {_first_line(error)}") from None
     _check_not_empty(frame, label, "data set")
     loaded = _typed(frame, label, tokens, described, from_text=False)
-    loaded.stored_types = _arrow_types(files[0])
+    loaded.stored_types = _stored_types_of(files[0], frame.columns)
     return loaded
 
 
@@ -111,6 +166,8 @@ def _stored_types(table: Table, data: pl.DataFrame) -> dict[str, Any]:
     stored = {}
     for attribute in table.schema:
         arrow_type = attribute.stored_type
+        if isinstance(arrow_type, StoredType):
+            arrow_type = arrow_type.resolve()
         if arrow_type is None or attribute.name not in data.columns:
             continue
         empty = pl.from_arrow(pa.table({attribute.name: pa.array([], type=arrow_type)}))
