@@ -172,17 +172,17 @@ WORKLOAD: tuple[Step, ...] = (
     _s("table round people.csv -c census.yaml --rows region --cols sex --base 5 -o rounded.csv --quiet"),
     _s("table cell-key people.csv -c census.yaml --rows region --cols sex --seed 1 -o keyed.csv --quiet"),
     _s(
-        "table suppress people.csv -c census.yaml --rows district --cols education --min-frequency 45 "
+        "table suppress people.csv -c census.yaml --rows region --cols education --min-frequency 100 "
         "-o suppressed.csv --quiet",
         "tables",
     ),
     _s(
-        "table suppress people.csv -c census.yaml --rows district --cols education --min-frequency 45 "
+        "table suppress people.csv -c census.yaml --rows region --cols education --min-frequency 100 "
         "--algorithm heuristic --holding household -o suppressed2.csv --quiet",
         "tables",
     ),
     _s(
-        "table audit people.csv -c census.yaml --rows district --cols education --min-frequency 45 "
+        "table audit people.csv -c census.yaml --rows region --cols education --min-frequency 100 "
         "--pattern suppressed.csv --quiet",
         "tables",
     ),
