@@ -167,7 +167,10 @@ WORKLOAD: tuple[Step, ...] = (
     _m(f"risk reidentification mondrian.csv --original people.csv {PEOPLE} --quiet"),
     _m(f"utility numeric people.csv noise.csv {PEOPLE} --attributes income,hours --quiet"),
     _m(f"utility tables people.csv mondrian.csv {PEOPLE} --quiet"),
-    _s(f"evaluate people.csv generalized.csv ls.csv {PEOPLE} --summary evaluate.json --quiet"),
+    _s(
+        f"evaluate people.csv generalized.csv ls.csv {PEOPLE} --utility numeric,tables "
+        "--summary evaluate.json --quiet"
+    ),
     _s("apply generalized.json people.csv -o again.csv"),
     _s("table round people.csv -c census.yaml --rows region --cols sex --base 5 -o rounded.csv --quiet"),
     _s("table cell-key people.csv -c census.yaml --rows region --cols sex --seed 1 -o keyed.csv --quiet"),
