@@ -10,12 +10,12 @@ from sdckit._numba import njit
 from sdckit.anonymize._microaggregation_kernels import _insert_near
 
 # The scan (mdav_generic_scan) reads every remaining record three times per step: O(n^2 d / k). The
-# kernels below
-# give the same groups, record for record, from a k-d tree over the records that supports deletion
-# (a removed record leaves its leaf; the boxes and balls of its leaf and of the leaf's ancestors are
-# shrunk to the records left). Each query computes the exact distance of a record with the same
-# operations in the same order as the scan (``_row_distance``: ``0.0 + w_0 d_0 d_0 + w_1 d_1 d_1 ...``),
-# so equal and nearly equal distances compare as they did; a node is skipped only when a bound proves
+# kernels below give the same groups, record for record, from a k-d tree over the records that
+# supports deletion (a removed record leaves its leaf; the boxes and balls of its leaf and of the
+# leaf's ancestors are shrunk to the records left). Each query computes the exact distance of a
+# record with the same operations in the same order as the scan (``_row_distance``: ``0.0 + w_0 d_0
+# d_0 + w_1 d_1 d_1 ...``), so equal and nearly equal distances compare as they did; a node is
+# skipped only when a bound proves
 # that none of its records can win:
 #
 # * nearest: the box lower bound is computed with the same operations on per-coordinate differences
