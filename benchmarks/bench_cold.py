@@ -112,6 +112,7 @@ def measure(
     steps: list[Step], records: int, scratch: Path, shipped_available: bool, jit: bool, repeat: int
 ) -> list[dict]:
     rows = []
+    needed = {argument for step in steps for argument in step.arguments}
     for lane in range(LANES):
         folder = scratch / f"data-{records}-{lane}"
         folder.mkdir()
@@ -128,9 +129,10 @@ def measure(
                 shutil.rmtree(cache)
             cache = scratch / f"first-{time.monotonic_ns()}"
             cache.mkdir()
-            # Not chosen: run once, warm from the shared cache, only to write what later steps read.
+            # Not chosen: run once, warm from the shared cache, only if it writes what a chosen step reads.
             if not chosen:
-                run(step.arguments, folder, scratch / "shared", shipped=shipped_available)
+                if _writes(step) & needed:
+                    run(step.arguments, folder, scratch / "shared", shipped=shipped_available)
                 continue
             # Best of `repeat` processes each: a first run in a new empty cache every time, the warm
             # runs in the cache the first run filled.
@@ -146,6 +148,12 @@ def measure(
             rows.append(row)
             report_row(row, shipped_available)
     return rows
+
+
+def _writes(step: Step) -> set[str]:
+    """The files a step writes (the values of its -o and --summary options)."""
+    arguments = step.arguments
+    return {arguments[i + 1] for i, a in enumerate(arguments[:-1]) if a in ("-o", "--output", "--summary")}
 
 
 def report_row(row: dict, shipped: bool) -> None:
