@@ -105,10 +105,12 @@ def seed(cache_path: str, shipped_dir: Path, base: str, build_id: str, stamp: ob
     return copied
 
 
-class SeedingLocator(caching._CacheLocator):
+class SeedingLocator:
     """Chooses a kernel's cache directory as numba does and seeds it from the shipped build (see the
     module's docstring). Functions outside sdckit, and every function when nothing is shipped, are
-    left to numba's own locators."""
+    left to numba's own locators. numba only calls ``from_function`` of the classes in its list, and
+    this one returns one of numba's own locators, so the class is never instantiated and needs none
+    of a locator's other methods."""
 
     _standard: list = []
 
@@ -134,16 +136,6 @@ class SeedingLocator(caching._CacheLocator):
             with contextlib.suppress(OSError):
                 seed(locator.get_cache_path(), shipped_dir, base, build["id"], locator.get_source_stamp())
         return locator
-
-    # Never instantiated: from_function returns one of numba's own locators.
-    def get_cache_path(self):  # pragma: no cover
-        raise NotImplementedError
-
-    def get_source_stamp(self):  # pragma: no cover
-        raise NotImplementedError
-
-    def get_disambiguator(self):  # pragma: no cover
-        raise NotImplementedError
 
 
 def _install() -> None:
