@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from sdckit._numba import njit
-from sdckit.anonymize._microaggregation_kernels import _insert_near
+from sdckit.anonymize._microaggregation_kernels import _insert_near, numeric_centroid
 
 # The scan (mdav_generic_scan) reads every remaining record three times per step: O(n^2 d / k). The
 # kernels below give the same groups, record for record, from a k-d tree over the records that
@@ -608,17 +608,7 @@ def mdav_tree(
                 labels[cids[p]] = group
             group += 1
             break
-        for j in range(d):
-            if is_ordinal[j]:
-                target = (m - 1) // 2
-                seen = 0
-                for r in range(ordinal_card[j]):
-                    seen += ord_counts[j, r]
-                    if seen > target:
-                        centroid[j] = r
-                        break
-            else:
-                centroid[j] = sums[j] / m
+        numeric_centroid(centroid, sums, m, is_ordinal, ordinal_card, ord_counts)
         if read_since > m:
             anchor[:] = centroid
             length = _anchor(X, w, cids, m, anchor, reach, order)

@@ -99,6 +99,24 @@ def _sweep(
                 out[p] += wj
 
 
+@njit(cache=True, nogil=True)
+def numeric_centroid(centroid, sums, m, is_ordinal, ordinal_card, ord_counts):  # pragma: no cover
+    """Put in ``centroid`` the centroid of ``m`` remaining records over the numeric and ordinal
+    attributes: the mean (``sums / m``) of a numeric one, the lower median of an ordinal one's codes
+    (from its counts ``ord_counts``)."""
+    for j in range(centroid.shape[0]):
+        if is_ordinal[j]:
+            target = (m - 1) // 2
+            seen = 0
+            for r in range(ordinal_card[j]):
+                seen += ord_counts[j, r]
+                if seen > target:
+                    centroid[j] = r
+                    break
+        else:
+            centroid[j] = sums[j] / m
+
+
 @njit(cache=True)
 def mdav_generic_scan(
     X: np.ndarray,
@@ -173,17 +191,7 @@ def mdav_generic_scan(
             m = 0
             break
         # centroid of the remaining records
-        for j in range(d):
-            if is_ordinal[j]:
-                target = (m - 1) // 2
-                seen = 0
-                for r in range(ordinal_card[j]):
-                    seen += ord_counts[j, r]
-                    if seen > target:
-                        centroid[j] = r
-                        break
-            else:
-                centroid[j] = sums[j] / m
+        numeric_centroid(centroid, sums, m, is_ordinal, ordinal_card, ord_counts)
         for j in range(c):
             best_code = 0
             for code in range(nominal_card[j]):
