@@ -440,11 +440,18 @@ def build(processes: int = 2, records: int = 3000, log: TextIO = sys.stderr) -> 
                 (cache, subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True))
             )
         failed = []
-        for _cache, process in workers:
-            _out, err = process.communicate()
-            log.write(err)
-            if process.returncode != 0:
-                failed.append(process.returncode)
+        try:
+            for _cache, process in workers:
+                _out, err = process.communicate()
+                log.write(err)
+                if process.returncode != 0:
+                    failed.append(process.returncode)
+        finally:
+            # Interrupted: the workload processes end before their scratch folder is removed.
+            for _cache, process in workers:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
         if failed:
             raise SdcError("the precompile workload failed (see the errors above); nothing was installed")
         staging = PACKAGE / f"_compiled.new-{os.getpid()}"
@@ -530,6 +537,9 @@ def main(arguments: Sequence[str] | None = None) -> int:
     except (SdcError, OSError) as error:
         sys.stderr.write(f"error: {error}\n")
         return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted: nothing was installed (the previous build, if any, is in place)\n")
+        return 130
     print(
         f"precompiled {description['kernels']} kernels ({description['versions']} compiled versions) into "
         f"{SHIPPED} in {description['seconds']} s"
