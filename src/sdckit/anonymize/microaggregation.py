@@ -62,7 +62,7 @@ import numpy as np
 import polars as pl
 from pydantic import BeforeValidator, Field, model_validator
 
-from sdckit.anonymize._microaggregation_kernels import mdav_generic, optimal_univariate, vmdav
+from sdckit.anonymize._microaggregation_kernels import mdav_generic, optimal_univariate
 from sdckit.anonymize.base import Context, check_k_at_most_records, register_method, run_method
 from sdckit.anonymize.release import Figures, Release
 from sdckit.errors import ConfigError, InputError
@@ -172,10 +172,13 @@ def pca_blocks(X: np.ndarray, weights: np.ndarray, size: int) -> list[np.ndarray
 
 
 def vmdav_groups(X: np.ndarray, k: int, gamma: float = 0.2) -> np.ndarray:
-    """V-MDAV group labels (0..G-1) of the rows of ``X`` (standardized distances)."""
+    """V-MDAV group labels (0..G-1) of the rows of ``X`` (standardized distances): by the full-scan
+    kernel below ``VMDAV_TREE_FROM`` records, from the k-d tree above (the same groups)."""
+    from sdckit.anonymize._vmdav_tree import vmdav_auto
+
     X = np.ascontiguousarray(X, dtype=np.float64)
     _check_k(k, X.shape[0])
-    return vmdav(X, inverse_variance(X), int(k), float(gamma))
+    return vmdav_auto(X, inverse_variance(X), int(k), float(gamma))
 
 
 def univariate_groups(values: np.ndarray, k: int, variant: str = "optimal") -> np.ndarray:

@@ -1,0 +1,255 @@
+"""V-MDAV from a k-d tree with deletion (issue 35): the groups of
+:func:`sdckit.anonymize._microaggregation_kernels.vmdav`, record for record, without a full pass over
+the remaining records per step.
+
+The scan (``vmdav``) reads every remaining record once for the farthest from the centroid, once for the
+k-1 nearest of the seed, and twice per extension step (the distance ``d_out`` of the candidate ``e_in``
+to the nearest other remaining record, and the update of every record's distance to the group): O(n^2)
+in all. Here:
+
+* the centroid of all records never moves, so the records are sorted once by their distance to it
+  (farthest first, ties by the smaller index, as ``_better_far``) and each group's seed is the first
+  record of that order not yet grouped;
+* the k-1 nearest of the seed are the k-d tree's nearest query of :mod:`._mdav_tree` (the same
+  (distance, index) order as ``_insert_near`` in the scan, which keeps the k-1 smallest by (distance,
+  index) whatever the order of the records it reads, so the compact order of the scan does not matter);
+* ``e_in`` is the remaining record of least distance to the group (ties: the smaller index). The scan
+  keeps ``mind``, every record's least distance to a member; here every member keeps its nearest
+  remaining record (a 1-NN query, ties by index) and ``e_in`` is the best of those by (distance,
+  index): the same record, since a record at the least distance ``D`` from the group is at ``D`` from
+  some member, whose nearest is then at ``D`` too with an index no larger. A member's nearest stays
+  valid until that record is taken (removals only lengthen the others), so only the members whose
+  nearest was ``e_in`` ask again;
+* ``d_out`` is the nearest query of ``e_in`` skipping ``e_in`` itself; once ``e_in`` joins, that record
+  is its nearest as a member.
+
+Every distance is computed as the scan computes it (``_row_distance``: ``0.0 + w_0 d_0 d_0 + w_1 d_1
+d_1 ...`` with ``d_j = record_j - point_j``, the order of ``_distance_to`` without nominal codes), so
+equal and nearly equal distances compare as they do in the scan; the tree skips a node only when its
+bound proves that no record of it can win (see :mod:`._mdav_tree`). Fewer than k records left at the end
+join the group of nearest centroid, with the scan's operations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sdckit._numba import njit
+from sdckit.anonymize._mdav_tree import (
+    _LEAF_SIZE,
+    _principal_axes,
+    _row_distance,
+    _tree_bounds,
+    _tree_build,
+    _tree_nearest,
+    _tree_remove,
+)
+from sdckit.anonymize._microaggregation_kernels import vmdav
+
+#: The number of records from which :func:`vmdav_groups_kernel` uses the k-d tree (below, the scan is
+#: as fast or faster; measured in benchmarks/_masking_microaggregation.py).
+VMDAV_TREE_FROM = 5_000
+
+
+@njit(cache=True, nogil=True)
+def _vmdav_index(X, w):
+    """The k-d tree of :mod:`._mdav_tree` over the records (cut along their principal axes): returns
+    the tree's arrays as :func:`._mdav_tree._tree_remove` takes them, the records rotated (by record,
+    for the queries' bounds) and the rotation's slack."""
+    n, d = X.shape
+    Zr, mean, root, V, slack = _principal_axes(X, w)
+    ones = np.ones(d)
+    Z, pid, start, cnt, leaf_of, first_leaf = _tree_build(Zr, ones, _LEAF_SIZE)
+    P = np.empty((n, d))
+    for t in range(n):
+        for j in range(d):
+            P[t, j] = X[pid[t], j]
+    lo, hi, ctr, cdist, rad = _tree_bounds(P, w, start, cnt, first_leaf)
+    zlo, zhi, zctr, zcdist, zrad = _tree_bounds(Z, ones, start, cnt, first_leaf)
+    rot = (Z, ones, zlo, zhi, zctr, zcdist, zrad)
+    slot_of = np.empty(n, dtype=np.int64)
+    for t in range(n):
+        slot_of[pid[t]] = t
+    return P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf, Zr, slack
+
+
+@njit(cache=True, nogil=True)
+def _nearest1(X, w, tree, Zr, slack, record, skip, bd, bi, bp, stack, bounds):
+    """The remaining record nearest to ``record`` other than ``skip`` (ties: the smaller index), as
+    (distance, index); (inf, n) when there is none."""
+    P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf = tree
+    found = _tree_nearest(
+        P,
+        w,
+        pid,
+        start,
+        cnt,
+        lo,
+        hi,
+        first_leaf,
+        rot,
+        X[record],
+        Zr[record],
+        slack,
+        skip,
+        bd,
+        bi,
+        bp,
+        stack,
+        bounds,
+    )
+    if found == 0:
+        return np.inf, X.shape[0]
+    return bd[0], bi[0]
+
+
+@njit(cache=True, nogil=True)
+def _take(w, tree, record, labels, group) -> None:
+    """Label ``record`` with ``group`` and take it out of the tree."""
+    P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf = tree
+    labels[record] = group
+    _tree_remove(P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, record)
+
+
+@njit(cache=True, nogil=True)
+def _leftover(X, w, labels, group) -> None:
+    """The records left ungrouped (label -1, fewer than k) join the group of nearest centroid (ties:
+    the earlier group), with the scan's operations."""
+    n, d = X.shape
+    sums = np.zeros((group, d))
+    counts = np.zeros(group)
+    for i in range(n):
+        g = labels[i]
+        if g >= 0:
+            counts[g] += 1
+            for j in range(d):
+                sums[g, j] += X[i, j]
+    for i in range(n):
+        if labels[i] >= 0:
+            continue
+        best = np.inf
+        best_g = 0
+        for g in range(group):
+            dd = 0.0
+            for j in range(d):
+                diff = X[i, j] - sums[g, j] / counts[g]
+                dd += w[j] * diff * diff
+            if dd < best:
+                best = dd
+                best_g = g
+        labels[i] = best_g
+
+
+@njit(cache=True, nogil=True)
+def vmdav_tree(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray:
+    """V-MDAV (SPEC §4.2) from a k-d tree: the groups of :func:`vmdav` record for record (same
+    centroid, same distances, same ties, same leftover assignment), in O(n log n)-like time on data
+    of low intrinsic dimension instead of O(n^2). Needs k >= 1."""
+    n, d = X.shape
+    labels = np.full(n, -1, dtype=np.int64)
+    if n < k:  # one group (the callers refuse n < k)
+        labels[:] = 0
+        return labels
+    centroid = np.zeros(d)
+    for j in range(d):
+        s = 0.0
+        for p in range(n):
+            s += X[p, j]
+        centroid[j] = s / n
+    far = np.empty(n)
+    for i in range(n):
+        far[i] = -_row_distance(X, i, centroid, w)
+    order = np.argsort(far, kind="mergesort")  # farthest first, ties by index (stable)
+    P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf, Zr, slack = _vmdav_index(
+        X, w
+    )
+    tree = (P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf)
+    stack = np.zeros(256, dtype=np.int64)
+    bounds = np.zeros(256)
+    bd = np.zeros(max(k - 1, 1))
+    bi = np.zeros(max(k - 1, 1), dtype=np.int64)
+    bp = np.zeros(max(k - 1, 1), dtype=np.int64)
+    kd = bd[: k - 1]
+    ki = bi[: k - 1]
+    kp = bp[: k - 1]
+    one_d = np.zeros(1)
+    one_i = np.zeros(1, dtype=np.int64)
+    one_p = np.zeros(1, dtype=np.int64)
+    members = np.zeros(2 * k, dtype=np.int64)
+    near_d = np.zeros(2 * k)
+    near_i = np.zeros(2 * k, dtype=np.int64)
+    m = n
+    head = 0
+    group = 0
+    while m >= k:
+        while labels[order[head]] >= 0:
+            head += 1
+        seed = order[head]
+        _tree_nearest(
+            P,
+            w,
+            pid,
+            start,
+            cnt,
+            lo,
+            hi,
+            first_leaf,
+            rot,
+            X[seed],
+            Zr[seed],
+            slack,
+            seed,
+            kd,
+            ki,
+            kp,
+            stack,
+            bounds,
+        )
+        members[0] = seed
+        for q in range(k - 1):
+            members[q + 1] = ki[q]
+        size = k
+        for q in range(k):
+            _take(w, tree, members[q], labels, group)
+        m -= k
+        if m > 0:
+            for q in range(k):
+                near_d[q], near_i[q] = _nearest1(
+                    X, w, tree, Zr, slack, members[q], -1, one_d, one_i, one_p, stack, bounds
+                )
+        while size < 2 * k - 1 and m > 0:
+            qin = 0
+            for q in range(1, size):
+                if near_d[q] < near_d[qin] or (near_d[q] == near_d[qin] and near_i[q] < near_i[qin]):
+                    qin = q
+            e_in = near_i[qin]
+            d_in = np.sqrt(near_d[qin])
+            out_d, out_i = _nearest1(X, w, tree, Zr, slack, e_in, e_in, one_d, one_i, one_p, stack, bounds)
+            d_out = np.sqrt(out_d)
+            if not d_in < gamma * d_out:
+                break
+            members[size] = e_in
+            near_d[size] = out_d
+            near_i[size] = out_i
+            size += 1
+            _take(w, tree, e_in, labels, group)
+            m -= 1
+            if m == 0:
+                break
+            for q in range(size - 1):
+                if near_i[q] == e_in:
+                    near_d[q], near_i[q] = _nearest1(
+                        X, w, tree, Zr, slack, members[q], -1, one_d, one_i, one_p, stack, bounds
+                    )
+        group += 1
+    if m > 0:
+        _leftover(X, w, labels, group)
+    return labels
+
+
+def vmdav_auto(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray:
+    """V-MDAV's group labels (arguments of :func:`vmdav`): from ``VMDAV_TREE_FROM`` records on, from
+    the k-d tree (:func:`vmdav_tree`, the same groups, faster on large files); below, by full scans."""
+    if X.shape[0] >= VMDAV_TREE_FROM:
+        return vmdav_tree(X, w, k, gamma)
+    return vmdav(X, w, k, gamma)
