@@ -143,6 +143,7 @@ def test_a_library_message_says_the_parameter_and_the_command_line_its_option():
 PLAIN_ALLOWED = {
     ("_extras.py", "require"): "a programming error: the callers name the extras and modules literally",
     ("_kernels_counting.py", "extend"): "an invariant of the key extender (sized by its caller)",
+    ("attack/base.py", "wilson_rate"): "counts an attack computes itself (successes of its own trials)",
     ("anonymize/_quasi_sensitive_group.py", "inverse_weighted_cost"): "arrays built by the search itself",
     ("anonymize/perturbation.py", "parse_bounds"): "a parser whose callers (the parameters' validator, "
     "dp-noise's run) turn its ValueError into the ConfigError naming bounds",

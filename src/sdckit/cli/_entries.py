@@ -16,6 +16,11 @@ ENTRIES: dict[str, tuple[str, str, str]] = {
         "evaluate",
         "Risk and utility of releases against their original: R-U map, HTML report.",
     ),
+    "attack": (
+        "attack",
+        "attack",
+        "Attack a release as an adversary would: does it hold what it claims?",
+    ),
     "table": ("table", "app", "Protect tables: cell suppression, audit, rounding, CTA, cell key."),
     "experiment": ("experiment", "app", "Reproduce the experiments of the papers."),
     "serve": ("serve", "serve", "Serve protected answers to statistical queries over HTTP."),

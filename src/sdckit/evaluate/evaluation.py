@@ -268,9 +268,12 @@ def _params(spec: MeasureSpec, given: Mapping[str, Mapping[str, Any]]) -> Any:
     )
 
 
-def parse_settings(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+def parse_settings(
+    items: Sequence[str], what: str = "MEASURE.PARAMETER=VALUE", example: str = "propensity.model=main"
+) -> dict[str, dict[str, Any]]:
     """``["propensity.model=main", "linkage.method=both"]`` -> ``{"propensity": {"model": "main"},
-    ...}``; values are read as YAML scalars (``3`` a whole number, ``0.5`` a real, ``true`` a flag)."""
+    ...}``; values are read as YAML scalars (``3`` a whole number, ``0.5`` a real, ``true`` a flag).
+    ``what`` and ``example`` word the message about a malformed item."""
     import yaml
 
     settings: dict[str, dict[str, Any]] = {}
@@ -278,10 +281,7 @@ def parse_settings(items: Sequence[str]) -> dict[str, dict[str, Any]]:
         key, equals, text = item.partition("=")
         measure, dot, name = key.strip().partition(".")
         if not equals or not dot or not measure or not name:
-            raise ConfigError(
-                f"{spell('settings', '--set')} {item!r}: write MEASURE.PARAMETER=VALUE, e.g. "
-                "propensity.model=main"
-            )
+            raise ConfigError(f"{spell('settings', '--set')} {item!r}: write {what}, e.g. {example}")
         try:
             value = yaml.safe_load(text) if text.strip() else text
         except yaml.YAMLError:
