@@ -166,12 +166,10 @@ def vmdav_tree(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray
     tree = (P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf)
     stack = np.zeros(256, dtype=np.int64)
     bounds = np.zeros(256)
-    bd = np.zeros(max(k - 1, 1))
-    bi = np.zeros(max(k - 1, 1), dtype=np.int64)
-    bp = np.zeros(max(k - 1, 1), dtype=np.int64)
-    kd = bd[: k - 1]
-    ki = bi[: k - 1]
-    kp = bp[: k - 1]
+    # the seed's k nearest: the first k-1 join it, the k-th is its nearest among the records left
+    kd = np.zeros(k)
+    ki = np.zeros(k, dtype=np.int64)
+    kp = np.zeros(k, dtype=np.int64)
     one_d = np.zeros(1)
     one_i = np.zeros(1, dtype=np.int64)
     one_p = np.zeros(1, dtype=np.int64)
@@ -185,7 +183,7 @@ def vmdav_tree(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray
         while labels[order[head]] >= 0:
             head += 1
         seed = order[head]
-        _tree_nearest(
+        found = _tree_nearest(
             P,
             w,
             pid,
@@ -213,7 +211,9 @@ def vmdav_tree(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray
             _take(w, tree, members[q], labels, group)
         m -= k
         if m > 0:
-            for q in range(k):
+            near_d[0] = kd[k - 1] if found == k else np.inf
+            near_i[0] = ki[k - 1] if found == k else n
+            for q in range(1, k):
                 near_d[q], near_i[q] = _nearest1(
                     X, w, tree, Zr, slack, members[q], -1, one_d, one_i, one_p, stack, bounds
                 )
