@@ -99,6 +99,40 @@ class Step:
         return {"method": self.spec.name, **self.params.to_recipe()}
 
 
+def split_attack_step(steps: Any, where: str = "recipe") -> tuple[Any, dict[str, dict[str, Any]] | None]:
+    """A plan's steps without its last step when that is an attack step (``{attack: {singling-out:
+    {max_risk: 0.05}, ...}}``: the attacks to run on the final release and their parameters), and
+    that step's mapping (None when the plan has none). An attack step anywhere but last is an error;
+    the attacks and their parameters are validated here, before any step runs."""
+    if not isinstance(steps, list):
+        return steps, None
+    placed = [
+        number for number, step in enumerate(steps, start=1) if isinstance(step, Mapping) and "attack" in step
+    ]
+    if not placed:
+        return steps, None
+    if placed != [len(steps)] or len(steps) < 2:
+        raise ConfigError(
+            f"{where}: step {placed[0]}: an attack step comes last, after at least one method step"
+        )
+    last = dict(steps[-1])
+    attacks = last.pop("attack")
+    if last:
+        raise ConfigError(
+            f"{where}: step {len(steps)}: an attack step has the key attack only, got {sorted(last)}"
+        )
+    if not isinstance(attacks, Mapping) or not attacks:
+        raise ConfigError(
+            f"{where}: step {len(steps)}: attack must map attack names to their parameters, "
+            f"e.g. {{singling-out: {{max_risk: 0.05}}}}, got {attacks!r}"
+        )
+    from sdckit.attack.base import validate_attacks
+
+    settings = {str(name): dict(values or {}) for name, values in attacks.items()}
+    validate_attacks(settings, where=f"{where}: step {len(steps)}")
+    return steps[:-1], settings
+
+
 def parse_steps(steps: Any, where: str = "recipe") -> list[Step]:
     """Validate a plan's ``steps`` (a list of mappings with a ``method`` key) against the registry."""
     from sdckit.anonymize import METHODS
@@ -146,8 +180,9 @@ def load_plan(path: str | Path) -> tuple[list[Step], dict[str, Any]]:
     unknown = sorted(set(document) - known)
     if unknown:
         raise ConfigError(f"{label}: unknown key {unknown[0]!r}; a recipe has {', '.join(sorted(known))}")
-    settings = {"risk_threshold": document.get("risk_threshold")}
-    return parse_steps(document["steps"], where=label), settings
+    steps, attack = split_attack_step(document["steps"], where=label)
+    settings = {"risk_threshold": document.get("risk_threshold"), "attack": attack}
+    return parse_steps(steps, where=label), settings
 
 
 def recipe(steps: Sequence[Step], table: Table | None, config: Any = None) -> dict[str, Any]:
@@ -176,6 +211,8 @@ class Protection:
     recipe: dict[str, Any]
     table: Table
     violations: list[str] = field(default_factory=list)
+    #: The figures of the plan's attack step on the final release (``AttackReport.summary()``), if any.
+    attack: dict[str, Any] | None = None
 
 
 def _step_figures(
@@ -229,8 +266,13 @@ def protect(
     risk_threshold: float | None = None,
     progress: Callable[[int, int], None] | None = None,
     stage: Callable[[str], None] | None = None,
+    attack: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Protection:
     """Run ``steps`` in order on ``table``, each step's release feeding the next.
+
+    ``attack``: the attacks to run on the final release against ``table`` (name -> parameters, as a
+    plan's last step ``{attack: {...}}`` gives them; :mod:`sdckit.attack`); an attack that does not
+    show that the release holds (a ``max_risk`` it may exceed) is a violation.
 
     ``steps``: :class:`Step` objects or plan mappings (``{"method": "generalize", "k": 5}``).
     ``risk_threshold``: records above it (combined risk D(r), the configuration's risk settings) are
@@ -242,7 +284,12 @@ def protect(
     """
     from sdckit.anonymize.base import Context, run_method
 
-    parsed = [step if isinstance(step, Step) else parse_steps([step])[0] for step in steps]
+    plain, attack_step = split_attack_step(list(steps), where="steps")
+    if attack_step is not None:
+        if attack:
+            raise ConfigError("steps end with an attack step and attack is given too: give one of them")
+        attack = attack_step
+    parsed = [step if isinstance(step, Step) else parse_steps([step])[0] for step in plain]
     if risk_threshold is None:
         deltas = [s.params.delta for s in parsed if s.spec.name == "targeted-suppression"]
         risk_threshold = deltas[0] if deltas else None
@@ -269,9 +316,21 @@ def protect(
         current = released
     final = _final_state(table, releases, current, risk_threshold, config)
     record = recipe(resolved, table, config)
+    attacked = None
+    if attack:
+        from sdckit.attack.base import run_attacks
+
+        settings = {name: dict(values) for name, values in attack.items()}
+        report = run_attacks(table, current, None, attacks=list(settings), settings=settings, context=context)
+        attacked = report.summary()
+        if not report.holds:
+            violations.append(
+                f"attack: the release is not shown to hold against {', '.join(report.failing())}"
+            )
+        record["steps"].append({"attack": settings})
     if len(parsed) == 1 and parsed[0].spec.reapplicable:  # so that apply can re-apply a one-step run
         record["transformation"] = transformation_record(releases[0])
-    return Protection(releases, figures, final, record, current, violations)
+    return Protection(releases, figures, final, record, current, violations, attacked)
 
 
 def _final_state(

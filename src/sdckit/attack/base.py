@@ -52,6 +52,7 @@ __all__ = [
     "residual_risk",
     "run_attack",
     "run_attacks",
+    "validate_attacks",
     "wilson_rate",
 ]
 
@@ -395,3 +396,17 @@ def _parsed(spec: AttackSpec, values: dict[str, Any]) -> AttackParams:
         return spell(f"{spec.name}.{name}", f"--set {spec.name}.{name}")
 
     return spec.params.parse(values, spell=spelled, method=spec.name)
+
+
+def validate_attacks(settings: dict[str, dict[str, Any]], where: str = "") -> dict[str, AttackParams]:
+    """The parameters object of every attack named in ``settings`` (name -> parameters), validated
+    without running anything: an unknown attack or a bad parameter is a ConfigError prefixed by
+    ``where`` (a recipe's file and step)."""
+    prefix = f"{where}: " if where else ""
+    parsed = {}
+    for name, values in settings.items():
+        if name not in ATTACKS:
+            raise ConfigError(prefix + ATTACKS.unknown_message(name))
+        spec = attack_spec(name)
+        parsed[name] = spec.params.parse(values, where=where, method=name)
+    return parsed

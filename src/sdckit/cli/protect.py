@@ -80,6 +80,7 @@ def protect(
                 risk_threshold=threshold,
                 progress=progress,
                 stage=stage_messages(quiet, started),
+                attack=settings.get("attack"),
             )
         elapsed = time.perf_counter() - started
         violation = "; ".join(result.violations) or None
@@ -90,12 +91,21 @@ def protect(
         for number, figures in enumerate(result.steps, start=1):
             report.line(_step_line(f"step {number} {figures['method']}", figures))
         report.line(_step_line("final", result.final))
+        for attacked in (result.attack or {}).get("attacks", []):
+            risk = attacked["risk"]
+            shown = (
+                "undefined"
+                if risk is None
+                else f"{risk['value']:.3f} [{risk['ci'][0]:.3f}, {risk['ci'][1]:.3f}]"
+            )
+            report.line(f"attack {attacked['attack']}: risk {shown}, {attacked['verdict']}")
         document = {
             "data": str(data),
             "steps": result.steps,
             "final": result.final,
             "satisfied": violation is None,
             "violation": violation,
+            **({"attack": result.attack} if result.attack is not None else {}),
             "elapsed_seconds": round(elapsed, 3),
             "recipe": result.recipe,
         }
