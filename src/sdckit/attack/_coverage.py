@@ -214,5 +214,5 @@ def sensitive_reason(original: Table, release: Any, chosen: str | None) -> str |
     """Why a sensitive-value attack cannot run (None: it can)."""
     reason = qi_reason(original, release)
     if reason is None and chosen is None and not sensitive_attributes(original, release, None):
-        reason = "the configuration names no sensitive attribute the release holds (role sensitive, or --sensitive)"
+        reason = "the configuration names no sensitive attribute the release holds (role sensitive)"
     return reason
