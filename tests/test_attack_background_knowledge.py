@@ -1,0 +1,145 @@
+"""The background-knowledge attack (Machanavajjhala et al. 2007) as an adversary runs it: posteriors
+after ruling out the most frequent wrong values, computed by hand; claims_l on a distinct 3-diverse
+release (holds) attacked as 4-diverse (fails); the original as its own release; and a real
+3-diverse release of ``generalize`` attacked for the l it claims."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from sdckit.anonymize import run_method
+from sdckit.attack.base import run_attack
+from sdckit.config import parse_config
+from sdckit.errors import ConfigError
+from sdckit.table import Table
+
+CONFIG = parse_config(
+    "attributes:\n"
+    "  age: {role: quasi-identifier, kind: numeric}\n"
+    "  zip: {role: quasi-identifier, kind: categorical}\n"
+    "  disease: {role: sensitive, kind: categorical}\n"
+)
+# released classes: records 1-2 ('20-29', a) x, x; 3-5 ('30-39', b) x, y, z; record 6 alone (x)
+ORIGINAL = {"age": [21, 25, 33, 37, 38, 45], "zip": list("aabbbc"), "disease": list("xxxyzx")}
+RELEASED = {**ORIGINAL, "age": ["20-29", "20-29", "30-39", "30-39", "30-39", "45"]}
+
+
+def _read(frame: dict) -> Table:
+    return CONFIG.read(pl.DataFrame(frame))
+
+
+def _release(frame: dict) -> Table:
+    return CONFIG.read_release(pl.DataFrame(frame))
+
+
+def _attack(params: dict, original: dict = ORIGINAL, released: dict = RELEASED):
+    return run_attack("background-knowledge", _read(original), _release(released), params=params)
+
+
+def test_hand_computed_posteriors():
+    # b = 0 is the homogeneity attack: records 1, 2, 6
+    assert _attack({"b": 0}).attack.successes == 3
+    # b = 1: in class x, y, z one wrong value ruled out leaves two (posterior 1/2): still 1, 2, 6
+    one = _attack({"b": 1})
+    assert one.attack.successes == 3
+    assert one.details["by_attribute"]["disease"]["mean_posterior"] == pytest.approx((3 + 3 * 0.5) / 6)
+    # overall x 4, y 1, z 1: ruling out one wrong value determines nobody (x: 4/5, y and z: 1/2)
+    assert one.baseline is not None and one.baseline.successes == 0
+    # b = 2 determines everybody, with the release or without it
+    two = _attack({"b": 2})
+    assert two.attack.successes == 6
+    assert two.baseline is not None and two.baseline.successes == 6
+    # bound 0.6 with b = 1: class x, y, z gives 1/2 < 0.6; overall x reaches 4/5, y and z 1/2
+    loose = _attack({"b": 1, "bound": 0.6})
+    assert loose.attack.successes == 3
+    assert loose.baseline is not None and loose.baseline.successes == 4
+    # bound 0.5: everybody, with the release; without it x (4/5) and y, z (1/2) too
+    assert _attack({"b": 1, "bound": 0.5}).attack.successes == 6
+
+
+# a distinct 3-diverse release: classes x, y, z and x, y, z, x
+DIVERSE = {
+    "age": [21, 23, 25, 31, 33, 35, 37],
+    "zip": list("aaabbbb"),
+    "disease": list("xyzxyzx"),
+}
+DIVERSE_RELEASED = {**DIVERSE, "age": ["20-29"] * 3 + ["30-39"] * 4}
+
+
+def test_claims_l_on_a_distinct_3_diverse_release():
+    # claims_l 3: b = 1. Class x, y, z: 1/2 left. Class x, y, z, x: true x faces x, x, z (2/3), true y
+    # faces y, z (x ruled out: 1/2), true z faces y, z (1/2). Never determined.
+    held = _attack({"claims_l": 3, "max_risk": 0.5}, DIVERSE, DIVERSE_RELEASED)
+    assert held.attack.successes == 0
+    assert held.details["b"] == 1 and held.details["bound"] == 1.0 and held.details["claims_l"] == 3
+    assert held.verdict == "holds"
+    # attacked as 4-diverse (b = 2) every value is determined: it fails
+    failed = _attack({"claims_l": 4, "max_risk": 0.05}, DIVERSE, DIVERSE_RELEASED)
+    assert failed.attack.successes == 7
+    assert failed.verdict == "fails"
+
+
+def test_a_2_diverse_class_attacked_as_3_diverse_fails():
+    released = {**DIVERSE_RELEASED, "disease": list("xyxxyzx")}
+    original = {**DIVERSE, "disease": list("xyxxyzx")}
+    # class x, y, x: b = 1 rules out the other value: all three determined; class x, y, z, x: none
+    result = _attack({"claims_l": 3, "max_risk": 0.05}, original, released)
+    assert result.attack.successes == 3
+
+
+def test_the_original_as_its_own_release_fails():
+    rng = np.random.default_rng(9)
+    frame = {
+        "age": rng.permutation(np.arange(20, 420)).tolist(),
+        "zip": rng.choice(["a", "b"], 400).tolist(),
+        "disease": rng.choice(["x", "y", "z"], 400).tolist(),
+    }
+    table = _read(frame)
+    result = run_attack("background-knowledge", table, table, params={"claims_l": 2, "max_risk": 0.05})
+    assert result.attack.successes == 400
+    assert result.verdict == "fails"
+
+
+GENERALIZE = parse_config(
+    "attributes:\n"
+    "  age: {role: quasi-identifier, kind: numeric,\n"
+    "        hierarchy: {intervals: {width: 5, bottom: 20, top: 80}}}\n"
+    "  zip: {role: quasi-identifier, kind: categorical, hierarchy: {mask: 5}}\n"
+    "  sex: {role: quasi-identifier, hierarchy: {order: [F, M]}}\n"
+    "  disease: {role: sensitive, kind: categorical}\n"
+)
+
+
+def test_a_real_3_diverse_release_holds_for_l_3_and_not_for_more():
+    rng = np.random.default_rng(11)
+    n = 1500
+    frame = pl.DataFrame(
+        {
+            "age": rng.integers(20, 80, n),
+            "zip": [f"{z:05d}" for z in rng.choice([10010, 10012, 10020, 10310, 11020, 12000], n)],
+            "sex": rng.choice(["F", "M"], n).tolist(),
+            "disease": rng.choice(
+                ["flu", "cold", "asthma", "cancer"], n, p=[0.55, 0.35, 0.05, 0.05]
+            ).tolist(),
+        }
+    )
+    original = GENERALIZE.read(frame)
+    release = run_method("generalize", original, {"k": 5, "l": 3, "suppression_limit": 0.05}).table
+    held = run_attack("background-knowledge", original, release, params={"claims_l": 3, "max_risk": 0.01})
+    assert held.attack.successes == 0
+    assert held.verdict == "holds"
+    # with 4 values at most, an adversary ruling out 3 wrong ones always determines the value
+    broken = run_attack("background-knowledge", original, release, params={"claims_l": 5})
+    assert broken.attack.successes == n
+
+
+def test_bad_parameters():
+    table = _read(ORIGINAL)
+    with pytest.raises(ConfigError, match="claims_l"):
+        run_attack("background-knowledge", table, table, params={"claims_l": 3, "b": 2})
+    with pytest.raises(ConfigError, match="bound"):
+        run_attack("background-knowledge", table, table, params={"bound": 0})
+    with pytest.raises(ConfigError, match="b"):
+        run_attack("background-knowledge", table, table, params={"b": -1})
