@@ -143,3 +143,45 @@ def test_tree_mdav_equals_the_scan_where_the_rotated_bounds_are_tight(kind):
     w = inverse_variance(X)
     for k in (2, 3, 5):
         np.testing.assert_array_equal(tree(X, w, k), scan(X, w, k))
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_tree_mdav_equals_the_scan_on_tight_clusters(k):
+    """The data of the benchmark in small: a few hundred centres with records in tight clouds around
+    them (the farthest-from-the-seed queries then start from nearby seeds and reuse the bounds of the
+    nodes opened before, see _cached_bound), some clouds collapsed to exact copies (ties)."""
+    rng = np.random.default_rng(k)
+    centres = rng.normal(size=(150, 13)) * rng.uniform(0.5, 3.0, size=13)
+    rows = rng.integers(0, len(centres), 6_000)
+    X = centres[rows] + rng.normal(size=(len(rows), 13)) * 0.05
+    copies = np.isin(rows, np.arange(10))
+    X[copies] = centres[rows[copies]]
+    X = np.ascontiguousarray(X)
+    w = inverse_variance(X)
+    np.testing.assert_array_equal(tree(X, w, k), scan(X, w, k))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(1, 6), st.floats(1e-3, 10.0))
+def test_cached_bound_bounds_the_distances_to_a_new_query(seed, n, d, step):
+    """_cached_bound against the exact distances: from the largest distance of a node's records to an
+    earlier query, it must bound their distances to a new query, also after records were removed."""
+    from sdckit.anonymize._mdav_tree import _cached_bound
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, d)) * rng.uniform(0.1, 5.0, size=d) + rng.normal(size=d) * 3
+    q0 = rng.normal(size=d) * 4
+    q = q0 + rng.normal(size=d) * step
+    cache = np.array([((x - q0) ** 2).sum(axis=1).max()])
+    live = x[: max(1, n // 2)]  # records removed since: the cached bound stays valid
+    centre = x.mean(axis=0)
+    lo, hi = live.min(axis=0)[None], live.max(axis=0)[None]
+    rad = np.array([np.sqrt(((live - centre) ** 2).sum(axis=1).max())])
+    bound = _cached_bound(lo, hi, centre[None], rad, 0, q, cache, q0[None], 0.0)
+    # called with no slack: only the rounding of the terms (of the size below) may be missing
+    rounding = 1e-12 * (cache[0] + ((q - q0) ** 2).sum() + ((centre - q0) ** 2).sum() + 1.0)
+    assert bound + rounding >= ((live - q) ** 2).sum(axis=1).max()
+    # exact (up to the relative 1e-9 enlargement) for one record when the query did not move
+    exact = ((x[0] - q0) ** 2).sum()
+    one = _cached_bound(x[:1], x[:1], x[:1], np.zeros(1), 0, q0, np.array([exact]), q0[None], 0.0)
+    assert one == pytest.approx(exact, rel=2e-9)
