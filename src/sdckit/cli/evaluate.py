@@ -57,11 +57,30 @@ RiskAxisOption = Annotated[str, typer.Option(help="The risk measure on the R-U m
 LossAxisOption = Annotated[str, typer.Option(help="The utility measure on the R-U map's y axis.")]
 WeightOption = Annotated[float, typer.Option(help="λ of the score λ·IL + (1−λ)·DR.")]
 SetOption = Annotated[
-    list[str] | None, typer.Option("--set", help="A measure's parameter, MEASURE.PARAMETER=VALUE (repeat).")
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="A measure's or an attack's parameter, NAME.PARAMETER=VALUE (repeat); measure:NAME or "
+        "attack:NAME for a name that is both.",
+    ),
 ]
 RecipeOption = Annotated[
     list[Path] | None,
     typer.Option(help="A release's summary or recipe JSON (one per release, in order; repeat)."),
+]
+AttackOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--attack",
+        help="An attack of sdckit attack to run on every release (repeat), or all: every attack that "
+        "applies.",
+    ),
+]
+ControlOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Original records held out of the releases before protection: the attacks' control set."
+    ),
 ]
 ForceOption = Annotated[
     bool,
@@ -89,6 +108,8 @@ def evaluate(
     set_: SetOption = None,
     recipe: RecipeOption = None,
     force: ForceOption = False,
+    attack: AttackOption = None,
+    control: ControlOption = None,
     quiet: QuietOption = False,
 ) -> None:
     """Measure the releases of ORIGINAL for disclosure risk and information loss; R-U map and report."""
@@ -100,9 +121,10 @@ def evaluate(
 
     with user_errors():
         utility_names = _utility(_names(utility), quiet)
-        settings_given = parse_settings(set_ or [])
+        settings_given = parse_settings(set_ or [], what="NAME.PARAMETER=VALUE")
         recipes = [_recipe(read_document(path, "recipe"), path) for path in recipe or []]
-        outputs = Outputs([original, *releases, config, *(recipe or [])])
+        attacks = _attacks(attack)
+        outputs = Outputs([original, *releases, config, *(recipe or []), control])
         outputs.file(report_path, "--report", (".html", ".htm"))
         outputs.file(ru_map, "--ru-map", (".png", ".pdf", ".svg"))
         outputs.file(summary, "--summary", (".json",))
@@ -113,6 +135,7 @@ def evaluate(
         for path, made in zip(recipe or [], recipes, strict=True):
             _check_recipe_input(made, path, table, original, force)
         released = [(_name(path, releases), settings.read_release(path)) for path in releases]
+        held = settings.read(control) if control is not None else None
         with progress_bar(not quiet, "measures") as progress:
             result = run_evaluation(
                 table,
@@ -128,6 +151,8 @@ def evaluate(
                 original_name=original.name,
                 stage=stage_messages(quiet, started),
                 progress=progress,
+                attacks=attacks,
+                control=held,
             )
         elapsed = time.perf_counter() - started
         document = {**result.summary(), "elapsed_seconds": round(elapsed, 3)}
@@ -140,6 +165,8 @@ def evaluate(
         count = f"{table.n_records:,} records, {len(releases)} release(s)"
         report.line(f"[bold]{original.name}[/]: {count} — {elapsed:.2f} s")
         report.add(_overview(result))
+        if attacks is not None:
+            _attack_overview(report, result)
         finish(outputs, report)
 
 
@@ -221,3 +248,41 @@ def _overview(result) -> RichTable:
             "yes" if i in result.front else "",
         )
     return table
+
+
+def _attacks(given: list[str] | None) -> list[str] | str | None:
+    """--attack NAME (repeat) as a list of names, --attack all as "all" (the library refuses all
+    beside other names)."""
+    if given is None:
+        return None
+    return "all" if given == ["all"] else given
+
+
+def _attack_overview(report: Report, result) -> None:
+    """One row per release and attack: the rates, the risk with its interval and the verdict (the
+    control rate when there is one); the attacks that did not apply to a release, with the reason."""
+    found = [(item.name, attacked) for item in result.releases for attacked in item.attacks.results]
+    controlled = any(attacked.control is not None for _, attacked in found)
+    table = RichTable(title="Attacks", title_justify="left")
+    table.add_column("release")
+    table.add_column("attack", no_wrap=True, min_width=max((len(a.name) for _, a in found), default=6))
+    for column in ("attack rate", "baseline", *(["control"] if controlled else []), "risk [CI]"):
+        table.add_column(column, justify="right")
+    table.add_column("verdict")
+
+    def rate(value) -> str:
+        return "—" if value is None else f"{value.value:.3f}"
+
+    for name, attacked in found:
+        risk = attacked.risk
+        shown = "—" if risk.value != risk.value else f"{risk.value:.3f} [{risk.low:.3f}, {risk.high:.3f}]"
+        rates = [
+            rate(attacked.attack),
+            rate(attacked.baseline),
+            *([rate(attacked.control)] if controlled else []),
+        ]
+        table.add_row(name, attacked.name, *rates, shown, attacked.verdict)
+    report.add(table)
+    for item in result.releases:
+        for name, why in item.attacks.skipped.items():
+            report.line(f"not run on {item.name}: {name} — {why}")

@@ -7,12 +7,18 @@ comes from the registries of :mod:`sdckit.measures` (a new measure is one more n
 risk measures of one file run on the original and on each release; comparing measures (record
 linkage, information loss) run on (original, release). The R-U map plots each release's headline
 risk figure against its headline loss figure (:attr:`MeasureSpec.headline`).
+
+Attacks of :mod:`sdckit.attack` (``attacks=``) run on each release beside the measures, as ``sdckit
+attack`` runs them: their rates, risk and verdict go into the release's :class:`Measured`. Their
+parameters share ``settings`` with the measures' (``{"interval-disclosure": {"k": 0.1}}``); a name
+that is both a measure and an attack run here (``linkage``, ``reidentification``) says which with a
+prefix, ``measure:linkage`` or ``attack:linkage``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -48,6 +54,9 @@ class Measured:
     skipped: dict[str, str] = field(default_factory=dict)
     recipe: dict[str, Any] | None = None
     individual_risk: np.ndarray | None = None
+    #: The attacks run on this release (:class:`sdckit.attack.base.AttackReport`: results and the
+    #: attacks that did not apply, with the reason); None when no attack was asked for.
+    attacks: Any = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,8 @@ class Evaluation:
             }
             if item.recipe is not None:
                 figures["recipe"] = item.recipe
+            if item.attacks is not None:
+                figures["attacks"] = item.attacks.summary()
             return figures
 
         return {
@@ -165,6 +176,8 @@ def evaluate(
     original_name: str = "original",
     stage: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    attacks: Sequence[str] | str | None = None,
+    control: Table | None = None,
 ) -> Evaluation:
     """Measure ``original`` and every ``(name, release)`` with the registered measures.
 
@@ -177,7 +190,24 @@ def evaluate(
     were read with (weights, missing values). Measures run with their default parameters, but for
     :data:`EVALUATE_PARAMS` (record linkage: distance-based only). ``stage(message)`` is called as
     each measure starts, ``progress(done, total)`` by the measures that report their progress.
+
+    ``attacks`` names attacks of :mod:`sdckit.attack` to run on every release (each must apply), or
+    is ``"all"``: every attack on microdata releases, those that do not apply to a release listed in
+    its report's ``skipped`` with the reason; ``control`` the original records held out of the
+    releases before they were protected (the attacks' control set). Their parameters are set in
+    ``settings`` as the measures' are (``{"interval-disclosure": {"max_risk": 0.05}}``); a name that
+    is a measure and an attack run here takes the prefix ``measure:`` or ``attack:``
+    (:mod:`sdckit.evaluate.attacks`). Each release's :class:`~sdckit.attack.base.AttackReport` is
+    its :attr:`Measured.attacks`.
     """
+    from sdckit.evaluate.attacks import (
+        attack_params,
+        attack_plan,
+        attack_release,
+        check_applies,
+        split_settings,
+    )
+
     risk_names, risk_chosen = _names(risk, DEFAULT_RISK, "risk")
     utility_names, utility_chosen = _names(utility, DEFAULT_UTILITY, "utility")
     if risk_axis not in risk_names:
@@ -220,8 +250,11 @@ def evaluate(
                 f"the R-U map's {group} measure {axis} cannot run on this data: {skipped[axis]}"
             )
 
-    settings = dict(settings or {})
     planned = {spec.name for spec, _ in plan} | set(skipped)
+    attack_specs, attacks_named = attack_plan(attacks, control)
+    settings, attack_settings = split_settings(
+        settings or {}, sorted(planned), [spec.name for spec in attack_specs]
+    )
     unknown = [name for name in settings if name not in planned]
     if unknown:
         raise ConfigError(
@@ -229,14 +262,22 @@ def evaluate(
             f"({', '.join(sorted(planned))})"
         )
     parameters = {spec.name: _params(spec, settings) for spec, _ in plan}
+    if attacks_named:
+        check_applies(attack_specs, attack_params(attack_specs, attack_settings), original, releases, control)
+    else:
+        attack_params(attack_specs, attack_settings)  # every parameter checked before anything runs
     measured_original = _measure(
         original_name, original, None, original, plan, parameters, skipped, context, None
     )
     measured = []
     for (name, release), recipe in zip(releases, recipes, strict=True):
-        measured.append(
-            _measure(name, release, original, release, plan, parameters, skipped, context, recipe)
-        )
+        item = _measure(name, release, original, release, plan, parameters, skipped, context, recipe)
+        if attacks is not None:
+            report = attack_release(
+                name, original, release, control, attack_specs, attacks_named, attack_settings, context
+            )
+            item = replace(item, attacks=report)
+        measured.append(item)
     points = [
         RUPoint(
             item.name,

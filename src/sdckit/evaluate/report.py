@@ -3,6 +3,7 @@ no network access needed to view it (a data steward mails it or opens it offline
 
 Sections: what was measured and what each axis of the R-U map says; the overview (each release's
 headline risk and loss, its combined score and whether it is on the Pareto front); the R-U map; the
+attacks run on each release, when any were (rates, risk with its interval, verdict: ``--attack``); the
 risk figures of the original and each release, with a histogram of the individual re-identification
 risk; the information-loss figures; the original's riskiest records beside what each release shows of
 them; the recipe of each release that has one; what was skipped and why.
@@ -70,6 +71,7 @@ def render_report(evaluation: Evaluation, *, title: str = "Disclosure risk and u
         _axes_note(evaluation),
         *_overview(evaluation),
         *_map(evaluation),
+        *_attacks(evaluation),
         *_risk(evaluation),
         *_utility(evaluation),
         *_riskiest(evaluation),
@@ -185,6 +187,54 @@ def _map(evaluation: Evaluation) -> list[str]:
         f'<figure><img id="ru-map" alt="R-U map of the releases" src="{uri}">'
         '<figcaption class="note">Each release at its risk (x) and information loss (y); the Pareto '
         "front joins the releases no other beats on both.</figcaption></figure>",
+    ]
+
+
+def _attacks(evaluation: Evaluation) -> list[str]:
+    """Beside the map: per release and attack, the attack, baseline and control rates, the risk with
+    its interval, the threshold and the verdict (as ``sdckit attack --report`` words them); then the
+    attacks that did not apply to a release, with the reason."""
+    from sdckit.attack._html import _VERDICT_WORDS, _rate, _risk
+
+    reports = [(item.name, item.attacks) for item in evaluation.releases if item.attacks is not None]
+    if not reports:
+        return []
+    header = ["release", "attack", "attack rate", "baseline", "control", "risk", "max risk", "verdict"]
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    rows = []
+    for name, report in reports:
+        for result in report.results:
+            threshold = "–" if result.max_risk is None else f"{result.max_risk:g}"
+            cells = [
+                name,
+                result.name,
+                _rate(result.attack),
+                _rate(result.baseline),
+                _rate(result.control),
+                _risk(result),
+                threshold,
+            ]
+            verdict = (
+                f'<td class="verdict" title="{_e(_VERDICT_WORDS[result.verdict])}">{_e(result.verdict)}</td>'
+            )
+            rows.append("<tr>" + "".join(f"<td>{_e(cell)}</td>" for cell in cells) + verdict + "</tr>")
+    skipped = [
+        f"<li><b>{_e(name)}</b>: {_e(attack)} — {_e(why)}</li>"
+        for name, report in reports
+        for attack, why in report.skipped.items()
+    ]
+    assumed = {result.name: result.assumes for _, report in reports for result in report.results}
+    assumes = [f"<li><b>{_e(attack)}</b> assumes {_e(text)}</li>" for attack, text in assumed.items()]
+    return [
+        '<h2 id="attacks">Attacks</h2>',
+        '<p class="note">Each attack counts how often an adversary succeeds with the release (attack rate), '
+        "how often one without it succeeds (baseline), and how often it succeeds on original records held "
+        "out of the release (control). The risk is (attack − control) / (1 − control), or the attack rate "
+        "without a control; intervals are Wilson's. A release holds when the risk's whole interval lies at "
+        "or below the threshold (sdckit attack, docs/attack.md).</p>",
+        f'<table id="attack-results"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>',
+        *([f'<ul class="note" id="attacks-assume">{"".join(assumes)}</ul>'] if assumes else []),
+        *([f'<p>Not run:</p><ul id="attacks-skipped">{"".join(skipped)}</ul>'] if skipped else []),
     ]
 
 
