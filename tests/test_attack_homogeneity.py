@@ -139,3 +139,12 @@ def test_refusals_and_bad_parameters():
     )
     with pytest.raises(ConfigError, match="no sensitive attribute"):
         run_attack("homogeneity", bare, bare)
+
+
+def test_a_perturbed_release_is_not_attacked_by_coverage():
+    # a noised number covers no original value: the coverage attacks do not apply (named: an error)
+    original = _read(ORIGINAL)
+    noised = _release({**ORIGINAL, "age": [21.5, 25, 33, 37, 38, 45]})
+    for attack in ("homogeneity", "background-knowledge", "reidentification"):
+        with pytest.raises(ConfigError, match="not generalized values of the original's.*'21.5'"):
+            run_attack(attack, original, noised)

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from sdckit.coverage import AttributeCover, attribute_covers, counts_of_covers
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import encode_column
 from sdckit.params import spell
 from sdckit.table import Role, Table
@@ -47,6 +47,11 @@ def qi_reason(original: Table, release: Any) -> str | None:
     absent = [name for name in keys if name not in release.data.columns]
     if absent:
         return f"the release has no column {', '.join(repr(name) for name in absent)} (a quasi-identifier)"
+    try:
+        covered_sets(original, release)
+    except InputError as error:
+        # A perturbed or synthetic value covers no original value: not a release read by coverage.
+        return f"its quasi-identifiers are not generalized values of the original's ({error})"
     return None
 
 
