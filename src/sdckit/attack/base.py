@@ -220,8 +220,9 @@ class AttackSpec:
     release, control, params) -> str | None`` (None: it can run; else why not, in words);
     ``releases`` names in words the releases it is meant for (shown in ``--help`` and the docs);
     ``measures`` what its rate counts; ``needs_control``: it cannot run without held-out records;
-    ``inputs``: ``"microdata"`` (ORIGINAL and RELEASE files) or ``"server"`` (a running query
-    server, ``--server URL --key K``).
+    ``inputs``: ``"microdata"`` (ORIGINAL and RELEASE files), ``"server"`` (a running query
+    server, ``--server URL --key K``) or ``"table"`` (ORIGINAL and a published table, one row per
+    cell, read as written; run when named with ``--attack``).
     """
 
     name: str
@@ -232,7 +233,7 @@ class AttackSpec:
     measures: str
     applies: Callable[..., str | None] = lambda original, release, control, params: None
     needs_control: bool = False
-    inputs: Literal["microdata", "server"] = "microdata"
+    inputs: Literal["microdata", "server", "table"] = "microdata"
 
 
 #: The order the command line lists and runs the attacks in; attacks not named here follow, in the
@@ -360,7 +361,10 @@ def run_attacks(
     specs = [spec for spec in specs if named or spec.inputs == inputs]
     for spec in specs:
         if spec.inputs != inputs:
-            where = "a running query server, not a release" if spec.inputs == "server" else "a release"
+            where = {
+                "server": "a running query server, not a release",
+                "table": "a published table (name only table attacks with --attack)",
+            }.get(spec.inputs, "a release")
             raise ConfigError(f"attack {spec.name} attacks {where}")
     parsed = {spec.name: _parsed(spec, settings.get(spec.name, {})) for spec in specs}
     unknown = sorted(set(settings) - set(parsed))

@@ -1,13 +1,15 @@
 """``sdckit attack``: run the attacks a release claims to withstand (:mod:`sdckit.attack`).
 
-Three ways in:
+Four ways in:
 
 * ``sdckit attack ORIGINAL RELEASE -c C [--attack NAME ...] [--control CONTROL]``: attacks on a release
   of ORIGINAL (every attack that applies, or those named), with CONTROL the original records held out
   of the release before it was protected;
 * ``sdckit attack DATA --split FRACTION -o TO_PROTECT --control-output CONTROL``: hold a share of the
   records out before protecting (they become CONTROL);
-* ``sdckit attack ORIGINAL --server URL --key K -c C``: the attacks on a running query server.
+* ``sdckit attack ORIGINAL --server URL --key K -c C``: the attacks on a running query server;
+* ``sdckit attack ORIGINAL TABLE -c C --attack table-intervals --set table-intervals.dimensions=A,B``:
+  the table attacks on a published table (read as written), when every named attack attacks tables.
 
 Exit status 3 when an attack with a threshold (``--set NAME.max_risk=R``) does not show that the
 release holds. Parse, call the library, print, write; no computation here.
@@ -172,7 +174,7 @@ def _attack(
     key: str | None,
     quiet: bool,
 ) -> None:
-    from sdckit.attack.base import ServerTarget, run_attacks
+    from sdckit.attack.base import run_attacks
     from sdckit.context import Context
     from sdckit.errors import ConfigError
     from sdckit.evaluate.evaluation import parse_settings
@@ -194,12 +196,7 @@ def _attack(
     started = time.perf_counter()
     settings = load_settings(config, roles)
     original = settings.read(files[0])
-    if server is not None:
-        release: Any = ServerTarget(url=server.rstrip("/"), key=key or "")
-        inputs = "server"
-    else:
-        release = settings.read_release(files[1])
-        inputs = "microdata"
+    release, inputs = _release(files, settings, names, server, key)
     held = settings.read(control) if control is not None else None
     with progress_bar(not quiet, "attack") as progress:
         context = Context(config=settings, progress=progress, stage=stage_messages(quiet, started))
@@ -225,6 +222,22 @@ def _attack(
     failing = result.failing()
     violation = None if not failing else f"the release is not shown to hold against: {', '.join(failing)}"
     finish(outputs, report, violation=violation, allowed=True)
+
+
+def _release(
+    files: list[Path], settings: Any, names: list[str] | None, server: str | None, key: str | None
+) -> tuple[Any, str]:
+    """What is attacked and its kind: a running server; a published table, read as written (labels
+    and released values), when every named attack attacks tables; else the release microdata."""
+    from sdckit.attack.base import ServerTarget, attack_spec
+
+    if server is not None:
+        return ServerTarget(url=server.rstrip("/"), key=key or ""), "server"
+    if names and all(attack_spec(name).inputs == "table" for name in names):
+        from sdckit.io import read_table
+
+        return read_table(files[1]), "table"
+    return settings.read_release(files[1]), "microdata"
 
 
 def _terminal_report(result: Any, original: str, target: str, records: int, elapsed: float) -> Report:
