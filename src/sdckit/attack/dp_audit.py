@@ -143,22 +143,23 @@ class DPAuditParams(AttackParams):
                 raise ValueError(f"needs {{attribute}} and {{bounds}} with {{query}} {self.query}")
             if not numeric and (self.attribute is not None or self.bounds is not None):
                 raise ValueError("takes no {attribute} or {bounds} with {query} count")
-            if self.bounds is not None:
-                _bounds(self.bounds)
+            if self.bounds is not None and _bounds(self.bounds) is None:
+                raise ValueError(
+                    f"needs {{bounds}} as LOWER:UPPER, finite with LOWER < UPPER, got {self.bounds!r}"
+                )
             if self.query == "mean" and self.neighbour == "extreme":
                 raise ValueError("takes {neighbour} extreme only for dp-noise and sum or count")
         return self
 
 
-def _bounds(text: str) -> tuple[float, float]:
+def _bounds(text: str) -> tuple[float, float] | None:
+    """``LOWER:UPPER`` as two numbers, or None when it is not that (finite, LOWER < UPPER)."""
     parts = text.split(":")
     try:
         lower, upper = (float(part) for part in parts) if len(parts) == 2 else (math.nan, math.nan)
     except ValueError:
-        lower = upper = math.nan
-    if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
-        raise ValueError(f"needs {{bounds}} as LOWER:UPPER, finite with LOWER < UPPER, got {text!r}")
-    return lower, upper
+        return None
+    return (lower, upper) if math.isfinite(lower) and math.isfinite(upper) and lower < upper else None
 
 
 # Statistics ---------------------------------------------------------------------------------------
@@ -278,12 +279,7 @@ def _dp_noise_step(path: str) -> dict[str, Any]:
         text = file.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"{where}: cannot read {path}: {error.strerror or error}") from None
-    try:
-        content = json.loads(text) if file.suffix.lower() == ".json" else _yaml(text)
-    except ValueError as error:
-        raise ConfigError(
-            f"{where}: {path} is not valid {file.suffix.lstrip('.') or 'JSON'}: {error}"
-        ) from None
+    content = _json(text, where, path) if file.suffix.lower() == ".json" else _yaml(text, where, path)
     recipe = content.get("recipe", content) if isinstance(content, dict) else None
     steps = recipe.get("steps") if isinstance(recipe, dict) else None
     found = [step for step in steps or [] if isinstance(step, dict) and step.get("method") == "dp-noise"]
@@ -293,13 +289,20 @@ def _dp_noise_step(path: str) -> dict[str, Any]:
     return found[0]
 
 
-def _yaml(text: str) -> Any:
+def _json(text: str, where: str, path: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise ConfigError(f"{where}: {path} is not valid JSON: {error}") from None
+
+
+def _yaml(text: str, where: str, path: str) -> Any:
     import yaml
 
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as error:
-        raise ValueError(str(error).splitlines()[0]) from None
+        raise ConfigError(f"{where}: {path} is not valid YAML: {str(error).splitlines()[0]}") from None
 
 
 def _column(original: Table, name: str, parameter: str) -> np.ndarray:
@@ -395,7 +398,7 @@ def _query(original: Table, params: DPAuditParams) -> Mechanism:
     n = original.n_records
     if n < 2:
         raise ConfigError("dp-audit needs an original of at least 2 records")
-    low, high = _bounds(params.bounds) if params.bounds is not None else (0.0, 0.0)
+    low, high = (_bounds(params.bounds) if params.bounds is not None else None) or (0.0, 0.0)
     present = np.zeros(0)
     if query != "count":
         assert params.attribute is not None
