@@ -143,3 +143,53 @@ def test_bad_parameters():
         run_attack("background-knowledge", table, table, params={"bound": 0})
     with pytest.raises(ConfigError, match="b"):
         run_attack("background-knowledge", table, table, params={"b": -1})
+
+
+@pytest.mark.parametrize("block", [1, 2, 128])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_against_a_brute_force_reading(monkeypatch, block, seed):
+    """Covered sets, counts and ruled-out values by plain loops over a small random truthful release
+    (decades, whole '*' records, some ages kept), for b = 0..3 and two bounds; the values counted
+    ``block`` at a time."""
+    import sdckit.attack._coverage as coverage
+
+    monkeypatch.setattr(coverage, "_BLOCK", block)
+    rng = np.random.default_rng(seed)
+    n = 60
+    ages = rng.integers(20, 60, n)
+    zips = rng.choice(list("ab"), n)
+    values = rng.choice(list("pqrstu"), n, p=[0.4, 0.2, 0.15, 0.1, 0.1, 0.05])
+    how = rng.choice(["decade", "star", "keep"], n, p=[0.7, 0.1, 0.2])
+    age_labels = [
+        f"{a // 10 * 10}-{a // 10 * 10 + 9}" if h == "decade" else "*" if h == "star" else str(a)
+        for a, h in zip(ages, how, strict=True)
+    ]
+    zip_labels = ["*" if h == "star" else z for z, h in zip(zips, how, strict=True)]
+
+    def covers(i: int, j: int) -> bool:
+        label = age_labels[j]
+        if label == "*":
+            age_ok = True
+        elif "-" in label:
+            low, high = map(int, label.split("-"))
+            age_ok = low <= ages[i] <= high
+        else:
+            age_ok = int(label) == ages[i]
+        return age_ok and zip_labels[j] in ("*", zips[i])
+
+    original = {"age": ages.tolist(), "zip": zips.tolist(), "disease": values.tolist()}
+    released = {"age": age_labels, "zip": zip_labels, "disease": values.tolist()}
+    for b in range(4):
+        for bound in (1.0, 0.5):
+            expected = 0
+            for i in range(n):
+                counts: dict[str, int] = {}
+                for j in range(n):
+                    if covers(i, j):
+                        counts[values[j]] = counts.get(values[j], 0) + 1
+                wrong = sorted((c for v, c in counts.items() if v != values[i]), reverse=True)
+                left = sum(counts.values()) - sum(wrong[:b])
+                posterior = counts.get(values[i], 0) / left if left else 0.0
+                expected += posterior >= bound - 1e-12
+            result = _attack({"b": b, "bound": bound}, original, released)
+            assert result.attack.successes == expected, (b, bound)

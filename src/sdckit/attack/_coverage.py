@@ -12,7 +12,7 @@ value, a missing original value is covered by every label), as ``sdckit risk rei
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -101,15 +101,87 @@ class CoveredSets:
             own &= found
         return own
 
-    def value_counts(self, released_codes: np.ndarray, n_values: int) -> np.ndarray:
-        """Per target (rows) and sensitive value code (columns), the released records of the covered
-        set holding that value; counted ``_BLOCK`` values per pass."""
-        out = np.zeros((self.n_targets, n_values), dtype=np.float64)
+    def posterior(self, released_codes: np.ndarray, n_values: int, true: np.ndarray, b: int) -> Posterior:
+        """Per target, the share of its ``true`` value code among the released records of its covered
+        set once the ``b`` most frequent other values there are ruled out (:class:`Posterior`).
+
+        Targets with the same quasi-identifiers share a covered set: the sensitive values are counted
+        per distinct pattern, ``_BLOCK`` values per pass of the coverage join, keeping per pattern
+        only the counts of the true values, the totals and the ``b + 1`` largest counts (memory:
+        patterns x (block + b))."""
+        slots = np.stack([cover.target_slots for cover in self.covers], axis=1)
+        patterns, pattern_of = np.unique(slots, axis=0, return_inverse=True)
+        pattern_of = pattern_of.reshape(-1)
+        covers = [replace(cover, target_slots=patterns[:, j]) for j, cover in enumerate(self.covers)]
+        n_patterns = len(patterns)
+        right = np.zeros(self.n_targets)
+        total = np.zeros(n_patterns)
+        top = _Top.empty(n_patterns, b + 1)
         for start in range(0, n_values, _BLOCK):
             stop = min(start + _BLOCK, n_values)
             onehot = (released_codes[:, None] == np.arange(start, stop)[None, :]).astype(np.float64)
-            out[:, start:stop] = counts_of_covers(self.covers, self.n_targets, onehot)
-        return out
+            block = counts_of_covers(covers, n_patterns, onehot)
+            total += block.sum(axis=1)
+            inside = np.flatnonzero((true >= start) & (true < stop))
+            right[inside] = block[pattern_of[inside], true[inside] - start]
+            top = top.merged(block, start)
+        return Posterior.of(right, total[pattern_of], top.wrong(pattern_of, true, b))
+
+
+@dataclass(frozen=True)
+class _Top:
+    """Per row, the ``width`` largest counts seen so far and the codes of their values (-1: none)."""
+
+    counts: np.ndarray
+    codes: np.ndarray
+
+    @classmethod
+    def empty(cls, rows: int, width: int) -> _Top:
+        return cls(np.zeros((rows, width)), np.full((rows, width), -1, dtype=np.int64))
+
+    def merged(self, block: np.ndarray, start: int) -> _Top:
+        """Keep the largest of these and of ``block`` (counts of value codes ``start``, ``start + 1``...)."""
+        width = self.counts.shape[1]
+        counts = np.concatenate([self.counts, block], axis=1)
+        codes = np.concatenate(
+            [self.codes, np.broadcast_to(np.arange(start, start + block.shape[1]), block.shape)], axis=1
+        )
+        chosen = np.argpartition(-counts, width - 1, axis=1)[:, :width]
+        return _Top(np.take_along_axis(counts, chosen, axis=1), np.take_along_axis(codes, chosen, axis=1))
+
+    def wrong(self, rows: np.ndarray, true: np.ndarray, b: int) -> np.ndarray:
+        """Per target (its row and true value code), the sum of the ``b`` largest counts of other
+        values: of the ``b + 1`` largest, all but the true value's, or all but the smallest."""
+        if b == 0:
+            return np.zeros(len(rows))
+        counts, codes = self.counts[rows], self.codes[rows]
+        is_true = codes == true[:, None]
+        dropped = np.where(is_true.any(axis=1), (counts * is_true).sum(axis=1), counts.min(axis=1))
+        return counts.sum(axis=1) - dropped
+
+
+@dataclass(frozen=True)
+class Posterior:
+    """Per target: ``value`` the share of its true value once ``b`` wrong values are ruled out (0 when
+    nothing is left), ``total`` the size of its covered set."""
+
+    value: np.ndarray
+    total: np.ndarray
+
+    @classmethod
+    def of(cls, right: np.ndarray, total: np.ndarray, wrong: np.ndarray) -> Posterior:
+        left = total - wrong
+        value = np.where(left > 0, right / np.where(left > 0, left, 1.0), 0.0)
+        return cls(value, total)
+
+
+def overall_posterior(released_codes: np.ndarray, n_values: int, true: np.ndarray, b: int) -> np.ndarray:
+    """The posterior of every target's true value read from the whole release (the baseline)."""
+    overall = np.bincount(released_codes, minlength=n_values).astype(np.float64)[None, :]
+    top = _Top.empty(1, b + 1).merged(overall, 0)
+    rows = np.zeros(len(true), dtype=np.int64)
+    total = np.full(len(true), overall.sum())
+    return Posterior.of(overall[0, true], total, top.wrong(rows, true, b)).value
 
 
 def covered_sets(original: Table, release: Table, control: Any = None) -> CoveredSets:
@@ -138,25 +210,6 @@ def sensitive_codes(truth: pl.Series, released: pl.Series) -> tuple[np.ndarray, 
     codes = np.where(codes < 0, cardinality, codes).astype(np.int64)
     n_values = cardinality + (1 if has_missing else 0)
     return codes[: len(truth)], codes[len(truth) :], max(n_values, 1)
-
-
-def posterior_after_ruling_out(counts: np.ndarray, true: np.ndarray, b: int) -> np.ndarray:
-    """Per row of ``counts`` (values counted in a covered set or in the whole release), the share of
-    the true value ``true`` once the ``b`` most frequent *other* values are ruled out (the worst case
-    for the release); 0 where nothing is left or the true value is absent."""
-    rows = np.arange(len(counts))
-    right = counts[rows, true]
-    total = counts.sum(axis=1)
-    ruled = np.zeros(len(counts))
-    if b > 0 and counts.shape[1] > 1:
-        wrong = counts.copy()
-        wrong[rows, true] = 0.0
-        keep = min(b, wrong.shape[1])
-        top = -np.partition(-wrong, keep - 1, axis=1)[:, :keep] if keep < wrong.shape[1] else wrong
-        ruled = top.sum(axis=1)
-    left = total - ruled
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(left > 0, right / np.where(left > 0, left, 1.0), 0.0)
 
 
 @dataclass(frozen=True)
@@ -191,20 +244,19 @@ def sensitive_disclosure(
         if isinstance(control, Table):
             truth = pl.concat([truth.cast(pl.String), control.data.get_column(name).cast(pl.String)])
         true, released, n_values = sensitive_codes(truth, release.data.get_column(name))
-        counts = sets.value_counts(released, n_values)
-        posterior = posterior_after_ruling_out(counts, true, b)
-        smallest = int(counts[:n].sum(axis=1).min()) if n else 0
+        found = sets.posterior(released, n_values, true, b)
+        posterior = found.value
+        smallest = int(found.total[:n].min()) if n else 0
         disclosed = posterior >= bound - tolerance
-        overall = np.bincount(released, minlength=n_values).astype(np.float64)
-        by_value = posterior_after_ruling_out(np.tile(overall, (n_values, 1)), np.arange(n_values), b)
-        guessed = by_value[true[:n]] >= bound - tolerance
+        baseline_posterior = overall_posterior(released, n_values, true[:n], b)
+        guessed = baseline_posterior >= bound - tolerance
         attack |= disclosed[:n]
         held |= disclosed[n:]
         baseline |= guessed
         per_attribute[name] = {
             "disclosed_share": float(np.count_nonzero(disclosed[:n]) / n),
             "mean_posterior": float(posterior[:n].mean()),
-            "baseline_mean_posterior": float(by_value[true[:n]].mean()),
+            "baseline_mean_posterior": float(baseline_posterior.mean()),
         }
     details = {
         "quasi_identifiers": list(sets.keys),
