@@ -390,7 +390,8 @@ def _compare_routes(
     render: Callable[..., HTMLResponse],
     go: Callable[[str], RedirectResponse],
 ) -> None:
-    """Compare and export: the R-U map of the releases, the one kept, its files."""
+    """Compare and export: the R-U map of the releases, the attacks on them, the one kept, its files."""
+    attack_choices = _cached_attacks()
 
     def compare_options() -> dict[str, Any]:
         return state["compare"] or {
@@ -399,6 +400,8 @@ def _compare_routes(
             "risk_axis": "linkage",
             "loss_axis": "tables",
             "weight": "0.5",
+            "attacks": [],
+            "max_risk": "",
         }
 
     @app.get("/compare")
@@ -431,6 +434,8 @@ def _compare_routes(
                 )
                 if evaluation
                 else None,
+                attacks=_release_attacks(attack_choices()),
+                attack_rows=_attack_rows(evaluation),
             )
 
     @app.post("/compare")
@@ -443,6 +448,8 @@ def _compare_routes(
             "risk_axis": one.get("risk-axis", "linkage"),
             "loss_axis": one.get("loss-axis", "tables"),
             "weight": one.get("weight", "0.5"),
+            "attacks": fields.get("attack", []),
+            "max_risk": one.get("attack-max-risk", "").strip(),
         }
         state["compare"] = options
         try:
@@ -451,7 +458,10 @@ def _compare_routes(
             state["notice"] = f"λ must be a number between 0 and 1, got {options['weight']!r}"
             return go("/compare")
         try:
-            await run_in_threadpool(session.start_compare, {**options, "weight": weight})
+            max_risk = _max_risk(options["max_risk"], options["attacks"])
+            attacks = _attack_names(options["attacks"])
+            chosen = {**options, "weight": weight, "attacks": attacks, "max_risk": max_risk}
+            await run_in_threadpool(session.start_compare, chosen)
         except SdcError as error:
             state["notice"] = str(error)
         return go("/compare")
@@ -497,6 +507,94 @@ def _compare_routes(
                 "no report yet: place the releases on the R-U map first", status_code=404
             )
         return FileResponse(job.folder / "report.html", media_type="text/html", filename="report.html")
+
+
+def _cached_attacks() -> Callable[[], list[Any]]:
+    """The attacks on microdata releases, from the registry (their modules imported once, when the
+    Compare page is first shown)."""
+    found: list[Any] = []
+
+    def choices() -> list[Any]:
+        if not found:
+            from sdckit.attack.base import ATTACKS
+
+            found.extend(spec for spec in ATTACKS if spec.inputs == "microdata")
+        return found
+
+    return choices
+
+
+def _release_attacks(specs: list[Any]) -> list[dict[str, str]]:
+    """The Compare form's attack checkboxes: name, one-line help, the releases it is meant for."""
+    return [{"name": spec.name, "help": spec.help, "releases": spec.releases} for spec in specs]
+
+
+def _attack_names(chosen: list[str]) -> list[str] | str | None:
+    """The attacks the form chose, as :func:`sdckit.evaluate.evaluate` takes them (``all`` alone, or
+    names), refused at once as the command line refuses them (the evaluation is not started)."""
+    from sdckit.evaluate.attacks import attack_plan
+
+    attacks: list[str] | str | None = None
+    if chosen:
+        attacks = "all" if chosen == ["all"] else chosen
+    attack_plan(attacks, None)
+    return attacks
+
+
+def _max_risk(text: str, attacks: list[str]) -> float | None:
+    """The threshold every chosen attack is judged against (``--set NAME.max_risk``), or None."""
+    if not text:
+        return None
+    if not attacks:
+        raise SdcError(f"max risk {text} is the threshold of the attacks: choose at least one attack")
+    try:
+        value = float(text)
+    except ValueError:
+        raise SdcError(f"max risk must be a number between 0 and 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise SdcError(f"max risk must be a number between 0 and 1, got {text}")
+    return value
+
+
+def _attack_rows(evaluation: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One row per release and attack of the evaluation (its summary), and the attacks that did not
+    apply to a release: ``{"release", "attack", ..., "skipped": reason or None}``."""
+    rows: list[dict[str, Any]] = []
+    for release in (evaluation or {}).get("releases", []):
+        report = release.get("attacks")
+        if report is None:
+            continue
+        for found in report["attacks"]:
+            risk = found["risk"]
+            rows.append(
+                {
+                    "release": release["name"],
+                    "attack": found["attack"],
+                    "assumes": found["assumes"],
+                    "attack_rate": _rate(found["attack_rate"]),
+                    "baseline": _rate(found["baseline_rate"]),
+                    "control": _rate(found["control_rate"]),
+                    "risk": "undefined" if risk is None else _interval(risk["value"], risk["ci"]),
+                    "max_risk": "—" if found["max_risk"] is None else f"{found['max_risk']:g}",
+                    "verdict": found["verdict"],
+                    "skipped": None,
+                }
+            )
+        rows += [
+            {"release": release["name"], "attack": name, "skipped": why}
+            for name, why in report["skipped"].items()
+        ]
+    return rows
+
+
+def _rate(rate: dict[str, Any] | None) -> str:
+    if rate is None:
+        return "—"
+    return f"{_interval(rate['value'], rate['ci'])} ({rate['successes']:,} of {rate['trials']:,})"
+
+
+def _interval(value: float, ci: list[float]) -> str:
+    return f"{value:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]"
 
 
 def _given(params: Any, given: dict[str, str]) -> dict[str, Any]:

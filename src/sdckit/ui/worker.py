@@ -187,11 +187,19 @@ def protect(payload: dict[str, Any], folder: Path, reporter: Reporter) -> dict[s
 
 
 def compare(payload: dict[str, Any], folder: Path, reporter: Reporter) -> dict[str, Any]:
-    """``sdckit evaluate`` of the session's releases: the summary and the HTML report."""
+    """``sdckit evaluate`` of the session's releases (with the attacks chosen, ``--attack``): the
+    summary and the HTML report."""
     from sdckit.evaluate import evaluate
     from sdckit.evaluate.report import write_report
 
     config, original = _inputs(payload)
+    attacks = payload.get("attacks")
+    settings = None
+    if payload.get("max_risk") is not None:
+        from sdckit.evaluate.attacks import attack_plan
+
+        specs, _ = attack_plan(attacks, None)
+        settings = {f"attack:{spec.name}": {"max_risk": payload["max_risk"]} for spec in specs}
     releases, recipes = [], []
     for entry in payload["releases"]:
         releases.append((entry["name"], config.read_release(entry["path"])))
@@ -208,6 +216,8 @@ def compare(payload: dict[str, Any], folder: Path, reporter: Reporter) -> dict[s
         recipes=recipes,
         original_name=Path(payload["data"]).name,
         stage=reporter.stage,
+        attacks=attacks,
+        settings=settings,
     )
     reporter.stage("writing the report")
     write_report(result, folder / "report.html", title=f"Evaluation of {Path(payload['data']).name}")
