@@ -45,33 +45,37 @@ class TrackerParams(ServerAttackParams):
 
 
 def build_tracker(view: View) -> tuple[Filter, str, list[Any]]:
-    """The tracker: the most frequent categories of the public attribute that splits the records
-    closest to half, taken until half the records are in; the formula, the attribute, its categories."""
-    best: tuple[float, str, list[Any]] | None = None
+    """The tracker: on the public attribute that splits the records closest to half, ``attribute <=
+    median`` for a numeric one, else ``attribute in [...]`` its most frequent categories taken until
+    half the records are in; the formula, the attribute, its categories (or the median)."""
+    best: tuple[float, Filter, str, list[Any]] | None = None
     half = view.data.height / 2
     for column in view.public:
-        counts = view.data[column].drop_nulls().value_counts(sort=True)
-        if counts.height < 2:
+        values = view.data[column].drop_nulls()
+        if values.n_unique() < 2:
             continue
-        chosen, total = [], 0
-        for value, size in counts.iter_rows():
-            if total >= half:
-                break
-            chosen.append(value)
-            total += size
-        if len(chosen) == counts.height:
-            chosen.pop()
-            total -= int(counts[-1, 1])
-        gap = abs(total - half)
+        if values.dtype.is_numeric():
+            median = values.sort()[(values.len() - 1) // 2]
+            size = int((values <= median).sum())
+            chosen: list[Any] = [median]
+            formula: Filter = {"column": column, "op": "<=", "value": median}
+        else:
+            counts = values.value_counts(sort=True)
+            chosen, size = [], 0
+            for value, count in counts.iter_rows():
+                if size >= half or len(chosen) == counts.height - 1:
+                    break
+                chosen.append(value)
+                size += count
+            formula = {"column": column, "op": "in", "value": chosen}
+        if size >= values.len():
+            continue
+        gap = abs(size - half)
         if best is None or gap < best[0]:
-            best = (gap, column, chosen)
+            best = (gap, formula, column, chosen)
     if best is None:
-        raise ConfigError(
-            f"dataset {view.name}: no public attribute has two categories to build a tracker on"
-        )
-    _, column, chosen = best
-    formula = {"or": [{"column": column, "op": "=", "value": value} for value in chosen]}
-    return formula, column, chosen
+        raise ConfigError(f"dataset {view.name}: no public attribute has two values to build a tracker on")
+    return best[1], best[2], best[3]
 
 
 class _Tracker:
