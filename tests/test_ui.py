@@ -447,6 +447,67 @@ def test_the_story_describe_measure_protect_compare_export(bench, tmp_path):
     assert len(files["release"].content) > 10_000
 
 
+@pytest.mark.browser
+def test_compare_attacks_the_releases_beside_the_map(bench, tmp_path):
+    """Issue 36: the Compare page offers the registered attacks on releases; the two releases of the
+    story, attacked by singling out and homogeneity, show the figures of ``sdckit evaluate --attack``
+    on the same files, next to the R-U map."""
+    from sdckit.attack.base import ATTACKS
+
+    driver = bench.driver
+    open_page(driver, f"{bench.base}/compare")
+    boxes = driver.find_elements("css selector", "#attacks input[type=checkbox]")
+    microdata = [spec.name for spec in ATTACKS if spec.inputs == "microdata"]
+    assert [box.get_attribute("value") for box in boxes] == ["all", *microdata]
+    by_id(bench, "attack-singling-out").click()
+    by_id(bench, "attack-homogeneity").click()
+    type_into(bench, "attack-max-risk", "0.5")
+    assert_every_control_is_labelled(bench)
+    submit(bench, "run-compare")
+    wait_for(bench, "attack-results")
+    assert wait_ended(bench, ".job") == "done", errors_shown(bench)
+    page = driver.page_source
+    assert page.index('id="ru-map"') < page.index('id="attack-results"')
+    rows = driver.find_elements("css selector", "#attack-results tbody tr[data-attack]")
+    shown = [
+        (
+            row.get_attribute("data-release"),
+            row.get_attribute("data-attack"),
+            [cell.text for cell in row.find_elements("css selector", "td")],
+        )
+        for row in rows
+    ]
+    names = ["R1 mondrian k=5", "R2 generalize k=5"]
+    assert [(release, attack) for release, attack, _ in shown] == [
+        (name, attack) for name in names for attack in ("singling-out", "homogeneity")
+    ]
+    shoot(bench, "08-compare-attacks")
+    # the same attacks by the command line, on the files the workbench wrote
+    with bench.client() as client:
+        (tmp_path / "config.yaml").write_text(client.get("/download/config.yaml").text, encoding="utf-8")
+        for identifier in ("r1", "r2"):
+            content = client.get(f"/releases/{identifier}/release.csv").content
+            (tmp_path / f"{identifier}.csv").write_bytes(content)
+    status, _, err = cli(
+        "evaluate", str(bench.folder / "example.csv"), str(tmp_path / "r1.csv"), str(tmp_path / "r2.csv"),
+        "-c", str(tmp_path / "config.yaml"), "--risk", "linkage", "--utility", "tables",
+        "--attack", "singling-out", "--attack", "homogeneity",
+        "--set", "singling-out.max-risk=0.5", "--set", "homogeneity.max-risk=0.5",
+        "--summary", str(tmp_path / "attacks.json"), "--quiet",
+    )  # fmt: skip
+    assert status == 0, err
+    expected = []
+    for release in json.loads((tmp_path / "attacks.json").read_text())["releases"]:
+        for found in release["attacks"]["attacks"]:
+            rate = found["attack_rate"]
+            low, high = rate["ci"]
+            expected.append(
+                (found["attack"], f"{rate['value']:.4f} [{low:.4f}, {high:.4f}] ({rate['successes']:,} of "
+                 f"{rate['trials']:,})", found["verdict"])
+            )  # fmt: skip
+    assert [(attack, cells[1], cells[-1]) for _, attack, cells in shown] == expected
+
+
 # Must show: bad input gives the command line's message, next to the field, and runs nothing ------
 
 
