@@ -233,3 +233,20 @@ def test_bad_recipes_are_named(tmp_path):
     yaml_recipe.write_text("steps:\n  - {method: dp-noise, epsilon: 1.0, bounds: ['z:0:1']}\n")
     with pytest.raises(ConfigError, match="recipe: 'z' is not a column of the original"):
         audit(table, DPAuditParams.parse({"recipe": str(yaml_recipe)}))
+
+
+def test_query_server_gaussian_count():
+    # (ε, δ) = (1, 10⁻³): the server's Gaussian (zCDP through OpenDP's conversion), its scale found by
+    # the same calibration (2.9015); the audit's bound stays below ε, half the noise is caught. A
+    # Gaussian audit is weaker than a Laplace one (no atom where the likelihood ratio saturates):
+    # about 0.37 of ε = 1 here, and half the noise at ε = 0.5 goes unseen at this number of trials
+    table = _table([1.0] * 50)
+    params = DPAuditParams.parse({"query": "count", "epsilon": 1.0, "delta": 1e-3})
+    mechanism = _query(table, params)
+    assert mechanism.noise == "gaussian" and mechanism.scales[0] == pytest.approx(2.9015, abs=1e-3)
+    draws = mechanism.draw(0, 3000)[:, 0] - 50.0  # the server's own sdckit.query.dp.aggregate
+    assert kstest(draws, "norm", args=(0.0, mechanism.scales[0])).pvalue > 1e-6
+    result = audit(table, params)
+    assert 0.2 <= result.epsilon_lower <= 1.0 and result.verdict == "holds"
+    assert result.details["delta"] == 1e-3 and result.details["epsilon_of_pair"] is None
+    assert audit(table, params, _noise_factor=0.5).verdict == "fails"
