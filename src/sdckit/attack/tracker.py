@@ -134,7 +134,11 @@ def _run(
             tracker.guess,
             params,
             details={
-                "tracker": {"attribute": tracker.column, "categories": [str(v) for v in tracker.values]}
+                "tracker": {
+                    "attribute": tracker.column,
+                    "values": len(tracker.values),
+                    "categories": [str(v) for v in tracker.values[:20]],  # the first 20
+                }
             },
         )
     finally:
