@@ -84,21 +84,7 @@ def protect(
             )
         elapsed = time.perf_counter() - started
         violation = "; ".join(result.violations) or None
-        report = Report()
-        report.line(
-            f"[bold]{data.name}[/]: {table.n_records:,} records, {len(steps)} step(s) — {elapsed:.2f} s"
-        )
-        for number, figures in enumerate(result.steps, start=1):
-            report.line(_step_line(f"step {number} {figures['method']}", figures))
-        report.line(_step_line("final", result.final))
-        for attacked in (result.attack or {}).get("attacks", []):
-            risk = attacked["risk"]
-            shown = (
-                "undefined"
-                if risk is None
-                else f"{risk['value']:.3f} [{risk['ci'][0]:.3f}, {risk['ci'][1]:.3f}]"
-            )
-            report.line(f"attack {attacked['attack']}: risk {shown}, {attacked['verdict']}")
+        report = _report(f"[bold]{data.name}[/]: {table.n_records:,} records", len(steps), elapsed, result)
         document = {
             "data": str(data),
             "steps": result.steps,
@@ -112,6 +98,21 @@ def protect(
         stage_table(outputs, output, result.table)
         stage_json(outputs, summary, document)
         finish(outputs, report, violation, allow_violations)
+
+
+def _report(what: str, steps: int, elapsed: float, result: Any) -> Report:
+    """Every step's line, the final state's, and each attack of the plan's attack step."""
+    report = Report()
+    report.line(f"{what}, {steps} step(s) — {elapsed:.2f} s")
+    for number, figures in enumerate(result.steps, start=1):
+        report.line(_step_line(f"step {number} {figures['method']}", figures))
+    report.line(_step_line("final", result.final))
+    for attacked in (result.attack or {}).get("attacks", []):
+        risk = attacked["risk"]
+        low, high = (None, None) if risk is None else risk["ci"]
+        shown = "undefined" if risk is None else f"{risk['value']:.3f} [{low:.3f}, {high:.3f}]"
+        report.line(f"attack {attacked['attack']}: risk {shown}, {attacked['verdict']}")
+    return report
 
 
 def _step_line(label: str, figures: dict[str, Any]) -> str:
