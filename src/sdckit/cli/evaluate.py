@@ -123,11 +123,9 @@ def evaluate(
         utility_names = _utility(_names(utility), quiet)
         settings_given = parse_settings(set_ or [], what="NAME.PARAMETER=VALUE")
         recipes = [_recipe(read_document(path, "recipe"), path) for path in recipe or []]
-        attacks = _attacks(attack)
-        outputs = Outputs([original, *releases, config, *(recipe or []), control])
-        outputs.file(report_path, "--report", (".html", ".htm"))
-        outputs.file(ru_map, "--ru-map", (".png", ".pdf", ".svg"))
-        outputs.file(summary, "--summary", (".json",))
+        outputs = _outputs(
+            [original, *releases, config, *(recipe or []), control], report_path, ru_map, summary
+        )
         started = time.perf_counter()
         # --weight is the score's λ here: sampling weights come from the configuration's data.weights.
         settings = load_settings(config, InlineRoles(qi, sensitive))
@@ -151,7 +149,7 @@ def evaluate(
                 original_name=original.name,
                 stage=stage_messages(quiet, started),
                 progress=progress,
-                attacks=attacks,
+                attacks=_attacks(attack),
                 control=held,
             )
         elapsed = time.perf_counter() - started
@@ -161,13 +159,25 @@ def evaluate(
         )
         outputs.stage(ru_map, lambda path: ru_map_plot(result.points, path))
         stage_json(outputs, summary, document)
-        report = Report()
-        count = f"{table.n_records:,} records, {len(releases)} release(s)"
-        report.line(f"[bold]{original.name}[/]: {count} — {elapsed:.2f} s")
-        report.add(_overview(result))
-        if attacks is not None:
-            _attack_overview(report, result)
-        finish(outputs, report)
+        finish(outputs, _terminal_report(result, original.name, table.n_records, elapsed))
+
+
+def _outputs(inputs: list, report: Path | None, ru_map: Path | None, summary: Path | None) -> Outputs:
+    outputs = Outputs(inputs)
+    outputs.file(report, "--report", (".html", ".htm"))
+    outputs.file(ru_map, "--ru-map", (".png", ".pdf", ".svg"))
+    outputs.file(summary, "--summary", (".json",))
+    return outputs
+
+
+def _terminal_report(result, name: str, records: int, elapsed: float) -> Report:
+    """The R-U map's table, then the attacks' when any were run."""
+    report = Report()
+    report.line(f"[bold]{name}[/]: {records:,} records, {len(result.releases)} release(s) — {elapsed:.2f} s")
+    report.add(_overview(result))
+    if any(item.attacks is not None for item in result.releases):
+        _attack_overview(report, result)
+    return report
 
 
 def _utility(utility: list[str] | None, quiet: bool) -> list[str] | None:
