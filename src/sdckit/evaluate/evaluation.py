@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from sdckit.evaluate.rumap import RUPoint, pareto_front, ru_score
 from sdckit.measures import MeasureSpec, first_implicate, measure_spec, run_measure
 from sdckit.params import spell
 from sdckit.table import Kind, Role, Table
+
+if TYPE_CHECKING:
+    from sdckit.attack.base import AttackReport
 
 #: What ``evaluate`` measures when not told otherwise.
 DEFAULT_RISK = ("reidentification", "linkage")
@@ -56,7 +59,7 @@ class Measured:
     individual_risk: np.ndarray | None = None
     #: The attacks run on this release (:class:`sdckit.attack.base.AttackReport`: results and the
     #: attacks that did not apply, with the reason); None when no attack was asked for.
-    attacks: Any = None
+    attacks: AttackReport | None = None
 
 
 @dataclass(frozen=True)
