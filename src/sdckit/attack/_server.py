@@ -138,6 +138,14 @@ def open_view(attack: str, original: Table, target: ServerTarget, params: Server
     from sdckit.query.client import Client
 
     client = Client(target.url, target.key)
+    try:
+        return _view(attack, original, client, params)
+    except BaseException:
+        client.close()
+        raise
+
+
+def _view(attack: str, original: Table, client: Any, params: ServerAttackParams) -> View:
     name = params.dataset
     if name is None:
         served = [entry["name"] for entry in client.datasets()]
@@ -152,7 +160,6 @@ def open_view(attack: str, original: Table, target: ServerTarget, params: Server
     try:
         description = client.dataset(name)
     except UnknownDataset as error:
-        client.close()
         raise ConfigError(f"{spelled(attack, 'dataset')}: {error.message}") from None
     kinds = {entry["name"]: entry["kind"] for entry in description["attributes"]}
     missing = sorted(set(kinds) - set(original.data.columns))

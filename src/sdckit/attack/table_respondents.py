@@ -70,6 +70,37 @@ def respondents(
     return known
 
 
+def components(table: Published) -> np.ndarray:
+    """The connected component of every cell: suppressed cells sharing a relation are connected."""
+    from scipy import sparse
+    from scipy.sparse import csgraph
+
+    touches = sparse.csr_matrix((np.abs(table.matrix) > 0) & table.suppressed[None, :])
+    adjacency = (touches.T @ touches).astype(bool)
+    return csgraph.connected_components(adjacency, directed=False)[1]
+
+
+def useful(
+    table: Published, known: dict[int, tuple[dict[int, float], dict[int, float]]], params: TableAttackParams
+) -> dict[int, tuple[dict[int, float], dict[int, float], set[int]]]:
+    """The respondents whose knowledge the outside attacker's polytope does not already imply (a
+    bound inside a cell's outside interval), with the components their knowledge reaches: a bound the
+    polytope satisfies changes no interval, so the others are left out (exactly)."""
+    outside = {int(c): interval(table, int(c), params) for c in np.flatnonzero(table.suppressed)}
+    component = components(table)
+    kept = {}
+    for record, (low, high) in known.items():
+        reached = {
+            int(component[c])
+            for c in set(low) | set(high)
+            if low.get(c, -np.inf) > outside[c][0] + 1e-9 * max(1.0, abs(outside[c][0]))
+            or high.get(c, np.inf) < outside[c][1] - 1e-9 * max(1.0, abs(outside[c][1]))
+        }
+        if reached:
+            kept[record] = (low, high, reached)
+    return kept
+
+
 @register_attack(
     "table-respondents",
     TableRespondentsParams,
@@ -87,7 +118,8 @@ def _run(
     sensitive = sensitive_cells(original, table, params)
     if not sensitive.cells:
         raise ConfigError("the rules flag no cell of the original: there is nothing to attack")
-    known = respondents(table, sensitive)
+    component = components(table)
+    known = useful(table, respondents(table, sensitive), params)
     found: dict[str, Any] = {}
     for cell in sensitive.cells:
         truth, level = sensitive.truth[cell], sensitive.level[cell]
@@ -96,9 +128,9 @@ def _run(
             found[name] = {"by": "everyone (published)", "interval": [truth, truth]}
             continue
         inside = set(sensitive.records[cell].tolist())
-        for record, (low, high) in known.items():
-            if record in inside:
-                continue  # a respondent does not attack a cell it contributes to
+        for record, (low, high, reach) in known.items():
+            if record in inside or component[cell] not in reach:
+                continue  # a respondent does not attack a cell it contributes to, nor one it cannot move
             bounds = interval(table, cell, params, low, high)
             if disclosed(*bounds, truth, level):
                 found[name] = {"by": f"record {record} of the original", "interval": list(bounds)}
@@ -110,5 +142,5 @@ def _run(
         "every cell it is in (exactly the cell's value where it is the only contributor)",
         attack=wilson_rate(len(found), n, params.confidence),
         max_risk=params.max_risk,
-        details={"sensitive_cells": n, "respondents": len(known), "disclosed": found},
+        details={"sensitive_cells": n, "respondents": len(known), "disclosed": found},  # the useful ones
     )
