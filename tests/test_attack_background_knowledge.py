@@ -59,6 +59,16 @@ def test_hand_computed_posteriors():
     assert _attack({"b": 1, "bound": 0.5}).attack.successes == 6
 
 
+def test_a_true_value_the_release_lacks_is_never_disclosed():
+    # record 5's z released as x: class ('30-39', b) holds x, y, x. With b = 1, record 3 (x) rules out y
+    # and record 4 (y) rules out x: both determined; record 5 (true z) finds no z: posterior 0
+    released = {**RELEASED, "disease": list("xxxyxx")}
+    result = _attack({"b": 1}, ORIGINAL, released)
+    assert result.attack.successes == 5
+    posterior = result.details["by_attribute"]["disease"]["mean_posterior"]
+    assert posterior == pytest.approx(5 / 6)
+
+
 # a distinct 3-diverse release: classes x, y, z and x, y, z, x
 DIVERSE = {
     "age": [21, 23, 25, 31, 33, 35, 37],

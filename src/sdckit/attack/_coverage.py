@@ -8,6 +8,13 @@ sensitive values are distributed. Shared by the attacks ``reidentification``, ``
 A missing value follows the wildcard convention of sdcMicro (a missing released value covers every
 value, a missing original value is covered by every label), as ``sdckit risk reidentification
 --original`` reads releases.
+
+Cost: the counts go through the coverage join of :func:`sdckit.coverage.counts_of_covers`. The
+covered-set sizes and, with nothing ruled out (``b = 0``: homogeneity), the count of the true value
+take one join each. Ruling values out needs every value's count: the distinct target and released
+combinations are joined once per block of ``_BLOCK`` values the release holds (100,000 records, a
+5-anonymous generalization, 2,000 sensitive values and ``b = 3``: 16 joins, about 10 s at load 6,
+against 0.8 s for ``b = 0``).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import polars as pl
 
 from sdckit.coverage import AttributeCover, attribute_covers, counts_of_covers
 from sdckit.errors import ConfigError, InputError
-from sdckit.frequency import encode_column
+from sdckit.frequency import encode_column, extend_keys, first_of_groups, initial_keys
 from sdckit.params import spell
 from sdckit.table import Role, Table
 
@@ -109,53 +116,102 @@ class CoveredSets:
         per distinct pattern, ``_BLOCK`` values per pass of the coverage join, keeping per pattern
         only the counts of the true values, the totals and the ``b + 1`` largest counts (memory:
         patterns x (block + b))."""
-        slots = np.stack([cover.target_slots for cover in self.covers], axis=1)
-        patterns, pattern_of = np.unique(slots, axis=0, return_inverse=True)
-        pattern_of = pattern_of.reshape(-1)
-        covers = [replace(cover, target_slots=patterns[:, j]) for j, cover in enumerate(self.covers)]
-        n_patterns = len(patterns)
+        # Only the values the release holds have counts: number them 0, 1, ...; a true value the
+        # release lacks becomes -2 (found in no block, equal to no kept code).
+        present = np.unique(released_codes)
+        if len(present) == 0:
+            return Posterior(np.zeros(self.n_targets), np.zeros(self.n_targets))
+        released_codes = np.searchsorted(present, released_codes).astype(np.int64)
+        at = np.minimum(np.searchsorted(present, true), len(present) - 1)
+        true = np.where(present[at] == true, at, -2)
+        n_values = len(present)
+        if b == 0:
+            return self._share_of_true(released_codes, n_values, true)
+        keys, sizes = initial_keys(self.n_targets)
+        for cover in self.covers:
+            keys, sizes = extend_keys(keys, sizes, cover.target_slots, cover.n_slots)
+        n_patterns = len(sizes)
+        pattern_of = keys.astype(np.int64)
+        first = first_of_groups(pattern_of, n_patterns)
+        # The released records too: one row per distinct released combination of labels.
+        released_keys, released_sizes = initial_keys(len(released_codes))
+        for cover in self.covers:
+            released_keys, released_sizes = extend_keys(
+                released_keys, released_sizes, cover.released_labels, len(cover.labels)
+            )
+        n_released = len(released_sizes)
+        released_first = first_of_groups(released_keys.astype(np.int64), n_released)
+        covers = [
+            replace(
+                cover,
+                target_slots=cover.target_slots[first],
+                released_labels=cover.released_labels[released_first],
+            )
+            for cover in self.covers
+        ]
         right = np.zeros(self.n_targets)
         total = np.zeros(n_patterns)
-        top = _Top.empty(n_patterns, b + 1)
+        top = _Top.empty(n_patterns, b + 1, n_values)
         for start in range(0, n_values, _BLOCK):
             stop = min(start + _BLOCK, n_values)
-            onehot = (released_codes[:, None] == np.arange(start, stop)[None, :]).astype(np.float64)
-            block = counts_of_covers(covers, n_patterns, onehot)
+            chosen = (released_codes >= start) & (released_codes < stop)
+            cells = released_keys[chosen].astype(np.int64) * (stop - start) + released_codes[chosen] - start
+            per_combination = np.bincount(cells, minlength=n_released * (stop - start)).astype(np.float64)
+            block = counts_of_covers(covers, n_patterns, per_combination.reshape(n_released, stop - start))
             total += block.sum(axis=1)
             inside = np.flatnonzero((true >= start) & (true < stop))
             right[inside] = block[pattern_of[inside], true[inside] - start]
-            top = top.merged(block, start)
+            if b > 0:
+                top = top.merged(block, start)
         return Posterior.of(right, total[pattern_of], top.wrong(pattern_of, true, b))
+
+    def _share_of_true(self, released_codes: np.ndarray, n_values: int, true: np.ndarray) -> Posterior:
+        """With nothing ruled out, two joins: the covered records (the total) and those that also hold
+        the target's true value (the sensitive value joined as one more attribute, each released
+        value covering that value only)."""
+        ones = np.ones(len(released_codes))
+        value = AttributeCover(
+            name="",
+            target_slots=np.where(true >= 0, true + 1, 0).astype(np.int32),
+            released_labels=released_codes.astype(np.int32),
+            labels=tuple(str(code) for code in range(n_values)),
+            pointer=np.concatenate(([0], np.arange(n_values + 1))).astype(np.int64),
+            covering=np.arange(n_values, dtype=np.int32),
+            categories=pl.Series("", np.arange(n_values)),
+        )
+        total = counts_of_covers(self.covers, self.n_targets, ones)[:, 0]
+        right = counts_of_covers([*self.covers, value], self.n_targets, ones)[:, 0]
+        return Posterior.of(right, total, np.zeros(self.n_targets))
 
 
 @dataclass(frozen=True)
 class _Top:
-    """Per row, the ``width`` largest counts seen so far and the codes of their values (-1: none)."""
+    """Per row, the ``width`` largest counts seen so far with the codes of their values, as one key
+    ``count · stride + code + 1`` (counts are whole numbers; code -1: no value yet), so that one
+    ``np.partition`` keeps them."""
 
-    counts: np.ndarray
-    codes: np.ndarray
+    keys: np.ndarray
+    stride: int
 
     @classmethod
-    def empty(cls, rows: int, width: int) -> _Top:
-        return cls(np.zeros((rows, width)), np.full((rows, width), -1, dtype=np.int64))
+    def empty(cls, rows: int, width: int, n_values: int) -> _Top:
+        return cls(np.zeros((rows, width), dtype=np.int64), n_values + 1)
 
     def merged(self, block: np.ndarray, start: int) -> _Top:
         """Keep the largest of these and of ``block`` (counts of value codes ``start``, ``start + 1``...)."""
-        width = self.counts.shape[1]
-        counts = np.concatenate([self.counts, block], axis=1)
-        codes = np.concatenate(
-            [self.codes, np.broadcast_to(np.arange(start, start + block.shape[1]), block.shape)], axis=1
-        )
-        chosen = np.argpartition(-counts, width - 1, axis=1)[:, :width]
-        return _Top(np.take_along_axis(counts, chosen, axis=1), np.take_along_axis(codes, chosen, axis=1))
+        width = self.keys.shape[1]
+        codes = np.arange(start + 1, start + 1 + block.shape[1], dtype=np.int64)
+        keys = np.concatenate([self.keys, np.rint(block).astype(np.int64) * self.stride + codes], axis=1)
+        return _Top(-np.partition(-keys, width - 1, axis=1)[:, :width], self.stride)
 
     def wrong(self, rows: np.ndarray, true: np.ndarray, b: int) -> np.ndarray:
         """Per target (its row and true value code), the sum of the ``b`` largest counts of other
         values: of the ``b + 1`` largest, all but the true value's, or all but the smallest."""
         if b == 0:
             return np.zeros(len(rows))
-        counts, codes = self.counts[rows], self.codes[rows]
-        is_true = codes == true[:, None]
+        keys = self.keys[rows]
+        counts = (keys // self.stride).astype(np.float64)
+        is_true = keys % self.stride == true[:, None] + 1
         dropped = np.where(is_true.any(axis=1), (counts * is_true).sum(axis=1), counts.min(axis=1))
         return counts.sum(axis=1) - dropped
 
@@ -178,7 +234,7 @@ class Posterior:
 def overall_posterior(released_codes: np.ndarray, n_values: int, true: np.ndarray, b: int) -> np.ndarray:
     """The posterior of every target's true value read from the whole release (the baseline)."""
     overall = np.bincount(released_codes, minlength=n_values).astype(np.float64)[None, :]
-    top = _Top.empty(1, b + 1).merged(overall, 0)
+    top = _Top.empty(1, b + 1, n_values).merged(overall, 0)
     rows = np.zeros(len(true), dtype=np.int64)
     total = np.full(len(true), overall.sum())
     return Posterior.of(overall[0, true], total, top.wrong(rows, true, b)).value
