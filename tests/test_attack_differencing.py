@@ -4,6 +4,8 @@ rates on the 40 records of tests/_attack_server.py."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from tests._attack_server import original, start
 
@@ -12,10 +14,15 @@ from sdckit.errors import ConfigError
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def served(tmp_path_factory):
     served = start(tmp_path_factory.mktemp("differencing"))
-    yield ServerTarget(served.url, served.key)
+    yield served
     served.stop()
+
+
+@pytest.fixture(scope="module")
+def server(served):
+    return ServerTarget(served.url, served.key)
 
 
 def test_an_exact_answer_server_fails(server):
@@ -50,3 +57,27 @@ def test_parameters_are_checked(server):
         run_attack("differencing", original(), server, params={"targets": 0})
     with pytest.raises(ConfigError, match="does not apply.*query server"):
         run_attack("differencing", original(), original(), params={"dataset": "exact"})
+
+
+def test_through_the_command_line(served, tmp_path):
+    """sdckit attack ORIGINAL --server URL --key K: exit 3 on the exact server, 0 on the audited one."""
+    from typer.testing import CliRunner
+
+    from sdckit.cli import app
+
+    folder = served.config.parent
+    status = {}
+    for dataset in ("exact", "restricted"):
+        summary = tmp_path / f"{dataset}.json"
+        result = CliRunner().invoke(
+            app,
+            ["attack", str(folder / f"{dataset}.csv"), "-c", str(folder / "people.yaml"), "-q"]
+            + ["--server", served.url, "--key", served.key, "--attack", "differencing"]
+            + ["--set", f"differencing.dataset={dataset}", "--set", "differencing.targets=40"]
+            + ["--set", "differencing.max_risk=0.1", "--summary", str(summary)],
+        )
+        status[dataset] = result.exit_code
+        found = json.loads(summary.read_text())
+        assert found["release"] == served.url
+        assert found["attacks"][0]["attack_rate"]["successes"] == (80 if dataset == "exact" else 0)
+    assert status == {"exact": 3, "restricted": 0}
