@@ -70,16 +70,17 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
-from pydantic import Field
+from pydantic import Field, model_validator
 from scipy import sparse
 
 from sdckit._extras import require
+from sdckit.anonymize._synthesis_privacy import Reference, quantiles
 from sdckit.anonymize.base import Context, register_method, run_method
 from sdckit.anonymize.perturbation import Names
 from sdckit.anonymize.release import Figures, Release
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode_column
-from sdckit.params import MethodParams, Whole, spell
+from sdckit.params import Finite, MethodParams, Whole, spell
 from sdckit.table import Attribute, Kind, Role, Schema, Table, value_strings
 
 IMPLICATE = "implicate"
@@ -293,11 +294,16 @@ def _cart_draw(
     categorical: bool,
     min_samples_leaf: int,
     rng: np.random.Generator,
+    widths: list[np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Indices into ``y_fit`` drawn for every generated record (see :func:`_leaf_draw`)."""
+    """Indices into ``y_fit`` drawn for every generated record (see :func:`_leaf_draw`); ``widths``
+    (a list) receives the smoothing bandwidth of each generated record's leaf."""
     state = int(rng.integers(2**31 - 1))
     if x_fit.shape[1] == 0:
-        return _leaf_draw(np.zeros(len(y_fit), np.int64), np.zeros(x_gen.shape[0], np.int64), m, n_gen, rng)
+        leaves_fit, leaves_gen = np.zeros(len(y_fit), np.int64), np.zeros(x_gen.shape[0], np.int64)
+        if widths is not None:
+            widths.append(_bandwidth(leaves_fit, y_fit)[leaves_gen])
+        return _leaf_draw(leaves_fit, leaves_gen, m, n_gen, rng)
     require("learn", "sklearn", feature="synthesis by cart")
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -310,7 +316,20 @@ def _cart_draw(
         model.fit(x_fit, y_fit)
     leaves_fit = model.apply(x_fit.tocsr()).astype(np.int64)
     leaves_gen = model.apply(sparse.csr_matrix(x_gen, dtype=np.float32)).astype(np.int64)
+    if widths is not None:
+        widths.append(_bandwidth(leaves_fit, y_fit)[leaves_gen])
     return _leaf_draw(leaves_fit, leaves_gen, m, n_gen, rng)
+
+
+def _bandwidth(leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per leaf (indexed by leaf id), the normal-reference bandwidth of its values,
+    ``1.06 · sd · count^(-1/5)`` (Silverman 1986, eq. 3.28; sd with ddof 0)."""
+    count = np.bincount(leaves).astype(np.float64)
+    total = np.bincount(leaves, weights=y)
+    squares = np.bincount(leaves, weights=y * y)
+    safe = np.maximum(count, 1.0)
+    sd = np.sqrt(np.maximum(squares / safe - (total / safe) ** 2, 0.0))
+    return 1.06 * sd * safe ** (-0.2)
 
 
 def _linear_draw(
@@ -321,9 +340,13 @@ def _linear_draw(
     n_gen: np.ndarray,
     name: str,
     rng,
+    bounds: tuple[float, float] | None = None,
+    tally: dict[str, int] | None = None,
 ) -> np.ndarray:
     """Values drawn from the posterior predictive distribution of a normal linear model (see the
-    module docstring); ``x_*`` without the intercept, which is added here."""
+    module docstring); ``x_*`` without the intercept, which is added here. ``bounds``: a value
+    outside them gets a fresh residual draw, up to ``BOUND_TRIES`` times, then is clipped to them;
+    ``tally`` counts the values ``redrawn`` and those ``clipped``."""
     x_fit = np.hstack([np.ones((x_fit.shape[0], 1)), x_fit.toarray()])
     x_gen = sparse.hstack([np.ones((x_gen.shape[0], 1)), x_gen], format="csr")  # M·n rows stay sparse
     beta, _, rank, _ = np.linalg.lstsq(x_fit, y_fit, rcond=None)
@@ -346,11 +369,42 @@ def _linear_draw(
         size = int(n_gen[block])
         sigma2 = rss / rng.chisquare(df) if rss > 0 else 0.0
         draw = beta + math.sqrt(sigma2) * (root @ rng.standard_normal(len(beta)))
-        out[offset : offset + size] = x_gen[offset : offset + size] @ draw + math.sqrt(sigma2) * (
-            rng.standard_normal(size)
-        )
+        mean = x_gen[offset : offset + size] @ draw
+        values = mean + math.sqrt(sigma2) * rng.standard_normal(size)
+        if bounds is not None:
+            values = _bounded(values, mean, math.sqrt(sigma2), bounds, rng, tally)
+        out[offset : offset + size] = values
         offset += size
     return out
+
+
+#: Fresh residual draws of a regression value outside the bounds before it is clipped.
+BOUND_TRIES = 20
+
+
+def _bounded(
+    values: np.ndarray,
+    mean: np.ndarray,
+    sigma: float,
+    bounds: tuple[float, float],
+    rng: np.random.Generator,
+    tally: dict[str, int] | None,
+) -> np.ndarray:
+    """``values`` (= ``mean`` + N(0, σ²)) inside ``bounds``: a draw from the normal truncated to
+    them by rejection (``BOUND_TRIES`` fresh residuals for the values outside), then clipping of
+    those still outside."""
+    low, high = bounds
+    outside = np.flatnonzero((values < low) | (values > high))
+    if tally is not None:
+        tally["redrawn"] = tally.get("redrawn", 0) + len(outside)
+    for _ in range(BOUND_TRIES):
+        if not len(outside):
+            break
+        values[outside] = mean[outside] + sigma * rng.standard_normal(len(outside))
+        outside = outside[(values[outside] < low) | (values[outside] > high)]
+    if tally is not None:
+        tally["clipped"] = tally.get("clipped", 0) + len(outside)
+    return np.clip(values, low, high)
 
 
 def _logistic_draw(
@@ -432,20 +486,19 @@ def _missing_step(
     x_fit: sparse.csr_matrix,
     x_gen: sparse.csr_matrix,
     params: SynthesizeParams,
-    n: int,
+    sizes: np.ndarray,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """Which synthetic records of every implicate get a missing value of ``column``: its missing
-    indicator modelled as a two-category attribute (none when the original has no missing value,
-    all when it has no other)."""
-    m = params.m
+    """Which synthetic records of every implicate (``sizes[l]`` records of implicate ``l``) get a
+    missing value of ``column``: its missing indicator modelled as a two-category attribute (none
+    when the original has no missing value, all when it has no other)."""
+    m, total = params.m, int(sizes.sum())
     missing = column.missing
     if missing.all():
-        return np.ones(n * m, dtype=bool)
+        return np.ones(total, dtype=bool)
     if not missing.any():
-        return np.zeros(n * m, dtype=bool)
+        return np.zeros(total, dtype=bool)
     flag = missing.astype(np.int64)
-    sizes = np.full(m, n, dtype=np.int64)
     if params.model == "cart":
         drawn = flag[_cart_draw(x_fit, flag, x_gen, m, sizes, True, params.min_samples_leaf, rng)]
     else:
@@ -461,27 +514,39 @@ def _value_step(
     synthetic_missing: np.ndarray,
     params: SynthesizeParams,
     predictors: bool,
+    sizes: np.ndarray,
     rng: np.random.Generator,
+    tally: dict[str, int],
 ) -> np.ndarray:
     """The synthetic values of ``column`` (codes, -1 missing, or numbers, NaN missing) for the
-    ``n·m`` synthetic records: drawn by the model for those ``synthetic_missing`` leaves present, from
-    a model fitted on the original records where it is present (``predictors``: there are earlier
-    attributes to predict from; without, CART draws from the marginal)."""
-    m, n = params.m, len(column.missing)
+    synthetic records (``sizes[l]`` of implicate ``l``): drawn by the model for those
+    ``synthetic_missing`` leaves present, from a model fitted on the original records where it is
+    present (``predictors``: there are earlier attributes to predict from; without, CART draws from
+    the marginal)."""
+    m, total = params.m, int(sizes.sum())
     present, wanted = ~column.missing, ~synthetic_missing
-    gen_sizes = np.array([np.count_nonzero(wanted[b * n : (b + 1) * n]) for b in range(m)], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    gen_sizes = np.array(
+        [np.count_nonzero(wanted[starts[b] : starts[b + 1]]) for b in range(m)], dtype=np.int64
+    )
     y_fit = column.codes[present] if column.categorical else column.values[present]
-    out = np.full(n * m, -1, dtype=np.int64) if column.categorical else np.full(n * m, np.nan)
+    out = np.full(total, -1, dtype=np.int64) if column.categorical else np.full(total, np.nan)
     if not wanted.any():
         return out
     fit_x, gen_x = x_fit[present], x_gen[wanted]
     if len(np.unique(y_fit)) == 1:  # constant: copied
         out[wanted] = y_fit[0]
     elif params.model == "cart" or not predictors:
+        widths: list[np.ndarray] | None = [] if params.smooth and not column.categorical else None
         drawn = _cart_draw(
-            fit_x, y_fit, gen_x, m, gen_sizes, column.categorical, params.min_samples_leaf, rng
+            fit_x, y_fit, gen_x, m, gen_sizes, column.categorical, params.min_samples_leaf, rng, widths
         )
         out[wanted] = y_fit[drawn]
+        if widths:  # smoothing: Gaussian noise of the leaf's bandwidth, kept in the observed range
+            noisy = np.clip(
+                y_fit[drawn] + rng.standard_normal(len(drawn)) * widths[0], y_fit.min(), y_fit.max()
+            )
+            out[wanted] = np.round(noisy) if column.whole else noisy
     elif column.categorical:
         counts = np.bincount(y_fit, minlength=column.size)
         single = np.flatnonzero(counts == 1)
@@ -494,7 +559,8 @@ def _value_step(
             )
         out[wanted] = _logistic_draw(fit_x, y_fit, gen_x, m, gen_sizes, column.size, rng)
     else:
-        values = _linear_draw(fit_x, y_fit, gen_x, m, gen_sizes, name, rng)
+        bounds = (float(y_fit.min()), float(y_fit.max()))
+        values = _linear_draw(fit_x, y_fit, gen_x, m, gen_sizes, name, rng, bounds, tally)
         out[wanted] = np.round(values) if column.whole else values
     return out
 
@@ -503,7 +569,9 @@ def _value_step(
 class SynthesisFigures(Figures):
     """What synthesis did: ``kind`` (full or partial), the attributes synthesized and those kept as
     they are, the order of all of them, the records per implicate and, per synthesized attribute, its
-    missing values in the original and on average per implicate."""
+    missing values in the original and on average per implicate; ``privacy`` the exact copies and
+    distances to the closest training record (:func:`_privacy`), ``bounded`` per attribute drawn by
+    linear regression the values redrawn and clipped into its observed range."""
 
     kind: str
     synthesized: list[str]
@@ -511,27 +579,70 @@ class SynthesisFigures(Figures):
     order: list[str]
     records_per_implicate: int
     missing_kept: dict[str, dict[str, float]]
+    privacy: dict[str, Any] = field(default_factory=dict)
+    bounded: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
-def _synthesized(
-    table: Table, params: SynthesizeParams, order: Sequence[str] | None, progress: Any
-) -> Release:
-    """The release of :func:`synthesize` with the attributes to synthesize first in ``order``."""
-    m, regression = params.m, params.model == "regression"
-    if IMPLICATE in table.data.columns:
-        raise ConfigError(
-            f"the data already has a column '{IMPLICATE}' (is it synthetic already?); the release adds "
-            "one: rename or drop it"
-        )
-    names = _ordered(table, order)
-    if not names:
-        raise ConfigError("synthesize needs attributes: every column is an identifier")
-    targets, kind = _targets(table, names, params.synthesize)
+def _split(table: Table, params: SynthesizeParams) -> tuple[np.ndarray, np.ndarray]:
+    """The records the models see and those held out (``holdout``: a share drawn with the seed, by
+    its own generator, so that the draws of the synthesis do not depend on it)."""
     n = table.n_records
-    rng = np.random.default_rng(params.seed)
-    columns = {name: _encode(table, name) for name in names}
+    if params.holdout == 0:
+        return np.arange(n), np.zeros(0, dtype=np.int64)
+    count = int(round(params.holdout * n))
+    if count < 1 or n - count < 2:
+        raise ConfigError(
+            f"{spell('holdout')} {params.holdout:g} of {n:,} records holds out {count:,}: it must leave "
+            "at least one record out and two in"
+        )
+    order = np.random.default_rng([params.seed, 36]).permutation(n)
+    return np.sort(order[count:]), np.sort(order[:count])
+
+
+def _subset(column: _Column, rows: np.ndarray) -> _Column:
+    """``column`` on ``rows`` (same categories)."""
+    if column.categorical:
+        return _Column(
+            column.name,
+            True,
+            column.series.gather(rows),
+            codes=column.codes[rows],
+            categories=column.categories,
+        )
+    return _Column(
+        column.name, False, column.series.gather(rows), values=column.values[rows], whole=column.whole
+    )
+
+
+def _matrices(
+    columns: dict[str, _Column], data: dict[str, np.ndarray], names: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The records of ``data`` (codes or values per attribute) as a code matrix and a value matrix."""
+    rows = len(data[names[0]]) if names else 0
+    codes = [data[name] for name in names if columns[name].categorical]
+    values = [data[name] for name in names if not columns[name].categorical]
+    return (
+        np.column_stack(codes).astype(np.int64) if codes else np.zeros((rows, 0), np.int64),
+        np.column_stack(values).astype(np.float64) if values else np.zeros((rows, 0)),
+    )
+
+
+def _generate(
+    columns: dict[str, _Column],
+    names: list[str],
+    targets: list[str],
+    kept: list[str],
+    sizes: np.ndarray,
+    params: SynthesizeParams,
+    rng: np.random.Generator,
+    progress: Any,
+    tallies: dict[str, dict[str, int]],
+) -> dict[str, np.ndarray]:
+    """One draw of ``sizes[l]`` synthetic records for every implicate ``l`` (kept attributes: the
+    originals, so every ``sizes[l]`` is the number of records), per attribute."""
+    m, regression = params.m, params.model == "regression"
+    n, total = len(columns[names[0]].missing), int(sizes.sum())
     # Predictors available to every target: the attributes not synthesized (original values).
-    kept = [name for name in names if name not in targets]
     generated: dict[str, np.ndarray] = {name: np.tile(_data(columns[name]), m) for name in kept}
     features = {
         name: _Features(columns[name], reference=regression, standardize=regression) for name in names
@@ -541,15 +652,86 @@ def _synthesized(
     available = list(kept)
     for step, name in enumerate(targets):
         x_fit = _design([blocks_fit[p] for p in available], n)
-        x_gen = _design([blocks_gen[p] for p in available], n * m)
-        synthetic_missing = _missing_step(columns[name], x_fit, x_gen, params, n, rng)
-        out = _value_step(name, columns[name], x_fit, x_gen, synthetic_missing, params, bool(available), rng)
+        x_gen = _design([blocks_gen[p] for p in available], total)
+        synthetic_missing = _missing_step(columns[name], x_fit, x_gen, params, sizes, rng)
+        tally = tallies.setdefault(name, {})
+        out = _value_step(
+            name, columns[name], x_fit, x_gen, synthetic_missing, params, bool(available), sizes, rng, tally
+        )
         generated[name] = out
         blocks_gen[name] = features[name].build(out)
         available.append(name)
         if progress is not None:
             progress(step + 1, len(targets))
+    return generated
+
+
+def _synthesized(
+    table: Table, params: SynthesizeParams, order: Sequence[str] | None, progress: Any
+) -> Release:
+    """The release of :func:`synthesize` with the attributes to synthesize first in ``order``."""
+    m = params.m
+    if IMPLICATE in table.data.columns:
+        raise ConfigError(
+            f"the data already has a column '{IMPLICATE}' (is it synthetic already?); the release adds "
+            "one: rename or drop it"
+        )
+    names = _ordered(table, order)
+    if not names:
+        raise ConfigError("synthesize needs attributes: every column is an identifier")
+    targets, kind = _targets(table, names, params.synthesize)
+    if kind == "partial" and params.reject_quantile is not None:
+        raise ConfigError(
+            f"{spell('reject_quantile')} needs fully synthetic data: a partially synthetic record keeps "
+            "original values, it cannot be drawn again"
+        )
+    train, held = _split(table, params)
+    everything = {name: _encode(table, name) for name in names}
+    columns = everything if not len(held) else {name: _subset(c, train) for name, c in everything.items()}
+    n = len(train)
+    rng = np.random.default_rng(params.seed)
+    kept = [name for name in names if name not in targets]
     in_file_order = [name for name in table.data.columns if name in columns]
+    reference = Reference(*_matrices(columns, {k: _data(c) for k, c in columns.items()}, in_file_order))
+    held_data = {name: _data(c)[held] for name, c in everything.items()}
+    holdout_dcr = reference.dcr(*_matrices(columns, held_data, in_file_order)) if len(held) else None
+    threshold = None
+    if params.reject_quantile is not None and holdout_dcr is not None:
+        threshold = float(np.quantile(holdout_dcr, params.reject_quantile))
+    tallies: dict[str, dict[str, int]] = {}
+    sizes = np.full(m, n, dtype=np.int64)
+    generated = _generate(columns, names, targets, kept, sizes, params, rng, progress, tallies)
+    rejection = None
+    if threshold is not None:
+        slots = np.flatnonzero(_too_close(reference, columns, generated, in_file_order, threshold))
+        rejected, rounds = len(slots), 1
+        while len(slots) and rounds < params.max_tries:
+            sizes = np.bincount(slots // n, minlength=m).astype(np.int64)
+            batch = _generate(columns, names, targets, kept, sizes, params, rng, None, tallies)
+            for name in targets:
+                generated[name][slots] = batch[name]
+            rounds += 1
+            close = _too_close(reference, columns, batch, in_file_order, threshold)
+            rejected += int(close.sum())
+            slots = slots[close]
+        rejection = {
+            "quantile": params.reject_quantile,
+            "distance": round(threshold, 6),
+            "rejected": rejected,
+            "rounds": rounds,
+            "kept_too_close": len(slots),
+        }
+    privacy = _privacy(reference, columns, generated, in_file_order, params.seed)
+    privacy["holdout"] = (
+        None
+        if holdout_dcr is None
+        else {
+            "records": len(held),
+            "exact_copies": round(float(np.mean(holdout_dcr == 0)), 6),
+            "dcr": quantiles(holdout_dcr),
+        }
+    )
+    privacy["rejection"] = rejection
     frame = pl.DataFrame(
         [
             pl.Series(IMPLICATE, np.repeat(np.arange(1, m + 1, dtype=np.int64), n)),
@@ -576,6 +758,8 @@ def _synthesized(
             }
             for name in targets
         },
+        privacy=privacy,
+        bounded={name: tally for name, tally in tallies.items() if tally},
     )
     return Release(
         table=Table(frame, schema, source=table.source, weights=table.weights),
@@ -590,6 +774,49 @@ def _synthesized(
     )
 
 
+#: Synthetic records whose distance to the closest training record the summary reports (a sample
+#: drawn with the seed; every record is checked for exact copies).
+DCR_SAMPLE = 2000
+
+
+def _too_close(
+    reference: Reference,
+    columns: dict[str, _Column],
+    data: dict[str, np.ndarray],
+    names: list[str],
+    threshold: float,
+) -> np.ndarray:
+    """Whether each record of ``data`` is at most ``threshold`` from a training record."""
+    codes, values = _matrices(columns, data, names)
+    if threshold <= 0:
+        return reference.copies(codes, values)
+    return reference.dcr(codes, values, stop=threshold) <= threshold
+
+
+def _privacy(
+    reference: Reference,
+    columns: dict[str, _Column],
+    generated: dict[str, np.ndarray],
+    names: list[str],
+    seed: int,
+) -> dict[str, Any]:
+    """The share of synthetic records that are exact copies of a training record (all of them) and
+    the quantiles of their DCR (a sample of ``DCR_SAMPLE``)."""
+    codes, values = _matrices(columns, generated, names)
+    total = len(codes)
+    sample = np.arange(total)
+    if total > DCR_SAMPLE:
+        sample = np.sort(np.random.default_rng([seed, 37]).choice(total, DCR_SAMPLE, replace=False))
+    return {
+        "distance": "gower",
+        "attributes": len(names),
+        "training_records": int(len(columns[names[0]].missing)),
+        "exact_copies": round(float(reference.copies(codes, values).mean()), 6) if total else 0.0,
+        "dcr": quantiles(reference.dcr(codes[sample], values[sample])),
+        "dcr_records": len(sample),
+    }
+
+
 def synthesize(
     table: Table,
     *,
@@ -598,6 +825,10 @@ def synthesize(
     attributes: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
     min_samples_leaf: int = 5,
+    smooth: bool = False,
+    holdout: float = 0.0,
+    reject_quantile: float | None = None,
+    max_tries: int = 10,
     seed: int = 0,
     progress: Any = None,
 ) -> Release:
@@ -611,6 +842,10 @@ def synthesize(
         "synthesize": attributes,
         "order": order,
         "min_samples_leaf": min_samples_leaf,
+        "smooth": smooth,
+        "holdout": holdout,
+        "reject_quantile": reject_quantile,
+        "max_tries": max_tries,
         "seed": seed,
     }
     return run_method("synthesize", table, values, Context(progress=progress))
@@ -662,7 +897,46 @@ class SynthesizeParams(MethodParams):
     min_samples_leaf: Annotated[
         Whole, Field(ge=1, description="cart: fewest records in a leaf of the tree.")
     ] = 5
+    smooth: Annotated[
+        bool,
+        Field(
+            description="cart: add to a numeric value drawn from a leaf Gaussian noise of the leaf's "
+            "normal-reference bandwidth, kept within the observed range."
+        ),
+    ] = False
+    holdout: Annotated[
+        Finite,
+        Field(
+            ge=0,
+            lt=1,
+            description="Share of the records held out from the models (drawn with the seed): the "
+            "baseline of exact copies and distances to the closest record; 0 for none.",
+        ),
+    ] = 0.0
+    reject_quantile: Annotated[
+        Finite | None,
+        Field(
+            ge=0,
+            lt=1,
+            description="Draw again every synthetic record at most as far from a training record as "
+            "this quantile of the holdout's distances (needs a holdout).",
+        ),
+    ] = None
+    max_tries: Annotated[
+        Whole,
+        Field(
+            ge=1, description="Rounds of drawing with rejection; records still too close are kept, counted."
+        ),
+    ] = 10
     seed: Annotated[Whole, Field(ge=0, description="Seed of the models and the draws.")] = 0
+
+    @model_validator(mode="after")
+    def _rejection_needs_a_holdout(self) -> SynthesizeParams:
+        if self.reject_quantile is not None and self.holdout == 0:
+            raise ValueError(
+                "{reject_quantile} needs a holdout to take the distance from: set {holdout} (e.g. 0.2)"
+            )
+        return self
 
 
 def _summary(release: Release) -> dict[str, Any]:
@@ -675,10 +949,16 @@ def _summary(release: Release) -> dict[str, Any]:
         "kept": figures.kept,
         "order": figures.order,
         "min_samples_leaf": params.min_samples_leaf,
+        "smooth": params.smooth,
+        "holdout": params.holdout,
+        "reject_quantile": params.reject_quantile,
+        "max_tries": params.max_tries,
         "seed": params.seed,
         "records_per_implicate": figures.records_per_implicate,
         "released_records": figures.records_per_implicate * params.m,
         "missing_kept": figures.missing_kept,
+        "privacy": figures.privacy,
+        "bounded": figures.bounded,
     }
 
 
@@ -691,6 +971,23 @@ def _report(figures: dict[str, Any]) -> list[str]:
     ]
     if figures["kept"]:
         lines.append(f"kept as they are: {', '.join(figures['kept'])}")
+    privacy = figures.get("privacy") or {}
+    if privacy:
+        median = privacy["dcr"].get("q50", 0.0)
+        line = (
+            f"exact copies of a training record {privacy['exact_copies']:.1%}, median distance to "
+            f"the closest {median:.4f}"
+        )
+        if privacy.get("holdout"):
+            held = privacy["holdout"]
+            line += f" (holdout: {held['exact_copies']:.1%}, {held['dcr'].get('q50', 0.0):.4f})"
+        lines.append(line)
+    if privacy.get("rejection"):
+        r = privacy["rejection"]
+        lines.append(
+            f"rejected {r['rejected']:,} draws at most {r['distance']:g} from a training record in "
+            f"{r['rounds']} rounds; {r['kept_too_close']:,} kept"
+        )
     return lines
 
 
