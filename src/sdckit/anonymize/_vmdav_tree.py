@@ -224,6 +224,14 @@ def vmdav_tree(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray
                     qin = q
             e_in = near_i[qin]
             d_in = np.sqrt(near_d[qin])
+            # d_out is at most e_in's distance to another member's nearest (computed as the scan
+            # would): if even that fails the test, so does d_out (sqrt and the product are monotone)
+            known = np.inf
+            for q in range(size):
+                if near_i[q] != e_in and near_i[q] < n:
+                    known = min(known, _row_distance(X, near_i[q], X[e_in], w))
+            if not d_in < gamma * np.sqrt(known):
+                break
             out_d, out_i = _nearest1(X, w, tree, Zr, slack, e_in, e_in, one_d, one_i, one_p, stack, bounds)
             d_out = np.sqrt(out_d)
             if not d_in < gamma * d_out:
