@@ -363,7 +363,7 @@ def run_attacks(
         if spec.inputs != inputs:
             where = {
                 "server": "a running query server, not a release",
-                "table": "a published table (name only table attacks with --attack)",
+                "table": f"a published table: name only table attacks in {spell('attacks', '--attack')}",
             }.get(spec.inputs, "a release")
             raise ConfigError(f"attack {spec.name} attacks {where}")
     parsed = {spec.name: _parsed(spec, settings.get(spec.name, {})) for spec in specs}
