@@ -47,10 +47,9 @@ def test_hand_computed_posteriors():
     assert one.details["by_attribute"]["disease"]["mean_posterior"] == pytest.approx((3 + 3 * 0.5) / 6)
     # overall x 4, y 1, z 1: ruling out one wrong value determines nobody (x: 4/5, y and z: 1/2)
     assert one.baseline is not None and one.baseline.successes == 0
-    # b = 2 determines everybody, with the release or without it
-    two = _attack({"b": 2})
-    assert two.attack.successes == 6
-    assert two.baseline is not None and two.baseline.successes == 6
+    # b = 2 of three values determines everybody without the release: refused
+    with pytest.raises(ConfigError, match="at most 3 values"):
+        _attack({"b": 2})
     # bound 0.6 with b = 1: class x, y, z gives 1/2 < 0.6; overall x reaches 4/5, y and z 1/2
     loose = _attack({"b": 1, "bound": 0.6})
     assert loose.attack.successes == 3
@@ -203,3 +202,13 @@ def test_against_a_brute_force_reading(monkeypatch, block, seed):
                 expected += posterior >= bound - 1e-12
             result = _attack({"b": b, "bound": bound}, original, released)
             assert result.attack.successes == expected, (b, bound)
+
+
+def test_background_knowledge_that_alone_determines_the_value_is_refused():
+    # two values and b = 1: the adversary knows the value without the release; refused, saying why
+    table = _read({**ORIGINAL, "disease": list("xxyyxy")})
+    with pytest.raises(
+        ConfigError, match=r"ruling out b = 1 values determines 'disease' \(at most 2 values\)"
+    ):
+        run_attack("background-knowledge", table, table, params={"b": 1})
+    assert run_attack("background-knowledge", table, table, params={"b": 0}).attack.successes == 6

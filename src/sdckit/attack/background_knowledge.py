@@ -31,7 +31,7 @@ from pydantic import Field, model_validator
 from sdckit.attack._coverage import sensitive_attributes, sensitive_disclosure, sensitive_reason
 from sdckit.attack.base import AttackParams, AttackResult, register_attack, wilson_rate
 from sdckit.context import Context
-from sdckit.params import Finite, Whole
+from sdckit.params import Finite, Whole, spell
 from sdckit.table import Table
 
 
@@ -75,7 +75,24 @@ class BackgroundKnowledgeParams(AttackParams):
 
 
 def _applies(original: Table, release: Any, control: Any, params: BackgroundKnowledgeParams) -> str | None:
-    return sensitive_reason(original, release, params.sensitive)
+    reason = sensitive_reason(original, release, params.sensitive)
+    if reason is not None:
+        return reason
+    b = params.b
+    few = [
+        name
+        for name in sensitive_attributes(original, release, params.sensitive)
+        if params.claims_l is None and b > 0 and original.data.get_column(name).n_unique() <= b + 1
+    ]
+    if few:
+        # Ruling out b of at most b + 1 values determines the value without the release. (A claimed
+        # l above the number of values is false on its face: claims_l runs, and the release fails.)
+        return (
+            f"ruling out {spell('b')} = {b} values determines {', '.join(repr(name) for name in few)} "
+            f"(at most {b + 1} values) without the release: lower {spell('b')} or name other "
+            f"{spell('sensitive')} attributes"
+        )
+    return None
 
 
 @register_attack(
