@@ -11,6 +11,14 @@ the original's order (same number of records), else on every released record —
     accuracy_release  = share the release-trained classifier gets right
     accuracy_loss     = accuracy_original − accuracy_release
 
+**Holdout protocol** (``holdout``: original records held out before the release was made, e.g. from a
+synthesizer): the test records are the holdout's, the original-trained classifier trains on every
+original record and the release-trained one on every released record. This is the protocol for a
+release that is not row-aligned with the original (synthetic data): the split protocol would test on
+records the synthesizer trained on. ``protocol`` says which ran: ``holdout``, ``aligned split``
+(the release row-aligned, trained at the training positions) or ``split`` (trained on the whole
+release, tested on the original's test part).
+
 With the same seed, split and classifier, an identical release gives an identical classifier:
 accuracy_loss is exactly 0. ``majority_rate`` is the share of the test records in the most frequent
 class of the original's training records: what a classifier that learnt nothing scores.
@@ -66,6 +74,7 @@ class ClassifierUtility:
     training_release: int
     aligned: bool
     drawn_cells: dict[str, int] | None = None
+    protocol: str = "split"
 
     @property
     def accuracy_loss(self) -> float:
@@ -152,18 +161,26 @@ def classifier_utility(
     test_fraction: float = 0.3,
     seed: int = 0,
     progress: ProgressCallback | None = None,
+    holdout: Table | None = None,
 ) -> ClassifierUtility:
     """Train ``model`` on the original's and on the release's training records and test both on
-    the original's test records (see the module docstring); ``progress(done, total)`` counts the
-    training steps of both models (ten trees of a forest, or a whole fit)."""
+    the original's test records, or on ``holdout``'s records (see the module docstring);
+    ``progress(done, total)`` counts the training steps of both models (ten trees of a forest, or a
+    whole fit)."""
     require("learn", "sklearn", feature="the classifier utility measure")
     n = original.n_records
-    aligned = release.n_records == n
+    if holdout is not None:
+        original = _stacked(original, holdout, [target, *features])
+        train, test = np.arange(n), np.arange(n, original.n_records)
+        aligned, protocol = False, "holdout"
+    else:
+        aligned = release.n_records == n
+        protocol = "aligned split" if aligned else "split"
+        order = np.random.default_rng(seed).permutation(n)
+        tests = int(round(test_fraction * n))
+        test, train = np.sort(order[:tests]), np.sort(order[tests:])
     labels_original = value_strings(original.column(target)).to_numpy()
     labels_release = value_strings(release.column(target)).to_numpy()
-    order = np.random.default_rng(seed).permutation(n)
-    tests = int(round(test_fraction * n))
-    test, train = np.sort(order[:tests]), np.sort(order[tests:])
     known_original = original.column(target).is_not_null().to_numpy()
     known_release = release.column(target).is_not_null().to_numpy()
     test = test[known_original[test]]
@@ -199,7 +216,23 @@ def classifier_utility(
         training_original=int(train_original.size),
         training_release=int(train_release.size),
         aligned=aligned,
+        protocol=protocol,
     )
+
+
+def _stacked(original: Table, holdout: Table, names: list[str]) -> Table:
+    """The original's records then the holdout's, on the original's schema (the holdout's columns
+    cast to the original's types)."""
+    missing = [name for name in names if name not in holdout.data.columns]
+    if missing:
+        raise InputError(f"{location(holdout.source)}the holdout has no column {', '.join(missing)}")
+    rows = holdout.data.select(
+        pl.col(name).cast(original.data.schema[name])
+        for name in original.data.columns
+        if name in holdout.data.columns
+    )
+    frame = pl.concat([original.data.select(rows.columns), rows])
+    return Table(frame, original.schema, source=original.source)
 
 
 class ClassifierParams(MethodParams):
@@ -221,6 +254,14 @@ class ClassifierParams(MethodParams):
         Finite, Field(gt=0, lt=1, description="Share of the original's records held out for testing.")
     ] = 0.3
     seed: Annotated[Whole, Field(ge=0, description="Seed of the split and of the classifiers.")] = 0
+    holdout: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description="File of original records held out before the release was made: test on them "
+            "(the protocol for synthetic data).",
+        ),
+    ] = None
     generalized: GeneralizedField = "draw"
 
 
@@ -237,6 +278,7 @@ def _summary(result: ClassifierUtility) -> dict[str, Any]:
         "training_records_original": result.training_original,
         "training_records_release": result.training_release,
         "aligned": result.aligned,
+        "protocol": result.protocol,
         "drawn_cells": result.drawn_cells,
     }
 
@@ -244,7 +286,8 @@ def _summary(result: ClassifierUtility) -> dict[str, Any]:
 def _report(figures: dict[str, Any]) -> list[Any]:
     return [
         f"{figures['model']} predicting {figures['target']} from {len(figures['features'])} attributes, "
-        f"tested on {figures['test_records']:,} original records",
+        f"tested on {figures['test_records']:,} original records "
+        f"({figures.get('protocol', 'split')} protocol)",
         f"accuracy: trained on the release {figures['accuracy_release']:.4f}, on the original "
         f"{figures['accuracy_original']:.4f} (loss {figures['accuracy_loss']:.4f}; majority class "
         f"{figures['majority_rate']:.4f})",
@@ -282,6 +325,11 @@ def _run(original: Table, release: Table, params: ClassifierParams, context: Con
     require_columns(release, [target, *features])
     drawn = prepared(original, release, [target, *features], params.generalized, params.seed)
     release = drawn.table
+    holdout = None
+    if params.holdout is not None:
+        holdout = context.config.read(params.holdout) if context.config is not None else None
+        if holdout is None:
+            raise ConfigError(f"{spell('holdout')} needs the configuration to read the file with")
     result = classifier_utility(
         original,
         release,
@@ -291,5 +339,6 @@ def _run(original: Table, release: Table, params: ClassifierParams, context: Con
         test_fraction=params.test_fraction,
         seed=params.seed,
         progress=context.progress,
+        holdout=holdout,
     )
     return replace(result, drawn_cells=drawn.cells)
