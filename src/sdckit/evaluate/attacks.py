@@ -52,10 +52,8 @@ def attack_plan(attacks: Sequence[str] | str | None, control: Table | None) -> t
     specs = [attack_spec(name) for name in names]  # an unknown name lists the valid ones
     for spec in specs:
         if spec.inputs != "microdata":
-            raise ConfigError(
-                f"attack {spec.name} attacks a running query server, not a release: run it with sdckit "
-                "attack ORIGINAL --server URL --key K"
-            )
+            what = "a running query server" if spec.inputs == "server" else "a published table"
+            raise ConfigError(f"attack {spec.name} attacks {what}, not a microdata release")
         if spec.needs_control and control is None:
             raise ConfigError(
                 f"attack {spec.name} needs original records held out of the releases "
