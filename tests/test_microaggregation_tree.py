@@ -33,8 +33,9 @@ def tree(X: np.ndarray, w: np.ndarray, k: int, ordinal: np.ndarray | None = None
 
 @st.composite
 def datasets(draw):
-    """(X, weights, k): n from k to 300 (deep enough for several tree levels: leaves hold 32
-    records), values from a small integer grid, a normal cloud or both, some records duplicated."""
+    """(X, weights, k): n from k to 300 (deep enough for several tree levels: MDAV's leaves
+    hold at most 64 records), values from a small integer grid, a normal cloud or both, some records
+    duplicated."""
     k = draw(st.integers(1, 10))
     n = draw(st.integers(k, 300))
     d = draw(st.integers(1, 5))

@@ -28,6 +28,10 @@ from sdckit.anonymize._microaggregation_kernels import _insert_near, numeric_cen
 #   the ball bound ``(|q - centre| + radius)^2`` and the shell bound of ``_far_bound``, enlarged by a
 #   relative 1e-9 and an absolute slack far above the rounding of the rotation; searched best first
 #   (a max-heap of nodes by bound); a node is skipped when its bound is strictly smaller than the best.
+#   The farthest-from-the-seed query also keeps, for every node it opened, an upper bound of its
+#   records' distances to that query; the next queries start from nearby seeds, and
+#   ``_cached_bound`` carries that bound to the new query (exact algebra, bounded by the node's ball
+#   and box, enlarged as the others), often much tighter than the bounds from the node alone.
 #
 # Ties go to the smaller record index, as in the scan; the remaining records keep the scan's compact
 # order (a removed record replaced by the last one), so the running sums of the centroid are updated in
