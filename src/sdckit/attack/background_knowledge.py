@@ -17,8 +17,16 @@ disclosed.
 distinct sensitive values, the paper's §4.1 instantiation): an adversary who rules out ``l − 2``
 wrong values must still face two values, so ``claims_l`` sets ``b = l − 2`` and ``bound = 1`` and
 the attack rate is the share of records whose value is nevertheless determined; it is 0 exactly when
-every covered set holds at least ``l`` distinct values (or ``l − 1`` besides the true one). The
-entropy and recursive (c, l) instantiations are not checked here.
+every covered set holds at least ``l − 1`` distinct values besides the true one.
+
+With ``claims_c`` as well, the release claims recursive (c, l)-diversity, ``r₁ < c (r_l + … + r_m)``
+for the sorted counts of every class (§4.2): whichever ``l − 2`` values are ruled out, the most
+frequent remaining one keeps ``r₁' < c (r₂' + …)``, so no value's posterior reaches ``c / (c + 1)``
+(the paper's remark after Definition 4.3). The attack then uses ``b = l − 2`` and ``bound = c / (c +
+1)``. A covered set that is a union of classes (overlapping labels, suppressed records) keeps the
+property, so an honest release scores 0; a record whose only cover is a group of suppressed records
+is judged on that group. Entropy l-diversity bounds no posterior after values are ruled out, and is
+not checked.
 """
 
 from __future__ import annotations
@@ -63,15 +71,34 @@ class BackgroundKnowledgeParams(AttackParams):
         ),
     ] = None
 
+    claims_c: Annotated[
+        Finite | None,
+        Field(
+            gt=0.0,
+            description="With claims_l: the c of recursive (c,l)-diversity the release claims; sets bound = "
+            "c / (c + 1) (none: distinct l-diversity, bound 1).",
+        ),
+    ] = None
+
     @model_validator(mode="after")
     def _claims_set_b(self) -> BackgroundKnowledgeParams:
         given = [name for name in ("b", "bound") if name in self.model_fields_set]
         if self.claims_l is not None and given:
             raise ValueError(
                 "takes no " + " or ".join(f"{{{name}}}" for name in given) + " with {claims_l}, which sets "
-                "b = l - 2 and bound = 1"
+                "b = l - 2 and the bound"
             )
+        if self.claims_c is not None and self.claims_l is None:
+            raise ValueError("takes {claims_c} only with {claims_l} (recursive (c,l)-diversity)")
         return self
+
+    def ruled_out_and_bound(self) -> tuple[int, float]:
+        """The b and bound the attack runs with: as given, or those the claimed l (and c) imply."""
+        if self.claims_l is None:
+            return self.b, self.bound
+        if self.claims_c is None:
+            return self.claims_l - 2, 1.0
+        return self.claims_l - 2, self.claims_c / (self.claims_c + 1.0)
 
 
 def _applies(original: Table, release: Any, control: Any, params: BackgroundKnowledgeParams) -> str | None:
@@ -108,13 +135,15 @@ def _run(
     original: Table, release: Table, control: Any, params: BackgroundKnowledgeParams, context: Context
 ) -> AttackResult:
     names = sensitive_attributes(original, release, params.sensitive)
-    b, bound = (params.b, params.bound) if params.claims_l is None else (params.claims_l - 2, 1.0)
+    b, bound = params.ruled_out_and_bound()
     found = sensitive_disclosure(original, release, control, names, b=b, bound=bound)
     n = original.n_records
     held = found.control
     details = {"b": b, "bound": bound, **found.details}
     if params.claims_l is not None:
         details["claims_l"] = params.claims_l
+    if params.claims_c is not None:
+        details["claims_c"] = params.claims_c
     return AttackResult(
         name="background-knowledge",
         assumes=f"the quasi-identifiers of every target and {b} sensitive value{'s' if b != 1 else ''} it "
