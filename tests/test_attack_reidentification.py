@@ -162,3 +162,18 @@ def test_refusals_and_bad_parameters():
         run_attack("reidentification", original, original, params={"claims_k": 2.5})
     with pytest.raises(ConfigError, match="nonsense"):
         run_attack("reidentification", original, original, params={"nonsense": 1})
+
+
+def test_a_real_2_anonymous_release_attacked_as_5_anonymous_fails():
+    # a full-domain generalization without suppressed records: labels of one level never overlap, so
+    # a record's covered set is its released class, counted here by a plain group-by of the labels
+    original, release = generalized_example(2)
+    labels = release.data.select([pl.col(name).cast(pl.String) for name in ("age", "zip", "sex")])
+    assert not labels.select(pl.any_horizontal(pl.all() == "*").any()).item()
+    sizes = labels.with_columns(pl.len().over(labels.columns).alias("size")).get_column("size")
+    expected = int((sizes < 5).sum())
+    assert expected > 0
+    result = run_attack("reidentification", original, release, params={"claims_k": 5, "max_risk": 0.0})
+    assert result.attack.successes == expected
+    assert result.verdict == "fails"
+    assert result.details["smallest_covered_set"] == int(sizes.min())
