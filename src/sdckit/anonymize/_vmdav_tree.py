@@ -37,6 +37,7 @@ import numpy as np
 from sdckit._numba import njit
 from sdckit.anonymize._mdav_tree import (
     _LEAF_SIZE,
+    _near_bounds,
     _principal_axes,
     _row_distance,
     _tree_bounds,
@@ -74,33 +75,54 @@ def _vmdav_index(X, w):
 
 
 @njit(cache=True, nogil=True)
-def _nearest1(X, w, tree, Zr, slack, record, skip, bd, bi, bp, stack, bounds):
+def _nearest1(X, w, tree, Zr, slack, record, skip, best, best_id, stack, bounds):
     """The remaining record nearest to ``record`` other than ``skip`` (ties: the smaller index), as
-    (distance, index); (inf, n) when there is none."""
+    (distance, index), starting from the candidate (``best``, ``best_id``): a remaining record other
+    than ``skip`` and its distance to ``record`` computed as below, or (inf, n). The walk of
+    :func:`._mdav_tree._tree_nearest` for one neighbour (a node is skipped when its bound is strictly
+    above the best), with the candidate's distance as the first bound."""
     P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf = tree
-    found = _tree_nearest(
-        P,
-        w,
-        pid,
-        start,
-        cnt,
-        lo,
-        hi,
-        first_leaf,
-        rot,
-        X[record],
-        Zr[record],
-        slack,
-        skip,
-        bd,
-        bi,
-        bp,
-        stack,
-        bounds,
-    )
-    if found == 0:
-        return np.inf, X.shape[0]
-    return bd[0], bi[0]
+    zlo = rot[2]
+    zhi = rot[3]
+    q = X[record]
+    zq = Zr[record]
+    top = 0
+    if cnt[0] > 0:
+        stack[0] = 0
+        bounds[0] = 0.0
+        top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if bounds[top] > best:
+            continue
+        if node >= first_leaf:
+            s = start[node]
+            for t in range(s, s + cnt[node]):
+                i = pid[t]
+                if i == skip:
+                    continue
+                dd = _row_distance(P, t, q, w)
+                if dd < best or (dd == best and i < best_id):
+                    best = dd
+                    best_id = i
+            continue
+        a = 2 * node + 1
+        b = a + 1
+        ba = _near_bounds(lo, hi, zlo, zhi, a, q, zq, w, slack) if cnt[a] > 0 else np.inf
+        bb = _near_bounds(lo, hi, zlo, zhi, b, q, zq, w, slack) if cnt[b] > 0 else np.inf
+        if ba < bb:  # push the nearer child last, so that it is visited first
+            a, b = b, a
+            ba, bb = bb, ba
+        if cnt[a] > 0 and ba <= best:
+            stack[top] = a
+            bounds[top] = ba
+            top += 1
+        if cnt[b] > 0 and bb <= best:
+            stack[top] = b
+            bounds[top] = bb
+            top += 1
+    return best, best_id
 
 
 @njit(cache=True, nogil=True)
@@ -170,9 +192,6 @@ def vmdav_tree(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray
     kd = np.zeros(k)
     ki = np.zeros(k, dtype=np.int64)
     kp = np.zeros(k, dtype=np.int64)
-    one_d = np.zeros(1)
-    one_i = np.zeros(1, dtype=np.int64)
-    one_p = np.zeros(1, dtype=np.int64)
     members = np.zeros(2 * k, dtype=np.int64)
     near_d = np.zeros(2 * k)
     near_i = np.zeros(2 * k, dtype=np.int64)
@@ -213,9 +232,20 @@ def vmdav_tree(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray
         if m > 0:
             near_d[0] = kd[k - 1] if found == k else np.inf
             near_i[0] = ki[k - 1] if found == k else n
+            after = ki[k - 1]  # a remaining record near every member: the first bound of their queries
             for q in range(1, k):
                 near_d[q], near_i[q] = _nearest1(
-                    X, w, tree, Zr, slack, members[q], -1, one_d, one_i, one_p, stack, bounds
+                    X,
+                    w,
+                    tree,
+                    Zr,
+                    slack,
+                    members[q],
+                    -1,
+                    _row_distance(X, after, X[members[q]], w),
+                    after,
+                    stack,
+                    bounds,
                 )
         while size < 2 * k - 1 and m > 0:
             qin = 0
@@ -227,12 +257,17 @@ def vmdav_tree(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray
             # d_out is at most e_in's distance to another member's nearest (computed as the scan
             # would): if even that fails the test, so does d_out (sqrt and the product are monotone)
             known = np.inf
+            known_id = n
             for q in range(size):
-                if near_i[q] != e_in and near_i[q] < n:
-                    known = min(known, _row_distance(X, near_i[q], X[e_in], w))
+                i = near_i[q]
+                if i != e_in and i < n:
+                    dd = _row_distance(X, i, X[e_in], w)
+                    if dd < known or (dd == known and i < known_id):
+                        known = dd
+                        known_id = i
             if not d_in < gamma * np.sqrt(known):
                 break
-            out_d, out_i = _nearest1(X, w, tree, Zr, slack, e_in, e_in, one_d, one_i, one_p, stack, bounds)
+            out_d, out_i = _nearest1(X, w, tree, Zr, slack, e_in, e_in, known, known_id, stack, bounds)
             d_out = np.sqrt(out_d)
             if not d_in < gamma * d_out:
                 break
@@ -245,9 +280,10 @@ def vmdav_tree(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray
             if m == 0:
                 break
             for q in range(size - 1):
-                if near_i[q] == e_in:
+                if near_i[q] == e_in:  # out_i remains: the first bound
+                    first = _row_distance(X, out_i, X[members[q]], w) if out_i < n else np.inf
                     near_d[q], near_i[q] = _nearest1(
-                        X, w, tree, Zr, slack, members[q], -1, one_d, one_i, one_p, stack, bounds
+                        X, w, tree, Zr, slack, members[q], -1, first, out_i, stack, bounds
                     )
         group += 1
     if m > 0:
