@@ -13,6 +13,7 @@ in all. Here:
 * the k-1 nearest of the seed are the k-d tree's nearest query of :mod:`._mdav_tree` (the same
   (distance, index) order as ``_insert_near`` in the scan, which keeps the k-1 smallest by (distance,
   index) whatever the order of the records it reads, so the compact order of the scan does not matter);
+  the query asks for k, and the k-th is the seed's nearest remaining record once the group is formed;
 * ``e_in`` is the remaining record of least distance to the group (ties: the smaller index). The scan
   keeps ``mind``, every record's least distance to a member; here every member keeps its nearest
   remaining record (a 1-NN query, ties by index) and ``e_in`` is the best of those by (distance,
@@ -21,7 +22,11 @@ in all. Here:
   valid until that record is taken (removals only lengthen the others), so only the members whose
   nearest was ``e_in`` ask again;
 * ``d_out`` is the nearest query of ``e_in`` skipping ``e_in`` itself; once ``e_in`` joins, that record
-  is its nearest as a member.
+  is its nearest as a member. The query is skipped when ``e_in``'s distance to another member's
+  nearest record (an upper bound of ``d_out``, computed as the scan would) already fails the test:
+  ``sqrt`` and the product by gamma are monotone in floating point, so ``d_out`` fails it too;
+* every 1-NN query (``_nearest1``) starts from a known remaining record and its distance as the
+  first bound, so that the walk prunes from its first node.
 
 Every distance is computed as the scan computes it (``_row_distance``: ``0.0 + w_0 d_0 d_0 + w_1 d_1
 d_1 ...`` with ``d_j = record_j - point_j``, the order of ``_distance_to`` without nominal codes), so
