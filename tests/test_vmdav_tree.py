@@ -56,7 +56,7 @@ def test_tree_vmdav_equals_the_scan_record_for_record(case):
 
 
 @pytest.mark.parametrize("n", [2_000, 5_003])
-@pytest.mark.parametrize(("k", "gamma"), [(2, 0.2), (3, 1.1), (5, 0.5)])
+@pytest.mark.parametrize(("k", "gamma"), [(2, 0.2), (3, 1.1), (5, 0.5), (4, 10.0)])
 def test_tree_vmdav_equals_the_scan_on_skewed_data_with_ties(n, k, gamma):
     """Larger files than hypothesis draws: a heavy-tailed cloud rounded to a coarse grid, so that
     many distances tie exactly, and 13 attributes as in the benchmark."""
