@@ -16,8 +16,10 @@ value matches ``is null`` only, never a comparison (``!=`` included), as polars 
 ``|a − b| / range`` for a numeric column (the range over the release and the attacked records, 1 when
 it is 0) and of 0/1 (equal or not) for a categorical one; two missing numbers count 1 (as
 anonymeter), one missing number puts the pair behind every other (anonymeter's NaN distance sorts
-last). Ties between equally close release records are broken by a random priority (anonymeter: the
-unspecified order of numpy's quicksort).
+last). Ties between equally close release records are broken at random, on its own for each
+attacked record (anonymeter: by the order numpy's quicksort leaves them in, the same for every
+attacked record with the same distances — on a generalized release, where whole classes tie, every
+target of a class gets the same guess).
 """
 
 from __future__ import annotations
@@ -165,19 +167,22 @@ def scaled(queries: np.ndarray, candidates: np.ndarray, numeric: np.ndarray) -> 
 
 @njit(cache=True, nogil=True)
 def nearest(
-    queries: np.ndarray, candidates: np.ndarray, numeric: np.ndarray, k: int, priority: np.ndarray
+    queries: np.ndarray, candidates: np.ndarray, numeric: np.ndarray, k: int, seeds: np.ndarray
 ) -> np.ndarray:  # pragma: no cover - compiled
     """The ``k`` candidates nearest each query in anonymeter's mixed-type distance (see the module),
-    closest first, ties to the lower ``priority``. Brute force: one pass over the candidates per
-    query keeping the best ``k`` in order (the compiled loop is why it is not vectorized)."""
+    closest first; ties go to the lower priority, splitmix64 of the candidate's index and the query's
+    ``seeds`` entry (a random order of the candidates for each query). Brute force: one pass over
+    the candidates per query keeping the best ``k`` in order (the compiled loop is why it is not
+    vectorized)."""
     n_queries = queries.shape[0]
     n_candidates, width = candidates.shape
     k = min(k, n_candidates)
     found = np.empty((n_queries, k), dtype=np.int64)
     best = np.empty(k, dtype=np.float64)
-    best_priority = np.empty(k, dtype=np.int64)
+    best_priority = np.empty(k, dtype=np.uint64)
     for q in range(n_queries):
         filled = 0
+        seed = seeds[q]
         for c in range(n_candidates):
             distance = 0.0
             for j in range(width):
@@ -192,7 +197,10 @@ def nearest(
                         distance += abs(a - b)
                 elif a != b:
                     distance += 1.0
-            p = priority[c]
+            z = (np.uint64(c) + seed) * np.uint64(0x9E3779B97F4A7C15)
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            p = z ^ (z >> np.uint64(31))
             if filled == k and (
                 distance > best[k - 1] or (distance == best[k - 1] and p > best_priority[k - 1])
             ):
@@ -218,7 +226,7 @@ def neighbours(
     queries: np.ndarray, candidates: np.ndarray, numeric: np.ndarray, k: int, rng: np.random.Generator
 ) -> np.ndarray:
     """The ``k`` release records nearest each attacked record (rows of ``candidates``), ties broken
-    at random."""
+    at random for each attacked record on its own."""
     left, right = scaled(queries, candidates, numeric)
-    priority = rng.permutation(candidates.shape[0]).astype(np.int64)
-    return nearest(left, right, numeric.astype(np.bool_), int(k), priority)
+    seeds: np.ndarray = rng.integers(0, 2**63, size=queries.shape[0], dtype=np.uint64)
+    return nearest(left, right, numeric.astype(np.bool_), int(k), seeds)

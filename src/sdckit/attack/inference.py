@@ -5,11 +5,14 @@ The adversary knows some attributes of a person (``aux_cols``) and wants a secre
 For each of ``n_attacks`` original records drawn at random (without replacement) it takes the
 secret of the release record nearest on the auxiliary attributes, in anonymeter's mixed-type
 distance (:mod:`sdckit.attack._mixed`). A guess is **right** when it equals the secret (both missing
-counts as equal); with ``regression`` when ``|guess − secret| ≤ tolerance · |guess|`` (anonymeter's
-relative tolerance, 0.05). The attack rate is the share of right guesses.
+counts as equal); with ``regression`` when ``|guess − secret| / (|guess| + 10⁻¹²) ≤ tolerance``
+(anonymeter's relative tolerance, 0.05). The attack rate is the share of right guesses.
 
 **Baseline**: the secrets of as many release records drawn at random, matched against as many
-original records drawn anew (at most the release's size). **Control**: the same attack on
+original records drawn anew (at most the release's size). anonymeter 1.1 means the same, but aligns
+the drawn release records with the targets by their row labels (``reindex_like``), so that almost
+every guess is missing and its baseline is near 0 (0.02 on Adult, where guessing the commonest
+salary class is right three times in four); here the guesses are matched in order. **Control**: the same attack on
 ``n_attacks`` held-out records. Without a control the risk is the attack rate (as anonymeter): what
 the auxiliary attributes predict of the secret in any population counts as risk then.
 
@@ -119,7 +122,7 @@ def _applies(original: Table, release: Any, control: Any, params: InferenceParam
 def _right(guesses: np.ndarray, secrets: np.ndarray, params: InferenceParams) -> np.ndarray:
     both_missing = np.isnan(guesses) & np.isnan(secrets)
     if params.regression:
-        close = np.abs(guesses - secrets) <= params.tolerance * np.abs(guesses)
+        close = np.abs(guesses - secrets) / (np.abs(guesses) + 1e-12) <= params.tolerance
     else:
         close = guesses == secrets
     return both_missing | close
