@@ -228,5 +228,5 @@ def neighbours(
     """The ``k`` release records nearest each attacked record (rows of ``candidates``), ties broken
     at random for each attacked record on its own."""
     left, right = scaled(queries, candidates, numeric)
-    seeds: np.ndarray = rng.integers(0, 2**63, size=queries.shape[0], dtype=np.uint64)
+    seeds = np.asarray(rng.integers(0, 2**63, size=queries.shape[0], dtype=np.uint64))
     return nearest(left, right, numeric.astype(np.bool_), int(k), seeds)
