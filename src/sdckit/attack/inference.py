@@ -14,8 +14,9 @@ the drawn release records with the targets by their row labels (``reindex_like``
 every guess is missing and its baseline is near 0 (0.02 on Adult, where guessing the commonest
 salary class is right three times in four); here the guesses are matched in order.
 
-**Control**: the same attack on ``n_attacks`` held-out records. Without a control the risk is the attack rate (as anonymeter): what
-the auxiliary attributes predict of the secret in any population counts as risk then.
+**Control**: the same attack on ``n_attacks`` held-out records. Without a control the risk is the
+attack rate (as anonymeter): what the auxiliary attributes predict of the secret in any population
+counts as risk then.
 
 Deviations from anonymeter 1.1: the tolerance is relative to the guess's magnitude (anonymeter
 divides by the signed guess, so every negative guess counts as right); ties between equally close
