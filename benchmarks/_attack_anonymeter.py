@@ -59,6 +59,26 @@ def _rss_mib() -> float:
         return int(handle.read().split()[1]) * resource.getpagesize() / 2**20
 
 
+def _reset_peak() -> None:
+    # Linux: writing 5 to clear_refs resets the peak resident set size (VmHWM) to the current one
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        pass
+
+
+def _peak_mib() -> float:
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _child(tool: str, attack: str, params: dict, frames: tuple, path: str) -> None:
     """One tool's attack in a fresh process: its numba kernels compiled on a slice first, then the
     timed run; the peak resident memory above the process's own before the timed run."""
@@ -72,11 +92,12 @@ def _child(tool: str, attack: str, params: dict, frames: tuple, path: str) -> No
     if "max_attempts" in few:
         few["max_attempts"] = 1000
     run(attack, few, *(frame.head(300) for frame in frames))
+    _reset_peak()  # the warm-up's peak (numba compiling) is not the attack's
     start_rss = _rss_mib()
     started = time.perf_counter()
     result = run(attack, params, *frames)
     elapsed = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = _peak_mib()
     with open(path, "wb") as handle:
         pickle.dump((result, elapsed, max(peak - start_rss, 0.0)), handle)
 

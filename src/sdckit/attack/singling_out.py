@@ -272,7 +272,7 @@ def _control_rescaled(
 
     measured = float(np.count_nonzero(_counts(control, queries) == 1))
     n_control = control.shape[0]
-    if n_control == n_original or queries[0].shape[0] == 0:
+    if n_control == n_original or measured == 0:
         return measured, None
     sizes, successes = [], []
     for size in np.linspace(min(1000, n_control // 2), n_control, 10).astype(int):
