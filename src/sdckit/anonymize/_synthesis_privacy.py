@@ -20,6 +20,8 @@ training record as soon as its partial sum exceeds the best distance found.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from sdckit._numba import njit
@@ -128,3 +130,34 @@ def quantiles(distances: np.ndarray) -> dict[str, float]:
         return {}
     points = np.quantile(distances, DCR_QUANTILES)
     return {f"q{round(q * 100):02d}": round(float(v), 6) for q, v in zip(DCR_QUANTILES, points, strict=True)}
+
+
+#: Synthetic records whose distance to the closest training record the summary reports (a sample
+#: drawn with the seed; every record is checked for exact copies).
+DCR_SAMPLE = 2000
+
+
+def too_close(reference: Reference, codes: np.ndarray, values: np.ndarray, threshold: float) -> np.ndarray:
+    """Whether each record is at most ``threshold`` from a training record (0: an exact copy)."""
+    if threshold <= 0:
+        return reference.copies(codes, values)
+    return reference.dcr(codes, values, stop=threshold) <= threshold
+
+
+def closeness(
+    reference: Reference, codes: np.ndarray, values: np.ndarray, training_records: int, seed: int
+) -> dict[str, Any]:
+    """The share of the records that are exact copies of a training record (all of them) and the
+    quantiles of their DCR (a sample of ``DCR_SAMPLE`` drawn with ``default_rng([seed, 37])``)."""
+    total = len(codes)
+    sample = np.arange(total)
+    if total > DCR_SAMPLE:
+        sample = np.sort(np.random.default_rng([seed, 37]).choice(total, DCR_SAMPLE, replace=False))
+    return {
+        "distance": "gower",
+        "attributes": reference.attributes,
+        "training_records": training_records,
+        "exact_copies": round(float(reference.copies(codes, values).mean()), 6) if total else 0.0,
+        "dcr": quantiles(reference.dcr(codes[sample], values[sample])),
+        "dcr_records": len(sample),
+    }

@@ -74,7 +74,7 @@ from pydantic import Field, model_validator
 from scipy import sparse
 
 from sdckit._extras import require
-from sdckit.anonymize._synthesis_privacy import Reference, quantiles
+from sdckit.anonymize._synthesis_privacy import Reference, closeness, quantiles, too_close
 from sdckit.anonymize.base import Context, register_method, run_method
 from sdckit.anonymize.perturbation import Names
 from sdckit.anonymize.release import Figures, Release
@@ -703,7 +703,7 @@ def _synthesized(
     generated = _generate(columns, names, targets, kept, sizes, params, rng, progress, tallies)
     rejection = None
     if threshold is not None:
-        slots = np.flatnonzero(_too_close(reference, columns, generated, in_file_order, threshold))
+        slots = np.flatnonzero(too_close(reference, *_matrices(columns, generated, in_file_order), threshold))
         rejected, rounds = len(slots), 1
         while len(slots) and rounds < params.max_tries:
             sizes = np.bincount(slots // n, minlength=m).astype(np.int64)
@@ -711,7 +711,7 @@ def _synthesized(
             for name in targets:
                 generated[name][slots] = batch[name]
             rounds += 1
-            close = _too_close(reference, columns, batch, in_file_order, threshold)
+            close = too_close(reference, *_matrices(columns, batch, in_file_order), threshold)
             rejected += int(close.sum())
             slots = slots[close]
         rejection = {
@@ -721,7 +721,7 @@ def _synthesized(
             "rounds": rounds,
             "kept_too_close": len(slots),
         }
-    privacy = _privacy(reference, columns, generated, in_file_order, params.seed)
+    privacy = closeness(reference, *_matrices(columns, generated, in_file_order), n, params.seed)
     privacy["holdout"] = (
         None
         if holdout_dcr is None
@@ -772,49 +772,6 @@ def _synthesized(
         params=params,
         figures=figures,
     )
-
-
-#: Synthetic records whose distance to the closest training record the summary reports (a sample
-#: drawn with the seed; every record is checked for exact copies).
-DCR_SAMPLE = 2000
-
-
-def _too_close(
-    reference: Reference,
-    columns: dict[str, _Column],
-    data: dict[str, np.ndarray],
-    names: list[str],
-    threshold: float,
-) -> np.ndarray:
-    """Whether each record of ``data`` is at most ``threshold`` from a training record."""
-    codes, values = _matrices(columns, data, names)
-    if threshold <= 0:
-        return reference.copies(codes, values)
-    return reference.dcr(codes, values, stop=threshold) <= threshold
-
-
-def _privacy(
-    reference: Reference,
-    columns: dict[str, _Column],
-    generated: dict[str, np.ndarray],
-    names: list[str],
-    seed: int,
-) -> dict[str, Any]:
-    """The share of synthetic records that are exact copies of a training record (all of them) and
-    the quantiles of their DCR (a sample of ``DCR_SAMPLE``)."""
-    codes, values = _matrices(columns, generated, names)
-    total = len(codes)
-    sample = np.arange(total)
-    if total > DCR_SAMPLE:
-        sample = np.sort(np.random.default_rng([seed, 37]).choice(total, DCR_SAMPLE, replace=False))
-    return {
-        "distance": "gower",
-        "attributes": len(names),
-        "training_records": int(len(columns[names[0]].missing)),
-        "exact_copies": round(float(reference.copies(codes, values).mean()), 6) if total else 0.0,
-        "dcr": quantiles(reference.dcr(codes[sample], values[sample])),
-        "dcr_records": len(sample),
-    }
 
 
 def synthesize(
