@@ -101,50 +101,72 @@ def encode(names: list[str], frames: list[pl.DataFrame | None]) -> tuple[list[np
 
 
 @njit(cache=True, nogil=True)
+def _matches(
+    data: np.ndarray, r: int, cols: np.ndarray, ops: np.ndarray, vals: np.ndarray, q: int
+) -> bool:  # pragma: no cover - compiled
+    """Whether record ``r`` of ``data`` matches query ``q`` (see :func:`count_matches`)."""
+    for j in range(cols.shape[1]):
+        col = cols[q, j]
+        if col < 0:
+            break
+        x = data[r, col]
+        op = ops[q, j]
+        v = vals[q, j]
+        if op == 6:
+            matched = np.isnan(x)
+        elif op == 7:
+            matched = not np.isnan(x)
+        elif np.isnan(x):
+            matched = False
+        elif op == 0:
+            matched = x == v
+        elif op == 1:
+            matched = x != v
+        elif op == 2:
+            matched = x > v
+        elif op == 3:
+            matched = x < v
+        elif op == 4:
+            matched = x >= v
+        else:
+            matched = x <= v
+        if not matched:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def count_matches(
     data: np.ndarray, rows: np.ndarray, cols: np.ndarray, ops: np.ndarray, vals: np.ndarray, cap: int
 ) -> np.ndarray:  # pragma: no cover - compiled
     """How many of ``data[rows]`` match each query (``cols``/``ops``/``vals``, one row a query, a
     column index −1 ends it early), counting up to ``cap``."""
-    n_queries, width = cols.shape
-    counts = np.zeros(n_queries, dtype=np.int64)
-    for q in range(n_queries):
+    counts = np.zeros(cols.shape[0], dtype=np.int64)
+    for q in range(cols.shape[0]):
         count = 0
         for r in rows:
-            matched = True
-            for j in range(width):
-                col = cols[q, j]
-                if col < 0:
-                    break
-                x = data[r, col]
-                op = ops[q, j]
-                v = vals[q, j]
-                if op == 6:
-                    matched = np.isnan(x)
-                elif op == 7:
-                    matched = not np.isnan(x)
-                elif np.isnan(x):
-                    matched = False
-                elif op == 0:
-                    matched = x == v
-                elif op == 1:
-                    matched = x != v
-                elif op == 2:
-                    matched = x > v
-                elif op == 3:
-                    matched = x < v
-                elif op == 4:
-                    matched = x >= v
-                else:
-                    matched = x <= v
-                if not matched:
-                    break
-            if matched:
+            if _matches(data, r, cols, ops, vals, q):
                 count += 1
                 if count >= cap:
                     break
         counts[q] = count
     return counts
+
+
+@njit(cache=True, nogil=True)
+def match_rows(
+    data: np.ndarray, cols: np.ndarray, ops: np.ndarray, vals: np.ndarray, starts: np.ndarray
+) -> np.ndarray:  # pragma: no cover - compiled
+    """The records of ``data`` each query matches, query after query (query ``q``'s from
+    ``starts[q]`` to ``starts[q + 1]``, its full count from :func:`count_matches`)."""
+    found = np.empty(starts[-1], dtype=np.int64)
+    for q in range(cols.shape[0]):
+        at = starts[q]
+        for r in range(data.shape[0]):
+            if at < starts[q + 1] and _matches(data, r, cols, ops, vals, q):
+                found[at] = r
+                at += 1
+    return found
 
 
 def scaled(queries: np.ndarray, candidates: np.ndarray, numeric: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -274,11 +274,20 @@ def _control_rescaled(
     n_control = control.shape[0]
     if n_control == n_original or measured == 0:
         return measured, None
+    # every query's matching records once; a subset's count of a query is then a sum over them
+    cols, ops, vals = queries
+    every = np.arange(n_control, dtype=np.int64)
+    totals = _mixed.count_matches(control, every, cols, ops, vals, n_control + 1)
+    starts = np.concatenate([[0], np.cumsum(totals)]).astype(np.int64)
+    matched = _mixed.match_rows(control, cols, ops, vals, starts)
+    owner = np.repeat(np.arange(len(totals)), totals)
     sizes, successes = [], []
     for size in np.linspace(min(1000, n_control // 2), n_control, 10).astype(int):
         for _ in range(SIZE_REPEATS):
-            rows = np.sort(rng.choice(n_control, size=size, replace=False)).astype(np.int64)
-            successes.append(np.count_nonzero(_counts(control, queries, rows) == 1))
+            chosen = np.zeros(n_control, dtype=np.bool_)
+            chosen[rng.choice(n_control, size=size, replace=False)] = True
+            counts = np.bincount(owner, weights=chosen[matched], minlength=len(totals))
+            successes.append(np.count_nonzero(counts == 1))
             sizes.append(size)
     guess = 1.0 / max(sizes)
     try:
