@@ -49,6 +49,7 @@ from sdckit.anonymize._mdav_tree import (
     _tree_build,
     _tree_nearest,
     _tree_remove,
+    _tree_remove_many,
 )
 from sdckit.anonymize._microaggregation_kernels import vmdav
 
@@ -232,7 +233,8 @@ def vmdav_tree(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray
             members[q + 1] = ki[q]
         size = k
         for q in range(k):
-            _take(w, tree, members[q], labels, group)
+            labels[members[q]] = group
+        _tree_remove_many(P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, members[:k])
         m -= k
         if m > 0:
             near_d[0] = kd[k - 1] if found == k else np.inf
