@@ -15,11 +15,12 @@ split of ``synthesize --holdout 0.2 --seed 1``). Two releases of the training re
 On each, with the training records as the original and the held-out ones as the control, both tools
 run: singling out multivariate (3 attributes) and univariate; linkability with the adversary's two
 datasets {age, sex, race, marital-status} / {education, native-country, workclass, occupation}; and
-inference of salary-class from the 8 others — ``--attacks`` attacks each (anonymeter's default 500),
-``max_attempts = --max-attempts`` for multivariate singling out (the same for both; anonymeter's
-default of 10 million would take hours on the generalization). Linkability and inference attack the
-same records in both tools: ``--attacks`` training and control records drawn with a fixed seed are
-given as the original and the control (each tool then attacks all of them).
+inference of salary-class and of marital-status from the 8 others — ``--attacks`` attacks each
+(anonymeter's default 500), ``max_attempts = --max-attempts`` for multivariate singling out (the
+same for both; anonymeter's default of 10 million would take hours on the generalization).
+Linkability and inference attack the same records in both tools: ``--attacks`` training and control
+records drawn with a fixed seed are given as the original and the control (each tool then attacks
+all of them).
 
 Printed per attack: attack, baseline and control rates and the risk, each with its 95% interval, for
 sdckit and anonymeter; "agree" when the two tools' intervals of the attack rate, of the control rate
@@ -185,6 +186,7 @@ def plan(attacks: int, max_attempts: int) -> list[tuple[str, str, dict]]:
             {"n_attacks": attacks, "aux_cols": "/".join(",".join(h) for h in LINK)},
         ),
         ("inference salary-class", "inference", {"n_attacks": attacks, "secret": SECRET}),
+        ("inference marital-status", "inference", {"n_attacks": attacks, "secret": "marital-status"}),
     ]
 
 
@@ -193,7 +195,7 @@ def run_sdckit(attack: str, params: dict, ori: pl.DataFrame, syn: pl.DataFrame, 
     from sdckit.table import Table
 
     if attack == "inference":
-        params = {**params, "aux_cols": ",".join(c for c in ori.columns if c != SECRET)}
+        params = {**params, "aux_cols": ",".join(c for c in ori.columns if c != params["secret"])}
     result = run_attack(
         attack, Table.from_frame(ori), Table.from_frame(syn), Table.from_frame(ctl), params=params
     )
@@ -243,9 +245,9 @@ def run_anonymeter(
             ori=o, syn=s, control=c, n_attacks=params["n_attacks"], aux_cols=LINK, n_neighbors=1
         ).evaluate(n_jobs=1)
     else:
-        aux = [name for name in o.columns if name != SECRET]
+        aux = [name for name in o.columns if name != params["secret"]]
         evaluator = InferenceEvaluator(
-            ori=o, syn=s, control=c, aux_cols=aux, secret=SECRET, n_attacks=params["n_attacks"]
+            ori=o, syn=s, control=c, aux_cols=aux, secret=params["secret"], n_attacks=params["n_attacks"]
         ).evaluate(n_jobs=1)
     results = evaluator.results(confidence_level=0.95)
     out: dict[str, tuple] = {
