@@ -127,6 +127,7 @@ WORKLOAD: tuple[Step, ...] = (
     _m("anonymize mdav numbers.csv -c numbers.yaml -k 3 --attributes x1,x2,x3 -o mdav3.csv --quiet"),
     _m("anonymize categorical-microaggregation numbers.csv -c numbers.yaml -k 3 -o cat2.csv --quiet"),
     _m(f"anonymize vmdav people.csv {PEOPLE} -k 3 --attributes income,hours -o vmdav.csv --quiet"),
+    _m("anonymize vmdav numbers.csv -c numbers.yaml -k 3 --attributes x1,x2,x3 -o vmdav2.csv --quiet"),
     _m(
         f"anonymize univariate-microaggregation people.csv {PEOPLE} -k 3 --attributes income,hours "
         "-o uni.csv --quiet"
@@ -165,6 +166,8 @@ WORKLOAD: tuple[Step, ...] = (
     _m(f"risk linkage people.csv noise.csv {PEOPLE} --method distance --quiet"),
     _m(f"risk attribute-disclosure people.csv mondrian.csv {PEOPLE} --quiet"),
     _m(f"risk reidentification mondrian.csv --original people.csv {PEOPLE} --quiet"),
+    _m(f"attack people.csv noise.csv {PEOPLE} --quiet"),
+    _m(f"attack people.csv generalized.csv {PEOPLE} --quiet"),
     _m(f"utility numeric people.csv noise.csv {PEOPLE} --attributes income,hours --quiet"),
     _m(f"utility tables people.csv mondrian.csv {PEOPLE} --quiet"),
     _s(
