@@ -48,6 +48,18 @@ attributes are replaced, each predicted from the original values of all the attr
 plus the listed ones before it (fitted on their original values, applied to their synthetic ones);
 the other columns are copied unchanged into every implicate.
 
+**Closeness and its controls** (issue 36). The summary's ``privacy``: the share of released records
+that are exact copies of a record the models were fitted on and the quantiles of their distance to
+the closest one (Gower, :mod:`sdckit.anonymize._synthesis_privacy`); with ``holdout`` (a share of the
+records drawn with ``default_rng([seed, 36])`` and kept out of the models) the same figures for those
+real records, the baseline. Controls: ``min_samples_leaf``; ``smooth`` (cart, numeric: the drawn value
+plus N(0, h²), h the leaf's normal-reference bandwidth ``1.06 sd n^(-1/5)``, clipped to the observed
+range); ``reject_quantile`` q (with a holdout): every synthetic record at most the holdout's q-quantile
+DCR from a training record is drawn again from the same models (trees refitted with the next seeds
+of the generator), up to ``max_tries`` rounds, then kept and counted. ``regression`` draws a numeric
+value within the attribute's observed range: outside it, a fresh residual up to ``BOUND_TRIES`` times
+(rejection sampling from the truncated normal), then clipping.
+
 Randomness: ``numpy.random.default_rng(seed)``: per attribute in order, the missing-indicator step then
 the value step; per step the ``random_state`` of the tree or of the fits, then per implicate its
 draws. The same seed gives the same file.
