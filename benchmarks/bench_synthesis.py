@@ -283,7 +283,9 @@ def report(line: dict, real: float) -> None:
     pmse_ratio, s_pmse = line["pmse"]
     copies, dcr = line["copies"]
     print(f"\n{line['label']}")
-    print(f"  time {line['time']:.1f} s ({line['ratio']:.2f}x sdckit cart), peak RSS {line['peak']:.0f} MiB")
+    print(
+        f"  time {line['time']:.1f} s ({line['ratio']:.2f}x the first row), peak RSS {line['peak']:.0f} MiB"
+    )
     acc = line["acc"]
     print(
         f"  utility: two-way TV {line['tv2']:.4f}; train-on-synthetic accuracy {acc:.4f} "
