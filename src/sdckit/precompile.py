@@ -167,7 +167,9 @@ WORKLOAD: tuple[Step, ...] = (
     _m(f"risk attribute-disclosure people.csv mondrian.csv {PEOPLE} --quiet"),
     _m(f"risk reidentification mondrian.csv --original people.csv {PEOPLE} --quiet"),
     _m(f"attack people.csv noise.csv {PEOPLE} --quiet"),
-    _m(f"attack people.csv generalized.csv {PEOPLE} --quiet"),
+    _m("attack people.csv --split 0.2 -o kept.csv --control-output control.csv --seed 1"),
+    _m(f"attack people.csv noise.csv {PEOPLE} --control control.csv --attack singling-out --quiet"),
+    _m(f"anonymize synthesize people.csv {PEOPLE} --seed 1 -o synthetic.csv --quiet", "learn"),
     _m(f"utility numeric people.csv noise.csv {PEOPLE} --attributes income,hours --quiet"),
     _m(f"utility tables people.csv mondrian.csv {PEOPLE} --quiet"),
     _s(
@@ -175,6 +177,7 @@ WORKLOAD: tuple[Step, ...] = (
         "--summary evaluate.json --quiet"
     ),
     _s("apply generalized.json people.csv -o again.csv"),
+    _s(f"attack people.csv generalized.csv {PEOPLE} --quiet"),
     _s("table round people.csv -c census.yaml --rows region --cols sex --base 5 -o rounded.csv --quiet"),
     _s("table cell-key people.csv -c census.yaml --rows region --cols sex --seed 1 -o keyed.csv --quiet"),
     _s(
