@@ -64,6 +64,7 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_evaluation.py
 	$(BIN)/python benchmarks/bench_masking.py
 	$(BIN)/python benchmarks/bench_synthesis.py
+	$(BIN)/python benchmarks/bench_attack.py
 	$(BIN)/python benchmarks/bench_tables.py
 	$(BIN)/python benchmarks/bench_server.py
 	$(BIN)/python benchmarks/bench_ledger.py
