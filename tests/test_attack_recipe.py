@@ -13,7 +13,10 @@ from sdckit.errors import ConfigError
 from sdckit.recipes import protect, split_attack_step
 
 CONFIG = parse_config(
-    "attributes:\n  x: {role: quasi-identifier, kind: numeric}\n  y: {role: quasi-identifier, kind: numeric}\n"
+    """attributes:
+  x: {role: quasi-identifier, kind: numeric}
+  y: {role: quasi-identifier, kind: numeric}
+"""
 )
 
 
