@@ -129,6 +129,7 @@ def _require_build() -> dict:
     return build
 
 
+@pytest.mark.slow  # 16 s on a quiet machine: three commands twice, in subprocesses
 def test_precompiled_commands_compile_nothing_and_write_the_same(data, tmp_path):
     _require_build()
     shipped_folder = _copy(data, tmp_path / "shipped")
