@@ -42,7 +42,7 @@ def test_wide_camouflage_holds(server):
         params={"dataset": "wide", "targets": 40, "tolerance": 1e-4, "max_risk": 0.1},
     )
     assert result.attack.trials == 80
-    assert result.attack.successes <= 1
+    assert result.attack.successes == 0  # with the fixture's fixed secret (0 or 1 with any other)
     assert result.details["learned_by_attribute"]["dropout"] == 0
     assert result.verdict == "holds"
 
