@@ -644,6 +644,48 @@ def _remove_group(X, is_ordinal, sums, ord_counts, cids, cpos, m, members, label
 
 
 @njit(cache=True, nogil=True)
+def tree_index(X: np.ndarray, w: np.ndarray, leaf_size: int):
+    """The k-d tree over the records, cut along their principal axes, as the queries and removals
+    take it: (P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf) — the
+    records in tree order and their bounds, ``rot`` those of the rotated coordinates — then the
+    rotated records by record (``Zr``), the rotation (mean, root, V) and its slack."""
+    n, d = X.shape
+    Zr, mean, root, V, slack = _principal_axes(X, w)
+    ones = np.ones(d)
+    Z, pid, start, cnt, leaf_of, first_leaf = _tree_build(Zr, ones, leaf_size)
+    P = np.empty((n, d))
+    for t in range(n):
+        for j in range(d):
+            P[t, j] = X[pid[t], j]
+    lo, hi, ctr, cdist, rad = _tree_bounds(P, w, start, cnt, first_leaf)
+    zlo, zhi, zctr, zcdist, zrad = _tree_bounds(Z, ones, start, cnt, first_leaf)
+    rot = (Z, ones, zlo, zhi, zctr, zcdist, zrad)
+    slot_of = np.empty(n, dtype=np.int64)
+    for t in range(n):
+        slot_of[pid[t]] = t
+    return (
+        P,
+        pid,
+        slot_of,
+        start,
+        cnt,
+        leaf_of,
+        lo,
+        hi,
+        ctr,
+        cdist,
+        rad,
+        rot,
+        first_leaf,
+        Zr,
+        mean,
+        root,
+        V,
+        slack,
+    )
+
+
+@njit(cache=True, nogil=True)
 def mdav_tree(
     X: np.ndarray, w: np.ndarray, is_ordinal: np.ndarray, ordinal_card: np.ndarray, k: int
 ) -> np.ndarray:
@@ -667,19 +709,10 @@ def mdav_tree(
             for p in range(n):
                 s += X[p, j]
             sums[j] = s
-    Z, mean, root, V, slack = _principal_axes(X, w)
-    ones = np.ones(d)
-    Z, pid, start, cnt, leaf_of, first_leaf = _tree_build(Z, ones, _MDAV_LEAF_SIZE)
-    P = np.empty((n, d))
-    for t in range(n):
-        for j in range(d):
-            P[t, j] = X[pid[t], j]
-    lo, hi, ctr, cdist, rad = _tree_bounds(P, w, start, cnt, first_leaf)
-    zlo, zhi, zctr, zcdist, zrad = _tree_bounds(Z, ones, start, cnt, first_leaf)
-    rot = (Z, ones, zlo, zhi, zctr, zcdist, zrad)
-    slot_of = np.empty(n, dtype=np.int64)
-    for t in range(n):
-        slot_of[pid[t]] = t
+    index = tree_index(X, w, _MDAV_LEAF_SIZE)
+    P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf = index[:13]
+    mean, root, V, slack = index[14:]
+    Z = rot[0]
     tree_args = (P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot)
     heap_node = np.empty(start.shape[0], dtype=np.int64)
     heap_key = np.empty(start.shape[0])

@@ -43,41 +43,17 @@ from sdckit._numba import njit
 from sdckit.anonymize._mdav_tree import (
     _LEAF_SIZE,
     _near_bounds,
-    _principal_axes,
     _row_distance,
-    _tree_bounds,
-    _tree_build,
     _tree_nearest,
     _tree_remove,
     _tree_remove_many,
+    tree_index,
 )
 from sdckit.anonymize._microaggregation_kernels import vmdav
 
 #: The number of records from which :func:`vmdav_groups_kernel` uses the k-d tree (below, the scan is
 #: as fast or faster; measured in benchmarks/_masking_microaggregation.py).
 VMDAV_TREE_FROM = 5_000
-
-
-@njit(cache=True, nogil=True)
-def _vmdav_index(X, w):
-    """The k-d tree of :mod:`._mdav_tree` over the records (cut along their principal axes): returns
-    the tree's arrays as :func:`._mdav_tree._tree_remove` takes them, the records rotated (by record,
-    for the queries' bounds) and the rotation's slack."""
-    n, d = X.shape
-    Zr, mean, root, V, slack = _principal_axes(X, w)
-    ones = np.ones(d)
-    Z, pid, start, cnt, leaf_of, first_leaf = _tree_build(Zr, ones, _LEAF_SIZE)
-    P = np.empty((n, d))
-    for t in range(n):
-        for j in range(d):
-            P[t, j] = X[pid[t], j]
-    lo, hi, ctr, cdist, rad = _tree_bounds(P, w, start, cnt, first_leaf)
-    zlo, zhi, zctr, zcdist, zrad = _tree_bounds(Z, ones, start, cnt, first_leaf)
-    rot = (Z, ones, zlo, zhi, zctr, zcdist, zrad)
-    slot_of = np.empty(n, dtype=np.int64)
-    for t in range(n):
-        slot_of[pid[t]] = t
-    return P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf, Zr, slack
 
 
 @njit(cache=True, nogil=True)
@@ -188,9 +164,9 @@ def vmdav_tree(X: np.ndarray, w: np.ndarray, k: int, gamma: float) -> np.ndarray
     for i in range(n):
         far[i] = -_row_distance(X, i, centroid, w)
     order = np.argsort(far, kind="mergesort")  # farthest first, ties by index (stable)
-    P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf, Zr, slack = _vmdav_index(
-        X, w
-    )
+    index = tree_index(X, w, _LEAF_SIZE)
+    P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf = index[:13]
+    Zr, slack = index[13], index[17]
     tree = (P, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, first_leaf)
     stack = np.zeros(256, dtype=np.int64)
     bounds = np.zeros(256)
