@@ -241,11 +241,17 @@ def _release(
 
 
 def _terminal_report(result: Any, original: str, target: str, records: int, elapsed: float) -> Report:
+    from rich import box
     from rich.table import Table as RichTable
 
     report = Report()
     report.line(f"[bold]{target}[/] (release of {original}, {records:,} records): attacks — {elapsed:.2f} s")
-    table = RichTable("attack", "attack rate", "baseline", "control", "risk [95% CI]", "verdict")
+    table = RichTable(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("attack", no_wrap=True)
+    for heading in ("rate", "base", "ctrl"):
+        table.add_column(heading, justify="right", no_wrap=True)
+    table.add_column("risk [interval]", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
 
     def rate(value: Any) -> str:
         return "—" if value is None else f"{value.value:.3f}"
@@ -253,10 +259,14 @@ def _terminal_report(result: Any, original: str, target: str, records: int, elap
     for item in result.results:
         risk = item.risk
         shown = "—" if risk.value != risk.value else f"{risk.value:.3f} [{risk.low:.3f}, {risk.high:.3f}]"
-        table.add_row(
-            item.name, rate(item.attack), rate(item.baseline), rate(item.control), shown, item.verdict
-        )
+        verdict = "—" if item.verdict == "no threshold" else item.verdict
+        table.add_row(item.name, rate(item.attack), rate(item.baseline), rate(item.control), shown, verdict)
     report.add(table)
+    if any(item.verdict == "no threshold" for item in result.results):
+        report.line(
+            "base: an adversary without the release; ctrl: the attack on held-out records; "
+            "verdict —: no threshold (--set ATTACK.max_risk=R)"
+        )
     for name, reason in result.skipped.items():
         report.line(f"not run: {name} — {reason}")
     return report
