@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import warnings
 from typing import Any
 
 EXIT_OK = 0
@@ -47,6 +48,7 @@ def main(arguments: list[str] | None = None) -> None:
     """The console script: run the app, map every way out to one exit status and at most one line."""
     signal.signal(signal.SIGINT, interrupts.handle)
     sys.unraisablehook = _unraisable
+    warnings.showwarning = _ShowWarning(warnings.showwarning)
     code = EXIT_INTERNAL
     try:
         given = sys.argv[1:] if arguments is None else list(arguments)
@@ -95,10 +97,27 @@ def main(arguments: list[str] | None = None) -> None:
 
 def _unraisable(unraisable: Any) -> None:
     """An interrupt that lands in a finalizer or weakref callback cannot propagate; it is already
-    noted (the run ends with 130), so no "Exception ignored" traceback is printed for it."""
-    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+    noted (the run ends with 130), so no "Exception ignored" traceback is printed for it. Nor for what
+    fails in a finalizer once Ctrl-C was pressed: an object the interrupt stopped half-built (an event
+    loop interrupted in its constructor has no ``_closed`` for its ``__del__``) fails as it is
+    collected, and the run already ends with one line and 130."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) or interrupts.received:
         return
     sys.__unraisablehook__(unraisable)
+
+
+class _ShowWarning:
+    """``warnings.showwarning`` that says nothing of a coroutine never awaited once Ctrl-C was pressed:
+    an interrupt as a server starts leaves its coroutine unstarted, and it is collected on the way out
+    (set before any ``catch_warnings``, which restore it, so it holds wherever the coroutine goes)."""
+
+    def __init__(self, show: Any) -> None:
+        self.show = show
+
+    def __call__(self, message: Any, category: type[Warning], *rest: Any, **options: Any) -> None:
+        if interrupts.received and issubclass(category, RuntimeWarning) and "never awaited" in str(message):
+            return
+        self.show(message, category, *rest, **options)
 
 
 def _quiet_stdout() -> None:
