@@ -173,10 +173,9 @@ def _inner_refresh(cnt, lo, hi, cdist, rad, node) -> None:
 
 
 @njit(cache=True, nogil=True)
-def _tree_remove(P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, record) -> None:
-    """Take ``record`` out of the tree: swap it behind its leaf's live records, shrink the bounds (of
-    the original coordinates and, ``rot``, of the principal-axis coordinates)."""
-    Z, ones, zlo, zhi, zctr, zcdist, zrad = rot
+def _swap_out(P, Z, pid, slot_of, start, cnt, leaf_of, record) -> int:
+    """Swap ``record`` behind the live records of its leaf (in P and the rotated Z) and count it out
+    of the leaf and its ancestors; returns the leaf (whose bounds the caller refreshes)."""
     s = slot_of[record]
     leaf = leaf_of[s]
     last = start[leaf] + cnt[leaf] - 1
@@ -199,6 +198,15 @@ def _tree_remove(P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, ra
         if node == 0:
             break
         node = (node - 1) // 2
+    return leaf
+
+
+@njit(cache=True, nogil=True)
+def _tree_remove(P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdist, rad, rot, record) -> None:
+    """Take ``record`` out of the tree: swap it behind its leaf's live records, shrink the bounds (of
+    the original coordinates and, ``rot``, of the principal-axis coordinates)."""
+    Z, ones, zlo, zhi, zctr, zcdist, zrad = rot
+    leaf = _swap_out(P, Z, pid, slot_of, start, cnt, leaf_of, record)
     _leaf_refresh(P, w, start, cnt, lo, hi, ctr, rad, leaf)
     _leaf_refresh(Z, ones, start, cnt, zlo, zhi, zctr, zrad, leaf)
     node = leaf
@@ -217,30 +225,7 @@ def _tree_remove_many(P, w, pid, slot_of, start, cnt, leaf_of, lo, hi, ctr, cdis
     m = records.shape[0]
     nodes = np.empty(m, dtype=np.int64)
     for r in range(m):
-        record = records[r]
-        s = slot_of[record]
-        leaf = leaf_of[s]
-        last = start[leaf] + cnt[leaf] - 1
-        if s != last:
-            for j in range(P.shape[1]):
-                v = P[s, j]
-                P[s, j] = P[last, j]
-                P[last, j] = v
-                v = Z[s, j]
-                Z[s, j] = Z[last, j]
-                Z[last, j] = v
-            other = pid[last]
-            pid[last] = record
-            pid[s] = other
-            slot_of[other] = s
-            slot_of[record] = last
-        node = leaf
-        while True:
-            cnt[node] -= 1
-            if node == 0:
-                break
-            node = (node - 1) // 2
-        nodes[r] = leaf
+        nodes[r] = _swap_out(P, Z, pid, slot_of, start, cnt, leaf_of, records[r])
     for r in range(m):
         if _seen_before(nodes, r):
             continue
