@@ -10,11 +10,17 @@ cache: a first run, even with an empty ``NUMBA_CACHE_DIR``, compiles nothing; a 
 (the source changed since the build, another numba, another CPU) is compiled and cached as usual.
 ``SDCKIT_SHIPPED_KERNELS=0`` turns the copying off (the benchmark of the compile time, the tests of
 the compiled-on-first-use path).
+
+It also spares every process numba's BLAS probe (:func:`_defer_blas_probe`): when numba builds its
+CPU target (the first kernel call) it imports ``scipy.linalg`` only to learn whether a BLAS exists,
+about 0.2 s of a command that never multiplies a matrix.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
+import importlib.util
 import json
 import os
 import sys
@@ -146,5 +152,61 @@ def _install() -> None:
     classes.insert(0, SeedingLocator)
 
 
+def _scipy_blas_present() -> bool:
+    """Whether scipy's BLAS wrappers are installed, from the files alone (importing them imports all of
+    ``scipy.linalg``)."""
+    spec = importlib.util.find_spec("scipy")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if any((Path(folder) / "linalg").glob("cython_blas*")):
+            return True
+    return False
+
+
+class _BlasProbeDeferral(importlib.abc.MetaPathFinder):
+    """While ``numba.np.arraymath`` is being imported, numba's ``ensure_blas`` checks that scipy's BLAS
+    wrappers are installed instead of importing them: arraymath asks only whether a BLAS exists (its
+    ``_HAVE_BLAS``). Everything else keeps numba's own ``ensure_blas`` (the kernels that compile a
+    matrix product import scipy's wrappers and check their integer width as usual), and numba's C
+    helpers import the wrappers themselves when a compiled kernel first calls one."""
+
+    target = "numba.np.arraymath"
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.target:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        exec_module = loader.exec_module
+
+        def deferred(module):
+            from numba.np import linalg
+
+            real = linalg.ensure_blas
+
+            def present() -> None:
+                if not _scipy_blas_present():
+                    real()
+
+            linalg.ensure_blas = present
+            try:
+                exec_module(module)
+            finally:
+                linalg.ensure_blas = real
+
+        loader.exec_module = deferred  # type: ignore[method-assign]
+        return spec
+
+
+def _defer_blas_probe() -> None:
+    if "numba.np.arraymath" not in sys.modules and not any(
+        isinstance(finder, _BlasProbeDeferral) for finder in sys.meta_path
+    ):
+        sys.meta_path.insert(0, _BlasProbeDeferral())
+
+
 _BUILD: dict = {"build": shipped_build()}
 _install()
+_defer_blas_probe()
