@@ -196,7 +196,7 @@ class _BlasProbeDeferral(importlib.abc.MetaPathFinder):
             finally:
                 linalg.ensure_blas = real
 
-        loader.exec_module = deferred  # type: ignore[method-assign]
+        loader.exec_module = deferred
         return spec
 
 
