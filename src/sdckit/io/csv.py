@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import codecs
 import csv
+import io
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 import polars as pl
@@ -96,7 +97,10 @@ def _load_csv(
     delimiter: str | None,
     tokens: tuple[str, ...],
     described: frozenset[str] | None = None,
+    numeric: frozenset[str] = frozenset(),
 ) -> _Loaded:
+    """Read the CSV file ``path`` (every column as text, except the ``numeric`` columns whose first
+    records hold only integers: those are parsed as Int64 at once, see :func:`_integer_columns`)."""
     if path.stat().st_size == 0:
         raise InputError(f"{label}: the file is empty (no header line)")
     head = _read_head(path, label)
@@ -110,16 +114,28 @@ def _load_csv(
     # The parser turns the tokens into nulls in every column; with columns kept as read, where only an
     # empty field is missing (it is written back empty), the other tokens are applied afterwards.
     parsed_tokens = [token for token in tokens if not kept or token == ""]
-    try:
-        frame = pl.read_csv(
-            path,
-            separator=delimiter,
-            quote_char=_QUOTE,
-            infer_schema=False,
-            null_values=parsed_tokens or None,
-            empty_string_is_null="" in tokens,
-            raise_if_empty=True,
+    options: dict[str, Any] = {
+        "separator": delimiter,
+        "quote_char": _QUOTE,
+        "infer_schema": False,
+        "null_values": parsed_tokens or None,
+        "empty_string_is_null": "" in tokens,
+        "raise_if_empty": True,
+    }
+    integers: list[str] = []
+    # Only when the parser applies every missing-value token (they are compared as text otherwise).
+    if numeric and "" in tokens and len(parsed_tokens) == len(tokens) and not stripped_header:
+        integers = _integer_columns(
+            head, options, [name for name in names if name in numeric and name not in kept]
         )
+    try:
+        try:
+            frame = pl.read_csv(path, schema_overrides=dict.fromkeys(integers, pl.Int64), **options)
+        except pl.exceptions.ComputeError:
+            if not integers:
+                raise
+            # A later value is not an integer: read as text, where the conversion names it.
+            frame = pl.read_csv(path, **options)
     except pl.exceptions.NoDataError:
         raise InputError(f"{label}: the file is empty (no header line)") from None
     except (pl.exceptions.PolarsError, OSError) as error:
@@ -146,7 +162,8 @@ def _load_csv(
     # polars pads a short record with nulls and reads a blank line as a record of nulls: both leave
     # the last column empty, so only then is the file scanned for ragged and blank lines.
     last = pl.col(frame.columns[-1])
-    suspects = frame.select(pl.arg_where(last.is_null() | (last == ""))).to_series().to_numpy()
+    empty = last.is_null() if frame.columns[-1] in integers else last.is_null() | (last == "")
+    suspects = frame.select(pl.arg_where(empty)).to_series().to_numpy()
     if suspects.size and not _records_complete(path, delimiter, len(names), frame.height):
         full = _scan_layout(path, label, delimiter, suspects)
         _raise_if_ragged(full, label)
@@ -158,6 +175,32 @@ def _load_csv(
         raise InputError(f"{label}: the file has a header (line {header_line}) but no records")
     trimmed = not stripped_header and _fields_are_trimmed(path, delimiter)
     return _Loaded(frame=frame, label=label, from_text=True, layout=layout, trimmed=trimmed, kept=kept)
+
+
+_INTEGER_SAMPLE = 1000
+
+
+def _integer_columns(head: bytes, options: dict[str, Any], names: list[str]) -> list[str]:
+    """The columns among ``names`` (described as numeric) whose first records (the whole lines of the
+    file's first 64 KiB, ``head``, at most ``_INTEGER_SAMPLE``) all hold an integer or are missing:
+    parsing them as Int64 while reading costs less than reading text and converting it, and gives
+    the same column: polars' CSV parser and its text-to-Int64 cast accept the same integers (the
+    parser also a space before the digits, which the text path strips to the same number), and a
+    value the parser refuses (a decimal, a space after the digits, a number beyond Int64) makes
+    :func:`_load_csv` read the file as text again, to be converted and explained as before. An empty
+    field is missing in both (this is used only when the empty field is a missing-value token)."""
+    end = head.rfind(b"\n")
+    if not names or end < 0:
+        return []
+    try:
+        sample = pl.read_csv(io.BytesIO(head[: end + 1]), n_rows=_INTEGER_SAMPLE, columns=names, **options)
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError):
+        return []  # the full read reports what is wrong
+    counts = sample.select(
+        *(pl.col(name).is_not_null().sum().alias(name) for name in names),
+        *(pl.col(name).cast(pl.Int64, strict=False).is_not_null().sum().alias(f"\0{name}") for name in names),
+    ).row(0, named=True)
+    return [name for name in names if counts[name] and counts[name] == counts[f"\0{name}"]]
 
 
 # The bytes that begin a white-space character in UTF-8: ASCII white space but the line feed, and the

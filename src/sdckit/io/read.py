@@ -117,7 +117,12 @@ def _read_table(
         # An attribute passed back with described=False (the schema of a first partition) is kept too.
         kept_as_read = frozenset(a.name for a in described if a.described)
         kept_as_read |= {weights} if weights is not None else set()
-    loaded = _load(source, delimiter, tokens, kept_as_read)
+    numeric = frozenset(
+        a.name
+        for a in described
+        if a.kind is Kind.NUMERIC and a.name not in inferred and a.name not in lenient
+    )
+    loaded = _load(source, delimiter, tokens, kept_as_read, numeric)
     loaded.tokens = tokens
     _check_names(loaded, described, weights, described_at, weights_at)
     _check_column_types(loaded, by_name)
@@ -244,10 +249,15 @@ def _warn_stripped(frame: pl.DataFrame, stripped: Mapping[str, int], label: str)
 
 
 def _load(
-    source: Any, delimiter: str | None, tokens: tuple[str, ...], described: frozenset[str] | None = None
+    source: Any,
+    delimiter: str | None,
+    tokens: tuple[str, ...],
+    described: frozenset[str] | None = None,
+    numeric: frozenset[str] = frozenset(),
 ) -> _Loaded:
     """The frame of ``source`` as read, missing-value tokens applied; ``described``: the columns to
-    read as described, the others kept as read (None: every column is read as described)."""
+    read as described, the others kept as read (None: every column is read as described);
+    ``numeric``: the columns described as numbers (a CSV file's may be parsed while read)."""
     if isinstance(source, FrameChunk):
         _check_not_empty(source.frame, source.label, "partition")
         return _typed(
@@ -267,7 +277,7 @@ def _load(
         check_regular_file(path, label, "data file", InputError)
         if path.suffix.lower() in PARQUET_SUFFIXES:
             return _load_parquet(path, label, tokens, described)
-        return _load_csv(path, label, delimiter, tokens, described)
+        return _load_csv(path, label, delimiter, tokens, described, numeric)
     if type(source).__module__.startswith("pandas") and hasattr(source, "columns"):
         names = [str(name) for name in source.columns]
         duplicated = sorted({name for name in names if names.count(name) > 1})
