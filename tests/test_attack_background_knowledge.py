@@ -13,6 +13,7 @@ from sdckit.anonymize import run_method
 from sdckit.attack.base import run_attack
 from sdckit.config import parse_config
 from sdckit.errors import ConfigError
+from sdckit.models.check import verdict
 from sdckit.table import Table
 
 CONFIG = parse_config(
@@ -229,7 +230,8 @@ def test_claims_c_checks_recursive_diversity():
         _attack({"claims_c": 2}, frame, released)
 
 
-def test_a_real_recursive_diverse_release_holds_for_its_claim():
+@pytest.mark.parametrize("suppression_limit", [0.0, 0.05])
+def test_a_real_recursive_diverse_release_holds_for_its_claim(suppression_limit):
     rng = np.random.default_rng(12)
     n = 1500
     frame = pl.DataFrame(
@@ -241,14 +243,29 @@ def test_a_real_recursive_diverse_release_holds_for_its_claim():
         }
     )
     original = GENERALIZE.read(frame)
-    # without suppression: with it, the records ARX-style suppression leaves as '*' form a group of
-    # their own, which the model does not check (see the next test)
-    options = {"k": 5, "l": 3, "l_variant": "recursive", "c": 2.0}
-    release = run_method("generalize", original, options).table
+    # With 5% suppression the records left '*' form a group of their own, covering only the people
+    # who match no released class. The search once checked the model on the released classes only:
+    # it suppressed 15 records (flu 8, asthma 4, ulcer 2, cancer 1: 8 < 2 (2 + 1) fails recursive
+    # (2,3)-diversity) and the attack determined the value of the 8 with flu. The group must now hold
+    # the model too (issue 36): that node is refused, and nothing is disclosed.
+    options = {"k": 5, "l": 3, "l_variant": "recursive", "c": 2.0, "suppression_limit": suppression_limit}
+    release = run_method("generalize", original, options)
     claim = {"claims_l": 3, "claims_c": 2.0, "max_risk": 0.01}
-    held = run_attack("background-knowledge", original, release, params=claim)
+    held = run_attack("background-knowledge", original, release.table, params=claim)
     assert held.attack.successes == 0
     assert held.verdict == "holds"
+    starred = release.table.data.filter(pl.Series(release.suppressed_records))["disease"].to_list()
+    counts = sorted((starred.count(v) for v in set(starred)), reverse=True)
+    assert not counts or counts[0] < 2.0 * sum(counts[2:])
+
+
+HAND = parse_config(
+    "attributes:\n"
+    "  age: {role: quasi-identifier, kind: numeric,\n"
+    "        hierarchy: {intervals: {width: 10, bottom: 20, top: 50}}}\n"
+    "  zip: {role: quasi-identifier, kind: categorical, hierarchy: {mask: 1}}\n"
+    "  disease: {role: sensitive, kind: categorical}\n"
+)
 
 
 def test_targets_covered_by_suppressed_records_only_read_that_group():
@@ -259,3 +276,21 @@ def test_targets_covered_by_suppressed_records_only_read_that_group():
     released = {**frame, "age": ["20-29"] * 3 + ["*"] * 3, "zip": list("aaa***")}
     result = _attack({"claims_l": 3}, frame, released)
     assert result.attack.successes == 3
+    # sdckit check agrees: the '*' group (x, x, y) is a class with 2 distinct values
+    report = verdict(_release(released), l=3)
+    assert not report.satisfied
+    assert report.report.class_table["distinct 3-diversity (disease) achieved"].to_list() == [3, 2]
+    # That is the release generalize made of these records with distinct 3-diversity and half of them
+    # suppressible ([20, 30) and the three outliers '*'), when it checked the released classes only.
+    # The group must now hold the model too (issue 36): no release suppresses three records here
+    # (zip at 'a', c, d, e or age at [40, 50) leaves x, x, y), and the one found, every record '*',
+    # is one class x, y, z, x, x, y that discloses nobody.
+    original = HAND.read(pl.DataFrame(frame))
+    release = run_method("generalize", original, {"k": 1, "l": 3, "suppression_limit": 0.5})
+    assert release.levels == {"age": 3, "zip": 1}
+    assert release.n_suppressed == 0
+    assert (
+        run_attack("background-knowledge", original, release.table, params={"claims_l": 3}).attack.successes
+        == 0
+    )
+    assert verdict(release.table, l=3).satisfied

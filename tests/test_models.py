@@ -691,7 +691,8 @@ def test_check_table_small():
     )
     assert report.n_records == 8
     assert report.n_suppressed == 1
-    assert report.n_classes == 3
+    # the suppressed record ('*', '*') is one more class, last (issue 36)
+    assert report.n_classes == 4
     table = report.class_table
     assert table.columns == [
         "zip",
@@ -705,23 +706,24 @@ def test_check_table_small():
         "0.3-closeness (disease, equal) passes",
         "passes all",
     ]
-    assert table["zip"].to_list() == ["130", "148", None]  # nulls are a value of their own
-    assert table["size"].to_list() == [3, 2, 2]
-    assert table["distinct 2-diversity (disease) achieved"].to_list() == [2, 1, 2]
+    assert table["zip"].to_list() == ["130", "148", None, "*"]  # nulls are a value of their own
+    assert table["size"].to_list() == [3, 2, 2, 1]
+    assert table["distinct 2-diversity (disease) achieved"].to_list() == [2, 1, 2, 1]
     # Q over all 8 records (the suppressed one included): flu 5/8, cold 2/8, ulcer 1/8
     emd = table["0.3-closeness (disease, equal) achieved"].to_list()
-    assert emd == pytest.approx([0.5 * (abs(2 / 3 - 5 / 8) + abs(1 / 3 - 2 / 8) + 1 / 8), 3 / 8, 0.375])
-    assert report.passes_all.tolist() == [True, False, False]
-    assert report.violating()["zip"].to_list() == ["148", None]
+    # the suppressed group holds cold alone: 0.5 (5/8 + 6/8 + 1/8)
+    assert emd == pytest.approx([0.5 * (abs(2 / 3 - 5 / 8) + abs(1 / 3 - 2 / 8) + 1 / 8), 3 / 8, 0.375, 0.75])
+    assert report.passes_all.tolist() == [True, False, False, False]
+    assert report.violating()["zip"].to_list() == ["148", None, "*"]
     summary = report.summary()
-    assert summary["k"] == 2
-    assert summary["n_classes"] == 3 and summary["n_suppressed"] == 1
-    assert summary["violating_classes"] == 2
-    assert summary["violating_records"] == 4
+    assert summary["k"] == 1
+    assert summary["n_classes"] == 4 and summary["n_suppressed"] == 1
+    assert summary["violating_classes"] == 3
+    assert summary["violating_records"] == 5
     assert summary["passes"] is False
     assert summary["models"]["distinct 2-diversity (disease)"]["achieved"] == 1
-    assert summary["models"]["distinct 2-diversity (disease)"]["violating_records"] == 2
-    assert summary["models"]["0.3-closeness (disease, equal)"]["achieved"] == pytest.approx(0.375)
+    assert summary["models"]["distinct 2-diversity (disease)"]["violating_records"] == 3
+    assert summary["models"]["0.3-closeness (disease, equal)"]["achieved"] == pytest.approx(0.75)
     with pytest.raises(ConfigError, match="quasi-identifier 'nope'"):
         check_table(Table.from_frame(frame), ["nope"], [KAnonymity(2)])
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -186,15 +187,17 @@ def assert_release_satisfies(
     assert_release_is_generalization(release, original, hierarchies)
     released = release.table.data
 
-    # Our checker on the release as written: all-'*' records are left out (but count in Q).
+    # Our checker on the release as written: all-'*' records are one more class, which passes too
+    # (issue 36).
     report = check_table(release.table, qi, models)
     assert report.passes_all.all(), report.violating()
     all_star = all(hierarchies[q].labels[release.levels[q]] == ("*",) for q in qi)
     if not all_star:  # at a top node of '*' every record is all '*' and reads as suppressed
         assert report.n_suppressed == release.n_suppressed
-        assert report.n_classes == release.n_classes
+        group = [release.n_suppressed] if release.n_suppressed else []
+        assert report.n_classes == release.n_classes + len(group)
         assert sorted(report.class_table.get_column("size").to_list()) == sorted(
-            release.class_sizes().tolist()
+            release.class_sizes().tolist() + group
         )
 
     # Independent: pandas classes of the non-suppressed records, each model from its definition, with
@@ -214,6 +217,11 @@ def assert_release_satisfies(
             values = kept[sa].to_numpy()
         for rows in groups:
             assert independent_passes(model, values[rows], overall), (model, rows)
+        # the records released all '*' (suppressed, or a class generalized to '*' everywhere)
+        star = (whole[qi].astype(str) == "*").all(axis=1).to_numpy()
+        if star.any():
+            starred = whole[sa].astype(str).to_numpy()[star] if sa is not None else np.arange(star.sum())
+            assert independent_passes(model, starred, overall), (model, "suppressed group")
     if use_pycanon and len(kept):
         sensitive = sorted({m.sensitive_attribute for m in models if m.sensitive_attribute})
         # Only the columns pycanon reads (it copies rows per class; fewer columns is faster).
@@ -410,6 +418,10 @@ def oracle(frame: pl.DataFrame, names, hierarchies, models):
             if not all(independent_passes(m, sensitive[rows], overall) for m in models):
                 suppressed[rows] = True
         n_supp = int(suppressed.sum())
+        # The records released all '*' (the suppressed ones and a class labelled '*' everywhere) are
+        # one more class that must pass every model (issue 36)
+        group = suppressed | np.array([all(label == "*" for label in key) for key in keys], dtype=bool)
+        group_holds = not n_supp or all(independent_passes(m, sensitive[group], overall) for m in models)
         kept_sizes = [len(rows) for rows in classes.values() if not suppressed[rows[0]]]
         all_sizes = [len(rows) for rows in classes.values()]
         d = len(names)
@@ -449,7 +461,7 @@ def oracle(frame: pl.DataFrame, names, hierarchies, models):
             "entropy": entropy_total,
             "entropy_monotone": monotone_entropy,
         }
-        results.append((tuple(int(x) for x in levels), n_supp, values))
+        results.append((tuple(int(x) for x in levels), n_supp, values, group_holds))
     return results
 
 
@@ -465,7 +477,7 @@ def test_search_equals_exhaustive_search_and_brute_force(problem):
     nodes = oracle(frame, names, hierarchies, models)
     n = frame.height
     for limit in (0.0, 0.1, 0.3):
-        satisfying = [node for node in nodes if node[1] <= limit * n + 1e-9]
+        satisfying = [node for node in nodes if node[1] <= limit * n + 1e-9 and node[3]]
         # With suppression, failing on the whole table or at the top node proves nothing for entropy /
         # recursive l-diversity and t-closeness: the search must still find a release if one exists.
         for metric in METRICS:
@@ -488,7 +500,7 @@ def test_search_equals_exhaustive_search_and_brute_force(problem):
             assert fast.n_suppressed == slow.n_suppressed, where
             assert not fast.heuristic and not slow.heuristic
             # The brute-force optimum, and the release is among the nodes reaching it.
-            best = min(values[metric] for _, _, values in satisfying)
+            best = min(values[metric] for _, _, values, _ in satisfying)
             value = searched(fast)["metric_value"]
             assert value == pytest.approx(best, rel=1e-9, abs=1e-9), where
             levels = tuple(fast.levels[name] for name in names)
@@ -563,14 +575,24 @@ def test_not_monotone_with_suppression_counter_examples(model, groups, values, l
     assert (int(by_node[(0,)].sum()), int(by_node[(1,)].sum())) == suppressed
     n = frame.height
     assert suppressed[0] <= limit * n < suppressed[1]
-    # The search still finds the exhaustive optimum (it tags nothing with these models).
+
+    # The search still finds the exhaustive optimum (it tags nothing with these models). Not (a, b, c):
+    # the records it suppresses fail the model as a group, which the release must hold too (issue 36);
+    # entropy 2-diversity and 0.2-closeness hold at the top, recursive (2,2)-diversity nowhere.
+    def outcome(**extra: Any) -> Any:
+        arguments = dict(quasi_identifiers=["g"], hierarchies={"g": hierarchy}, suppression_limit=limit)
+        try:
+            release = full_domain_generalization(Table.from_frame(frame), [model], **arguments, **extra)
+        except ConfigError as error:
+            return str(error)
+        return release.levels, release.n_suppressed
+
     for metric in ("loss", "entropy", "dm"):
-        arguments = dict(
-            quasi_identifiers=["g"], hierarchies={"g": hierarchy}, suppression_limit=limit, metric=metric
-        )
-        fast = full_domain_generalization(Table.from_frame(frame), [model], **arguments)
-        slow = full_domain_generalization(Table.from_frame(frame), [model], exhaustive=True, **arguments)
-        assert fast.levels == slow.levels and fast.n_suppressed == slow.n_suppressed
+        assert outcome(metric=metric) == outcome(metric=metric, exhaustive=True)
+        if isinstance(model, RecursiveCLDiversity):
+            assert "cannot be satisfied" in outcome(metric=metric)
+        else:
+            assert outcome(metric=metric) == ({"g": 2}, 0)
 
 
 @settings(
@@ -944,12 +966,16 @@ def test_other_bad_models():
 # ------------------------------------------------------------------------------------------------
 
 # 'x' holds 4 records of disease b, 'y' 3 a and 3 b. The whole table (7 b, 3 a) is neither entropy
-# 1.9-diverse (effective l 1.84) nor recursive (1.5, 2)-diverse (7 >= 1.5 * 3), but the ungeneralized
-# node is, once the 4 records of 'x' (40%) are suppressed: 'y' has effective l 2 and 3 < 1.5 * 3.
+# 1.9-diverse (effective l 1.84) nor recursive (1.5, 2)-diverse (7 >= 1.5 * 3). The ungeneralized
+# node passes both once the 4 records of 'x' (40%) are suppressed: 'y' has effective l 2 and
+# 3 < 1.5 * 3 — but the suppressed group (b, b, b, b) gives their disease away, and it must satisfy
+# the models too (issue 36). No release does: the released classes and that group make up the whole
+# table, which the models (monotonic: a union of passing classes passes) would then satisfy.
 SKEWED = pl.DataFrame({"g": ["x"] * 4 + ["y"] * 6, "s": ["b"] * 4 + ["a", "a", "a", "b", "b", "b"]})
 SKEWED_G = Hierarchy.from_rows("g", [["x", "*"], ["y", "*"]])
 # Two top nodes X and Y, each 0.25 away from Q (half a, half b); the leaves x1 and y1 are 0-close
-# and x2, y2 (half of the records) 0.5 away: 0.1-close at level 0 with 50% suppressed.
+# and x2, y2 (half of the records) 0.5 away: 0.1-close at level 0 with 50% suppressed, and the
+# suppressed group (x2 all a, y2 all b) is 0-close.
 SPLIT = pl.DataFrame(
     {
         "g": ["x1"] * 10 + ["x2"] * 10 + ["y1"] * 10 + ["y2"] * 10,
@@ -959,42 +985,54 @@ SPLIT = pl.DataFrame(
 SPLIT_G = Hierarchy.from_rows("g", [["x1", "X"], ["x2", "X"], ["y1", "Y"], ["y2", "Y"]])
 
 
-@pytest.mark.parametrize(
-    ("frame", "hierarchy", "model", "limit", "suppressed"),
-    [
-        (SKEWED, SKEWED_G, EntropyLDiversity("s", 1.9), 0.4, 4),
-        (SKEWED, SKEWED_G, RecursiveCLDiversity("s", 1.5, 2), 0.4, 4),
-        (SPLIT, SPLIT_G, TCloseness("s", 0.1), 0.5, 20),
-    ],
-    ids=["entropy", "recursive", "t-closeness-top-node"],
-)
-def test_satisfiable_only_with_suppression_is_found(frame, hierarchy, model, limit, suppressed):
+def test_satisfiable_only_with_suppression_is_found():
     release = full_domain_generalization(
-        Table.from_frame(frame),
-        [model],
+        Table.from_frame(SPLIT),
+        [TCloseness("s", 0.1)],
         quasi_identifiers=["g"],
-        hierarchies={"g": hierarchy},
-        suppression_limit=limit,
+        hierarchies={"g": SPLIT_G},
+        suppression_limit=0.5,
     )
     assert release.levels == {"g": 0}
-    assert release.n_suppressed == suppressed
-    assert_release_satisfies(release, frame, {"g": hierarchy}, [model], limit)
+    assert release.n_suppressed == 20
+    assert_release_satisfies(release, SPLIT, {"g": SPLIT_G}, [TCloseness("s", 0.1)], 0.5)
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        (EntropyLDiversity("s", 1.9), "entropy of the whole table is 0.6109"),
+        (RecursiveCLDiversity("s", 1.5, 2), r"whole table fails it \(r_1 = 7"),
+    ],
+    ids=["entropy", "recursive"],
+)
+@pytest.mark.parametrize("exhaustive", [False, True])
+def test_a_suppressed_group_that_fails_the_model_is_no_release(model, message, exhaustive):
+    with pytest.raises(ConfigError, match=message):
+        full_domain_generalization(
+            Table.from_frame(SKEWED),
+            [model],
+            quasi_identifiers=["g"],
+            hierarchies={"g": SKEWED_G},
+            suppression_limit=0.4,
+            exhaustive=exhaustive,
+        )
+    # what that release would have been: check counts its suppressed records as one more class
+    released = SKEWED.with_columns(pl.when(pl.col("g") == "x").then(pl.lit("*")).otherwise("g").alias("g"))
+    report = check_table(Table.from_frame(released), ["g"], [model])
+    assert report.n_suppressed == 4 and report.n_classes == 2
+    assert report.passes_all.tolist() == [True, False]
 
 
 def test_the_releases_found_with_suppression_satisfy_the_models():
-    """The releases the test above expects do satisfy the models (checked by hand with check_table)."""
-    for frame, hierarchy, model, drop in (
-        (SKEWED, SKEWED_G, EntropyLDiversity("s", 1.9), ["x"]),
-        (SKEWED, SKEWED_G, RecursiveCLDiversity("s", 1.5, 2), ["x"]),
-        (SPLIT, SPLIT_G, TCloseness("s", 0.1), ["x2", "y2"]),
-    ):
-        released = frame.with_columns(
-            pl.when(pl.col("g").is_in(drop)).then(pl.lit("*")).otherwise(pl.col("g")).alias("g")
-        )
-        report = check_table(Table.from_frame(released), ["g"], [model])
-        assert report.passes_all.all() and report.n_classes >= 1
-        assert report.n_suppressed <= 0.5 * frame.height
-        assert hierarchy.n_leaves == frame.get_column("g").n_unique()
+    """The release the test above expects does satisfy the model (checked by hand with check_table),
+    its suppressed group included."""
+    released = SPLIT.with_columns(
+        pl.when(pl.col("g").is_in(["x2", "y2"])).then(pl.lit("*")).otherwise(pl.col("g")).alias("g")
+    )
+    report = check_table(Table.from_frame(released), ["g"], [TCloseness("s", 0.1)])
+    assert report.passes_all.all() and report.n_classes == 3
+    assert report.n_suppressed == 20
 
 
 # ------------------------------------------------------------------------------------------------

@@ -65,12 +65,13 @@ JOB = Hierarchy.from_rows(
 
 
 def generalize_table() -> Table:
-    """Ten records; the lone (480, 35) suppressed is cheaper than generalizing zip or age."""
+    """Ten records; the lone (480, 35) and (480, 20) suppressed (a group of two, 2-anonymous as the
+    classes must be: issue 36) is cheaper than generalizing zip or age."""
     frame = pl.DataFrame(
         {
             "id": list(range(10)),
-            "zip": ["476", "476", "479", "479", "476", "479", "476", "479", "480", "476"],
-            "age": ["20", "25", "30", "35", "20", "30", "25", "35", "35", "25"],
+            "zip": ["476", "476", "479", "479", "476", "479", "476", "479", "480", "480"],
+            "age": ["20", "25", "30", "35", "20", "30", "25", "35", "35", "20"],
             "d": list("abcdefghij"),
         }
     )
@@ -163,9 +164,9 @@ def assert_same_release(applied: Release, release: Release, tmp_path: Path) -> N
 def test_generalize_reproduced_with_suppressed_records(tmp_path: Path) -> None:
     release = generalize_release()
     assert release.levels == {"zip": 0, "age": 0}
-    assert release.suppressed_records.tolist() == [False] * 8 + [True, False]
+    assert release.suppressed_records.tolist() == [False] * 8 + [True, True]
     transformation = round_trip(transformation_of(release))
-    assert transformation["suppressed"] == [["480", "35"]]
+    assert transformation["suppressed"] == [["480", "35"], ["480", "20"]]
     assert transformation["dropped"] == ["id"]
     applied = apply_transformation(generalize_table(), transformation)
     assert_same_release(applied, release, tmp_path)
@@ -195,8 +196,9 @@ def test_generalize_is_a_function_of_each_record() -> None:
     applied = apply_transformation(reversed_table, transformation)
     assert applied.table.data.equals(release.table.data.reverse())
     # Classes are numbered by first appearance in the new order; suppressed records stay -1.
-    assert applied.classes[1] == -1
-    assert applied.classes[0] == 0
+    # (numbered among the covered records, the suppressed ones included)
+    assert applied.classes[:2].tolist() == [-1, -1]
+    assert applied.classes[2] == 2
 
 
 def test_top_bottom_coding_reproduced(tmp_path: Path) -> None:
@@ -676,7 +678,7 @@ def test_export_generalize(tmp_path: Path) -> None:
     assert read(paths[1]) == "original,released\n" + "".join(
         f"{value},{label}\n" for value, label in zip(("20", "25", "30", "35"), quoted, strict=True)
     )
-    assert read(paths[2]) == "zip,age\n480,35\n"
+    assert read(paths[2]) == "zip,age\n480,35\n480,20\n"
 
 
 def test_export_top_bottom(tmp_path: Path) -> None:

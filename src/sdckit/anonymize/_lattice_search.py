@@ -42,6 +42,7 @@ import numpy as np
 import polars as pl
 
 from sdckit import _kernels_lattice
+from sdckit.anonymize._suppressed_group import group_holds, star_codes
 from sdckit.context import ProgressCallback
 from sdckit.frequency import (
     class_value_counts,
@@ -296,6 +297,9 @@ class Search:
         for j, per_level in enumerate(self.node_counts):
             self._level_counts[j, : len(per_level)] = per_level
         self._fast_k = self.k_only is not None and self.stack is not None
+        # The code of the '*' label at every (attribute, level), -1 where the level has none: a class
+        # labelled '*' everywhere is released as the suppressed records are, so it joins their group.
+        self.star_codes = star_codes(hierarchies)
         self._scratch = np.full(4 * count + 1024, -1, dtype=np.int32) if self._fast_k else None
         self._sums = np.empty(4 * count + 1024, dtype=np.float64) if self._fast_k else None
         self._whole_counts = weights is None
@@ -503,6 +507,7 @@ class Search:
         node.parent, node.class_of = parent, class_of
         if parent is None:
             node.compute = lambda: self.node_k(levels).classes
+        node.satisfied = node.satisfied and self.suppressed_group_holds(node, None)
         n_classes = node.n_classes
         # As _keep_source: a node with few classes replaces the kept one with the most.
         if 10 * n_classes <= 9 * len(self.combinations.counts) and n_classes < self._source_classes[replaced]:
@@ -552,7 +557,9 @@ class Search:
         _, classes, sizes, first, passes, failing, suppressed = _kernels_lattice.classes_k(
             self.stack, at, self._level_counts, self.combinations.counts, self.k_only, self._scratch
         )
-        return self._k_node(levels, classes, sizes, first, passes, failing, suppressed)
+        node = self._k_node(levels, classes, sizes, first, passes, failing, suppressed)
+        node.satisfied = node.satisfied and self.suppressed_group_holds(node, None)
+        return node
 
     def compiled_sources(self) -> tuple[Any, Any]:
         """The kept roll-up sources' first combinations and class sizes as typed lists (free slots:
@@ -606,8 +613,14 @@ class Search:
             monotone_ok = float(sizes[~monotone_passes].sum()) <= self.max_suppressed + 1e-9
         node = Node(levels, classes, n_classes, sizes, passes, n_suppressed, satisfied, monotone_ok)
         node.first, node.parent, node.class_of = first, parent, class_of
+        node.satisfied = satisfied and self.suppressed_group_holds(node, statistics)
         self._keep_source(node, statistics)
         return node
+
+    def suppressed_group_holds(self, node: Node, statistics: ClassStatistics | None) -> bool:
+        """Whether the records released all '*' at ``node`` satisfy every model as one more class
+        (:func:`sdckit.anonymize._suppressed_group.group_holds`)."""
+        return group_holds(self, node, statistics)
 
     def value(self, node: Node) -> float:
         if self.class_free_bound and node.passes.all():
@@ -720,7 +733,9 @@ def _classify(search: Search, progress: ProgressCallback | None) -> np.ndarray:
     rank = -(search.max_levels - search.level_matrix).astype(np.float64)  # fewer levels left: later
 
     def visit(node: int) -> bool:
-        satisfied = search.evaluate(search.levels_of(node)).satisfied
+        # Tagged by the models within the limit (monotone); whether the suppressed group holds them
+        # too is not monotone, so the candidates are evaluated again (optimum).
+        satisfied = search.evaluate(search.levels_of(node)).monotone_ok
         _tag(search, status, node, 1 if satisfied else -1)
         return satisfied
 

@@ -7,6 +7,12 @@ suppressed (records of the classes that violate a model), and minimizes the chos
 The search is exact (Samarati 2001; LeFevre et al. 2005 "Incognito"; Kohlmayer et al. 2012 "Flash";
 ARX's predictive tagging): :mod:`sdckit.anonymize._lattice_search` says how.
 
+Deviation from ARX (issue 36): the suppressed records, released all ``*``, are one more equivalence
+class, which must satisfy every model too (someone known to be in the data who matches no released
+class is one of them); ARX checks the released classes only. A node whose suppressed group fails a
+model is not a release, so a release differs from ARX's only where that group failed:
+:mod:`sdckit.anonymize._suppressed_group` says how the search keeps exact.
+
 Lattices larger than ``max_nodes`` are searched by a clearly labelled greedy heuristic
 (``Release.heuristic``): starting from the original data, raise the level of the attribute whose
 generalization leaves the fewest records to suppress, then the best metric, until the models hold.
@@ -204,7 +210,8 @@ def full_domain_generalization(
         A hierarchy per quasi-identifier; default: the attributes' hierarchies from the schema.
     suppression_limit
         Largest share of records (0 to 1) that may be suppressed: records of classes violating a
-        model are suppressed (all their quasi-identifiers become ``*``) when they fit the limit.
+        model are suppressed (all their quasi-identifiers become ``*``) when they fit the limit and,
+        taken together as one more class, satisfy every model (or there are none).
     metric
         Utility metric to minimize: one of :data:`sdckit.utility.metrics.METRICS`.
     max_nodes
@@ -257,14 +264,16 @@ def _generalize(
         np.zeros(len(search.combinations.counts), dtype=np.int32), 1, np.array([search.n_records])
     )
     for model in models:
-        # What the whole table cannot satisfy, a subset of it can when records may be suppressed,
-        # except for k (too few records) and distinct l (too few values), which no subset helps.
-        if suppression_limit <= 0 or isinstance(model, KAnonymity | DistinctLDiversity):
+        # The released classes and the group of suppressed records, which must satisfy the models
+        # too, make up the whole table: a monotonic model (the union of passing classes passes: every
+        # model here) that the whole table fails fails in every release, suppression or not.
+        if suppression_limit <= 0 or model.monotonic or isinstance(model, KAnonymity | DistinctLDiversity):
             model.check_feasible(whole)
     monotone = search.all_monotone
     top = search.evaluate(search.max_levels.tolist()) if monotone else None
-    if top is not None and not top.satisfied:
-        # Satisfaction is monotone, so if the most general node fails, every node fails.
+    if top is not None and not top.monotone_ok:
+        # Satisfaction within the limit is monotone, so if the most general node fails, every node
+        # fails (its suppressed group, checked apart, is not monotone).
         raise ConfigError(
             "the privacy models cannot be satisfied by any generalization within the suppression limit "
             f"({', '.join(model.name for model in models)})"

@@ -4,8 +4,11 @@ The equivalence classes are the distinct combinations of the quasi-identifier va
 in the table. A missing (null) value is by default a wildcard that matches every value, as in
 sdcMicro and ``sdckit risk`` (``risk.missing``): a class's size counts every record that matches it
 (see :func:`check_table`); with ``missing="category"`` a null is a value of its own. A record whose
-quasi-identifiers are all ``'*'`` counts as suppressed: it belongs to no class, but still counts in
-the whole-table distribution of each sensitive attribute that t-closeness compares with.
+quasi-identifiers are all ``'*'`` counts as suppressed. The suppressed records form one more class,
+listed last, which every model checks as any other (issue 36): an adversary who knows that a person
+is in the data and matches no released class knows that she is one of them, so a group of fewer
+than k, or one that gives its sensitive values away, discloses as a class would. They count in the
+whole-table distribution of each sensitive attribute that t-closeness compares with, as every record.
 """
 
 from __future__ import annotations
@@ -39,9 +42,10 @@ SUPPRESSED = "*"
 class CheckReport:
     """The verdict of some privacy models on every equivalence class of a table.
 
-    ``first[c]`` is the first record of class ``c`` (classes in order of first appearance) and
-    ``sizes[c]`` its size (sum of weights when weights were given). ``class_table`` (built on first
-    use) has one row per class: its quasi-identifier values, ``size``, then for every model
+    ``first[c]`` is the first record of class ``c`` (classes in order of first appearance, the group
+    of suppressed records, all '*', last) and ``sizes[c]`` its size (sum of weights when weights
+    were given). ``class_table`` (built on first use) has one row per class: its quasi-identifier
+    values, ``size``, then for every model
     ``"<model> achieved"`` and ``"<model> passes"``, and ``passes all``.
     """
 
@@ -204,19 +208,22 @@ def check_table(
     weights = check_weights(weights, data.height)
     schema = data.schema  # polars builds it anew on every access
     grouping = group_records(data, quasi_identifiers, schema)
-    # Only one class can be all '*' (the grouping is exact), so suppression is judged per class.
+    # Only one class can be all '*' (the grouping is exact), so suppression is judged per class. The
+    # suppressed records are a class the models check, moved last.
     suppressed_class = _suppressed_classes(data, schema, quasi_identifiers, grouping)
     keys = grouping.keys.astype(np.int64)
     sizes = grouping.sizes
     first = grouping.first
+    n_keys = len(first)
+    suppressed = np.zeros(len(keys), dtype=bool)
     if suppressed_class.any():
         renumber = np.cumsum(~suppressed_class) - 1
-        renumber[suppressed_class] = -1
+        renumber[suppressed_class] = n_keys - 1
         keys = renumber[keys]
-        sizes = sizes[~suppressed_class]
-        first = first[~suppressed_class]
-    n_keys = len(first)
-    suppressed = keys < 0
+        order = np.concatenate([np.flatnonzero(~suppressed_class), np.flatnonzero(suppressed_class)])
+        sizes = sizes[order]
+        first = first[order]
+        suppressed = keys == n_keys - 1
     sensitive = [model.sensitive_attribute for model in models if model.sensitive_attribute is not None]
     if sensitive or (weights is not None and not wildcard):
         statistics = ClassStatistics.from_records(keys, n_keys, data, sensitive, weights)
