@@ -59,6 +59,8 @@ class AppliedRecodeFigures(AppliedFigures):
     mapping: dict[str, dict[str, str]] = field(default_factory=dict)
     changed: dict[str, int] = field(default_factory=dict)
     unused: dict[str, list[str]] = field(default_factory=dict)
+    intervals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    missing_to: dict[str, str] = field(default_factory=dict)
 
 
 # Full-domain generalization
@@ -373,49 +375,115 @@ def _top_bottom_rows(spec: Mapping[str, Any]) -> pl.DataFrame:
 
 
 def learn_recode(release: Release) -> dict[str, Any]:
-    """The parameters and the mapping of every recoded attribute."""
+    """The parameters and, per recoded attribute, its mapping (with the category missing values
+    became, for a group with add_missing) or its intervals (cut points, closure and labels: new data
+    is cut at the same points, not at points computed again from it)."""
     from sdckit.anonymize.recode import RecodeFigures
 
     if isinstance(release.params, RecordedParams):
-        mapping = release.figures_as(AppliedRecodeFigures).mapping
+        figures: Any = release.figures_as(AppliedRecodeFigures)
         parameters = {**release.params.recorded(), "applied": True}
     else:
-        mapping = release.figures_as(RecodeFigures).mapping
-        parameters = {"mapping": {name: dict(values) for name, values in mapping.items()}}
-    attributes = {name: {"mapping": dict(values)} for name, values in mapping.items()}
+        figures = release.figures_as(RecodeFigures)
+        parameters = release.params.model_dump(mode="json", exclude_defaults=True)
+        if "mapping" in parameters or release.params.mapping is not None:
+            parameters = {"mapping": {name: dict(values) for name, values in figures.mapping.items()}}
+    attributes: dict[str, Any] = {}
+    for name, values in figures.mapping.items():
+        attributes[name] = {"mapping": dict(values)}
+        if name in figures.missing_to:
+            attributes[name]["missing"] = figures.missing_to[name]
+    for name, spec in figures.intervals.items():
+        attributes[name] = {
+            "intervals": {key: spec[key] for key in ("breaks", "lowest_closed", "labels", "codes")}
+        }
     return {"parameters": parameters, "attributes": attributes}
 
 
 def apply_recode(table: Table, transformation: Mapping[str, Any], names: list[str], unknown: str) -> Release:
     """``table`` recoded with the learnt mappings (values they do not list pass through: ``unknown`` is
-    not used)."""
-    from sdckit.anonymize.recode import RecodeFigures, recode
+    not used) and intervals (a value outside them is an error, as when they were learnt)."""
+    from sdckit.anonymize._recode_intervals import Intervals, recoded_intervals
+    from sdckit.anonymize.recode import RecodeFigures, interval_figures, recode_release, recoded_column
 
-    mapping = {}
+    columns, mapping, missing_to, intervals = [], {}, {}, {}
     for name in names:
-        values = transformation["attributes"][name]["mapping"]
+        if name not in table.data.columns:
+            raise ConfigError(
+                f"{location(table.source)}the transformation recodes attribute '{name}', not a column"
+            )
+        spec = transformation["attributes"][name]
+        if "intervals" in spec:
+            learnt = spec["intervals"]
+            try:
+                cut = Intervals(
+                    tuple(float(point) for point in learnt["breaks"]),
+                    bool(learnt["lowest_closed"]),
+                    tuple(str(label) for label in learnt["labels"]),
+                    bool(learnt.get("codes", False)),
+                )
+            except (KeyError, TypeError, ValueError):
+                raise ConfigError(f"malformed transformation: the intervals of '{name}'") from None
+            if not table.column(name).dtype.is_numeric():
+                raise ConfigError(
+                    f"{location(table.source)}the transformation cuts '{name}' into intervals; "
+                    f"it is {table.column(name).dtype} here"
+                )
+            recoded = recoded_intervals(table.column(name), cut, table.source or "")
+            intervals[name] = interval_figures(cut, recoded)
+            columns.append(recoded)
+            continue
+        values = spec["mapping"]
         if not isinstance(values, Mapping):
             raise ConfigError(f"malformed transformation: the mapping of '{name}' must be a mapping")
         mapping[name] = {str(source): str(target) for source, target in values.items()}
-    release = recode(table, mapping)
+        column = recoded_column(table.column(name), mapping[name])
+        if spec.get("missing") is not None:
+            missing_to[name] = str(spec["missing"])
+            column = value_strings(column).fill_null(missing_to[name]).alias(name)
+        columns.append(column)
+    figures = RecodeFigures(mapping=mapping, intervals=intervals, missing_to=missing_to)
+    release = recode_release(table, columns, recorded_params(transformation), figures)
     dropped = [name for name in _dropped(table, transformation) if name in release.table.data.columns]
-    figures = release.figures_as(RecodeFigures)
+    done = release.figures_as(RecodeFigures)
+    unused = {
+        name: sorted(set(values) - set(value_strings(table.column(name)).to_list()))
+        for name, values in mapping.items()
+    }
     return dataclasses.replace(
         release,
         table=_released_table(release.table, [], dropped),
-        params=recorded_params(transformation),
-        figures=AppliedRecodeFigures(mapping=figures.mapping, changed=figures.changed, unused=figures.unused),
+        figures=AppliedRecodeFigures(
+            mapping=done.mapping,
+            changed=done.changed,
+            unused=unused,
+            intervals=done.intervals,
+            missing_to=done.missing_to,
+        ),
     )
 
 
 def export_recode(transformation: Mapping[str, Any]) -> list[tuple[str, pl.DataFrame]]:
-    """Every attribute's ``original,released`` rows, one per listed value."""
+    """Every attribute's ``original,released`` rows: one per listed value (and the missing value of a
+    group with add_missing), or one per interval."""
     attributes = transformation["attributes"]
     frames = []
     for name in transformation["quasi_identifiers"]:
-        mapping = attributes[name]["mapping"]
+        spec = attributes[name]
+        if "intervals" in spec:
+            learnt = spec["intervals"]
+            from sdckit.anonymize._recode_intervals import r_labels
+
+            original = r_labels([float(point) for point in learnt["breaks"]], bool(learnt["lowest_closed"]))
+            released = [str(label) for label in learnt["labels"]]
+        else:
+            original = [str(v) for v in spec["mapping"]]
+            released = [str(v) for v in spec["mapping"].values()]
+            if spec.get("missing") is not None:
+                original.append(MISSING_LABEL)
+                released.append(str(spec["missing"]))
         frame = pl.DataFrame(
-            {"original": [str(v) for v in mapping], "released": [str(v) for v in mapping.values()]},
+            {"original": original, "released": released},
             schema={"original": pl.String, "released": pl.String},
         )
         frames.append((name, frame))

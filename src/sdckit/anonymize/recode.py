@@ -9,27 +9,36 @@
     that is not a column of the data is an error. A recoded attribute stays numeric when it was
     numeric and every ``to`` value is a number (whole numbers keep an integer column); otherwise it
     becomes text. Top and bottom coding of numbers is the method ``top-bottom-coding``.
+
+    With ``attribute`` and ``breaks`` instead of a mapping: sdcMicro's ``globalRecode`` of a numeric
+    attribute into intervals (cut points, or a number of intervals by ``cut_method`` equidistant, logEqui
+    or equalAmount; labels as R's ``cut`` writes them, or ``labels``, or the interval numbers with
+    ``codes``); with ``attribute``, ``before`` and ``after``: sdcMicro's ``groupAndRename`` of
+    categories (``add_missing``: missing values too). See
+    :mod:`sdckit.anonymize._recode_intervals` for the rules and the deviations from sdcMicro.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
-from pydantic import Field
+from pydantic import BeforeValidator, Field, model_validator
 
+from sdckit.anonymize._recode_intervals import METHODS, grouped_column, intervals, recoded_intervals
 from sdckit.anonymize._recoding_transform import RECODE
 from sdckit.anonymize.base import register_method, run_method
 from sdckit.anonymize.release import Figures, Release, without_identifiers
 from sdckit.context import Context
 from sdckit.errors import ConfigError
-from sdckit.params import MethodParams
+from sdckit.params import MethodParams, names_list
 from sdckit.table import Kind, Table, value_strings
 
 # Global recoding ----------------------------------------------------------------------------------
@@ -117,14 +126,97 @@ def recoded_column(column: pl.Series, mapping: Mapping[str, str]) -> pl.Series:
     return replaced.alias(column.name)
 
 
+def _breaks(value: Any) -> Any:
+    """``"1,9,19"`` -> [1.0, 9.0, 19.0] (``-inf`` and ``inf`` allowed), ``"6"`` -> 6: the command line's
+    breaks; a list or a number from a recipe or Python passes as it is."""
+    if isinstance(value, str):
+        parts = [part.strip() for part in value.split(",") if part.strip()]
+        if len(parts) == 1 and parts[0].lstrip("+").isdigit():
+            return int(parts[0])
+        try:
+            return [float(part) for part in parts]
+        except ValueError:
+            raise ValueError(
+                f"breaks are numbers separated by commas, or one whole number, got {value!r}"
+            ) from None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Names = Annotated[list[str] | None, BeforeValidator(names_list)]
+
+
 class RecodeParams(MethodParams):
-    """Parameters of global recoding (``sdckit anonymize recode``)."""
+    """Parameters of global recoding (``sdckit anonymize recode``): a mapping, or one attribute cut into
+    intervals (``breaks``), or one attribute's categories grouped (``before`` / ``after``)."""
 
     # A file on the command line and in recipes; the mapping itself from Python (recode()).
     mapping: Annotated[
-        Path | dict[str, dict[str, str]],
+        Path | dict[str, dict[str, str]] | None,
         Field(description="Mapping file: CSV attribute,from,to or YAML {attribute: {from: to}}."),
-    ]
+    ] = None
+    attribute: Annotated[
+        str | None, Field(min_length=1, description="The attribute to cut into intervals or to group.")
+    ] = None
+    breaks: Annotated[
+        list[float] | int | None,
+        BeforeValidator(_breaks),
+        Field(description="Cut points (1,9,19,...; -inf and inf allowed) or a number of intervals."),
+    ] = None
+    # sdcMicro's ``method``; "method" names the step's method in a recipe.
+    cut_method: Annotated[
+        Literal["equidistant", "logEqui", "equalAmount"] | None,
+        Field(description="How a number of intervals is cut (default equidistant)."),
+    ] = None
+    labels: Annotated[Names, Field(description="The intervals' labels, in order (default: R's (a,b]).")] = (
+        None
+    )
+    codes: Annotated[bool, Field(description="Write interval numbers 1, 2, ... instead of labels.")] = False
+    before: Annotated[Names, Field(description="The categories to group into --after.")] = None
+    after: Annotated[str | None, Field(description="The category the --before categories become.")] = None
+    add_missing: Annotated[bool, Field(description="Missing values become --after too.")] = False
+
+    @model_validator(mode="after")
+    def _one_kind_of_recoding(self) -> RecodeParams:
+        chosen = [name for name in ("mapping", "breaks", "before") if getattr(self, name) is not None]
+        if len(chosen) != 1:
+            raise ValueError(
+                "needs one of {mapping} (a mapping file), {breaks} (intervals of {attribute}) or "
+                "{before} with {after} (a group of {attribute}'s categories)"
+                + (f"; got {' and '.join('{' + name + '}' for name in chosen)}" if chosen else "")
+            )
+        if self.mapping is not None and self.attribute is not None:
+            raise ValueError(
+                "takes {attribute} only with {breaks} or {before} (a mapping names its attributes)"
+            )
+        if self.mapping is None and self.attribute is None:
+            raise ValueError(f"needs {{attribute}} with {{{chosen[0]}}}")
+        interval_options = [name for name in ("cut_method", "labels") if getattr(self, name) is not None]
+        interval_options += ["codes"] if self.codes else []
+        if self.breaks is None and interval_options:
+            raise ValueError(f"takes {{{interval_options[0]}}} only with {{breaks}}")
+        group_options = [name for name in ("after",) if getattr(self, name) is not None]
+        group_options += ["add_missing"] if self.add_missing else []
+        if self.before is None and group_options:
+            raise ValueError(f"takes {{{group_options[0]}}} only with {{before}}")
+        if self.before is not None and self.after is None:
+            raise ValueError("needs {after}, the category the {before} categories become")
+        if self.before is not None and not self.before:
+            raise ValueError("needs at least one category in {before}")
+        if isinstance(self.breaks, int):
+            if self.breaks < 1:
+                raise ValueError(f"needs {{breaks}} at least 1 (a number of intervals), got {self.breaks}")
+        elif self.breaks is not None:
+            if len(self.breaks) < 2:
+                raise ValueError("needs at least two cut points in {breaks}, or one number of intervals")
+            if self.cut_method is not None:
+                raise ValueError(
+                    "takes {cut_method} only with a number of intervals in {breaks}, not cut points"
+                )
+        if self.labels is not None and self.codes:
+            raise ValueError("takes {labels} or {codes}, not both")
+        return self
 
 
 @dataclass(frozen=True)
@@ -136,6 +228,11 @@ class RecodeFigures(Figures):
     mapping: dict[str, dict[str, str]] = field(default_factory=dict)
     changed: dict[str, int] = field(default_factory=dict)
     unused: dict[str, list[str]] = field(default_factory=dict)
+    #: Per attribute cut into intervals: {"breaks": [...], "lowest_closed": bool, "labels": [...],
+    #: "codes": bool, "counts": records per interval}.
+    intervals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Per attribute grouped with add_missing: the category missing values became.
+    missing_to: dict[str, str] = field(default_factory=dict)
 
 
 def recode(table: Table, mapping: Mapping[str, Mapping[str, str]]) -> Release:
@@ -148,11 +245,21 @@ def recode(table: Table, mapping: Mapping[str, Mapping[str, str]]) -> Release:
 
 def _recode_summary(release: Release) -> dict[str, Any]:
     figures = release.figures_as(RecodeFigures)
-    return {"mapping": figures.mapping, "changed": figures.changed, "unused": figures.unused}
+    summary = {"mapping": figures.mapping, "changed": figures.changed, "unused": figures.unused}
+    if figures.intervals:
+        summary["intervals"] = figures.intervals
+    if figures.missing_to:
+        summary["missing_to"] = figures.missing_to
+    return summary
 
 
 def _recode_report(figures: dict[str, Any]) -> list[str]:
     lines = [f"{name}: {count:,} values recoded" for name, count in figures["changed"].items()]
+    for name, spec in figures.get("intervals", {}).items():
+        shown = ", ".join(
+            f"{label} {count:,}" for label, count in zip(spec["labels"], spec["counts"], strict=True)
+        )
+        lines.append(f"{name}: {len(spec['labels'])} intervals ({shown})")
     for name, values in figures["unused"].items():
         if values:
             shown = ", ".join(values[:5]) + (" ..." if len(values) > 5 else "")
@@ -164,12 +271,15 @@ def _recode_report(figures: dict[str, Any]) -> list[str]:
     "recode",
     RecodeParams,
     summary=_recode_summary,
-    help="Global recoding of categories from a mapping file (attribute,from,to).",
+    help="Global recoding: categories from a mapping file (attribute,from,to), a numeric attribute into "
+    "intervals (--breaks, as sdcMicro's globalRecode), or categories into a group (--before/--after).",
     report=_recode_report,
     transformation=RECODE,
     examples={"minimal": {"mapping": "mapping.csv"}},
 )
 def _run_recode(table: Table, params: RecodeParams, context: Context) -> Release:
+    if params.mapping is None:
+        return _recode_one_attribute(table, params)
     mapping = read_mapping(params.mapping) if isinstance(params.mapping, Path) else params.mapping
     missing = [name for name in mapping if name not in table.data.columns]
     if missing:
@@ -178,15 +288,26 @@ def _run_recode(table: Table, params: RecodeParams, context: Context) -> Release
             f"(columns: {', '.join(table.data.columns)})"
         )
     columns = [recoded_column(table.column(name), values) for name, values in mapping.items()]
-    frame = table.data.with_columns(columns)
-    changed, unused = {}, {}
-    schema = table.schema
+    unused = {}
     for name, values in mapping.items():
+        present = set(value_strings(table.column(name)).drop_nulls().unique().to_list())
+        unused[name] = sorted(value for value in values if value not in present)
+    figures = RecodeFigures(mapping={name: dict(values) for name, values in mapping.items()}, unused=unused)
+    return recode_release(table, columns, params, figures)
+
+
+def recode_release(table: Table, columns: list[pl.Series], params: Any, figures: RecodeFigures) -> Release:
+    """The release of ``table`` with ``columns`` replacing its columns of the same names, and
+    ``figures`` completed with the values changed per attribute. A numeric attribute that became text
+    becomes categorical."""
+    frame = table.data.with_columns(columns)
+    changed = {}
+    schema = table.schema
+    for column in columns:
+        name = column.name
         before = value_strings(table.column(name))
         after = value_strings(frame.get_column(name))
-        changed[name] = int((before != after).fill_null(False).sum())
-        present = set(before.drop_nulls().unique().to_list())
-        unused[name] = sorted(value for value in values if value not in present)
+        changed[name] = int((before.ne_missing(after)).sum())
         if name in schema and schema[name].kind is Kind.NUMERIC and not frame.schema[name].is_numeric():
             schema = schema.replace(name, kind=Kind.CATEGORICAL, range_weights=())
     release_table = without_identifiers(
@@ -197,11 +318,50 @@ def _run_recode(table: Table, params: RecodeParams, context: Context) -> Release
         table=release_table,
         original=table,
         method="recode",
-        quasi_identifiers=tuple(mapping),
+        quasi_identifiers=tuple(column.name for column in columns),
         suppressed_records=np.zeros(n, dtype=bool),
         classes=np.full(n, -1, dtype=np.int64),
         params=params,
-        figures=RecodeFigures(
-            mapping={name: dict(values) for name, values in mapping.items()}, changed=changed, unused=unused
-        ),
+        figures=dataclasses.replace(figures, changed=changed),
     )
+
+
+def _recode_one_attribute(table: Table, params: RecodeParams) -> Release:
+    name = params.attribute
+    assert name is not None  # the parameters require it without a mapping
+    if name not in table.data.columns:
+        raise ConfigError(
+            f"attribute '{name}' is not a column of the data (columns: {', '.join(table.data.columns)})"
+        )
+    column = table.column(name)
+    if params.before is not None:
+        assert params.after is not None  # required with before
+        grouped = grouped_column(column, params.before, params.after, params.add_missing)
+        figures = RecodeFigures(
+            mapping={name: dict.fromkeys(params.before, params.after)},
+            unused={name: []},
+            missing_to={name: params.after} if params.add_missing else {},
+        )
+        return recode_release(table, [grouped], params, figures)
+    assert params.breaks is not None  # the parameters require one kind of recoding
+    spec = intervals(column, params.breaks, params.cut_method or METHODS[0], params.labels, params.codes)
+    recoded = recoded_intervals(column, spec, table.source or "")
+    return recode_release(
+        table, [recoded], params, RecodeFigures(intervals={name: interval_figures(spec, recoded)})
+    )
+
+
+def interval_figures(spec: Any, recoded: pl.Series) -> dict[str, Any]:
+    """What the summary says of an attribute cut into intervals: the cut points, whether the lowest
+    interval is closed on the left, the labels and the records in each interval."""
+    texts = value_strings(recoded)
+    counts = [
+        int((texts == (str(i + 1) if spec.codes else label)).sum()) for i, label in enumerate(spec.labels)
+    ]
+    return {
+        "breaks": list(spec.breaks),
+        "lowest_closed": spec.lowest_closed,
+        "labels": list(spec.labels),
+        "codes": spec.codes,
+        "counts": counts,
+    }
