@@ -1,6 +1,7 @@
 """Benchmark of synthetic data (issues 14, 36): utility and risk of synthetic Adult, side by side.
 
     .venv/bin/python benchmarks/bench_synthesis.py [--ctgan-epochs 20] [--attacks 500] [--skip ctgan]
+        [--leaf 50] [--unique 3] [--seed 1]
 
 Adult (``../shared/data/adult/adult.csv``, 30,162 records, age a number, the 8 other columns
 categories) is split with a fixed seed into 24,130 training records and 6,032 held out (the split of
@@ -12,6 +13,9 @@ release cannot beat ("another sample of the population"):
 * ``sdckit cart leaf L``: leaves of ``--leaf`` records (50);
 * ``sdckit cart leaf L + smooth + reject``: and smoothing of age, and rejection of the records at
   most the holdout's 5% DCR quantile from a training record (``reject_quantile=0.05``);
+* ``sdckit cart reject unique K`` and ``sdckit cart leaf L + reject unique K``: records that single
+  out a training record by a predicate of at most ``--unique`` (3) attributes drawn again
+  (``reject_unique``, the predicates of anonymeter's attack);
 * SDV 2.0 ``GaussianCopulaSynthesizer`` and ``CTGANSynthesizer`` (``--ctgan-epochs``, default 20
   instead of SDV's 300, to fit in minutes on two shared cores), when ``sdv`` is installed;
 * ``holdout``: the 6,032 real held-out records themselves.
@@ -93,9 +97,10 @@ def _sdv(train: pl.DataFrame, which: str, epochs: int) -> pl.DataFrame:
 
 
 def _child(task: tuple, path: str) -> None:
+    global SEED
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    kind, options, SEED = task
     frame, train, _ = load()
-    kind, options = task
     if kind == "sdckit":
         import sdckit.anonymize.synthesis  # noqa: F401 (imported before the clock starts)
     started = time.perf_counter()
@@ -208,12 +213,18 @@ def installed(name: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global SEED
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ctgan-epochs", type=int, default=20)
     parser.add_argument("--attacks", type=int, default=500, help="anonymeter attacks per evaluation")
     parser.add_argument("--leaf", type=int, default=50, help="leaf size of the controlled CART")
-    parser.add_argument("--skip", nargs="*", default=[], help="rows to skip: cart controls gaussian ctgan")
+    parser.add_argument("--unique", type=int, default=3, help="reject_unique of the singling-out rows")
+    parser.add_argument("--seed", type=int, default=SEED, help="seed of the split, the models and the forest")
+    parser.add_argument(
+        "--skip", nargs="*", default=[], help="rows to skip: cart controls unique gaussian ctgan"
+    )
     args = parser.parse_args(argv)
+    SEED = args.seed
     print_header(argv, packages=("polars", "numpy", "scikit-learn", "sdv", "anonymeter", "torch"))
     why = adult_missing()
     if why:
@@ -231,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((f"sdckit cart leaf {args.leaf}", ("sdckit", {"min_samples_leaf": args.leaf})))
         controls = {"min_samples_leaf": args.leaf, "smooth": True, "reject_quantile": 0.05}
         rows.append((f"sdckit cart leaf {args.leaf} + smooth + reject 0.05", ("sdckit", controls)))
+    if "unique" not in args.skip:
+        rows.append((f"sdckit cart reject unique {args.unique}", ("sdckit", {"reject_unique": args.unique})))
+        unique = {"min_samples_leaf": args.leaf, "reject_unique": args.unique}
+        rows.append((f"sdckit cart leaf {args.leaf} + reject unique {args.unique}", ("sdckit", unique)))
     for which in ("gaussian", "ctgan"):
         if which in args.skip:
             continue
@@ -255,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             release, elapsed, peak = holdout, float("nan"), float("nan")
         else:
             try:
-                (release, _privacy), elapsed, peak = run_isolated(task)
+                (release, _privacy), elapsed, peak = run_isolated((*task, SEED))
             except SystemExit as failure:
                 print(f"\n{label}: {failure}")
                 continue

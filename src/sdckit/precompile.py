@@ -170,6 +170,11 @@ WORKLOAD: tuple[Step, ...] = (
     _m("attack people.csv --split 0.2 -o kept.csv --control-output control.csv --seed 1"),
     _m(f"attack people.csv noise.csv {PEOPLE} --control control.csv --attack singling-out --quiet"),
     _m(f"anonymize synthesize people.csv {PEOPLE} --seed 1 -o synthetic.csv --quiet", "learn"),
+    _m(
+        f"anonymize synthesize people.csv {PEOPLE} -m 1 --reject-unique 2 --max-tries 1 --seed 1 "
+        "-o synthetic2.csv --quiet",
+        "learn",
+    ),
     _m(f"utility numeric people.csv noise.csv {PEOPLE} --attributes income,hours --quiet"),
     _m(f"utility tables people.csv mondrian.csv {PEOPLE} --quiet"),
     _s(

@@ -56,7 +56,10 @@ real records, the baseline. Controls: ``min_samples_leaf``; ``smooth`` (cart, nu
 plus N(0, h²), h the leaf's normal-reference bandwidth ``1.06 sd n^(-1/5)``, clipped to the observed
 range); ``reject_quantile`` q (with a holdout): every synthetic record at most the holdout's q-quantile
 DCR from a training record is drawn again from the same models (trees refitted with the next seeds
-of the generator), up to ``max_tries`` rounds, then kept and counted. ``regression`` draws a numeric
+of the generator), up to ``max_tries`` rounds, then kept and counted; ``reject_unique`` k (fully
+synthetic data, no holdout needed): likewise every record that singles out a training record by a
+predicate of at most k of its attributes, the predicates of anonymeter's singling-out attack
+(:mod:`sdckit.anonymize._synthesis_unique`). ``regression`` draws a numeric
 value within the attribute's observed range: outside it, a fresh residual up to ``BOUND_TRIES`` times
 (rejection sampling from the truncated normal), then clipping.
 
@@ -86,7 +89,9 @@ from pydantic import Field, model_validator
 from scipy import sparse
 
 from sdckit._extras import require
+from sdckit.anonymize._synthesis_combining import Combined, combine
 from sdckit.anonymize._synthesis_privacy import Reference, closeness, quantiles, too_close
+from sdckit.anonymize._synthesis_unique import Singling, redraw
 from sdckit.anonymize.base import Context, register_method, run_method
 from sdckit.anonymize.perturbation import Names
 from sdckit.anonymize.release import Figures, Release
@@ -97,91 +102,6 @@ from sdckit.table import Attribute, Kind, Role, Schema, Table, value_strings
 
 IMPLICATE = "implicate"
 MODELS = ("cart", "regression")
-
-
-# Combining rules ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Combined:
-    """An estimate combined over ``m`` implicates: ``estimate`` q̄ (the mean of the estimates),
-    ``variance`` T, ``df`` the degrees of freedom of its t reference distribution, ``between`` b (the
-    variance of the estimates across implicates, ddof 1), ``within`` ū (the mean of the variances),
-    ``kind`` full or partial, ``adjusted``: the fully synthetic T came out ≤ 0 and was replaced by ū."""
-
-    estimate: float
-    variance: float
-    df: float
-    between: float
-    within: float
-    m: int
-    kind: str
-    adjusted: bool = False
-
-    @property
-    def standard_error(self) -> float:
-        return math.sqrt(self.variance)
-
-    def interval(self, level: float = 0.95) -> tuple[float, float]:
-        """The ``level`` confidence interval ``q̄ ± t_{df, (1+level)/2} √T``."""
-        from scipy.stats import t
-
-        if not 0 < level < 1:
-            raise ConfigError(f"level must be in (0, 1), got {level!r}")
-        quantile = t.ppf((1 + level) / 2, self.df) if math.isfinite(self.df) else _normal_quantile(level)
-        half = float(quantile) * self.standard_error
-        return self.estimate - half, self.estimate + half
-
-
-def _normal_quantile(level: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf((1 + level) / 2))
-
-
-def combine(
-    estimates: Sequence[float], variances: Sequence[float], kind: Literal["full", "partial"] = "full"
-) -> Combined:
-    """Combine an estimate ``q_l`` and its estimated variance ``u_l`` computed on each of the ``M``
-    implicates.
-
-    ``q̄ = Σ q_l / M``, ``b = Σ (q_l − q̄)² / (M − 1)``, ``ū = Σ u_l / M``, and
-
-    * ``kind="full"`` (fully synthetic; Raghunathan, Reiter & Rubin 2003):
-      ``T_f = (1 + 1/M) b − ū`` with ``ν_f = (M − 1) (1 − M ū / ((M + 1) b))²``. When ``T_f ≤ 0``
-      (possible with few implicates) ``T_f`` is replaced by ``ū`` (Reiter 2002's ``(n_syn/n) ū`` with
-      ``n_syn = n``) and ``ν = M − 1``; ``adjusted`` says so.
-    * ``kind="partial"`` (partially synthetic; Reiter 2003): ``T_p = b/M + ū`` with
-      ``ν_p = (M − 1) (1 + M ū / b)²`` (infinite when ``b = 0``).
-
-    Needs at least two implicates (``b`` is a variance across them)."""
-    q = np.asarray(estimates, dtype=np.float64).ravel()
-    u = np.asarray(variances, dtype=np.float64).ravel()
-    if kind not in ("full", "partial"):
-        raise ConfigError(f"kind must be full or partial, got {kind!r}")
-    if len(q) != len(u):
-        raise ConfigError(
-            f"combine needs one variance per estimate, got {len(q)} estimates, {len(u)} variances"
-        )
-    if len(q) < 2:
-        raise ConfigError(f"the combining rules need at least 2 implicates, got {len(q)}")
-    if not (np.isfinite(q).all() and np.isfinite(u).all()) or (u < 0).any():
-        raise ConfigError("combine needs finite estimates and finite variances at least 0")
-    m = len(q)
-    mean = float(q.mean())
-    between = float(q.var(ddof=1))
-    within = float(u.mean())
-    adjusted = False
-    if kind == "full":
-        variance = (1 + 1 / m) * between - within
-        if variance <= 0:
-            variance, df, adjusted = within, float(m - 1), True
-        else:
-            df = (m - 1) * (1 - m * within / ((m + 1) * between)) ** 2
-    else:
-        variance = between / m + within
-        df = math.inf if between == 0 else (m - 1) * (1 + m * within / between) ** 2
-    return Combined(mean, float(variance), float(df), between, within, m, kind, adjusted)
 
 
 # Encoded attributes -------------------------------------------------------------------------------
@@ -649,13 +569,15 @@ def _generate(
     rng: np.random.Generator,
     progress: Any,
     tallies: dict[str, dict[str, int]],
+    given: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """One draw of ``sizes[l]`` synthetic records for every implicate ``l`` (kept attributes: the
-    originals, so every ``sizes[l]`` is the number of records), per attribute."""
+    originals, so every ``sizes[l]`` is the number of records; or their ``given`` values), per
+    attribute."""
     m, regression = params.m, params.model == "regression"
     n, total = len(columns[names[0]].missing), int(sizes.sum())
     # Predictors available to every target: the attributes not synthesized (original values).
-    generated: dict[str, np.ndarray] = {name: np.tile(_data(columns[name]), m) for name in kept}
+    generated = {name: np.tile(_data(columns[name]), m) if given is None else given[name] for name in kept}
     features = {
         name: _Features(columns[name], reference=regression, standardize=regression) for name in names
     }
@@ -678,6 +600,52 @@ def _generate(
     return generated
 
 
+def _rejection(
+    columns: dict[str, _Column],
+    generated: dict[str, np.ndarray],
+    targets: list[str],
+    in_file_order: list[str],
+    reference: Reference,
+    threshold: float | None,
+    params: SynthesizeParams,
+    draw: Any,
+) -> dict[str, Any]:
+    """Draw again the records too close to a training record (``threshold``) or that single out one
+    (``reject_unique``; :mod:`sdckit.anonymize._synthesis_unique`), in place, with ``draw(sizes)``
+    (fresh records per implicate); what was rejected."""
+    n, k = len(columns[targets[0]].missing), params.reject_unique
+    names = [name for name in in_file_order if columns[name].categorical]
+    singling = None
+    if k is not None:
+        training = _matrices(columns, {c: _data(columns[c]) for c in columns}, in_file_order)
+        singling = Singling(*training, np.array([columns[c].size for c in names], dtype=np.int64), k)
+    singled = [0]
+
+    def check(data: dict[str, np.ndarray]) -> np.ndarray:
+        matrices = _matrices(columns, data, in_file_order)
+        out = np.zeros(len(matrices[0]), dtype=bool)
+        if threshold is not None:
+            out = too_close(reference, *matrices, threshold)
+        if singling is not None:
+            unique = singling.singles_out(*matrices)
+            singled[0] += int((unique & ~out).sum())
+            out |= unique
+        return out
+
+    suffix = k is not None and len(targets) > 1
+    counts = redraw(generated, targets, n, params.m, params.max_tries, check, draw, suffix)
+    out = {
+        "quantile": params.reject_quantile,
+        "distance": None if threshold is None else round(threshold, 6),
+        "rejected": counts["rejected"],
+        "rounds": counts["rounds"],
+        "kept_too_close": counts["kept"],
+    }
+    if k is not None:
+        out.update(unique_attributes=k, singled_out=singled[0])
+    return out
+
+
 def _synthesized(
     table: Table, params: SynthesizeParams, order: Sequence[str] | None, progress: Any
 ) -> Release:
@@ -692,10 +660,16 @@ def _synthesized(
     if not names:
         raise ConfigError("synthesize needs attributes: every column is an identifier")
     targets, kind = _targets(table, names, params.synthesize)
-    if kind == "partial" and params.reject_quantile is not None:
+    for option in ("reject_quantile", "reject_unique"):
+        if kind == "partial" and getattr(params, option) is not None:
+            raise ConfigError(
+                f"{spell(option)} needs fully synthetic data: a partially synthetic record keeps "
+                "original values, it cannot be drawn again"
+            )
+    if params.reject_unique is not None and params.reject_unique > len(names):
         raise ConfigError(
-            f"{spell('reject_quantile')} needs fully synthetic data: a partially synthetic record keeps "
-            "original values, it cannot be drawn again"
+            f"{spell('reject_unique')} must be at most the {len(names)} released attributes, "
+            f"got {params.reject_unique}"
         )
     train, held = _split(table, params)
     everything = {name: _encode(table, name) for name in names}
@@ -714,25 +688,17 @@ def _synthesized(
     sizes = np.full(m, n, dtype=np.int64)
     generated = _generate(columns, names, targets, kept, sizes, params, rng, progress, tallies)
     rejection = None
-    if threshold is not None:
-        slots = np.flatnonzero(too_close(reference, *_matrices(columns, generated, in_file_order), threshold))
-        rejected, rounds = len(slots), 1
-        while len(slots) and rounds < params.max_tries:
-            sizes = np.bincount(slots // n, minlength=m).astype(np.int64)
-            batch = _generate(columns, names, targets, kept, sizes, params, rng, None, tallies)
-            for name in targets:
-                generated[name][slots] = batch[name]
-            rounds += 1
-            close = too_close(reference, *_matrices(columns, batch, in_file_order), threshold)
-            rejected += int(close.sum())
-            slots = slots[close]
-        rejection = {
-            "quantile": params.reject_quantile,
-            "distance": round(threshold, 6),
-            "rejected": rejected,
-            "rounds": rounds,
-            "kept_too_close": len(slots),
-        }
+    if threshold is not None or params.reject_unique is not None:
+
+        def again(sizes: np.ndarray, slots: np.ndarray, start: int) -> dict[str, np.ndarray]:
+            given = {name: generated[name][slots] for name in names[:start]}
+            return _generate(
+                columns, names, names[start:], names[:start], sizes, params, rng, None, tallies, given
+            )
+
+        rejection = _rejection(
+            columns, generated, targets, in_file_order, reference, threshold, params, again
+        )
     privacy = closeness(reference, *_matrices(columns, generated, in_file_order), n, params.seed)
     privacy["holdout"] = (
         None
@@ -797,6 +763,7 @@ def synthesize(
     smooth: bool = False,
     holdout: float = 0.0,
     reject_quantile: float | None = None,
+    reject_unique: int | None = None,
     max_tries: int = 10,
     seed: int = 0,
     progress: Any = None,
@@ -814,6 +781,7 @@ def synthesize(
         "smooth": smooth,
         "holdout": holdout,
         "reject_quantile": reject_quantile,
+        "reject_unique": reject_unique,
         "max_tries": max_tries,
         "seed": seed,
     }
@@ -891,6 +859,15 @@ class SynthesizeParams(MethodParams):
             "this quantile of the holdout's distances (needs a holdout).",
         ),
     ] = None
+    reject_unique: Annotated[
+        Whole | None,
+        Field(
+            ge=1,
+            description="Draw again every synthetic record that singles out a training record: a "
+            "predicate on at most this many of its attributes (category equal, number at least / at "
+            "most its value towards the tail) that exactly one training record satisfies.",
+        ),
+    ] = None
     max_tries: Annotated[
         Whole,
         Field(
@@ -921,6 +898,7 @@ def _summary(release: Release) -> dict[str, Any]:
         "smooth": params.smooth,
         "holdout": params.holdout,
         "reject_quantile": params.reject_quantile,
+        "reject_unique": params.reject_unique,
         "max_tries": params.max_tries,
         "seed": params.seed,
         "records_per_implicate": figures.records_per_implicate,
@@ -953,9 +931,12 @@ def _report(figures: dict[str, Any]) -> list[str]:
         lines.append(line)
     if privacy.get("rejection"):
         r = privacy["rejection"]
+        why = [] if r["distance"] is None else [f"at most {r['distance']:g} from a training record"]
+        if r.get("unique_attributes"):
+            why.append(f"singling one out by at most {r['unique_attributes']} attributes")
         lines.append(
-            f"rejected {r['rejected']:,} draws at most {r['distance']:g} from a training record in "
-            f"{r['rounds']} rounds; {r['kept_too_close']:,} kept"
+            f"rejected {r['rejected']:,} draws {' or '.join(why)} in {r['rounds']} rounds; "
+            f"{r['kept_too_close']:,} kept"
         )
     return lines
 
