@@ -63,6 +63,25 @@ def test_a_suppressed_group_of_fewer_than_k_records_is_refused(s, exhaustive):
     assert min(Counter(released).values()) >= 4
 
 
+@pytest.mark.parametrize("s", [2, 4])
+def test_weighted_patterns_and_the_heuristic_keep_the_group(s):
+    # each distinct value once, weighted by its count (what the scaled run searches): the same node;
+    # the greedy heuristic (max_nodes 1) climbs past the nodes whose group fails
+    frame, hierarchy = _lone(s)
+    patterns = frame.unique(maintain_order=True)
+    weights = frame.group_by("g", maintain_order=True).len()["len"].to_numpy().astype(float)
+    arguments = dict(quasi_identifiers=["g"], hierarchies={"g": hierarchy}, suppression_limit=0.5)
+    whole = full_domain_generalization(Table.from_frame(frame), [KAnonymity(4)], **arguments)
+    weighted = full_domain_generalization(
+        Table.from_frame(patterns), [KAnonymity(4)], weights=weights, **arguments
+    )
+    assert weighted.levels == whole.levels
+    assert float(weights[weighted.suppressed_records].sum()) == whole.n_suppressed
+    greedy = full_domain_generalization(Table.from_frame(frame), [KAnonymity(4)], max_nodes=1, **arguments)
+    assert greedy.heuristic
+    assert greedy.levels == ({"g": 2} if s < 4 else {"g": 0})
+
+
 @pytest.mark.parametrize("s", [1, 2, 3])
 def test_check_counts_the_suppressed_group(s):
     # the level-0 release of the test above, as the search made it when the group was not checked
