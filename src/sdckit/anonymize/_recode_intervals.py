@@ -181,10 +181,10 @@ def interval_numbers(values: np.ndarray, spec: Intervals) -> np.ndarray:
     return slot
 
 
-def recoded_intervals(column: pl.Series, spec: Intervals, label: str = "") -> pl.Series:
+def recoded_intervals(column: pl.Series, spec: Intervals, label: str = "") -> tuple[pl.Series, np.ndarray]:
     """``column`` recoded into the intervals of ``spec``: their labels (text), or their numbers
     (Int64) with ``codes``; missing values stay missing. A value outside every interval is an
-    error naming it."""
+    error naming it. Also returns each record's interval (-2 when missing)."""
     values = column.cast(pl.Float64).fill_null(float("nan")).to_numpy()
     slot = interval_numbers(values, spec)
     outside = np.flatnonzero(slot == -1)
@@ -200,13 +200,24 @@ def recoded_intervals(column: pl.Series, spec: Intervals, label: str = "") -> pl
             "missing: extend the breaks (-inf and inf are allowed)"
         )
     present = slot >= 0
+    absent = pl.Series(~present)
     if spec.codes:
         numbers = np.where(present, slot + 1, 0)
-        return pl.Series(column.name, numbers, dtype=pl.Int64).set(pl.Series(~present), None)
+        return pl.Series(column.name, numbers, dtype=pl.Int64).set(absent, None), slot
     labels = pl.Series(spec.labels, dtype=pl.String)
-    return (
-        labels.gather(pl.Series(np.where(present, slot, 0))).set(pl.Series(~present), None).alias(column.name)
-    )
+    return labels.gather(pl.Series(np.where(present, slot, 0))).set(absent, None).alias(column.name), slot
+
+
+def changed_by_intervals(spec: Intervals, slot: np.ndarray) -> int | None:
+    """How many values the recoding changed, when no label can spell a number (then every value not
+    missing changed); None when one can (the texts must be compared)."""
+    for text in spec.labels:
+        try:
+            float(text)
+        except ValueError:
+            continue
+        return None
+    return int((slot >= 0).sum())
 
 
 def grouped_column(column: pl.Series, before: Sequence[str], after: str, add_missing: bool) -> pl.Series:

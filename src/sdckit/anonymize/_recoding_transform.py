@@ -403,10 +403,11 @@ def learn_recode(release: Release) -> dict[str, Any]:
 def apply_recode(table: Table, transformation: Mapping[str, Any], names: list[str], unknown: str) -> Release:
     """``table`` recoded with the learnt mappings (values they do not list pass through: ``unknown`` is
     not used) and intervals (a value outside them is an error, as when they were learnt)."""
-    from sdckit.anonymize._recode_intervals import Intervals, recoded_intervals
+    from sdckit.anonymize._recode_intervals import Intervals, changed_by_intervals, recoded_intervals
     from sdckit.anonymize.recode import RecodeFigures, interval_figures, recode_release, recoded_column
 
     columns, mapping, missing_to, intervals = [], {}, {}, {}
+    known: dict[str, int | None] = {}
     for name in names:
         if name not in table.data.columns:
             raise ConfigError(
@@ -429,8 +430,9 @@ def apply_recode(table: Table, transformation: Mapping[str, Any], names: list[st
                     f"{location(table.source)}the transformation cuts '{name}' into intervals; "
                     f"it is {table.column(name).dtype} here"
                 )
-            recoded = recoded_intervals(table.column(name), cut, table.source or "")
-            intervals[name] = interval_figures(cut, recoded)
+            recoded, slot = recoded_intervals(table.column(name), cut, table.source or "")
+            intervals[name] = interval_figures(cut, slot)
+            known[name] = changed_by_intervals(cut, slot)
             columns.append(recoded)
             continue
         values = spec["mapping"]
@@ -443,7 +445,7 @@ def apply_recode(table: Table, transformation: Mapping[str, Any], names: list[st
             column = value_strings(column).fill_null(missing_to[name]).alias(name)
         columns.append(column)
     figures = RecodeFigures(mapping=mapping, intervals=intervals, missing_to=missing_to)
-    release = recode_release(table, columns, recorded_params(transformation), figures)
+    release = recode_release(table, columns, recorded_params(transformation), figures, known)
     dropped = [name for name in _dropped(table, transformation) if name in release.table.data.columns]
     done = release.figures_as(RecodeFigures)
     unused = {

@@ -32,7 +32,13 @@ import numpy as np
 import polars as pl
 from pydantic import BeforeValidator, Field, model_validator
 
-from sdckit.anonymize._recode_intervals import METHODS, grouped_column, intervals, recoded_intervals
+from sdckit.anonymize._recode_intervals import (
+    METHODS,
+    changed_by_intervals,
+    grouped_column,
+    intervals,
+    recoded_intervals,
+)
 from sdckit.anonymize._recoding_transform import RECODE
 from sdckit.anonymize.base import register_method, run_method
 from sdckit.anonymize.release import Figures, Release, without_identifiers
@@ -296,18 +302,28 @@ def _run_recode(table: Table, params: RecodeParams, context: Context) -> Release
     return recode_release(table, columns, params, figures)
 
 
-def recode_release(table: Table, columns: list[pl.Series], params: Any, figures: RecodeFigures) -> Release:
+def recode_release(
+    table: Table,
+    columns: list[pl.Series],
+    params: Any,
+    figures: RecodeFigures,
+    known_changes: dict[str, int | None] | None = None,
+) -> Release:
     """The release of ``table`` with ``columns`` replacing its columns of the same names, and
-    ``figures`` completed with the values changed per attribute. A numeric attribute that became text
-    becomes categorical."""
+    ``figures`` completed with the values changed per attribute (those of ``known_changes`` as given,
+    the others by comparing the texts). A numeric attribute that became text becomes categorical."""
     frame = table.data.with_columns(columns)
     changed = {}
     schema = table.schema
     for column in columns:
         name = column.name
-        before = value_strings(table.column(name))
-        after = value_strings(frame.get_column(name))
-        changed[name] = int((before.ne_missing(after)).sum())
+        known = (known_changes or {}).get(name)
+        if known is not None:
+            changed[name] = known
+        else:
+            before = value_strings(table.column(name))
+            after = value_strings(frame.get_column(name))
+            changed[name] = int((before.ne_missing(after)).sum())
         if name in schema and schema[name].kind is Kind.NUMERIC and not frame.schema[name].is_numeric():
             schema = schema.replace(name, kind=Kind.CATEGORICAL, range_weights=())
     release_table = without_identifiers(
@@ -345,23 +361,20 @@ def _recode_one_attribute(table: Table, params: RecodeParams) -> Release:
         return recode_release(table, [grouped], params, figures)
     assert params.breaks is not None  # the parameters require one kind of recoding
     spec = intervals(column, params.breaks, params.cut_method or METHODS[0], params.labels, params.codes)
-    recoded = recoded_intervals(column, spec, table.source or "")
-    return recode_release(
-        table, [recoded], params, RecodeFigures(intervals={name: interval_figures(spec, recoded)})
-    )
+    recoded, slot = recoded_intervals(column, spec, table.source or "")
+    figures = RecodeFigures(intervals={name: interval_figures(spec, slot)})
+    return recode_release(table, [recoded], params, figures, {name: changed_by_intervals(spec, slot)})
 
 
-def interval_figures(spec: Any, recoded: pl.Series) -> dict[str, Any]:
+def interval_figures(spec: Any, slot: np.ndarray) -> dict[str, Any]:
     """What the summary says of an attribute cut into intervals: the cut points, whether the lowest
-    interval is closed on the left, the labels and the records in each interval."""
-    texts = value_strings(recoded)
-    counts = [
-        int((texts == (str(i + 1) if spec.codes else label)).sum()) for i, label in enumerate(spec.labels)
-    ]
+    interval is closed on the left, the labels and the records in each interval (``slot``: each
+    record's interval, negative when missing)."""
+    counts = np.bincount(slot[slot >= 0], minlength=len(spec.labels))
     return {
         "breaks": list(spec.breaks),
         "lowest_closed": spec.lowest_closed,
         "labels": list(spec.labels),
         "codes": spec.codes,
-        "counts": counts,
+        "counts": [int(count) for count in counts],
     }
