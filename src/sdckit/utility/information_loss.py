@@ -38,6 +38,12 @@ sdcMicro (``R/dUtility.R``):
   the original (ddof 1); a column of sd 0 is left out of the sum (sdcMicro would divide by 0).
   (an older sdcMicro multiplied by √2 instead of dividing, against its own documentation; we divide.)
 * ``il1s`` — today's ``IL1s``: the same sum, not divided by n·p.
+* ``il1_relative`` — ``IL1`` of sdcMicro 5.6 to 5.8.1 (a different measure under the old name):
+  Σ_ij 100·|x_ij − x′_ij| / |x_ij|, the sum of the relative errors in percent; a term whose original
+  value is 0 is left out (sdcMicro's ``Inf`` set to NA; its 0/0 is NaN, dropped as well).
+* ``il_correl`` — sdcMicro's ``IL_correl``: with d and d′ the diagonals of the inverses of the two
+  correlation matrices, ‖d/‖d‖ − d′/‖d′‖‖ / √2 (0 when the release keeps every correlation; null
+  when a correlation matrix is singular, where sdcMicro stops with an error).
 * ``eigen`` — Σ_j |e_j − e′_j| / e_j, e and e′ the eigenvalues of the correlation matrices
   (``var(scale(x))``) of original and release, in decreasing order (terms with e_j ≤ 1e-12·p, zero up
   to rounding, left out: collinear attributes would make sdcMicro's figure explode).
@@ -63,6 +69,7 @@ R package sdcMicro. Journal of Statistical Software 67(4) (``dUtility``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -74,7 +81,7 @@ from sdckit._numba import njit
 from sdckit.context import Context
 from sdckit.errors import InputError, location
 from sdckit.measures import register_measure
-from sdckit.params import MethodParams, Whole, finite_or_none
+from sdckit.params import MethodParams, Whole
 from sdckit.table import Kind, Role, Table, undescribed_text_hint
 from sdckit.utility.released import choose_attributes, numeric_view, require_columns
 
@@ -201,6 +208,25 @@ def il1(x: np.ndarray, y: np.ndarray, absolute: np.ndarray | None = None) -> tup
     return total / (n * p), total
 
 
+def il1_relative(x: np.ndarray, y: np.ndarray) -> float:
+    """sdcMicro 5.8.1's IL1: Σ 100·|x − y| / |x| over the cells whose original value is not 0."""
+    usable = x != 0
+    return float((100.0 * np.abs(x[usable] - y[usable]) / np.abs(x[usable])).sum())
+
+
+def il_correl(original: np.ndarray, release: np.ndarray) -> float | None:
+    """sdcMicro's ``IL_correl`` of two correlation matrices: ‖d/‖d‖ − d′/‖d′‖‖ / √2 with d, d′ the
+    diagonals of their inverses; None when one is singular (numerically: condition number above
+    1e12)."""
+    diagonals = []
+    for matrix in (original, release):
+        if not np.all(np.isfinite(matrix)) or np.linalg.cond(matrix) > 1e12:
+            return None
+        diagonal = np.diag(np.linalg.inv(matrix))
+        diagonals.append(diagonal / np.sqrt((diagonal**2).sum()))
+    return float(np.sqrt(((diagonals[0] - diagonals[1]) ** 2).sum()) / np.sqrt(2.0))
+
+
 def eigen_loss(original: np.ndarray, release: np.ndarray) -> float | None:
     """sdcMicro's ``dUtility(method = "eigen")``: Σ |e − e′| / e over the eigenvalues of the two
     correlation matrices in decreasing order (e ≤ 1e-12·p, a zero of rounding, left out)."""
@@ -225,6 +251,8 @@ class NumericLoss:
     il1: float
     il1s: float
     eigen: float | None
+    il1_relative: float
+    il_correl: float | None
     original: Structure
     release: Structure
 
@@ -297,6 +325,8 @@ def numeric_information_loss(
         il1=per_cell,
         il1s=total,
         eigen=eigen_loss(original.eigenvalues, release.eigenvalues),
+        il1_relative=il1_relative(x, y),
+        il_correl=il_correl(original.correlation, release.correlation),
         original=original,
         release=release,
     )
@@ -369,14 +399,22 @@ def _summary(result: NumericLoss) -> dict[str, Any]:
         "released_ranges": result.ranges,
         "factors": result.factors,
         "measures": {
-            pair: {key: finite_or_none(value) for key, value in figures.items()}
+            pair: {key: _exact(value) for key, value in figures.items()}
             for pair, figures in result.figures.items()
         },
-        "il1": finite_or_none(result.il1),
-        "il1s": finite_or_none(result.il1s),
-        "eigen": finite_or_none(result.eigen),
-        "il_score": finite_or_none(result.il_score),
+        "il1": _exact(result.il1),
+        "il1s": _exact(result.il1s),
+        "il1_relative": _exact(result.il1_relative),
+        "eigen": _exact(result.eigen),
+        "il_correl": _exact(result.il_correl),
+        "il_score": _exact(result.il_score),
     }
+
+
+def _exact(value: float | None) -> float | None:
+    """A figure for JSON at full precision (an eigen loss of 1.85549e-4 must not become 0.000186);
+    None for NaN and infinities."""
+    return None if value is None or not math.isfinite(value) else float(value)
 
 
 def _report(figures: dict[str, Any]) -> list[Any]:
@@ -395,8 +433,9 @@ def _report(figures: dict[str, Any]) -> list[Any]:
         f"{', '.join(figures['attributes'])}: {figures['records']:,} records compared, "
         f"{figures['left_out_records']:,} left out; {figures['factors']} factor(s)",
         table,
-        f"IL1 {shown(figures['il1'])} (sum {shown(figures['il1s'])}); eigen {shown(figures['eigen'])}; "
-        f"IL score {shown(figures['il_score'])}",
+        f"IL1 {shown(figures['il1'])} (sum {shown(figures['il1s'])}; sdcMicro <= 5.5); IL1 of sdcMicro 5.8.1 "
+        f"{shown(figures['il1_relative'])}; eigen {shown(figures['eigen'])}; "
+        f"IL_correl {shown(figures['il_correl'])}; IL score {shown(figures['il_score'])}",
     ]
     return lines
 
@@ -407,7 +446,7 @@ def _report(figures: dict[str, Any]) -> list[Any]:
     NumericLossParams,
     summary=_summary,
     help="Information loss of numeric attributes: X, V, R, PCA loadings, communalities, factor scores; "
-    "sdcMicro's IL1 and eigen.",
+    "sdcMicro's IL1 (old and 5.8.1), eigen and IL_correl.",
     report=_report,
     compares=True,
     headline="il1",
