@@ -31,6 +31,7 @@ from sdckit.attack.base import AttackParams, AttackResult, register_attack, wils
 from sdckit.context import Context
 from sdckit.errors import ConfigError
 from sdckit.params import Finite, spell
+from sdckit.risk.interval import interval_inside
 from sdckit.table import Kind, Role, Table
 
 
@@ -108,11 +109,10 @@ def _run(
     names = _attacked(original, release, params)
     truth = _matrix(original, names)
     released = _matrix(release, names)
-    spread = np.nanstd(released, axis=0, ddof=1) if released.shape[0] > 1 else np.zeros(len(names))
-    half = params.k * np.nan_to_num(spread)
-    outside = np.abs(truth - released) > half  # NaN on either side compares False: never outside
+    outside = ~interval_inside(truth, released, params.k)
     median = np.nanmedian(released, axis=0)
-    guessed_outside = np.abs(truth - median) > half
+    # the adversary without the release: intervals of the same widths around the released medians
+    guessed_outside = ~interval_inside(truth, released, params.k, centre=median)
     n = original.n_records
     disclosed = int(np.count_nonzero(~outside.any(axis=1)))
     guessed = int(np.count_nonzero(~guessed_outside.any(axis=1)))
