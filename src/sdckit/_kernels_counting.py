@@ -20,6 +20,10 @@ from sdckit._kernels_text import text_codes, text_table
 from sdckit._numba import njit
 
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
+# Partitions of 2**16 consecutive (parent, value) pairs: a direct table of one (256 KiB) stays in the
+# processor's cache. Worth it from this many tracked records on (below, a hash table fits the cache).
+PARTITION_BITS = 16
+PARTITIONED_FROM = 1 << 15
 
 
 @njit(cache=True, nogil=True)
@@ -123,6 +127,101 @@ def accumulate(
             top[r] = index
 
 
+@njit(cache=True, nogil=True)
+def _extend_partitioned(
+    parent_keys,
+    parent_sizes,
+    codes,
+    multiplicity,
+    unit,
+    radix,
+    shift,
+    counts,
+    spread,
+    table,
+    used,
+    out,
+    sizes,
+):  # pragma: no cover - compiled
+    """Keys of the attribute set plus one attribute, as ``KeyExtender.extend`` with ``skip_singletons``
+    (-1 for a record alone in its parent's group), when the pairs (parent key, code) range over too
+    many values for a direct table: the tracked records are first spread, stably, over partitions of
+    ``2**shift`` consecutive values, then each partition is grouped through a direct table of that
+    size, small enough to stay in the processor's cache (a hash table as large as the records misses
+    the cache on nearly every probe). Groups are numbered partition by partition (within one, in
+    record order); ``counts`` has one slot per partition and one more; ``spread`` holds a record and
+    its value within the partition in one word; ``unit``: every multiplicity is 1. Returns the number
+    of groups and of records with key -1."""
+    n = parent_keys.shape[0]
+    parts = counts.shape[0] - 1
+    for i in range(parts + 1):
+        counts[i] = 0
+    alone = 0
+    for r in range(n):
+        parent = parent_keys[r]
+        if parent < 0 or parent_sizes[parent] < 2:
+            out[r] = -1
+            alone += 1
+        else:
+            out[r] = 0
+            counts[((np.int64(parent) * radix + codes[r] + 1) >> shift) + 1] += 1
+    for i in range(parts):
+        counts[i + 1] += counts[i]
+    low = (np.int64(1) << shift) - 1
+    for r in range(n):
+        if out[r] < 0:
+            continue
+        value = np.int64(parent_keys[r]) * radix + codes[r] + 1
+        part = value >> shift
+        slot = counts[part]
+        counts[part] = slot + 1
+        spread[slot] = (np.int64(r) << shift) | (value & low)
+    groups = 0
+    start = 0
+    for part in range(parts):
+        end = counts[part]
+        first = groups
+        for t in range(start, end):
+            word = spread[t]
+            value = word & low
+            r = word >> shift
+            key = table[value]
+            if key < 0:
+                key = groups
+                table[value] = key
+                used[groups] = value
+                sizes[key] = 0
+                groups += 1
+            out[r] = key
+            sizes[key] += 1 if unit else multiplicity[r]
+        for g in range(first, groups):
+            table[used[g]] = -1
+        start = end
+    return groups, alone
+
+
+@njit(cache=True, nogil=True)
+def accumulate_known(
+    risk, best, top, index, factor, total, parent_known, consequence, add, known, keys, group_inverse, alone
+):  # pragma: no cover - compiled
+    """:func:`accumulate` with the known set's weight computed in the same pass: ``known =
+    parent_known + consequence`` (written to ``known``) when ``add``, else ``parent_known`` (an
+    attribute that weighs nothing), instead of a new array per known set."""
+    for r in range(risk.shape[0]):
+        if add:
+            weight = parent_known[r] + consequence[r]
+            known[r] = weight
+        else:
+            weight = parent_known[r]
+        key = keys[r]
+        inverse = alone[r] if key < 0 else group_inverse[key]
+        value = factor * (total[r] - weight) * inverse
+        risk[r] += value
+        if value > best[r]:
+            best[r] = value
+            top[r] = index
+
+
 class KeyExtender:
     """Scratch tables for extending group keys of ``n`` records one attribute at a time."""
 
@@ -135,6 +234,9 @@ class KeyExtender:
         self._used = np.empty(n + 1, dtype=np.int64)
         self._sizes = np.empty(n + 1, dtype=np.int64)
         self._ones: np.ndarray | None = None
+        self._spread: tuple[np.ndarray, ...] | None = None
+        self._counts: np.ndarray | None = None
+        self._unit_of: tuple[np.ndarray, bool] | None = None
 
     def extend(
         self,
@@ -144,6 +246,7 @@ class KeyExtender:
         cardinality: int,
         skip_singletons: bool = False,
         multiplicity: np.ndarray | None = None,
+        any_order: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, int]:
         """Keys of the attribute set plus one attribute.
 
@@ -153,7 +256,10 @@ class KeyExtender:
         their parent group get key -1 (they stay alone in every superset). Returns the new keys
         (numbered in order of first appearance), the number of records per new group, and the
         number of elements with key -1. With ``multiplicity``, element ``r`` stands for
-        ``multiplicity[r]`` records (distinct patterns of a table): sizes count records.
+        ``multiplicity[r]`` records (distinct patterns of a table): sizes count records. With
+        ``any_order`` (and ``skip_singletons``) the groups may be numbered in another order (the
+        same groups, the same sizes), which allows a faster grouping of many records whose
+        (parent, value) pairs are too many for a direct table (:func:`_extend_partitioned`).
         """
         n = len(parent_keys)
         if n > self.n:
@@ -192,6 +298,12 @@ class KeyExtender:
             tracked = n
             if skip_singletons and n and int(multiplicity.min()) >= 1:
                 tracked = min(n, int(parent_sizes[parent_sizes >= 2].sum()))
+            parts = (upper >> PARTITION_BITS) + 1
+            if any_order and skip_singletons and tracked >= PARTITIONED_FROM and parts <= tracked // 2:
+                groups, alone = self._partitioned(
+                    parent_keys, parent_sizes, codes, multiplicity, radix, parts, out
+                )
+                return out, self._sizes[:groups].copy(), alone
             slots = 1 << max(4, int(2 * tracked + 2).bit_length())
             groups, alone = _extend_hashed(
                 parent_keys,
@@ -207,6 +319,47 @@ class KeyExtender:
                 self._sizes,
             )
         return out, self._sizes[:groups].copy(), alone
+
+    def _unit(self, multiplicity: np.ndarray) -> bool:
+        """Whether every element stands for one record (remembered for the last array asked about)."""
+        if self._unit_of is None or self._unit_of[0] is not multiplicity:
+            unit = len(multiplicity) == 0 or int(multiplicity.min()) == 1 == int(multiplicity.max())
+            self._unit_of = (multiplicity, unit)
+        return self._unit_of[1]
+
+    def _partitioned(
+        self,
+        parent_keys: np.ndarray,
+        parent_sizes: np.ndarray,
+        codes: np.ndarray,
+        multiplicity: np.ndarray,
+        radix: int,
+        parts: int,
+        out: np.ndarray,
+    ) -> tuple[int, int]:
+        if self._spread is None:  # allocated together, once
+            self._spread = (
+                np.empty(self.n, dtype=np.int64),
+                np.full(1 << PARTITION_BITS, -1, dtype=np.int32),
+            )
+        if self._counts is None or len(self._counts) < parts + 1:
+            self._counts = np.empty(parts + 1, dtype=np.int64)
+        spread, table = self._spread
+        return _extend_partitioned(
+            parent_keys,
+            parent_sizes,
+            codes,
+            multiplicity,
+            self._unit(multiplicity),
+            np.int64(radix),
+            np.int64(PARTITION_BITS),
+            self._counts[: parts + 1],
+            spread,
+            table,
+            self._used,
+            out,
+            self._sizes,
+        )
 
 
 @njit(cache=True, nogil=True)
@@ -571,6 +724,9 @@ def warm_up() -> None:
     group_weight_sums(keys, values, len(sizes))
     accumulate(values, values.copy(), np.zeros(n, dtype=np.int32), np.int32(0), 1.0, values, values, keys,
                inverse, values)  # fmt: skip
+    accumulate_known(values, values.copy(), np.zeros(n, dtype=np.int32), np.int32(0), 1.0, values, values,
+                     values, True, values.copy(), keys, inverse, values)  # fmt: skip
+    extender._partitioned(root_keys, root_sizes, codes, ones, 3, 1, np.empty(n, dtype=np.int32))
     label_bytes = np.frombuffer(b"ab", dtype=np.uint8)  # read-only, as Hierarchy makes it
     table, multiplier, _ = text_table(label_bytes, np.array([0, 1, 2], dtype=np.int64))
     none = np.zeros(0, dtype=np.int64)

@@ -356,6 +356,15 @@ def add_contributions(
     _kernels_counting.accumulate(risk, best, top, index, factor, total, known, keys, group_inverse, alone)
 
 
+def add_known_contributions(*arguments: Any) -> None:
+    """:func:`add_contributions` with the known weight computed in the same pass: the arguments
+    ``risk, best, top, index, factor, total, parent_known, consequence, add, known, keys,
+    group_inverse, alone``, the known weight being ``parent_known + consequence`` (written to
+    ``known``) when ``add``, else ``parent_known``
+    (:func:`sdckit._kernels_counting.accumulate_known`)."""
+    _kernels_counting.accumulate_known(*arguments)
+
+
 _warming: list[object] = []
 
 

@@ -36,7 +36,9 @@ the IISE Annual Conference.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -51,6 +53,7 @@ from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import (
     Encoding,
     add_contributions,
+    add_known_contributions,
     add_value_weights,
     check_missing,
     check_weights,
@@ -535,6 +538,56 @@ def _sampling_weights(table: Table, weights: str | np.ndarray | None) -> np.ndar
     return check_weights(weight_values, n, f"{where}weights column '{weights}'")
 
 
+# From this many patterns, a known set's contributions are added in a second thread while the next
+# set's groups are found (the kernels release the interpreter lock); below, a thread saves nothing.
+PIPELINE_FROM = 50_000
+# Known sets whose contributions may wait (their keys are kept until then).
+PENDING = 4
+
+
+class _Contributions:
+    """Adds the known sets' contributions (:func:`sdckit.frequency.add_known_contributions`) in
+    the order they are given, in one worker thread when ``threaded``, and reports ``progress`` as
+    each set is done. The caller does not touch the arrays it passed until :meth:`__exit__`."""
+
+    def __init__(self, threaded: bool, progress: ProgressCallback | None, total: int) -> None:
+        self._accumulate = add_known_contributions
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="sdckit-risk") if threaded else None
+        self._pending: deque[Future[None]] = deque()
+        self._progress = progress
+        self._total = total
+        self._done = 0
+
+    def __enter__(self) -> _Contributions:
+        return self
+
+    def add(self, *arguments: Any) -> None:
+        if self._pool is None:
+            self._accumulate(*arguments)
+            self._report()
+            return
+        self._pending.append(self._pool.submit(self._accumulate, *arguments))
+        while self._pending and (len(self._pending) > PENDING or self._pending[0].done()):
+            self._pending.popleft().result()
+            self._report()
+
+    def _report(self) -> None:
+        self._done += 1
+        if self._progress is not None:
+            self._progress(self._done, self._total)
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        try:
+            while self._pending:
+                future = self._pending.popleft()
+                if kind is None:
+                    future.result()
+                    self._report()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _plain_known_sets(
     patterns: Encoding,
     multiplicity: np.ndarray,
@@ -564,60 +617,59 @@ def _plain_known_sets(
     # Inverse count of a pattern alone in its group (it is then a single record): 1 or 1/weight.
     alone = _inverse(pattern_weights)
     extender = key_extender(n_patterns)
+    # A known set's weight is its parent's plus its attribute's, written into the buffer of its depth
+    # (a set at that depth is the parent of none but its descendants, which come before the next).
+    known_buffers: list[np.ndarray] = []
     stack: list[_Node] = []
-    for index, known_set in enumerate(known_sets):
-        untracked = 0
-        if not known_set:
-            keys, sizes = initial_keys(n_patterns)
-            sizes = np.array([n] if n else [], dtype=np.int64)
-            node = _Node((), keys, sizes, zero)
-            pk = 1.0
-        else:
-            parent_set = known_set[:-1]
-            while stack and stack[-1].known_set != parent_set:
-                stack.pop()
-            parent = stack[-1]
-            attribute = known_set[-1]
-            name = candidates[attribute]
-            keys, sizes, untracked = extender.extend(
-                parent.keys,
-                parent.sizes,
-                patterns.codes[attribute],
-                patterns.cardinalities[attribute],
-                skip_singletons,
-                multiplicity,
-            )
-            known_weight = parent.known_weight
-            if consequence[name] is not zero:
-                known_weight = known_weight + consequence[name]
-            node = _Node(known_set, keys, sizes, known_weight)
-            pk = float(np.prod([probabilities[j] for j in known_set]))
+    with _Contributions(n_patterns >= PIPELINE_FROM, progress, len(known_sets)) as contributions:
+        for index, known_set in enumerate(known_sets):
+            untracked = 0
+            depth = len(known_set)
+            if not depth:
+                keys, sizes = initial_keys(n_patterns)
+                sizes = np.array([n] if n else [], dtype=np.int64)
+                node = _Node((), keys, sizes, zero)
+                parent_known, added = zero, zero
+                pk = 1.0
+            else:
+                while stack and stack[-1].known_set != known_set[:-1]:
+                    stack.pop()
+                parent = stack[-1]
+                attribute = known_set[-1]
+                keys, sizes, untracked = extender.extend(
+                    parent.keys,
+                    parent.sizes,
+                    patterns.codes[attribute],
+                    patterns.cardinalities[attribute],
+                    skip_singletons,
+                    multiplicity,
+                    any_order=skip_singletons,  # only the groups and their sizes matter here
+                )
+                parent_known, added = parent.known_weight, consequence[candidates[attribute]]
+                known_weight = parent_known
+                if added is not zero:
+                    while len(known_buffers) < depth:
+                        known_buffers.append(np.empty(n_patterns, dtype=np.float64))
+                    known_weight = known_buffers[depth - 1]
+                node = _Node(known_set, keys, sizes, known_weight)
+                pk = float(np.prod([probabilities[j] for j in known_set]))
 
-        if wildcard and any(patterns.has_missing[j] for j in known_set):
-            counts = wildcard_group_sizes(patterns, known_set, keys, len(sizes), pattern_weights)
-            group_inverse = _inverse(counts)
-        elif weights is not None:
-            group_inverse = _inverse(weighted_group_sizes(keys, pattern_weights, len(sizes)))
-        else:
-            group_inverse = 1.0 / sizes
-        pk_of_set[index] = pk
-        combinations[index] = len(sizes) + untracked
-        # contribution = PK * alpha * C_UKS / count, summed into D(r); the largest one is kept.
-        add_contributions(
-            risk,
-            best,
-            top,
-            np.int32(index),
-            pk * alpha,
-            pattern_total,
-            node.known_weight,
-            keys,
-            group_inverse,
-            alone,
-        )
-        stack.append(node)
-        if progress is not None:
-            progress(index + 1, len(known_sets))
+            if wildcard and any(patterns.has_missing[j] for j in known_set):
+                counts = wildcard_group_sizes(patterns, known_set, keys, len(sizes), pattern_weights)
+                group_inverse = _inverse(counts)
+            elif weights is not None:
+                group_inverse = _inverse(weighted_group_sizes(keys, pattern_weights, len(sizes)))
+            else:
+                group_inverse = 1.0 / sizes
+            pk_of_set[index] = pk
+            combinations[index] = len(sizes) + untracked
+            # contribution = PK * alpha * C_UKS / count, summed into D(r); the largest one is kept; the
+            # set's weight (the parent's + its attribute's) is computed in the same pass.
+            contributions.add(
+                risk, best, top, np.int32(index), pk * alpha, pattern_total, parent_known, added,
+                added is not zero, node.known_weight, keys, group_inverse, alone,
+            )  # fmt: skip
+            stack.append(node)
 
 
 def _known_sets_frame(
