@@ -1,7 +1,7 @@
 """Benchmark of synthetic data (issues 14, 36): utility and risk of synthetic Adult, side by side.
 
     .venv/bin/python benchmarks/bench_synthesis.py [--ctgan-epochs 20] [--attacks 500] [--skip ctgan]
-        [--leaf 50] [--unique 3] [--seed 1]
+        [--leaf 50] [--unique 3] [--subsample 0.5] [--seed 1]
 
 Adult (``../shared/data/adult/adult.csv``, 30,162 records, age a number, the 8 other columns
 categories) is split with a fixed seed into 24,130 training records and 6,032 held out (the split of
@@ -16,6 +16,8 @@ release cannot beat ("another sample of the population"):
 * ``sdckit cart reject unique K`` and ``sdckit cart leaf L + reject unique K``: records that single
   out a training record by a predicate of at most ``--unique`` (3) attributes drawn again
   (``reject_unique``, the predicates of anonymeter's attack);
+* ``sdckit cart leaf L + subsample S + reject unique K``: and every tree fitted on a share
+  ``--subsample`` (0.5) of the training records, drawn per attribute (``subsample``);
 * SDV 2.0 ``GaussianCopulaSynthesizer`` and ``CTGANSynthesizer`` (``--ctgan-epochs``, default 20
   instead of SDV's 300, to fit in minutes on two shared cores), when ``sdv`` is installed;
 * ``holdout``: the 6,032 real held-out records themselves.
@@ -219,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--attacks", type=int, default=500, help="anonymeter attacks per evaluation")
     parser.add_argument("--leaf", type=int, default=50, help="leaf size of the controlled CART")
     parser.add_argument("--unique", type=int, default=3, help="reject_unique of the singling-out rows")
+    parser.add_argument("--subsample", type=float, default=0.5, help="subsample of the last row")
     parser.add_argument("--seed", type=int, default=SEED, help="seed of the split, the models and the forest")
     parser.add_argument(
         "--skip", nargs="*", default=[], help="rows to skip: cart controls unique gaussian ctgan"
@@ -246,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((f"sdckit cart reject unique {args.unique}", ("sdckit", {"reject_unique": args.unique})))
         unique = {"min_samples_leaf": args.leaf, "reject_unique": args.unique}
         rows.append((f"sdckit cart leaf {args.leaf} + reject unique {args.unique}", ("sdckit", unique)))
+        label = f"sdckit cart leaf {args.leaf} + subsample {args.subsample:g} + reject unique {args.unique}"
+        rows.append((label, ("sdckit", {**unique, "subsample": args.subsample})))
     for which in ("gaussian", "ctgan"):
         if which in args.skip:
             continue

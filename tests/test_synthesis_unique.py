@@ -126,6 +126,30 @@ def test_redraw_by_hand():
     assert generated["x"].tolist() == [1, 2] and counts == {"rejected": 1, "rounds": 1, "kept": 1}
 
 
+def test_redraw_of_the_last_attributes_first():
+    """Three attributes, max_tries 4: redraws 1, 2, 3 draw the last 1, 2, 3 attributes (start 2, 1,
+    0); a record is rejected while its a + b + c is odd."""
+    starts = []
+    fresh = iter(range(10, 100))
+    generated = {"a": np.array([1, 0]), "b": np.array([0, 0]), "c": np.array([0, 0])}
+
+    def draw(sizes, slots, start):
+        starts.append(start)
+        batch = {name: generated[name][slots].copy() for name in "abc"}
+        for name in "abc"[start:]:
+            batch[name] = np.array([next(fresh) * 2 for _ in slots])  # even: the parity stays odd
+        return batch
+
+    def odd(data):
+        return (data["a"] + data["b"] + data["c"]) % 2 == 1
+
+    counts = redraw(generated, list("abc"), 2, 1, 4, odd, draw, suffix=True)
+    # record 0 (1, 0, 0) stays odd while a = 1 is kept: (1, 0, 20), then (1, 22, 24); the last
+    # round draws a too: (26, 28, 30); record 1 is never touched
+    assert starts == [2, 1, 0] and counts == {"rejected": 3, "rounds": 4, "kept": 0}
+    assert [generated[name].tolist() for name in "abc"] == [[26, 0], [28, 0], [30, 0]]
+
+
 def planted_table(n: int = 1500, seed: int = 5) -> Table:
     """Common records plus 60 planted ones, each with a category seen in no other record."""
     rng = np.random.default_rng(seed)
@@ -222,3 +246,51 @@ def test_bad_reject_unique():
         synthesize(table, reject_unique=5)
     with pytest.raises(ConfigError, match="reject_unique.*fully synthetic"):
         synthesize(table, attributes=["age"], reject_unique=2)
+
+
+def test_subsample_fits_and_draws_from_the_kept_records_only():
+    """The tree of a share: the records a Bernoulli(0.3) draw keeps (the first draws of the
+    generator), and every drawn index is one of them."""
+    from scipy import sparse
+
+    from sdckit.anonymize.synthesis import _cart_draw
+
+    rng = np.random.default_rng(8)
+    x = sparse.csr_matrix(rng.integers(0, 3, (200, 2)).astype(float))
+    y = rng.integers(0, 4, 200)
+    kept = np.flatnonzero(np.random.default_rng(1).random(200) < 0.3)
+    drawn = _cart_draw(x, y, x, 2, np.array([100, 100]), True, 5, np.random.default_rng(1), None, 0.3)
+    assert len(drawn) == 200 and set(drawn.tolist()) <= set(kept.tolist())
+    assert len(set(drawn.tolist())) > 20  # drawn from many of the ~60 kept records
+
+
+def test_subsample_one_is_the_default_release():
+    table = planted_table(400)
+    default = synthesize(table, m=2, seed=3)
+    assert synthesize(table, m=2, subsample=1.0, seed=3).table.data.equals(default.table.data)
+    half = synthesize(table, m=2, subsample=0.5, seed=3)
+    assert not half.table.data.equals(default.table.data)
+    assert synthesize(table, m=2, subsample=0.5, seed=3).table.data.equals(half.table.data)
+
+
+@pytest.mark.parametrize("value", [0, -0.5, 1.5])
+def test_bad_subsample(value):
+    with pytest.raises(ConfigError, match="subsample"):
+        SynthesizeParams.parse({"subsample": value})
+
+
+def test_subsample_breaks_the_chain_that_copies_records():
+    """Six attributes of four values, 300 records (almost all unique): with leaves of one record
+    the chain of trees copies every record; fitted on half the records per attribute, a third of
+    the records are new (counted against the set of the original rows, not by the summary)."""
+    rng = np.random.default_rng(0)
+    frame = pl.DataFrame({f"a{i}": rng.choice(list("wxyz"), 300) for i in range(6)})
+    table = Table(frame, Schema(tuple(Attribute(c, role=Role.QUASI_IDENTIFIER) for c in frame.columns)))
+    originals = set(frame.iter_rows())
+
+    def copies(**options):
+        release = synthesize(table, m=1, min_samples_leaf=1, seed=1, **options).table.data.drop("implicate")
+        return np.mean([row in originals for row in release.iter_rows()])
+
+    assert copies() == 1.0
+    assert copies(subsample=0.5) == pytest.approx(0.69)

@@ -59,7 +59,9 @@ DCR from a training record is drawn again from the same models (trees refitted w
 of the generator), up to ``max_tries`` rounds, then kept and counted; ``reject_unique`` k (fully
 synthetic data, no holdout needed): likewise every record that singles out a training record by a
 predicate of at most k of its attributes, the predicates of anonymeter's singling-out attack
-(:mod:`sdckit.anonymize._synthesis_unique`). ``regression`` draws a numeric
+(:mod:`sdckit.anonymize._synthesis_unique`); ``subsample`` s (cart): each attribute's tree is fitted
+on, and draws from, the records kept by a Bernoulli(s) draw per attribute, so that the chain of trees
+rarely reproduces a training record whole. ``regression`` draws a numeric
 value within the attribute's observed range: outside it, a fresh residual up to ``BOUND_TRIES`` times
 (rejection sampling from the truncated normal), then clipping.
 
@@ -227,9 +229,16 @@ def _cart_draw(
     min_samples_leaf: int,
     rng: np.random.Generator,
     widths: list[np.ndarray] | None = None,
+    share: float = 1.0,
 ) -> np.ndarray:
     """Indices into ``y_fit`` drawn for every generated record (see :func:`_leaf_draw`); ``widths``
-    (a list) receives the smoothing bandwidth of each generated record's leaf."""
+    (a list) receives the smoothing bandwidth of each generated record's leaf; ``share`` < 1: the
+    tree is fitted on, and draws from, the records kept by a Bernoulli(``share``) draw (at least one)."""
+    if share < 1:
+        keep = np.flatnonzero(rng.random(len(y_fit)) < share)
+        keep = keep if len(keep) else np.array([int(rng.integers(len(y_fit)))])
+        fit = (x_fit[keep], y_fit[keep], x_gen, m, n_gen, categorical, min_samples_leaf, rng, widths)
+        return keep[_cart_draw(*fit)]
     state = int(rng.integers(2**31 - 1))
     if x_fit.shape[1] == 0:
         leaves_fit, leaves_gen = np.zeros(len(y_fit), np.int64), np.zeros(x_gen.shape[0], np.int64)
@@ -432,7 +441,8 @@ def _missing_step(
         return np.zeros(total, dtype=bool)
     flag = missing.astype(np.int64)
     if params.model == "cart":
-        drawn = flag[_cart_draw(x_fit, flag, x_gen, m, sizes, True, params.min_samples_leaf, rng)]
+        leaf, share = params.min_samples_leaf, params.subsample
+        drawn = flag[_cart_draw(x_fit, flag, x_gen, m, sizes, True, leaf, rng, None, share)]
     else:
         drawn = _logistic_draw(x_fit, flag, x_gen, m, sizes, 2, rng)
     return drawn.astype(bool)
@@ -470,9 +480,9 @@ def _value_step(
         out[wanted] = y_fit[0]
     elif params.model == "cart" or not predictors:
         widths: list[np.ndarray] | None = [] if params.smooth and not column.categorical else None
-        drawn = _cart_draw(
-            fit_x, y_fit, gen_x, m, gen_sizes, column.categorical, params.min_samples_leaf, rng, widths
-        )
+        share = params.subsample if params.model == "cart" else 1.0
+        fit = (fit_x, y_fit, gen_x, m, gen_sizes, column.categorical, params.min_samples_leaf, rng, widths)
+        drawn = _cart_draw(*fit, share)
         out[wanted] = y_fit[drawn]
         if widths:  # smoothing: Gaussian noise of the leaf's bandwidth, kept in the observed range
             noisy = np.clip(
@@ -760,6 +770,7 @@ def synthesize(
     attributes: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
     min_samples_leaf: int = 5,
+    subsample: float = 1.0,
     smooth: bool = False,
     holdout: float = 0.0,
     reject_quantile: float | None = None,
@@ -778,6 +789,7 @@ def synthesize(
         "synthesize": attributes,
         "order": order,
         "min_samples_leaf": min_samples_leaf,
+        "subsample": subsample,
         "smooth": smooth,
         "holdout": holdout,
         "reject_quantile": reject_quantile,
@@ -834,6 +846,15 @@ class SynthesizeParams(MethodParams):
     min_samples_leaf: Annotated[
         Whole, Field(ge=1, description="cart: fewest records in a leaf of the tree.")
     ] = 5
+    subsample: Annotated[
+        Finite,
+        Field(
+            gt=0,
+            le=1,
+            description="cart: each attribute's tree is fitted on, and draws from, this share of the "
+            "training records, drawn afresh per attribute (1: all of them).",
+        ),
+    ] = 1.0
     smooth: Annotated[
         bool,
         Field(
@@ -895,6 +916,7 @@ def _summary(release: Release) -> dict[str, Any]:
         "kept": figures.kept,
         "order": figures.order,
         "min_samples_leaf": params.min_samples_leaf,
+        "subsample": params.subsample,
         "smooth": params.smooth,
         "holdout": params.holdout,
         "reject_quantile": params.reject_quantile,
