@@ -18,7 +18,8 @@ its parent's keys plus one attribute (:func:`sdckit.frequency.extend_keys`), so 
 the number of kept sets, not with their sizes. Under the ``category`` treatment of missing values a
 record that is alone in its parent's group stays alone in every superset, so only records in groups
 of two or more are carried down the tree. C is updated the same way: C_UKS(child) = C_UKS(parent) -
-W(A) * W(r(A)).
+W(A) * W(r(A)). On many records, a set's contributions are added in a second thread while the next
+set's keys are found: each record still receives the same additions in the same order.
 
 ``count`` is the number of records sharing r's values on KS (the record itself included), or the sum
 of their sampling weights when weights are given; a record of weight 0 stands for nobody: it adds
