@@ -586,6 +586,9 @@ def test_local_suppression_through_the_cli(tmp_path):
         "importance": ["Age", "ZIPCode"],
         "missing": "wildcard",
         "strict_importance": False,
+        "strata": None,
+        "combs": None,
+        "combs_k": None,
     }
     cells = figures["suppressed_cells"]
     assert cells["total"] == sum(cells["per_attribute"].values()) > 0

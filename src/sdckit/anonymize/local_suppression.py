@@ -63,7 +63,8 @@ Deviations from sdcMicro
   is not allowed.
 * Work is on distinct patterns, not records, so identical records get identical suppressions;
   sdcMicro's reduction of large groups to ``k`` records is unnecessary here.
-* No ``combs``, strata, or ``alpha`` (missing values count fully, sdcMicro's default alpha=1).
+* ``strata`` and ``combs`` as sdcMicro's (:mod:`sdckit.anonymize._suppression_strata` states the
+  differences); no ``alpha`` (missing values count fully, sdcMicro's default alpha=1).
 * Sampling weights and the category treatment of nulls (with its own rounds, above) are
   additions.
 * The greedy itself is exact but its data structure is not sdcMicro's: the patterns are kept in
@@ -87,9 +88,10 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, model_validator
 
 from sdckit.anonymize import _suppression_kernels as kernels
+from sdckit.anonymize import _suppression_strata as steps_module
 from sdckit.anonymize.base import (
     Context,
     achieved_report,
@@ -131,6 +133,10 @@ class LocalSuppressionFigures(Figures):
     patterns: int
     filled_records: int
     fell_back_to_violating_records: bool
+    #: With ``strata`` or ``combs``: the strata (1 without strata) and the steps (key subsets) treated
+    #: in each; 0 and 0 otherwise.
+    strata: int = 0
+    steps: int = 0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -320,6 +326,9 @@ def local_suppression(
     weights: np.ndarray | None = None,
     progress: ProgressCallback | None = None,
     strict_importance: bool = False,
+    strata: Sequence[str] | None = None,
+    combs: Sequence[int] | None = None,
+    combs_k: Sequence[int] | None = None,
 ) -> Release:
     """Suppress single quasi-identifier values until every record is in a class of at least ``k``.
 
@@ -368,6 +377,22 @@ def local_suppression(
         less important value can survive a more important suppression. It may cost more cells than
         the default. No effect with ``missing="category"``, whose rounds already suppress in
         importance order (round t nulls a_t). ``False`` (default): the greedy rule as below.
+    strata
+        Attributes (not quasi-identifiers) whose value combinations are strata: k-anonymity is reached
+        inside each stratum separately, a record matching only records of its stratum (sdcMicro's
+        ``strataVar``; a missing value is a stratum value of its own). Each stratum must hold at least
+        ``k`` records (weight).
+    combs
+        Subset sizes (sdcMicro's ``combs``): k-anonymity for every subset of the quasi-identifiers of
+        each size, the sizes in the order given, the subsets of a size in the order of
+        :func:`itertools.combinations` over the quasi-identifiers as listed; each subset is treated
+        by a run of the greedy on those keys, starting from the suppressions of the earlier ones.
+        The full key set is then k-anonymous only when its size is among them.
+    combs_k
+        One ``k`` per size of ``combs`` (default ``k`` for every size).
+
+    With ``strata`` or ``combs``, :mod:`sdckit.anonymize._suppression_strata` describes the order of
+    the steps and the category treatment's repeated passes.
 
     The greedy rule, the category treatment's rounds and the deviations from sdcMicro are
     described in the module's docstring (:mod:`sdckit.anonymize.local_suppression`).
@@ -391,6 +416,9 @@ def local_suppression(
             "importance": None if isinstance(importance, Mapping) else importance,
             "missing": missing,
             "strict_importance": strict_importance,
+            "strata": None if strata is None else list(strata),
+            "combs": None if combs is None else list(combs),
+            "combs_k": None if combs_k is None else list(combs_k),
         },
         method="local-suppression",
     )
@@ -445,6 +473,11 @@ def _suppress(
     cardinalities = [encoding.cardinalities[j] for j in columns]
     # Tolerance for weight sums that should equal k but carry rounding error.
     threshold = k - 1e-9 * max(1.0, k)
+    if params.strata is not None or params.combs is not None:
+        return _suppress_in_steps(
+            table, params, names, order, encoding, patterns[keys], record_weights, weights is not None
+        )
+    before = patterns.copy() if missing == "category" else patterns
     violating, pattern_suppressed = _suppress_patterns(
         patterns, counts, cardinalities, threshold, missing, strict_importance, progress
     )
@@ -452,7 +485,7 @@ def _suppress(
     filled = 0
     if missing == "category":
         suppressed, classes, filled = _category_classes(
-            patterns, keys, encoding, columns, violating, record_weights, threshold, suppressed
+            patterns, keys, before, violating, record_weights, threshold, suppressed
         )
     else:
         classes = np.full(n, -1, dtype=np.int64)
@@ -469,6 +502,90 @@ def _suppress(
         fell_back_to_violating_records=filled < 0,
     )
     return _suppressed_release(table, names, suppressed, classes, params, figures)
+
+
+def _suppress_in_steps(
+    table: Table,
+    params: LocalSuppressionParams,
+    names: list[str],
+    order: list[str],
+    encoding: Encoding,
+    codes: np.ndarray,
+    record_weights: np.ndarray,
+    weighted: bool,
+) -> Release:
+    """The method with ``strata`` or ``combs`` (:mod:`sdckit.anonymize._suppression_strata`): ``codes``
+    are the records' key codes in suppression order (``order``), ``names`` the keys as listed."""
+    missing = str(params.missing)
+    strata = _stratum_keys(table, params.strata, names)
+    sizes = params.combs or [len(names)]
+    ks = params.combs_k or [params.k] * len(sizes)
+    too_large = [size for size in sizes if size > len(names)]
+    if too_large:
+        raise ConfigError(
+            f"combs: a subset size must be at most the number of quasi-identifiers ({len(names)}), "
+            f"got {too_large[0]}"
+        )
+    stratum_weight = np.bincount(strata, weights=record_weights)
+    smallest = int(np.argmin(stratum_weight))
+    if stratum_weight[smallest] < max(ks) - 1e-9 * max(ks):
+        raise ConfigError(
+            f"k = {max(ks)} is larger than the {'weight' if weighted else 'number of records'} of stratum "
+            f"{smallest + 1} ({stratum_weight[smallest]:g}): no suppression can reach it there"
+        )
+    thresholds = [k - 1e-9 * max(1.0, k) for k in ks]
+    steps = steps_module.combination_steps(names, order, sizes, thresholds)
+    cardinalities = [encoding.cardinalities[encoding.index(name)] for name in order]
+    strict = params.strict_importance
+
+    def search(patterns: np.ndarray, counts: np.ndarray, cards: list[int], threshold: float) -> Any:
+        return _suppress_patterns(patterns, counts, cards, threshold, missing, strict, None)
+
+    outcome = steps_module.suppress_in_steps(
+        np.ascontiguousarray(codes, dtype=np.int32),
+        cardinalities,
+        record_weights,
+        strata,
+        steps,
+        search,
+        _category_classes if missing == "category" else None,
+        repeat=missing == "category" and len(steps) > 1,
+    )
+    position = [order.index(name) for name in names]
+    figures = LocalSuppressionFigures(
+        importance=list(reversed(order)),
+        weighted=weighted,
+        violating_patterns=outcome.violating_patterns,
+        violating_records=int(outcome.violating_records.sum()),
+        patterns=outcome.patterns,
+        filled_records=outcome.filled_records,
+        fell_back_to_violating_records=False,
+        strata=int(strata.max()) + 1,
+        steps=len(steps),
+    )
+    suppressed = np.ascontiguousarray(outcome.suppressed[:, position])
+    return _suppressed_release(table, names, suppressed, outcome.classes, params, figures)
+
+
+def _stratum_keys(table: Table, strata: list[str] | None, names: list[str]) -> np.ndarray:
+    """Each record's stratum (dense, in order of first appearance; all 0 without ``strata``): the
+    combinations of the strata attributes' values, a missing value one of its own."""
+    if not strata:
+        return np.zeros(table.n_records, dtype=np.int64)
+    for name in strata:
+        if name not in table.data.columns:
+            raise ConfigError(
+                f"strata: '{name}' is not a column of the data (columns: {', '.join(table.data.columns)})"
+            )
+        if name in names:
+            raise ConfigError(
+                f"strata: '{name}' is a quasi-identifier; stratify by an attribute that is not suppressed"
+            )
+        if name in table.schema and table.schema[name].role is Role.IDENTIFIER:
+            raise ConfigError(f"strata: '{name}' is an identifier (dropped from every release)")
+    encoding = encode(table.data, strata)
+    keys, _ = group_keys(encoding, list(range(len(strata))))
+    return keys.astype(np.int64)
 
 
 def _suppress_patterns(
@@ -520,8 +637,7 @@ def _suppress_patterns(
 def _category_classes(
     patterns: np.ndarray,
     keys: np.ndarray,
-    encoding: Encoding,
-    columns: list[int],
+    before: np.ndarray,
     violating: np.ndarray,
     record_weights: np.ndarray,
     threshold: float,
@@ -530,8 +646,8 @@ def _category_classes(
     """The category treatment's last step: fill the all-null class, or fall back to suppressing
     every value of every violating record when that costs fewer cells and is k-anonymous itself.
 
-    ``patterns`` are the distinct patterns after the rounds (``columns`` of ``encoding``, in
-    suppression order), ``keys`` each record's pattern, ``violating`` the patterns that violated
+    ``patterns`` are the distinct patterns after the rounds (in suppression order) and ``before``
+    the same patterns before them, ``keys`` each record's pattern, ``violating`` the patterns that violated
     before them and ``suppressed`` the records' mask after them. Returns the records' mask, each
     record's equivalence class, and the records moved into the all-null class (-1: the fallback was
     taken).
@@ -543,7 +659,7 @@ def _category_classes(
         return suppressed, classes.astype(np.int64), 0
     # The fill may cost more than suppressing every value of every violating record; when that
     # simple release is k-anonymous itself (its all-null class reaches k), take it.
-    original = pattern_codes(encoding, columns, keys, len(patterns))[keys]
+    original = before[keys]
     violating_record = np.isin(keys, violating)
     simple = violating_record | (original < 0).all(axis=1)
     simple_cells = int(np.count_nonzero(original[violating_record] >= 0))
@@ -593,6 +709,15 @@ def _suppressed_release(
 Missing = Literal["wildcard", "category"]
 
 
+def _whole_numbers(value: Any) -> Any:
+    """``"3,5"`` -> ``[3, 5]`` (the command line's comma-separated whole numbers); a part that is not
+    written in digits is passed on as text, which the field refuses."""
+    if isinstance(value, str):
+        parts = [part.strip() for part in value.split(",") if part.strip()]
+        return [int(part) if part.isdigit() else part for part in parts]
+    return value
+
+
 class LocalSuppressionParams(MethodParams):
     """Parameters of local suppression (``sdckit anonymize local-suppression``)."""
 
@@ -613,6 +738,42 @@ class LocalSuppressionParams(MethodParams):
             "can still make it safe."
         ),
     ] = False
+    strata: Annotated[
+        list[str] | None,
+        BeforeValidator(names_list),
+        Field(
+            description="Attributes whose value combinations are strata: k-anonymity is reached inside "
+            "each stratum separately (sdcMicro's strataVar), comma-separated."
+        ),
+    ] = None
+    combs: Annotated[
+        list[Annotated[Whole, Field(ge=1)]] | None,
+        BeforeValidator(_whole_numbers),
+        Field(
+            description="Subset sizes: k-anonymity for every subset of the quasi-identifiers of each size, "
+            "sizes in turn (sdcMicro's combs), comma-separated."
+        ),
+    ] = None
+    combs_k: Annotated[
+        list[Annotated[Whole, Field(ge=1)]] | None,
+        BeforeValidator(_whole_numbers),
+        Field(description="k for each size of combs, in its order (default: k for every size)."),
+    ] = None
+
+    @model_validator(mode="after")
+    def _one_k_per_size(self) -> LocalSuppressionParams:
+        if self.combs_k is not None:
+            if self.combs is None:
+                raise ValueError("takes {combs_k} only with {combs} (one k per subset size)")
+            if len(self.combs_k) != len(self.combs):
+                raise ValueError(
+                    f"{{combs_k}} must give one k per size of {{combs}} ({len(self.combs)}), "
+                    f"got {len(self.combs_k)}"
+                )
+        for name in ("strata", "combs"):
+            if getattr(self, name) == []:
+                raise ValueError(f"{{{name}}} is empty: give at least one value or leave it out")
+        return self
 
 
 def _local_summary(release: Release) -> dict[str, Any]:
@@ -624,6 +785,11 @@ def _local_summary(release: Release) -> dict[str, Any]:
         "missing": release.params.missing,
         "importance": release.figures_as(LocalSuppressionFigures).importance,
         "strict_importance": release.params.strict_importance,
+        **{
+            name: getattr(release.params, name)
+            for name in ("strata", "combs", "combs_k")
+            if getattr(release.params, name) is not None
+        },
         **cell_figures(release),
         "metrics": {"ncp": release_ncp(release)},
     }

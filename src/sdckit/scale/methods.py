@@ -286,6 +286,11 @@ def local_suppression(
     from sdckit.anonymize.local_suppression import local_suppression as suppress
 
     keys = _quasi_identifiers(config, dataset)
+    if params.strata is not None:
+        raise ConfigError(
+            "local-suppression: strata are not supported over partitions (--engine, --chunk-rows); "
+            "run it in memory"
+        )
     missing = params.missing or config.risk.missing
     params = params.model_copy(update={"missing": missing})
     patterns = aggregate(dataset, config, keys, engine, progress)
@@ -298,6 +303,8 @@ def local_suppression(
         missing=missing,
         strict_importance=params.strict_importance,
         weights=patterns.counts(),
+        combs=params.combs,
+        combs_k=params.combs_k,
     )
     return _release_run(patterns, replace(release, params=params), keys, engine, folder)
 
