@@ -100,6 +100,7 @@ _LISTED_FIRST = (
     "mondrian",
     "local-suppression",
     "targeted-suppression",
+    "risk-suppression",
     "slicing",
     "overlapping-slicing",
     "quasi-sensitive",
