@@ -166,9 +166,9 @@ class RecodeParams(MethodParams):
         str | None, Field(min_length=1, description="The attribute to cut into intervals or to group.")
     ] = None
     breaks: Annotated[
-        list[float] | int | None,
+        int | list[float] | None,
         BeforeValidator(_breaks),
-        Field(description="Cut points (1,9,19,...; -inf and inf allowed) or a number of intervals."),
+        Field(description="A number of intervals, or cut points 1,9,19,... (inf for an open end)."),
     ] = None
     # sdcMicro's ``method``; "method" names the step's method in a recipe.
     cut_method: Annotated[
