@@ -26,6 +26,15 @@ def _unwrap(annotation):
             return annotation, metadata
 
 
+def _admits(annotation, kind) -> bool:
+    """Whether a union in ``annotation`` (under Annotated) has ``kind`` among its members."""
+    while typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and kind in typing.get_args(
+        annotation
+    )
+
+
 def bad_values(field) -> list:
     """Values the field's type and bounds refuse: nonsense for choices and flags, NaN and infinity for
     real numbers, fractions for whole numbers, values beyond every bound, and wrong types."""
@@ -53,7 +62,9 @@ def bad_values(field) -> list:
     if base is str:
         return [5, *([""] if any(isinstance(m, annotated_types.MinLen) for m in metadata) else [])]
     if base is Path or typing.get_origin(base) is list:
-        return [5]
+        # A list that may also be one whole number (recode's breaks: cut points or a number of
+        # intervals) refuses a word instead.
+        return ["abc"] if _admits(field.annotation, int) else [5]
     raise AssertionError(f"no bad value known for {base!r}: add one to bad_values")
 
 

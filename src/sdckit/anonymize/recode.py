@@ -166,7 +166,7 @@ class RecodeParams(MethodParams):
         str | None, Field(min_length=1, description="The attribute to cut into intervals or to group.")
     ] = None
     breaks: Annotated[
-        int | list[float] | None,
+        list[float] | int | None,
         BeforeValidator(_breaks),
         Field(description="A number of intervals, or cut points 1,9,19,... (inf for an open end)."),
     ] = None
