@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sdckit.frequency import combine_codes
+from sdckit.frequency import combine_codes, first_of_groups
 
 #: The greedy over the distinct patterns of one step: ``(patterns, counts, cardinalities, threshold)``
 #: -> (violating patterns, patterns x columns suppression mask); ``patterns`` edited in place.
@@ -87,9 +87,7 @@ def _group(codes: np.ndarray, cardinalities: Sequence[int]) -> tuple[np.ndarray,
     n = len(codes)
     columns = [np.ascontiguousarray(codes[:, j], dtype=np.int32) for j in range(codes.shape[1])]
     keys, sizes = combine_codes(columns, cardinalities, n)
-    keys = keys.astype(np.int64)
-    first = np.full(len(sizes), n, dtype=np.int64)
-    np.minimum.at(first, keys, np.arange(n, dtype=np.int64))
+    first = first_of_groups(keys, len(sizes))
     return keys, np.ascontiguousarray(codes[first], dtype=np.int32), first
 
 
@@ -111,6 +109,10 @@ def _one_step(
     counts = np.bincount(keys, weights=weights, minlength=len(patterns)).astype(np.float64)
     before = patterns.copy() if fill is not None else patterns
     violating, pattern_suppressed = search(patterns, counts, sub_cardinalities, step.threshold)
+    if not len(violating):  # nothing to do (most subsets of few keys): no record-level work
+        nothing = np.zeros((len(codes), len(columns)), dtype=bool)
+        classes = keys.astype(np.int64) if fill is not None else np.full(len(codes), -1, dtype=np.int64)
+        return nothing, 0, np.zeros(len(codes), dtype=bool), classes, 0
     mask = pattern_suppressed[keys]
     classes = np.full(len(codes), -1, dtype=np.int64)
     filled = 0
@@ -144,15 +146,14 @@ def suppress_in_steps(
     violating_patterns = filled = 0
     order = np.argsort(strata, kind="stable")
     bounds = np.searchsorted(strata[order], np.arange(int(strata.max(initial=-1)) + 2))
-    full = list(range(q))
-    patterns = 0
+    keyed = np.concatenate([strata.astype(np.int32)[:, None], codes], axis=1)
+    patterns = len(_group(keyed, [int(strata.max(initial=0)) + 1, *cardinalities])[1])
     for s in range(len(bounds) - 1):
         rows = order[bounds[s] : bounds[s + 1]]
         if not len(rows):
             continue
         local = np.ascontiguousarray(codes[rows])
         local_weights = np.ascontiguousarray(weights[rows])
-        patterns += len(_group(local, [cardinalities[c] for c in full])[1])
         local_suppressed = np.zeros((len(rows), q), dtype=bool)
         while True:
             changed = False

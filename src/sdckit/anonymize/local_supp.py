@@ -61,12 +61,14 @@ class RiskSuppressionFigures(Figures):
 
 
 def _with_keys(table: Table, names: Sequence[str]) -> Table:
-    """``table`` with role quasi-identifier on exactly ``names`` (the risk measure reads the roles)."""
+    """``table`` with role quasi-identifier on exactly ``names`` (the risk measure reads the roles) and
+    no sensitive or household attribute (their l-diversity and household risk are not needed)."""
     schema = table.schema
+    measured_apart = (Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.HOUSEHOLD)
     for attribute in list(schema):
         if attribute.name in names and attribute.role is not Role.QUASI_IDENTIFIER:
             schema = schema.replace(attribute.name, role=Role.QUASI_IDENTIFIER)
-        elif attribute.name not in names and attribute.role is Role.QUASI_IDENTIFIER:
+        elif attribute.name not in names and attribute.role in measured_apart:
             schema = schema.replace(attribute.name, role=Role.INSENSITIVE)
     return Table(table.data, schema, source=table.source, weights=table.weights)
 
