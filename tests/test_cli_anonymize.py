@@ -309,7 +309,7 @@ def test_bad_options_exit_2_without_output(tmp_path, method, options, words):
 USAGE_ERRORS = [
     # The old form, `sdckit anonymize DATA --method M`: the method is now the command.
     (["{data}", "--method", "generalize", "-k", "2"], ["No such command", "data.csv"]),
-    (["shuffle", "{data}", "-k", "2"], ["No such command", "shuffle"]),
+    (["scramble", "{data}", "-k", "2"], ["No such command", "scramble"]),
     (["mondrain", "{data}", "-k", "2"], ["No such command", "mondrain", "mondrian"]),
     (["generalize", "{data}", "-k", "2", "--method", "mondrian"], ["No such option", "--method"]),
     # --histogram was a configuration error ("only for targeted-suppression"); it is now an option of

@@ -142,6 +142,7 @@ WORKLOAD: tuple[Step, ...] = (
         "--seed 1 -o noise2.csv --quiet"
     ),
     _m(f"anonymize rank-swap people.csv {PEOPLE} --attributes income,hours -p 5 --seed 1 -o rs.csv --quiet"),
+    _m(f"anonymize romm people.csv {PEOPLE} --attributes income,hours -p 0.1 --seed 1 -o romm.csv --quiet"),
     _m(f"anonymize swap people.csv {PEOPLE} --attributes disease --rate 0.2 --seed 1 -o swap.csv --quiet"),
     _m(f"anonymize pram people.csv {PEOPLE} --attributes nationality --seed 1 -o pram.csv --quiet"),
     _m(f"anonymize sample people.csv {PEOPLE} --fraction 0.3 --strata sex --seed 1 -o sample.csv --quiet"),

@@ -109,6 +109,8 @@ _LISTED_FIRST = (
     "univariate-microaggregation",
     "categorical-microaggregation",
     "noise",
+    "romm",
+    "shuffle",
     "dp-noise",
     "rank-swap",
     "swap",

@@ -14,7 +14,10 @@ and leaves every other column as it is (identifiers are dropped, as by every met
     roots), which makes the released sample means and sample covariance matrix equal to the original
     ones exactly (up to rounding). This is Kim's (1986) idea of a linear transformation after
     correlated noise, with the coefficients computed on the sample rather than in expectation (Kim's
-    ``c·Z + d`` and sdcMicro's "correlated2" keep them only in expectation).
+    ``c·Z + d`` and sdcMicro's "correlated2" keep them only in expectation). ``restricted``: Kim's
+    ``c·Z + d`` after correlated noise, with sdcMicro's ``c`` (its "restr"), and ``outliers``: noise
+    only on univariate and robust multivariate outliers (its "outdect"); both in
+    :mod:`sdckit.anonymize._noise_variants`, with their deviations from sdcMicro.
 ``dp-noise``
     An ε-differentially private release of numeric attributes: every value is clamped to its declared
     bounds ``[lower, upper]``, then Laplace noise of scale ``(upper − lower)/ε_j`` is added by OpenDP's
@@ -58,6 +61,7 @@ from pydantic import AfterValidator, BeforeValidator, Field
 
 from sdckit._extras import require
 from sdckit._numba import njit
+from sdckit.anonymize._noise_variants import outlier_noise, restricted_release
 from sdckit.anonymize.base import Context, register_method, run_method
 from sdckit.anonymize.release import Figures, Release
 from sdckit.errors import ConfigError, InputError
@@ -231,10 +235,12 @@ class NoiseParams(MethodParams):
     """Parameters of noise addition (``sdckit anonymize noise``)."""
 
     noise: Annotated[
-        Literal["additive", "correlated", "correlated-exact"],
+        Literal["additive", "correlated", "correlated-exact", "restricted", "outliers"],
         Field(
             description="additive: N(0, (amount/100·sd)²) per attribute; correlated: N(0, amount/100·Σ); "
-            "correlated-exact: correlated, then means and covariances restored exactly."
+            "correlated-exact: correlated, then means and covariances restored exactly; restricted: "
+            "correlated, then c·Z + (1 − c)·mean (sdcMicro's restr); outliers: noise on outliers only "
+            "(sdcMicro's outdect)."
         ),
     ] = "additive"
     amount: Annotated[
@@ -253,6 +259,7 @@ class NoiseFigures(Figures):
 
     complete_records: int
     attributes: dict[str, dict[str, float | None]]
+    outliers: int | None = None  # the records perturbed by outliers noise
 
 
 def _noise_summary(release: Release) -> dict[str, Any]:
@@ -263,6 +270,7 @@ def _noise_summary(release: Release) -> dict[str, Any]:
         "seed": params.seed,
         "complete_records": figures.complete_records,
         "attributes": figures.attributes,
+        **({} if figures.outliers is None else {"outliers": figures.outliers}),
     }
 
 
@@ -285,6 +293,7 @@ def _moments_report(figures: dict[str, Any]) -> list[str]:
     help="Noise addition to numeric attributes: additive, correlated or correlated with exact moments.",
     report=lambda figures: [
         f"{figures['noise']} noise, amount {figures['amount']:g}%, seed {figures['seed']}",
+        *([f"{figures['outliers']:,} outlying records perturbed"] if "outliers" in figures else []),
         *_moments_report(figures),
     ],
     examples={"replay": {"attributes": ["Age"], "noise": "correlated", "amount": 20.0, "seed": 3}},
@@ -298,7 +307,11 @@ def _run_noise(table: Table, params: NoiseParams, context: Context) -> Release:
     missing = np.isnan(x)
     complete = ~missing.any(axis=1)
     alpha = params.amount / 100
-    if noise == "additive":
+    outliers = None
+    if noise == "outliers":
+        z, flagged = outlier_noise(x, alpha, rng, params.seed)
+        outliers = int(flagged.sum())
+    elif noise == "additive":
         sd = np.array(
             [np.nanstd(x[:, j], ddof=1) if (~missing[:, j]).sum() > 1 else 0.0 for j in range(len(names))]
         )
@@ -316,13 +329,15 @@ def _run_noise(table: Table, params: NoiseParams, context: Context) -> Release:
             scaled = alpha * sigma
         _refuse_infinite_noise(params.amount, names, np.sqrt(np.abs(np.diag(sigma))), np.diag(scaled))
         z = x + correlated_noise(scaled, len(x), rng)
+        if noise == "restricted":
+            z = restricted_release(x, z - x, alpha)
         if noise == "correlated-exact":
             transform, noisy_mean, original_mean = exact_moment_transformation(x[complete], z[complete])
             z[complete] = original_mean + (z[complete] - noisy_mean) @ transform
     z[missing] = np.nan
     columns = [pl.Series(name, z[:, j]).fill_nan(None) for j, name in enumerate(names)]
     released = table.data.with_columns(columns)
-    figures = NoiseFigures(complete_records=int(complete.sum()), attributes=_moments(x, z, names))
+    figures = NoiseFigures(int(complete.sum()), _moments(x, z, names), outliers)
     return perturbed_release(table, released, "noise", names, params, figures, seed=params.seed)
 
 
@@ -354,7 +369,9 @@ def add_noise(
     attributes : the numeric attributes to perturb (default: the numeric quasi-identifiers).
     noise : ``additive`` (``N(0, (amount/100·sd_j)²)`` per attribute), ``correlated``
         (``N(0, amount/100·Σ)``) or ``correlated-exact`` (correlated noise, then the linear
-        transformation that restores the sample means and covariance matrix exactly).
+        transformation that restores the sample means and covariance matrix exactly), ``restricted``
+        (correlated noise, then ``c·Z + (1 − c)·x̄``, sdcMicro's "restr") or ``outliers`` (noise on
+        the outlying records only, sdcMicro's "outdect"; needs the ``learn`` extra).
     amount : sdcMicro's ``noise``, in percent (see ``noise``).
     seed : seed of ``numpy.random.default_rng``.
 

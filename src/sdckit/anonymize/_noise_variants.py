@@ -1,0 +1,152 @@
+"""Two variants of ``sdckit anonymize noise`` after sdcMicro's ``addNoise``: ``restricted`` (its
+method "restr") and ``outliers`` (its method "outdect"); :mod:`sdckit.anonymize.perturbation` runs them.
+
+``restricted`` (Kim 1986; Brand 2002, §4)
+    Correlated noise ``Z = X + ε``, ``ε ~ N(0, α·Σ)`` (``α = amount/100``), then the linear
+    transformation ``X' = c·Z + (1 − c)·x̄`` with sdcMicro's factor
+    ``c = sqrt((n − 1 − α) / ((n + 1)(1 + α)))`` below 500 records and
+    ``c = sqrt((n − 1) / (n(1 + α) − 1))`` from 500 on, and ``x̄`` the column means. The released
+    means equal ``x̄`` in expectation and the covariance ``c²·(1 + α)·Σ ≈ Σ``: the noise's variance is
+    "restricted" so that the released data keep the original's first two moments, in expectation
+    (``correlated-exact`` keeps them exactly on the sample).
+
+    Deviation: sdcMicro 5.8.1's "restr" computes ``c`` and ``d = (1 − c)·x̄`` but applies them to the
+    original values, ``c·X + d``, without any noise: a deterministic shrinkage towards the means that
+    anyone who knows ``α`` and ``n`` inverts exactly, and that shrinks the variances by ``c²``. sdckit
+    applies them to the noisy values as Kim and Brand describe; with the noise set to zero
+    (:func:`restricted_release` with ``noise = 0``) the result is sdcMicro's, which the tests check.
+
+``outliers`` (sdcMicro's "outdect"; Templ & Meindl 2008)
+    Noise only on the outlying records: a record is an outlier when one of its values is above the
+    99 % quantile of its attribute (R's default quantile, type 7; only the upper tail, as sdcMicro)
+    or when its robust Mahalanobis distance ``sqrt((x − m)ᵀ C⁻¹ (x − m))`` exceeds
+    ``sqrt(χ²_{0.975, d})``, with ``(m, C)`` the MCD location and scatter (half the records, as
+    sdcMicro's ``covMcd(alpha = 1/2)``). Every attribute of an outlier gets
+    ``N(0, (1.96 · sd_j / sqrt(n) · α)²)``, sdcMicro's formula: the noise shrinks with ``sqrt(n)``.
+
+    Deviations: the MCD is scikit-learn's FAST-MCD (``seed`` fixes its random subsets; the ``learn``
+    extra) where sdcMicro calls robustbase's ``covMcd``; its reweighted scatter is multiplied by the
+    consistency factor ``α_w / F_{χ²_{d+2}}(χ²_{α_w, d})`` and by ``n_w / (n_w − 1)`` as robustbase
+    does (``α_w`` the share ``n_w / n`` of records kept by the reweighting), but robustbase's further
+    small-sample correction factors (Pison et al. 2002) are not applied, so on small data a record near
+    the cut-off may be classed differently. Records with a missing value take no part in the MCD and
+    are not multivariate outliers (sdcMicro's ``mahalanobis`` gives them NA); they can still be
+    univariate outliers on their present values, and a missing value stays missing.
+
+References: Kim, J. (1986), A method for limiting disclosure in microdata based on random noise and
+transformation, ASA Proc. Survey Research Methods, 303-308. Brand, R. (2002), Microdata protection
+through noise addition, LNCS 2316, 97-116. Templ, M. and Meindl, B. (2008), Robustification of
+microdata masking methods and the comparison with existing methods, LNCS 5262, 177-189. Rousseeuw, P.
+and Van Driessen, K. (1999), A fast algorithm for the minimum covariance determinant estimator,
+Technometrics 41.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sdckit._extras import require
+from sdckit.errors import InputError
+
+
+def restricted_factor(n: int, alpha: float) -> float:
+    """sdcMicro's ``cc`` of method "restr" for ``n`` records and ``α = amount/100`` (NaN when the
+    square root has no real value: fewer than ``α + 1`` records)."""
+    small = (n - 1 - alpha) / ((n + 1) * (1 + alpha))
+    ratio = small if n < 500 else (n - 1) / (n + n * alpha - 1)
+    return math.sqrt(ratio) if ratio >= 0 else math.nan
+
+
+def restricted_release(x: np.ndarray, noise: np.ndarray, alpha: float) -> np.ndarray:
+    """``c·(x + noise) + (1 − c)·x̄`` per column (``x̄`` over the present values, NaN = missing), with
+    ``c`` = :func:`restricted_factor` of the number of records (rows of ``x``, as sdcMicro's
+    ``nrow``)."""
+    n = x.shape[0]
+    c = restricted_factor(n, alpha)
+    if not math.isfinite(c) or c <= 0:
+        raise InputError(
+            f"restricted noise needs more records: with {n} records and amount {alpha * 100:g}% its "
+            "factor c = sqrt((n - 1 - a)/((n + 1)(1 + a))) is not a positive number"
+        )
+    present = ~np.isnan(x)
+    counts = present.sum(axis=0)
+    means = np.where(present, x, 0.0).sum(axis=0) / np.maximum(counts, 1)
+    return c * (x + noise) + (1 - c) * means
+
+
+def upper_quantile_outliers(x: np.ndarray, probability: float = 0.99) -> np.ndarray:
+    """Records with a value above its attribute's ``probability`` quantile (R's type 7, missing
+    values ignored): sdcMicro's univariate outliers."""
+    flagged = np.zeros(x.shape[0], dtype=bool)
+    for j in range(x.shape[1]):
+        column = x[:, j]
+        present = ~np.isnan(column)
+        if present.any():
+            cut = np.quantile(column[present], probability)
+            flagged |= np.where(present, column, -np.inf) > cut
+    return flagged
+
+
+def mcd_estimate(x: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The reweighted MCD location and scatter of the rows of ``x`` (half the records), with
+    robustbase's consistency factor and ``n/(n − 1)`` on the reweighted scatter (see the module)."""
+    require("learn", "sklearn", feature="noise --noise outliers (the MCD of its robust distances)")
+    from scipy.stats import chi2
+    from sklearn.covariance import MinCovDet
+
+    n, d = x.shape
+    fitted = MinCovDet(random_state=seed).fit(x)
+    kept = int(fitted.support_.sum())
+    scatter = np.array(fitted.covariance_, dtype=np.float64)
+    if 1 < kept < n:
+        share = kept / n
+        scatter *= share / chi2.cdf(chi2.ppf(share, d), d + 2)
+    if kept > 1:
+        scatter *= kept / (kept - 1)
+    return np.asarray(fitted.location_, dtype=np.float64), scatter
+
+
+def robust_outliers(x: np.ndarray, seed: int) -> np.ndarray:
+    """Records complete on every column whose robust Mahalanobis distance (MCD) exceeds
+    ``sqrt(χ²_{0.975, d})``: sdcMicro's multivariate outliers."""
+    from scipy.stats import chi2
+
+    n, d = x.shape
+    complete = ~np.isnan(x).any(axis=1)
+    if complete.sum() <= d:
+        raise InputError(
+            f"outliers noise needs more than {d} records without missing values for the MCD of its "
+            f"robust distances, got {int(complete.sum())}"
+        )
+    rows = x[complete]
+    location, scatter = mcd_estimate(rows, seed)
+    centred = rows - location
+    try:
+        solved = np.linalg.solve(scatter, centred.T).T
+    except np.linalg.LinAlgError:
+        raise InputError(
+            "outliers noise: the MCD scatter of the attributes is singular (half the records share a "
+            "value or lie on a line); perturb other attributes or use another noise"
+        ) from None
+    distance = np.sqrt(np.maximum((centred * solved).sum(axis=1), 0.0))
+    flagged = np.zeros(n, dtype=bool)
+    flagged[complete] = distance > math.sqrt(chi2.ppf(0.975, d))
+    return flagged
+
+
+def outlier_noise(
+    x: np.ndarray, alpha: float, rng: np.random.Generator, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """sdcMicro's "outdect": ``(released, outliers)``; each attribute ``j`` of an outlier gets
+    ``N(0, (1.96·sd_j/sqrt(n)·α)²)`` (``n`` the records, ``sd_j`` over the present values)."""
+    n, d = x.shape
+    outliers = upper_quantile_outliers(x) | robust_outliers(x, seed)
+    released = x.copy()
+    rows = np.flatnonzero(outliers)
+    for j in range(d):
+        present = x[~np.isnan(x[:, j]), j]
+        sd = float(present.std(ddof=1)) if len(present) > 1 else 0.0
+        released[rows, j] += rng.standard_normal(len(rows)) * (1.96 * sd / math.sqrt(n) * alpha)
+    return released, outliers
