@@ -537,7 +537,8 @@ def test_cli_writes_records_and_summary(tmp_path):
     )
     assert result.exit_code == 0, result.output
     records = pl.read_csv(tmp_path / "r.csv")
-    assert records.columns == ["fk", "Fk", "individual_risk", "household_risk"]
+    diversity = [f"{kind}_l_diversity_disease" for kind in ("distinct", "entropy", "recursive")]
+    assert records.columns == ["fk", "Fk", "individual_risk", "household_risk", *diversity]
     assert records["fk"].to_list() == [1, 2, 2, 3, 3, 3]
     assert records["Fk"].to_list() == [10, 10, 10, 10, 10, 10]
     np.testing.assert_allclose(

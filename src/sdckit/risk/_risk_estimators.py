@@ -364,50 +364,116 @@ def distinct_l_diversity(
     sensitive: np.ndarray,
     wildcard: bool,
 ) -> np.ndarray:
-    """Distinct l-diversity of every record: distinct sensitive values (code -1 = missing) among the
-    records matching its key pattern; a missing value counts once when another value is present."""
+    """Distinct l-diversity of every record (see :func:`l_diversities`)."""
+    return l_diversities(key_patterns, pattern_of, cardinalities, sensitive, wildcard)[0]
+
+
+def l_diversities(
+    key_patterns: np.ndarray,
+    pattern_of: np.ndarray,
+    cardinalities: list[int],
+    sensitive: np.ndarray,
+    wildcard: bool,
+    c: float = 2.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct, entropy and recursive (c) l-diversity of every record, as sdcMicro's ``ldiversity``
+    computes them over the records matching its key pattern (its class; with ``wildcard`` a missing
+    key value matches every value) and their sensitive values (code -1 = missing):
+
+    * distinct: the distinct values; a missing value counts once when another value is present;
+    * entropy: exp(−Σ p log p) over the values' shares of the class, a missing value a value of its
+      own when another is present (sdcMicro's ``Group_Entropy_Ldiversity``);
+    * recursive: with the counts of the values present r1 ≥ r2 ≥ … ≥ rm (missing values not
+      counted), the largest l such that r1 < c·(r_l + … + r_m), or 1 (sdcMicro's
+      ``Group_Recursive_Ldiversity``, which sums in 32-bit floats: the same for whole counts below
+      2**24 and a ``c`` with few binary digits, such as its default 2)."""
     n_patterns = len(key_patterns)
     pairs = (
         pl.DataFrame({"pattern": pattern_of.astype(np.int64), "value": sensitive.astype(np.int64)})
-        .unique()
+        .group_by("pattern", "value")
+        .agg(pl.len().cast(pl.Int64).alias("n"))
         .sort("pattern", "value")
     )
     has_missing = key_patterns.shape[1] and (key_patterns < 0).any()
-    if not wildcard or not has_missing:
-        found = pairs
-    else:
-        k = key_patterns.shape[1]
-        bit = np.int64(1) << np.arange(k, dtype=np.int64)
-        masks = (key_patterns < 0).astype(np.int64) @ bit
-        distinct_masks = np.unique(masks)
-        full = (1 << k) - 1
-        radices = [max(c, 1) for c in cardinalities]
-        pair_pattern = pairs.get_column("pattern").to_numpy()
-        pair_mask = masks[pair_pattern]
-        frames = []
-        for mask_a in distinct_masks:
-            rows_a = np.flatnonzero(masks == mask_a)
-            for mask_b in distinct_masks:
-                observed = [j for j in range(k) if (full & ~(int(mask_a) | int(mask_b))) >> j & 1]
-                if math.fsum(math.log2(radices[j]) for j in observed) >= 62:
-                    raise ConfigError("l-diversity with wildcard nulls supports keys of at most 2**62 values")
-                chosen = np.flatnonzero(pair_mask == mask_b)
-                key_a = np.zeros(len(rows_a), dtype=np.int64)
-                key_b = np.zeros(len(chosen), dtype=np.int64)
-                for j in observed:
-                    key_a = key_a * radices[j] + key_patterns[rows_a, j]
-                    key_b = key_b * radices[j] + key_patterns[pair_pattern[chosen], j]
-                left = pl.DataFrame({"pattern": rows_a.astype(np.int64), "key": key_a})
-                right = pl.DataFrame(
-                    {"key": key_b, "value": pairs.get_column("value").to_numpy()[chosen]}
-                ).unique()
-                frames.append(left.join(right, on="key").select("pattern", "value"))
-        found = pl.concat(frames).unique()
-    counted = found.group_by("pattern").agg(
-        (pl.col("value") >= 0).sum().alias("values"), (pl.col("value") < 0).any().alias("missing")
+    found = _wildcard_pairs(key_patterns, cardinalities, pairs) if wildcard and has_missing else pairs
+    present = pl.col("value") >= 0
+    missing = pl.col("n").filter(pl.col("value") < 0).sum()
+    values = present.sum()
+    total = pl.col("n").sum()
+    share = pl.col("n") / total
+    # a missing value counts (in distinct and entropy) only when another value is present
+    counted = pl.when(present | (values > 0)).then(share).otherwise(None)
+    per = (
+        found.sort("pattern", "n", "value", descending=[False, True, False])
+        .group_by("pattern", maintain_order=True)
+        .agg(
+            (values + ((values > 0) & (missing > 0)).cast(pl.Int64)).alias("distinct"),
+            (-(counted * counted.log()).sum()).exp().alias("entropy"),
+            pl.col("n").filter(present).alias("counts"),
+        )
     )
-    per_pattern = np.zeros(n_patterns, dtype=np.int64)
-    values = counted.get_column("values").to_numpy().astype(np.int64)
-    missing = counted.get_column("missing").to_numpy()
-    per_pattern[counted.get_column("pattern").to_numpy()] = values + ((values > 0) & missing)
-    return per_pattern[pattern_of]
+    distinct = np.zeros(n_patterns, dtype=np.int64)
+    entropy = np.ones(n_patterns, dtype=np.float64)
+    recursive = np.ones(n_patterns, dtype=np.int64)
+    rows = per.get_column("pattern").to_numpy()
+    distinct[rows] = per.get_column("distinct").to_numpy()
+    entropy[rows] = per.get_column("entropy").to_numpy()
+    recursive[rows] = _recursive_l(per.get_column("counts"), c)
+    return distinct[pattern_of], entropy[pattern_of], recursive[pattern_of]
+
+
+def _recursive_l(counts: pl.Series, c: float) -> np.ndarray:
+    """Per list of counts in decreasing order r1 ≥ … ≥ rm: 1 + the number of l ≥ 2 with
+    r1 < c·(r_l + … + r_m) (the suffix sums decrease, so these l are 2, 3, … up to the largest)."""
+    frame = pl.DataFrame({"counts": counts}).with_row_index("group").explode("counts").drop_nulls()
+    ranked = frame.with_columns(
+        pl.col("counts").first().over("group").alias("first"),
+        pl.col("counts").reverse().cum_sum().reverse().over("group").alias("suffix"),
+        pl.int_range(pl.len()).over("group").alias("position"),
+    )
+    holds = ranked.filter((pl.col("position") >= 1) & (c * pl.col("suffix") > pl.col("first")))
+    result = np.ones(len(counts), dtype=np.int64)
+    tally = holds.group_by("group").agg(pl.len().alias("l"))
+    result[tally.get_column("group").to_numpy()] += tally.get_column("l").to_numpy()
+    return result
+
+
+def _wildcard_pairs(key_patterns: np.ndarray, cardinalities: list[int], pairs: pl.DataFrame) -> pl.DataFrame:
+    """The (pattern, value, n) of the records matching each key pattern when a missing key value
+    matches every value: per pair of missing-value masks, the patterns of the first joined with the
+    value counts of the second on the key values both observe."""
+    k = key_patterns.shape[1]
+    bit = np.int64(1) << np.arange(k, dtype=np.int64)
+    masks = (key_patterns < 0).astype(np.int64) @ bit
+    distinct_masks = np.unique(masks)
+    full = (1 << k) - 1
+    radices = [max(c, 1) for c in cardinalities]
+    pair_pattern = pairs.get_column("pattern").to_numpy()
+    pair_mask = masks[pair_pattern]
+    frames = []
+    for mask_a in distinct_masks:
+        rows_a = np.flatnonzero(masks == mask_a)
+        for mask_b in distinct_masks:
+            observed = [j for j in range(k) if (full & ~(int(mask_a) | int(mask_b))) >> j & 1]
+            if math.fsum(math.log2(radices[j]) for j in observed) >= 62:
+                raise ConfigError("l-diversity with wildcard nulls supports keys of at most 2**62 values")
+            chosen = np.flatnonzero(pair_mask == mask_b)
+            key_a = np.zeros(len(rows_a), dtype=np.int64)
+            key_b = np.zeros(len(chosen), dtype=np.int64)
+            for j in observed:
+                key_a = key_a * radices[j] + key_patterns[rows_a, j]
+                key_b = key_b * radices[j] + key_patterns[pair_pattern[chosen], j]
+            left = pl.DataFrame({"pattern": rows_a.astype(np.int64), "key": key_a})
+            right = (
+                pl.DataFrame(
+                    {
+                        "key": key_b,
+                        "value": pairs.get_column("value").to_numpy()[chosen],
+                        "n": pairs.get_column("n").to_numpy()[chosen],
+                    }
+                )
+                .group_by("key", "value")
+                .agg(pl.col("n").sum())
+            )
+            frames.append(left.join(right, on="key").select("pattern", "value", "n"))
+    return pl.concat(frames).group_by("pattern", "value").agg(pl.col("n").sum())

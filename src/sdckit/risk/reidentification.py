@@ -81,7 +81,7 @@ Population uniqueness (ARX ``RiskModelPopulationUniqueness`` and its models)
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Self
 
 import numpy as np
@@ -107,10 +107,10 @@ from sdckit.measures import Context, register_measure
 from sdckit.params import Finite, MethodParams, Whole
 from sdckit.risk._risk_estimators import (
     PopulationUniqueness,
-    distinct_l_diversity,
     exact_risk_closed_form,
     household_risk,
     individual_risk,
+    l_diversities,
     population_uniqueness,
 )
 from sdckit.table import Role, Table
@@ -141,7 +141,8 @@ class ReidentificationRisk:
 
     ``fk``, ``Fk``, ``risk`` and ``household_risk`` (None without a household attribute) are per
     record in input order; ``population_class_sizes`` are ``max(F_k, f_k)``; ``l_diversity`` maps
-    each sensitive attribute to the distinct l-diversity of every record.
+    each sensitive attribute to the distinct l-diversity of every record, ``entropy_l_diversity`` and
+    ``recursive_l_diversity`` to its entropy and recursive (``l_recursive_c``) l-diversity.
     """
 
     keys: tuple[str, ...]
@@ -169,6 +170,9 @@ class ReidentificationRisk:
     #: set, :mod:`sdckit.scale`), and the number of the first record of each; None: one record a row.
     multiplicity: np.ndarray | None = None
     first_record: np.ndarray | None = None
+    entropy_l_diversity: dict[str, np.ndarray] = field(default_factory=dict)
+    recursive_l_diversity: dict[str, np.ndarray] = field(default_factory=dict)
+    l_recursive_c: float = 2.0
 
     @property
     def n_records(self) -> int:
@@ -182,6 +186,29 @@ class ReidentificationRisk:
     def _sum(self, values: np.ndarray) -> float:
         return float(values.sum()) if self.multiplicity is None else float(values @ self.multiplicity)
 
+    def _diversity_figures(self, name: str) -> dict[str, Any]:
+        """Distinct l-diversity's quantiles and records with l = 1; entropy and recursive l-diversity's
+        quantiles (sdcMicro's ``ldiversity`` columns), when computed."""
+        values = self.l_diversity[name]
+        figures: dict[str, Any] = {
+            **_quantiles(np.arange(values.max() + 1), np.bincount(values, weights=self.multiplicity)),
+            "records_with_l_1": self._count(values <= 1),
+        }
+        entropy = self.entropy_l_diversity.get(name)
+        if entropy is not None:
+            levels, inverse = np.unique(entropy, return_inverse=True)
+            counts = np.bincount(inverse, weights=self.multiplicity)
+            figures["entropy"] = _quantiles(levels, counts)
+        recursive = self.recursive_l_diversity.get(name)
+        if recursive is not None:
+            figures["recursive"] = {
+                **_quantiles(
+                    np.arange(recursive.max() + 1), np.bincount(recursive, weights=self.multiplicity)
+                ),
+                "c": self.l_recursive_c,
+            }
+        return figures
+
     def records(self) -> pl.DataFrame:
         """One row per record, input order: fk, Fk, individual_risk, household_risk."""
         household = (
@@ -189,12 +216,23 @@ class ReidentificationRisk:
             if self.household_risk is not None
             else pl.Series("household_risk", [None] * self.n_records, dtype=pl.Float64)
         )
+        diversity = [
+            pl.Series(f"{kind}_l_diversity_{name}", values)
+            for name in self.l_diversity
+            for kind, values in (
+                ("distinct", self.l_diversity[name]),
+                ("entropy", self.entropy_l_diversity.get(name)),
+                ("recursive", self.recursive_l_diversity.get(name)),
+            )
+            if values is not None
+        ]
         return pl.DataFrame(
             [
                 pl.Series("fk", self.fk.astype(np.int64)),
                 pl.Series("Fk", self.Fk),
                 pl.Series("individual_risk", self.risk),
                 household,
+                *diversity,
             ]
         )
 
@@ -261,13 +299,7 @@ class ReidentificationRisk:
                 "global_risk_percent": hier * percent,
             }
         if self.l_diversity:
-            result["l_diversity"] = {
-                name: {
-                    **_quantiles(np.arange(values.max() + 1), np.bincount(values, weights=self.multiplicity)),
-                    "records_with_l_1": self._count(values <= 1),
-                }
-                for name, values in self.l_diversity.items()
-            }
+            result["l_diversity"] = {name: self._diversity_figures(name) for name in self.l_diversity}
         if self.population is not None:
             result["population_uniqueness"] = self.population.figures()
         result["riskiest"] = self.riskiest().to_dicts()
@@ -369,6 +401,7 @@ def reidentification_risk(
     first_record: np.ndarray | None = None,
     original: Table | None = None,
     hierarchies: dict[str, Hierarchy] | None = None,
+    l_recursive_c: float = 2.0,
 ) -> ReidentificationRisk:
     """Re-identification risk of ``table``: keys are the attributes with role quasi-identifier,
     ``weights`` the column of sampling weights (None: not a sample survey), the household id the
@@ -430,12 +463,14 @@ def reidentification_risk(
     if household is not None:
         household_values, n_households = _household_figures(table, household, risk, n, where)
 
-    l_diversity = {}
+    l_diversity, entropy_l, recursive_l = {}, {}, {}
     for attribute in table.schema.with_role(Role.SENSITIVE):
         sensitive = encode(table.data, [attribute.name]).codes[0]
-        l_diversity[attribute.name] = distinct_l_diversity(
-            key.patterns, key.pattern_of, key.cardinalities, sensitive, key.wildcard
+        distinct, entropy, recursive = l_diversities(
+            key.patterns, key.pattern_of, key.cardinalities, sensitive, key.wildcard, l_recursive_c
         )
+        l_diversity[attribute.name] = distinct
+        entropy_l[attribute.name], recursive_l[attribute.name] = entropy, recursive
 
     population = None
     size = population_size
@@ -467,6 +502,9 @@ def reidentification_risk(
         pattern_records=counts.astype(np.int64),
         multiplicity=multiplicity,
         first_record=first_record,
+        entropy_l_diversity=entropy_l,
+        recursive_l_diversity=recursive_l,
+        l_recursive_c=l_recursive_c,
     )
 
 
@@ -667,6 +705,9 @@ class ReidentificationParams(MethodParams):
     population_size: Annotated[
         Finite | None, Field(gt=0, description="Population size, for population uniqueness.")
     ] = None
+    l_recursive_c: Annotated[
+        Finite, Field(gt=0, description="c of the recursive (c, l)-diversity of the sensitive attributes.")
+    ] = 2.0
 
     @model_validator(mode="after")
     def _one_population(self) -> Self:
@@ -724,18 +765,23 @@ def _report(figures: dict[str, Any]) -> list[Any]:
     models.add_row("marketer", f"{figures['marketer']['average']:.4f}", "", "")
     lines.append(models)
     if figures.get("l_diversity"):
-        diversity = RichTable(title="distinct l-diversity of the sensitive attributes (per record)")
-        for column in ("attribute", "min", "median", "mean", "max", "records with l = 1"):
-            diversity.add_column(column, justify="left" if column == "attribute" else "right")
+        diversity = RichTable(title="l-diversity of the sensitive attributes (per record)")
+        for column in ("attribute", "kind", "min", "median", "mean", "max", "records with l = 1"):
+            diversity.add_column(column, justify="left" if column in ("attribute", "kind") else "right")
         for name, values in figures["l_diversity"].items():
-            diversity.add_row(
-                name,
-                f"{values['min']:g}",
-                f"{values['median']:g}",
-                f"{values['mean']:.2f}",
-                f"{values['max']:g}",
-                f"{values['records_with_l_1']:,}",
-            )
+            kinds = [("distinct", values)]
+            kinds += [(kind, values[kind]) for kind in ("entropy", "recursive") if kind in values]
+            for kind, shown in kinds:
+                label = f"recursive (c = {shown['c']:g})" if kind == "recursive" else kind
+                diversity.add_row(
+                    name if kind == "distinct" else "",
+                    label,
+                    f"{shown['min']:.4g}",
+                    f"{shown['median']:.4g}",
+                    f"{shown['mean']:.2f}",
+                    f"{shown['max']:.4g}",
+                    f"{values['records_with_l_1']:,}" if kind == "distinct" else "",
+                )
         lines.append(diversity)
     population = figures.get("population_uniqueness")
     if population:
@@ -801,4 +847,5 @@ def _run(table: Table, params: ReidentificationParams, context: Context) -> Reid
         sampling_fraction=params.sampling_fraction,
         population_size=params.population_size,
         original=context.original,
+        l_recursive_c=params.l_recursive_c,
     )
