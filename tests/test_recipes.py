@@ -242,6 +242,9 @@ def test_python_protect_matches_the_steps_run_one_by_one(tmp_path):
         "importance": None,
         "missing": "wildcard",
         "strict_importance": False,
+        "strata": None,
+        "combs": None,
+        "combs_k": None,
     }
     assert result.recipe["input"] == fingerprint(table)
 
