@@ -8,6 +8,8 @@ own subprocess, so that each peak resident memory is its own):
   1,000,000 (the scalable variant), with SSE/SST;
 * ``perturbation``: rank swapping and PRAM on 1,000,000 records, correlated noise on CASC;
 * ``record_swap``: targeted record swapping of households on 1,000,000 persons; sampling.
+* ``noise_shuffle``: sdcMicro's addNoise restr, outdect and ROMM, and shuffle (ds), at 100,000 and
+  1,000,000 records (issue 37).
 
 Data from ../shared/data (relative to the project root); a part whose data is absent says so and
 skips it. Usage::
@@ -22,7 +24,7 @@ import sys
 
 from _common import run_parts
 
-PARTS = ("microaggregation", "perturbation", "record_swap")
+PARTS = ("microaggregation", "perturbation", "record_swap", "noise_shuffle")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,12 +24,14 @@ method "restr") and ``outliers`` (its method "outdect"); :mod:`sdckit.anonymize.
     sdcMicro's ``covMcd(alpha = 1/2)``). Every attribute of an outlier gets
     ``N(0, (1.96 · sd_j / sqrt(n) · α)²)``, sdcMicro's formula: the noise shrinks with ``sqrt(n)``.
 
-    Deviations: the MCD is scikit-learn's FAST-MCD (``seed`` fixes its random subsets; the ``learn``
-    extra) where sdcMicro calls robustbase's ``covMcd``; its reweighted scatter is multiplied by the
-    consistency factor ``α_w / F_{χ²_{d+2}}(χ²_{α_w, d})`` and by ``n_w / (n_w − 1)`` as robustbase
-    does (``α_w`` the share ``n_w / n`` of records kept by the reweighting), but robustbase's further
-    small-sample correction factors (Pison et al. 2002) are not applied, so on small data a record near
-    the cut-off may be classed differently. Records with a missing value take no part in the MCD and
+    Deviations: the MCD is FAST-MCD (Rousseeuw & Van Driessen 1999) where sdcMicro calls
+    robustbase's ``covMcd``: its start is scikit-learn's ``MinCovDet`` (the ``learn`` extra; ``seed``
+    fixes its random subsets) on at most 2,000 records, then C-steps on every record until the
+    determinant stops falling; the raw and the reweighted scatter get robustbase's consistency factor
+    ``s / F_{χ²_{d+2}}(χ²_{s, d})`` (``s`` the share of records they are computed on), but not its
+    small-sample correction factors (Pison et al. 2002), so on small files a record near the cut-off
+    may be classed otherwise, and FAST-MCD's random start may find another local optimum than
+    robustbase's. Records with a missing value take no part in the MCD and
     are not multivariate outliers (sdcMicro's ``mahalanobis`` gives them NA); they can still be
     univariate outliers on their present values, and a missing value stays missing.
 
@@ -89,23 +91,53 @@ def upper_quantile_outliers(x: np.ndarray, probability: float = 0.99) -> np.ndar
     return flagged
 
 
+#: Records the MCD's start is searched on (a seeded sample of them when there are more).
+MCD_SAMPLE = 2000
+
+
+def _consistency(share: float, d: int) -> float:
+    """robustbase's ``.MCDcons(d, share)``: the factor that makes the covariance of the ``share`` of
+    normal data with the smallest distances consistent, ``share / F_{χ²_{d+2}}(χ²_{share, d})``."""
+    from scipy.stats import chi2
+
+    return share / float(chi2.cdf(chi2.ppf(share, d), d + 2)) if share < 1 else 1.0
+
+
+def _squared_distances(x: np.ndarray, location: np.ndarray, scatter: np.ndarray) -> np.ndarray:
+    centred = x - location
+    return np.maximum((centred * np.linalg.solve(scatter, centred.T).T).sum(axis=1), 0.0)
+
+
 def mcd_estimate(x: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The reweighted MCD location and scatter of the rows of ``x`` (half the records), with
-    robustbase's consistency factor and ``n/(n − 1)`` on the reweighted scatter (see the module)."""
+    """The reweighted MCD location and scatter of the rows of ``x`` (``h = floor((n + d + 1)/2)``).
+
+    FAST-MCD's start (scikit-learn's ``MinCovDet`` on at most :data:`MCD_SAMPLE` records, seeded),
+    then C-steps on every record until the determinant stops decreasing (Rousseeuw & Van Driessen
+    1999), then robustbase's consistency factor on the raw scatter, the reweighting of the records
+    within ``χ²_{0.975, d}`` and the consistency factor of the reweighted scatter."""
     require("learn", "sklearn", feature="noise --noise outliers (the MCD of its robust distances)")
     from scipy.stats import chi2
     from sklearn.covariance import MinCovDet
 
     n, d = x.shape
-    fitted = MinCovDet(random_state=seed).fit(x)
-    kept = int(fitted.support_.sum())
-    scatter = np.array(fitted.covariance_, dtype=np.float64)
-    if 1 < kept < n:
-        share = kept / n
-        scatter *= share / chi2.cdf(chi2.ppf(share, d), d + 2)
-    if kept > 1:
-        scatter *= kept / (kept - 1)
-    return np.asarray(fitted.location_, dtype=np.float64), scatter
+    h = (n + d + 1) // 2
+    rng = np.random.default_rng(seed)
+    start = x if n <= MCD_SAMPLE else x[np.sort(rng.choice(n, MCD_SAMPLE, replace=False))]
+    fitted = MinCovDet(random_state=seed).fit(start)
+    location, scatter = np.asarray(fitted.raw_location_), np.asarray(fitted.raw_covariance_)
+    determinant = np.inf
+    for _ in range(100):  # C-steps: each lowers the determinant until a fixed point
+        closest = np.argpartition(_squared_distances(x, location, scatter), h - 1)[:h]
+        location, scatter = x[closest].mean(axis=0), np.atleast_2d(np.cov(x[closest], rowvar=False))
+        now = float(np.linalg.det(scatter))
+        if not now < determinant:
+            break
+        determinant = now
+    scatter = scatter * _consistency(h / n, d)
+    kept = _squared_distances(x, location, scatter) <= chi2.ppf(0.975, d)
+    rows = x[kept]
+    reweighted = np.atleast_2d(np.cov(rows, rowvar=False)) * _consistency(len(rows) / n, d)
+    return rows.mean(axis=0), reweighted
 
 
 def robust_outliers(x: np.ndarray, seed: int) -> np.ndarray:
@@ -121,18 +153,16 @@ def robust_outliers(x: np.ndarray, seed: int) -> np.ndarray:
             f"robust distances, got {int(complete.sum())}"
         )
     rows = x[complete]
-    location, scatter = mcd_estimate(rows, seed)
-    centred = rows - location
     try:
-        solved = np.linalg.solve(scatter, centred.T).T
+        location, scatter = mcd_estimate(rows, seed)
+        squared = _squared_distances(rows, location, scatter)
     except np.linalg.LinAlgError:
         raise InputError(
             "outliers noise: the MCD scatter of the attributes is singular (half the records share a "
             "value or lie on a line); perturb other attributes or use another noise"
         ) from None
-    distance = np.sqrt(np.maximum((centred * solved).sum(axis=1), 0.0))
     flagged = np.zeros(n, dtype=bool)
-    flagged[complete] = distance > math.sqrt(chi2.ppf(0.975, d))
+    flagged[complete] = np.sqrt(squared) > math.sqrt(chi2.ppf(0.975, d))
     return flagged
 
 

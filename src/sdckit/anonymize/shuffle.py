@@ -95,22 +95,25 @@ def design_matrix(table: Table, predictors: Sequence[str]) -> tuple[np.ndarray, 
     return np.column_stack(columns), labels
 
 
-def normal_scores(values: np.ndarray) -> np.ndarray:
-    """``qnorm((rank − 0.5)/n)`` of every column, average ranks for ties."""
+def normal_scores(ranks: np.ndarray) -> np.ndarray:
+    """``qnorm((rank − 0.5)/n)`` of every column of (average) ``ranks``."""
     from scipy.special import ndtri
-    from scipy.stats import rankdata
 
-    ranks = rankdata(values, axis=0)
-    return np.asarray(ndtri((ranks - 0.5) / values.shape[0]))
+    return np.asarray(ndtri((ranks - 0.5) / ranks.shape[0]))
 
 
-def ds_correlations(x: np.ndarray, s: np.ndarray, correlation: str) -> tuple[np.ndarray, np.ndarray]:
+def ds_correlations(
+    x: np.ndarray, s: np.ndarray, correlation: str, ranks: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(B, Σ)``: the regression coefficients ``P_XS P_SS⁻¹`` and the conditional covariance
-    ``P_XX − P_XS P_SS⁻¹ P_SX`` of the normal scores, ``P = 2·sin(π·R/6)``."""
+    ``P_XX − P_XS P_SS⁻¹ P_SX`` of the normal scores, ``P = 2·sin(π·R/6)`` (``ranks``: the average
+    ranks of the columns of ``x`` then ``s``, computed when not given)."""
     from scipy.stats import rankdata
 
     joined = np.column_stack((x, s))
-    ranked = rankdata(joined, axis=0) if correlation == "spearman" else joined
+    ranked = joined
+    if correlation == "spearman":
+        ranked = rankdata(joined, axis=0) if ranks is None else ranks
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.atleast_2d(np.corrcoef(ranked, rowvar=False))
     if not np.all(np.isfinite(r)):
@@ -133,20 +136,32 @@ def perturbed_values(
 ) -> np.ndarray:
     """The values whose ranks order the released ones (``ds``: drawn from the conditional normal
     model of the normal scores; ``mlm``: least-squares fitted values)."""
+    from scipy.stats import rankdata
+
     if model == "mlm":
         design = np.column_stack((np.ones(len(s)), s))
         coefficients = np.linalg.lstsq(design, x, rcond=None)[0]
         return design @ coefficients
-    coefficients, sigma = ds_correlations(x, s, correlation)
-    return normal_scores(s) @ coefficients.T + correlated_noise(sigma, len(x), rng)
+    ranks = rankdata(np.column_stack((x, s)), axis=0)
+    coefficients, sigma = ds_correlations(x, s, correlation, ranks)
+    return normal_scores(ranks[:, x.shape[1] :]) @ coefficients.T + correlated_noise(sigma, len(x), rng)
 
 
 def reverse_map(original: np.ndarray, perturbed: np.ndarray) -> np.ndarray:
     """The original values in the rank order of the perturbed ones: the record with the ``r``-th
     smallest perturbed value gets the ``r``-th smallest original value (ties by record order)."""
-    released = np.empty_like(original)
-    released[np.argsort(perturbed, kind="stable")] = np.sort(original)
-    return released
+    return _reverse_mapped(original, perturbed, original)[0]
+
+
+def _reverse_mapped(
+    original: np.ndarray, perturbed: np.ndarray, ranks: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`reverse_map` of the values and, by the same permutation, of their ``ranks``."""
+    order = np.argsort(perturbed, kind="stable")
+    released, released_ranks = np.empty_like(original), np.empty_like(ranks)
+    released[order] = np.sort(original)
+    released_ranks[order] = np.sort(ranks)
+    return released, released_ranks
 
 
 class ShuffleParams(MethodParams):
@@ -216,11 +231,9 @@ def _chosen_predictors(table: Table, given: Sequence[str] | None, attributes: Se
     return names
 
 
-def _rank_correlation(a: np.ndarray, b: np.ndarray) -> float | None:
-    from scipy.stats import rankdata
-
+def _correlation(a: np.ndarray, b: np.ndarray) -> float | None:
     with np.errstate(invalid="ignore", divide="ignore"):
-        value = float(np.corrcoef(rankdata(a), rankdata(b))[0, 1])
+        value = float(np.corrcoef(a, b)[0, 1])
     return round(value, 6) if np.isfinite(value) else None
 
 
@@ -254,19 +267,19 @@ def _run_shuffle(table: Table, params: ShuffleParams, context: Context) -> Relea
         raise InputError(f"shuffle needs at least 3 records, got {len(x)}")
     s, labels = design_matrix(table, predictors)
     rng = np.random.default_rng(params.seed or 0)
+    from scipy.stats import rankdata
+
     ystar = perturbed_values(x, s, params.model, params.correlation or "spearman", rng)
-    released = np.column_stack([reverse_map(x[:, j], ystar[:, j]) for j in range(len(names))])
-    columns = [pl.Series(name, released[:, j]) for j, name in enumerate(names)]
-    figures = ShuffleFigures(
-        predictor_columns=labels,
-        attributes={
-            name: {
-                "unchanged_values": int(np.count_nonzero(released[:, j] == x[:, j])),
-                "rank_correlation": _rank_correlation(x[:, j], released[:, j]),
-            }
-            for j, name in enumerate(names)
-        },
-    )
+    ranks = rankdata(x, axis=0)
+    columns, attributes = [], {}
+    for j, name in enumerate(names):
+        released, released_ranks = _reverse_mapped(x[:, j], ystar[:, j], ranks[:, j])
+        columns.append(pl.Series(name, released))
+        attributes[name] = {
+            "unchanged_values": int(np.count_nonzero(released == x[:, j])),
+            "rank_correlation": _correlation(ranks[:, j], released_ranks),
+        }
+    figures = ShuffleFigures(predictor_columns=labels, attributes=attributes)
     frame = table.data.with_columns(columns)
     return perturbed_release(table, frame, "shuffle", names, params, figures, seed=params.seed)
 
