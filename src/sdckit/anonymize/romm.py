@@ -63,10 +63,14 @@ _CHUNK = 1 << 22
 
 @njit(cache=True, nogil=True)
 def _orthonormal_columns(a: np.ndarray) -> np.ndarray:  # pragma: no cover (compiled)
-    """Gram-Schmidt orthonormalization of the columns of ``a`` (in place), each column
-    orthogonalized twice against the previous ones ("twice is enough": orthogonal to rounding)."""
+    """Modified Gram-Schmidt orthonormalization of the columns of ``a`` (in place); a column whose
+    norm falls below ``1/sqrt(2)`` of what it was is orthogonalized once more (Kahan and Parlett's
+    "twice is enough"), so the result is orthogonal to rounding however close the columns are."""
     m = a.shape[0]
     for k in range(m):
+        before = 0.0
+        for i in range(m):
+            before += a[i, k] * a[i, k]
         for _ in range(2):
             for j in range(k):
                 dot = 0.0
@@ -74,10 +78,13 @@ def _orthonormal_columns(a: np.ndarray) -> np.ndarray:  # pragma: no cover (comp
                     dot += a[i, j] * a[i, k]
                 for i in range(m):
                     a[i, k] -= dot * a[i, j]
-        norm = 0.0
-        for i in range(m):
-            norm += a[i, k] * a[i, k]
-        norm = math.sqrt(norm)
+            after = 0.0
+            for i in range(m):
+                after += a[i, k] * a[i, k]
+            if after > 0.5 * before:
+                break
+            before = after
+        norm = math.sqrt(after)
         for i in range(m):
             a[i, k] /= norm
     return a
