@@ -24,6 +24,7 @@ from scipy.stats import spearmanr
 from sdckit.anonymize import METHODS
 from sdckit.anonymize.shuffle import (
     ShuffleFigures,
+    average_ranks,
     design_matrix,
     ds_correlations,
     perturbed_values,
@@ -70,6 +71,18 @@ def test_a_categorical_predictor_becomes_indicators_but_the_first_category():
     matrix, labels = design_matrix(table, ["g", "n"])
     assert labels == ["g=b", "g=c", "n"]
     assert matrix.tolist() == [[1, 0, 0.5], [0, 0, 1], [0, 1, 1], [1, 0, 2]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 60), st.integers(0, 2**31))
+def test_average_ranks_are_scipys_including_indicator_columns(n, seed):
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(seed)
+    values = np.column_stack(
+        [rng.integers(0, 2, n), rng.integers(0, 4, n), rng.normal(size=n), np.ones(n), np.zeros(n)]
+    ).astype(float)
+    assert average_ranks(values) == pytest.approx(rankdata(values, axis=0))
 
 
 def test_the_ds_model_for_one_attribute_and_one_predictor():

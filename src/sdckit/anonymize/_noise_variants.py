@@ -27,8 +27,9 @@ method "restr") and ``outliers`` (its method "outdect"); :mod:`sdckit.anonymize.
     Deviations: the MCD is FAST-MCD (Rousseeuw & Van Driessen 1999) where sdcMicro calls
     robustbase's ``covMcd``: its start is scikit-learn's ``MinCovDet`` (the ``learn`` extra; ``seed``
     fixes its random subsets) on at most 2,000 records, then C-steps on every record until the
-    determinant stops falling; the raw and the reweighted scatter get robustbase's consistency factor
-    ``s / F_{χ²_{d+2}}(χ²_{s, d})`` (``s`` the share of records they are computed on), but not its
+    determinant falls by less than a relative 10^-5; the raw and the reweighted scatter get
+    robustbase's consistency factor ``s / F_{χ²_{d+2}}(χ²_{s, d})`` (``s`` the share of records they
+    are computed on), but not its
     small-sample correction factors (Pison et al. 2002), so on small files a record near the cut-off
     may be classed otherwise, and FAST-MCD's random start may find another local optimum than
     robustbase's. Records with a missing value take no part in the MCD and
@@ -104,8 +105,20 @@ def _consistency(share: float, d: int) -> float:
 
 
 def _squared_distances(x: np.ndarray, location: np.ndarray, scatter: np.ndarray) -> np.ndarray:
-    centred = x - location
-    return np.maximum((centred * np.linalg.solve(scatter, centred.T).T).sum(axis=1), 0.0)
+    """The squared Mahalanobis distances of the rows of ``x`` (LinAlgError for a singular scatter)."""
+    precision = np.linalg.inv(scatter)
+    d = x.shape[1]
+    if d > 16:
+        centred = x - location
+        return np.maximum((centred * (centred @ precision)).sum(axis=1), 0.0)
+    # Column by column: for a few attributes this beats a BLAS product of an (n, d) by a (d, d) matrix.
+    columns = [x[:, j] - location[j] for j in range(d)]
+    total = np.zeros(x.shape[0])
+    for i in range(d):
+        total += precision[i, i] * columns[i] * columns[i]
+        for j in range(i + 1, d):
+            total += (precision[i, j] + precision[j, i]) * columns[i] * columns[j]
+    return np.maximum(total, 0.0)
 
 
 def mcd_estimate(x: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -126,11 +139,11 @@ def mcd_estimate(x: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     fitted = MinCovDet(random_state=seed).fit(start)
     location, scatter = np.asarray(fitted.raw_location_), np.asarray(fitted.raw_covariance_)
     determinant = np.inf
-    for _ in range(100):  # C-steps: each lowers the determinant until a fixed point
+    for _ in range(100):  # C-steps: each lowers the determinant, until it stalls (as scikit-learn's)
         closest = np.argpartition(_squared_distances(x, location, scatter), h - 1)[:h]
         location, scatter = x[closest].mean(axis=0), np.atleast_2d(np.cov(x[closest], rowvar=False))
         now = float(np.linalg.det(scatter))
-        if not now < determinant:
+        if not now < determinant or np.isclose(now, determinant, rtol=1e-5, atol=0.0):
             break
         determinant = now
     scatter = scatter * _consistency(h / n, d)

@@ -86,13 +86,31 @@ def design_matrix(table: Table, predictors: Sequence[str]) -> tuple[np.ndarray, 
             columns.append(_float_column(table, name))
             labels.append(name)
             continue
-        text = column.cast(pl.String).to_numpy()
-        for level in sorted(set(text.tolist()))[1:]:
-            columns.append((text == level).astype(np.float64))
+        text = column.cast(pl.String)
+        for level in text.unique().sort().to_list()[1:]:  # UTF-8 byte order: code point order
+            columns.append((text == level).to_numpy().astype(np.float64))
             labels.append(f"{name}={level}")
     if not columns:
         raise InputError("shuffle: the predictors have a single category each; nothing to model")
     return np.column_stack(columns), labels
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """The average ranks of every column (ties share the mean of their ranks); a 0/1 indicator column
+    is ranked by counting, without sorting."""
+    from scipy.stats import rankdata
+
+    n = values.shape[0]
+    ranks = np.empty(values.shape, dtype=np.float64)
+    for j in range(values.shape[1]):
+        column = values[:, j]
+        ones = column == 1
+        if np.all(ones | (column == 0)):
+            zeros = n - int(ones.sum())
+            ranks[:, j] = np.where(ones, zeros + (n - zeros + 1) / 2, (zeros + 1) / 2)
+        else:
+            ranks[:, j] = rankdata(column)
+    return ranks
 
 
 def normal_scores(ranks: np.ndarray) -> np.ndarray:
@@ -132,17 +150,22 @@ def ds_correlations(
 
 
 def perturbed_values(
-    x: np.ndarray, s: np.ndarray, model: str, correlation: str, rng: np.random.Generator
+    x: np.ndarray,
+    s: np.ndarray,
+    model: str,
+    correlation: str,
+    rng: np.random.Generator,
+    ranks: np.ndarray | None = None,
 ) -> np.ndarray:
     """The values whose ranks order the released ones (``ds``: drawn from the conditional normal
-    model of the normal scores; ``mlm``: least-squares fitted values)."""
-    from scipy.stats import rankdata
-
+    model of the normal scores; ``mlm``: least-squares fitted values). ``ranks``: the
+    :func:`average_ranks` of ``x`` then ``s`` (computed when not given)."""
     if model == "mlm":
         design = np.column_stack((np.ones(len(s)), s))
         coefficients = np.linalg.lstsq(design, x, rcond=None)[0]
         return design @ coefficients
-    ranks = rankdata(np.column_stack((x, s)), axis=0)
+    if ranks is None:
+        ranks = average_ranks(np.column_stack((x, s)))
     coefficients, sigma = ds_correlations(x, s, correlation, ranks)
     return normal_scores(ranks[:, x.shape[1] :]) @ coefficients.T + correlated_noise(sigma, len(x), rng)
 
@@ -267,10 +290,10 @@ def _run_shuffle(table: Table, params: ShuffleParams, context: Context) -> Relea
         raise InputError(f"shuffle needs at least 3 records, got {len(x)}")
     s, labels = design_matrix(table, predictors)
     rng = np.random.default_rng(params.seed or 0)
-    from scipy.stats import rankdata
-
-    ystar = perturbed_values(x, s, params.model, params.correlation or "spearman", rng)
-    ranks = rankdata(x, axis=0)
+    model = params.model
+    ranks = average_ranks(np.column_stack((x, s)) if model == "ds" else x)
+    joint_ranks = ranks if model == "ds" else None
+    ystar = perturbed_values(x, s, model, params.correlation or "spearman", rng, joint_ranks)
     columns, attributes = [], {}
     for j, name in enumerate(names):
         released, released_ranks = _reverse_mapped(x[:, j], ystar[:, j], ranks[:, j])
