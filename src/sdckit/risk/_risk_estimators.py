@@ -392,49 +392,49 @@ def l_diversities(
         pl.DataFrame({"pattern": pattern_of.astype(np.int64), "value": sensitive.astype(np.int64)})
         .group_by("pattern", "value")
         .agg(pl.len().cast(pl.Int64).alias("n"))
-        .sort("pattern", "value")
     )
     has_missing = key_patterns.shape[1] and (key_patterns < 0).any()
     found = _wildcard_pairs(key_patterns, cardinalities, pairs) if wildcard and has_missing else pairs
-    present = pl.col("value") >= 0
-    missing = pl.col("n").filter(pl.col("value") < 0).sum()
-    values = present.sum()
-    total = pl.col("n").sum()
-    share = pl.col("n") / total
-    # a missing value counts (in distinct and entropy) only when another value is present
-    counted = pl.when(present | (values > 0)).then(share).otherwise(None)
-    per = (
-        found.sort("pattern", "n", "value", descending=[False, True, False])
-        .group_by("pattern", maintain_order=True)
-        .agg(
-            (values + ((values > 0) & (missing > 0)).cast(pl.Int64)).alias("distinct"),
-            (-(counted * counted.log()).sum()).exp().alias("entropy"),
-            pl.col("n").filter(present).alias("counts"),
-        )
+    pattern = found.get_column("pattern").to_numpy().astype(np.int64)
+    value = found.get_column("value").to_numpy()
+    count = found.get_column("n").to_numpy().astype(np.float64)
+    present = value >= 0
+    total = np.bincount(pattern, weights=count, minlength=n_patterns)
+    values = np.bincount(pattern[present], minlength=n_patterns)
+    missing = np.bincount(pattern[~present], weights=count[~present], minlength=n_patterns)
+    distinct = values + ((values > 0) & (missing > 0))
+    # A missing value counts (in distinct and entropy) only when another value is present.
+    counted = present | (values[pattern] > 0)
+    share = count[counted] / total[pattern[counted]]
+    entropy = np.exp(-np.bincount(pattern[counted], weights=share * np.log(share), minlength=n_patterns))
+    ranked = found.filter(pl.col("value") >= 0).sort("pattern", "n", descending=[False, True])
+    recursive = _recursive_l(
+        ranked.get_column("pattern").to_numpy().astype(np.int64),
+        ranked.get_column("n").to_numpy().astype(np.float64),
+        n_patterns,
+        c,
     )
-    distinct = np.zeros(n_patterns, dtype=np.int64)
-    entropy = np.ones(n_patterns, dtype=np.float64)
-    recursive = np.ones(n_patterns, dtype=np.int64)
-    rows = per.get_column("pattern").to_numpy()
-    distinct[rows] = per.get_column("distinct").to_numpy()
-    entropy[rows] = per.get_column("entropy").to_numpy()
-    recursive[rows] = _recursive_l(per.get_column("counts"), c)
     return distinct[pattern_of], entropy[pattern_of], recursive[pattern_of]
 
 
-def _recursive_l(counts: pl.Series, c: float) -> np.ndarray:
-    """Per list of counts in decreasing order r1 ≥ … ≥ rm: 1 + the number of l ≥ 2 with
-    r1 < c·(r_l + … + r_m) (the suffix sums decrease, so these l are 2, 3, … up to the largest)."""
-    frame = pl.DataFrame({"counts": counts}).with_row_index("group").explode("counts").drop_nulls()
-    ranked = frame.with_columns(
-        pl.col("counts").first().over("group").alias("first"),
-        pl.col("counts").reverse().cum_sum().reverse().over("group").alias("suffix"),
-        pl.int_range(pl.len()).over("group").alias("position"),
+def _recursive_l(pattern: np.ndarray, count: np.ndarray, n_patterns: int, c: float) -> np.ndarray:
+    """Per pattern, with the counts of its values r1 ≥ … ≥ rm (``pattern`` ascending, ``count``
+    descending within it): 1 + the number of l ≥ 2 with r1 < c·(r_l + … + r_m) (the suffix sums
+    decrease, so these l are 2, 3, … up to the largest)."""
+    starts = (
+        np.flatnonzero(np.r_[True, pattern[1:] != pattern[:-1]]) if len(pattern) else np.zeros(0, np.int64)
     )
-    holds = ranked.filter((pl.col("position") >= 1) & (c * pl.col("suffix") > pl.col("first")))
-    result = np.ones(len(counts), dtype=np.int64)
-    tally = holds.group_by("group").agg(pl.len().alias("l"))
-    result[tally.get_column("group").to_numpy()] += tally.get_column("l").to_numpy()
+    group_of = np.cumsum(np.r_[False, pattern[1:] != pattern[:-1]]) if len(pattern) else pattern
+    inclusive = np.cumsum(count)
+    before = inclusive - count  # the counts of the group's earlier (larger) values, plus earlier groups
+    group_sum = np.add.reduceat(count, starts) if len(starts) else count
+    group_start_sum = before[starts] if len(starts) else count
+    suffix = group_sum[group_of] - (before - group_start_sum[group_of])
+    first = count[starts][group_of] if len(starts) else count
+    position = np.arange(len(pattern)) - (starts[group_of] if len(starts) else 0)
+    holds = (position >= 1) & (c * suffix > first)
+    result = np.ones(n_patterns, dtype=np.int64)
+    np.add.at(result, pattern[holds], 1)
     return result
 
 

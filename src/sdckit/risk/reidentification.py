@@ -196,9 +196,17 @@ class ReidentificationRisk:
         }
         entropy = self.entropy_l_diversity.get(name)
         if entropy is not None:
-            levels, inverse = np.unique(entropy, return_inverse=True)
-            counts = np.bincount(inverse, weights=self.multiplicity)
-            figures["entropy"] = _quantiles(levels, counts)
+            # a hash count of the few distinct values, not a sort of every record's
+            weights = np.ones(len(entropy)) if self.multiplicity is None else self.multiplicity
+            levels = (
+                pl.DataFrame({"value": entropy, "weight": weights})
+                .group_by("value")
+                .agg(pl.col("weight").sum())
+                .sort("value")
+            )
+            figures["entropy"] = _quantiles(
+                levels.get_column("value").to_numpy(), levels.get_column("weight").to_numpy()
+            )
         recursive = self.recursive_l_diversity.get(name)
         if recursive is not None:
             figures["recursive"] = {
