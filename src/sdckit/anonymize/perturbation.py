@@ -290,7 +290,7 @@ def _moments_report(figures: dict[str, Any]) -> list[str]:
     "noise",
     NoiseParams,
     summary=_noise_summary,
-    help="Noise addition to numeric attributes: additive, correlated or correlated with exact moments.",
+    help="Noise on numeric attributes: additive, correlated (moments exact or restricted), on outliers.",
     report=lambda figures: [
         f"{figures['noise']} noise, amount {figures['amount']:g}%, seed {figures['seed']}",
         *([f"{figures['outliers']:,} outlying records perturbed"] if "outliers" in figures else []),
