@@ -621,8 +621,9 @@ def _rejection(
     draw: Any,
 ) -> dict[str, Any]:
     """Draw again the records too close to a training record (``threshold``) or that single out one
-    (``reject_unique``; :mod:`sdckit.anonymize._synthesis_unique`), in place, with ``draw(sizes)``
-    (fresh records per implicate); what was rejected."""
+    (``reject_unique``; :mod:`sdckit.anonymize._synthesis_unique`), in place, with ``draw(sizes,
+    slots, start)`` (fresh records per implicate, the first ``start`` attributes of the ``slots``
+    kept; :func:`redraw`); what was rejected."""
     n, k = len(columns[targets[0]].missing), params.reject_unique
     names = [name for name in in_file_order if columns[name].categorical]
     singling = None
