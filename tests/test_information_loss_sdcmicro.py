@@ -65,3 +65,46 @@ def test_the_summary_keeps_every_digit(tmp_path):
     assert figures["measures"]["R"]["mse"] == pytest.approx(direct.figures["R"]["mse"], rel=1e-9)
     assert figures["il1_relative"] == pytest.approx(direct.il1_relative, rel=1e-9)
     assert figures["il_correl"] == pytest.approx(direct.il_correl, rel=1e-9)
+
+
+def test_robeigen_follows_eigen_on_gaussian_data_and_grows_with_the_noise():
+    # Without outliers the MCD scatter of standardized Gaussian data estimates its correlation
+    # matrix, so robeigen is close to eigen; both grow with the noise added.
+    from sdckit.utility.information_loss import eigen_loss, robust_eigen_loss, structure
+
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(3000, 3)) @ np.array([[1.0, 0.5, 0.2], [0.0, 1.0, 0.4], [0.0, 0.0, 1.0]])
+    assert robust_eigen_loss(x, x, seed=0) == 0.0
+    losses = []
+    for scale in (0.3, 0.6):
+        y = x + rng.normal(scale=scale, size=x.shape)
+        classical = eigen_loss(structure(x, 1).eigenvalues, structure(y, 1).eigenvalues)
+        robust = robust_eigen_loss(x, y, seed=0)
+        assert abs(robust - classical) < 0.1
+        losses.append(robust)
+    assert losses[0] < losses[1]
+
+
+def test_robust_options(tmp_path):
+    names = ["a", "b"]
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(100, 2))
+    pl.DataFrame(x, schema=names).write_csv(tmp_path / "o.csv")
+    pl.DataFrame(x + 0.1, schema=names).write_csv(tmp_path / "r.csv")
+    (tmp_path / "c.yaml").write_text("attributes:\n  a: {kind: numeric}\n  b: {kind: numeric}\n")
+    base = [
+        "utility",
+        "numeric",
+        str(tmp_path / "o.csv"),
+        str(tmp_path / "r.csv"),
+        "-c",
+        str(tmp_path / "c.yaml"),
+    ]
+    refused = runner.invoke(app, [*base, "--seed", "3"])
+    assert refused.exit_code == 2 and "--seed only with --robust" in refused.output
+    done = runner.invoke(app, [*base, "--robust", "--seed", "3", "--summary", str(tmp_path / "s.json")])
+    assert done.exit_code == 0, done.output
+    figures = json.loads((tmp_path / "s.json").read_text())
+    assert figures["robeigen"] is not None and figures["robeigen"] >= 0
+    plain = runner.invoke(app, [*base, "--summary", str(tmp_path / "p.json")])
+    assert plain.exit_code == 0 and "robeigen" not in json.loads((tmp_path / "p.json").read_text())

@@ -41,6 +41,10 @@ sdcMicro (``R/dUtility.R``):
 * ``il1_relative`` — ``IL1`` of sdcMicro 5.6 to 5.8.1 (a different measure under the old name):
   Σ_ij 100·|x_ij − x′_ij| / |x_ij|, the sum of the relative errors in percent; a term whose original
   value is 0 is left out (sdcMicro's ``Inf`` set to NA; its 0/0 is NaN, dropped as well).
+* ``robeigen`` (with ``robust``) — ``dUtility(method = "robeigen")``: as ``eigen``, the eigenvalues of
+  the Minimum Covariance Determinant scatters of the standardized files (scikit-learn's FAST-MCD with
+  ``seed``, where sdcMicro calls robustbase's ``covMcd``: other small-sample corrections, so the
+  figure can differ slightly).
 * ``il_correl`` — sdcMicro's ``IL_correl``: with d and d′ the diagonals of the inverses of the two
   correlation matrices, ‖d/‖d‖ − d′/‖d′‖‖ / √2 (0 when the release keeps every correlation; null
   when a correlation matrix is singular, where sdcMicro stops with an error).
@@ -69,13 +73,14 @@ R package sdcMicro. Journal of Statistical Software 67(4) (``dUtility``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from sdckit._numba import njit
 from sdckit.context import Context
@@ -227,6 +232,23 @@ def il_correl(original: np.ndarray, release: np.ndarray) -> float | None:
     return float(np.sqrt(((diagonals[0] - diagonals[1]) ** 2).sum()) / np.sqrt(2.0))
 
 
+def robust_eigen_loss(x: np.ndarray, y: np.ndarray, seed: int) -> float | None:
+    """sdcMicro's ``dUtility(method = "robeigen")``: :func:`eigen_loss` of the eigenvalues of the MCD
+    scatters of the two standardized matrices (R's ``scale``)."""
+    from sdckit._extras import require
+
+    require("learn", "sklearn", feature="robeigen (utility numeric --robust)")
+    from sklearn.covariance import MinCovDet
+
+    def eigenvalues(a: np.ndarray) -> np.ndarray:
+        sd = a.std(axis=0, ddof=1)
+        scaled = (a - a.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        scatter = MinCovDet(random_state=seed).fit(scaled).covariance_
+        return np.sort(np.linalg.eigvalsh(scatter))[::-1]
+
+    return eigen_loss(eigenvalues(x), eigenvalues(y))
+
+
 def eigen_loss(original: np.ndarray, release: np.ndarray) -> float | None:
     """sdcMicro's ``dUtility(method = "eigen")``: Σ |e − e′| / e over the eigenvalues of the two
     correlation matrices in decreasing order (e ≤ 1e-12·p, a zero of rounding, left out)."""
@@ -255,6 +277,8 @@ class NumericLoss:
     il_correl: float | None
     original: Structure
     release: Structure
+    robust: bool = False
+    robeigen: float | None = None
 
     @property
     def il_score(self) -> float | None:
@@ -354,6 +378,16 @@ class NumericLossParams(MethodParams):
             description="Factors of the communalities (default: Kaiser's rule, eigenvalues of R above 1).",
         ),
     ] = None
+    robust: Annotated[
+        bool, Field(description="Also sdcMicro's robeigen (MCD scatters; needs scikit-learn).")
+    ] = False
+    seed: Annotated[Whole | None, Field(description="Seed of the MCD of --robust (default 0).")] = None
+
+    @model_validator(mode="after")
+    def _seed_with_robust(self) -> NumericLossParams:
+        if self.seed is not None and not self.robust:
+            raise ValueError("takes {seed} only with {robust} (the MCD's random subsets)")
+        return self
 
 
 def numeric_matrices(
@@ -407,6 +441,7 @@ def _summary(result: NumericLoss) -> dict[str, Any]:
         "il1_relative": _exact(result.il1_relative),
         "eigen": _exact(result.eigen),
         "il_correl": _exact(result.il_correl),
+        **({"robeigen": _exact(result.robeigen)} if result.robust else {}),
         "il_score": _exact(result.il_score),
     }
 
@@ -435,7 +470,8 @@ def _report(figures: dict[str, Any]) -> list[Any]:
         table,
         f"IL1 {shown(figures['il1'])} (sum {shown(figures['il1s'])}; sdcMicro <= 5.5); IL1 of sdcMicro 5.8.1 "
         f"{shown(figures['il1_relative'])}; eigen {shown(figures['eigen'])}; "
-        f"IL_correl {shown(figures['il_correl'])}; IL score {shown(figures['il_score'])}",
+        f"IL_correl {shown(figures['il_correl'])}; IL score {shown(figures['il_score'])}"
+        + (f"; robeigen {shown(figures['robeigen'])}" if "robeigen" in figures else ""),
     ]
     return lines
 
@@ -453,7 +489,7 @@ def _report(figures: dict[str, Any]) -> list[Any]:
 )
 def _run(original: Table, release: Table, params: NumericLossParams, context: Context) -> NumericLoss:
     names, x, y, left_out, suppressed, ranges = numeric_matrices(original, release, params)
-    return numeric_information_loss(
+    result = numeric_information_loss(
         x,
         y,
         factors=params.factors,
@@ -462,3 +498,7 @@ def _run(original: Table, release: Table, params: NumericLossParams, context: Co
         suppressed=suppressed,
         ranges=ranges,
     )
+    if not params.robust:
+        return result
+    robeigen = robust_eigen_loss(x, y, params.seed or 0)
+    return dataclasses.replace(result, robust=True, robeigen=robeigen)
