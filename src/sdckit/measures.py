@@ -74,7 +74,7 @@ class MeasureSpec:
 #: The order the command line lists the measures in; measures not named here follow, in the order of
 #: their modules' names.
 _RISK_FIRST = ("combined", "reidentification", "suda", "linkage", "interval", "attribute-disclosure")
-_UTILITY_FIRST = ("numeric", "tables", "propensity", "classifier")
+_UTILITY_FIRST = ("numeric", "variables", "tables", "propensity", "classifier")
 
 RISK_MEASURES: Registry[MeasureSpec] = Registry(
     "risk measure", package="sdckit.risk", declaration="register_measure", first=_RISK_FIRST
