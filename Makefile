@@ -62,6 +62,7 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_slicing.py
 	$(BIN)/python benchmarks/bench_qs.py
 	$(BIN)/python benchmarks/bench_recode.py
+	$(BIN)/python benchmarks/bench_sdcmicro_measures.py
 	$(BIN)/python benchmarks/bench_suppressed_group.py
 	$(BIN)/python benchmarks/bench_evaluation.py
 	$(BIN)/python benchmarks/bench_masking.py

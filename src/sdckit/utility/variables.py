@@ -78,7 +78,8 @@ def ordinal_distances(x: pl.Series, y: pl.Series) -> np.ndarray:
 
 def nominal_distances(x: pl.Series, y: pl.Series) -> np.ndarray:
     """0 for equal values (as text), 1 otherwise; a value missing on one side is 1, on both 0."""
-    a, b = value_strings(x), value_strings(y)
+    # Columns of one type compare as they are; others as the texts sdckit writes.
+    a, b = (x, y) if x.dtype == y.dtype else (value_strings(x), value_strings(y))
     differ = (a != b).fill_null(True).to_numpy()
     both = (a.is_null() & b.is_null()).to_numpy()
     return np.where(both, 0.0, differ.astype(np.float64))
