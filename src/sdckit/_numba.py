@@ -30,7 +30,7 @@ from typing import Any
 from numba import njit
 from numba.core import caching
 
-__all__ = ["SHIPPED", "njit", "shipped_build"]
+__all__ = ["SHIPPED", "njit", "shipped_build", "shipped_in_use"]
 
 PACKAGE = Path(__file__).resolve().parent
 #: Where ``python -m sdckit.precompile`` puts the compiled kernels: one folder per package folder
@@ -50,6 +50,11 @@ def shipped_build() -> dict | None:
 
 def _enabled() -> bool:
     return os.environ.get("SDCKIT_SHIPPED_KERNELS", "1") != "0"
+
+
+def shipped_in_use() -> bool:
+    """Whether kernels are taken from a shipped build (loaded, not compiled, on first use)."""
+    return _enabled() and _BUILD.get("build") is not None
 
 
 def filename_base(py_func) -> str:

@@ -28,7 +28,8 @@ everything. Wildcard nulls are its special case where a label covers one value o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -375,8 +376,6 @@ def warm_up_in_background() -> None:
     reads its data (polars releases the interpreter lock while it reads)."""
     if _warming:
         return
-    import threading
-
     thread = threading.Thread(target=_warm_up, name="sdckit-kernels", daemon=True)
     _warming.append(thread)
     thread.start()
@@ -386,6 +385,16 @@ def _warm_up() -> None:
     from sdckit import _kernels_counting as kernels
 
     kernels.warm_up()
+
+
+def finish_warm_up(stop: Callable[[], bool]) -> None:
+    """Wait for the background warm-up of :func:`warm_up_in_background`, if one runs, until it ends or
+    ``stop()`` (an interrupt). Loading cached kernels ends long before a command does; compiling them
+    (an empty numba cache, no precompiled kernels) may not, and a process that exits meanwhile kills
+    the compilation, so that the next run compiles again what this one started."""
+    for thread in _warming:
+        while isinstance(thread, threading.Thread) and thread.is_alive() and not stop():
+            thread.join(0.1)
 
 
 def initial_keys(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -616,6 +625,36 @@ def wildcard_pattern_sizes(
         result = _wildcard_pattern_sizes_loop(
             patterns, matrix, cardinalities, distinct_masks, members, totals
         )
+    return result.reshape(-1) if sizes.ndim == 1 else result
+
+
+def alpha_wildcard_pattern_sizes(
+    patterns: np.ndarray, sizes: np.ndarray, cardinalities: Sequence[int], alpha: float
+) -> np.ndarray:
+    """:func:`wildcard_pattern_sizes` where a match through a pattern with a missing value counts
+    ``alpha`` (sdcMicro's ``freqCalc(alpha)``; ``alpha = 1`` is the plain wildcard count).
+
+    sdcMicro's rule, read from its ``freqCalc``: a pattern counts its own records once and the complete
+    patterns (no missing value) that match it once; every *other* matching pattern with a missing
+    value counts ``alpha`` times its size (``alpha``, not ``alpha`` to the number of wildcards). A
+    pattern whose every value is missing matches everything and counts the total, whatever ``alpha``.
+    One deviation: with two or more keys, sdcMicro adds nothing from all-missing patterns to the
+    complete patterns (its ``addAllNAtoKeys`` switch is off; with one key it adds ``alpha`` times them);
+    here they count ``alpha`` like any other pattern with a missing value, so that ``alpha = 1`` is the
+    plain wildcard count. Both sums go through the compiled :func:`wildcard_pattern_sizes` at once
+    (complete and incomplete patterns as separate columns)."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    matrix = sizes.reshape(len(sizes), -1) if sizes.ndim == 1 else sizes
+    missing = patterns < 0
+    incomplete = missing.any(axis=1)
+    columns = matrix.shape[1]
+    split = np.concatenate([matrix * ~incomplete[:, None], matrix * incomplete[:, None]], axis=1)
+    summed = wildcard_pattern_sizes(patterns, split, cardinalities)
+    complete, others = summed[:, :columns], summed[:, columns:]
+    own = matrix * incomplete[:, None]
+    result = complete + alpha * (others - own) + own
+    everything = missing.all(axis=1) if patterns.shape[1] else np.zeros(len(patterns), dtype=bool)
+    result[everything] = matrix.sum(axis=0)
     return result.reshape(-1) if sizes.ndim == 1 else result
 
 

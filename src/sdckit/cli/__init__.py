@@ -81,6 +81,11 @@ def main(arguments: list[str] | None = None) -> None:
         if _outputs is not None:
             _outputs.discard_pending()
     _quiet_stdout()
+    frequency, kernels = sys.modules.get("sdckit.frequency"), sys.modules.get("sdckit._numba")
+    if code == EXIT_OK and frequency is not None and kernels is not None and not kernels.shipped_in_use():
+        # Without precompiled kernels the background warm-up compiles them; an exit now would kill
+        # the compilation, and the next run would compile again what this one started.
+        frequency.finish_warm_up(lambda: interrupts.received)
     if interrupts.received:
         if _outputs is not None:
             _outputs.discard_committed()
