@@ -48,6 +48,8 @@ class DistanceLinkage:
     nearest_distance: np.ndarray
     kd_tree_records: int
     assignment: str = "nearest"
+    metric: str = "standardized"
+    weights: dict[str, float] | None = None
 
     @property
     def linked(self) -> float:
@@ -66,7 +68,7 @@ class DistanceLinkage:
             "mean_rank": finite_or_none(float(self.rank.mean())) if n else None,
             "median_rank": finite_or_none(float(np.median(self.rank))) if n else None,
             "kd_tree_records": self.kd_tree_records,
-        }
+        } | ({"metric": self.metric, "weights": self.weights} if self.metric != "standardized" else {})
 
 
 def distance_linkage(
@@ -138,8 +140,23 @@ def distance_linkage(
 MAX_ONE_TO_ONE = 5_000  # the assignment needs the n x n matrix of distances
 
 
+def check_one_to_one(n: int) -> None:
+    """Refuse a one-to-one assignment of more than :data:`MAX_ONE_TO_ONE` records."""
+    if n > MAX_ONE_TO_ONE:
+        raise ConfigError(
+            f"{spell('assignment')} one-to-one needs an n x n matrix of distances: at most "
+            f"{MAX_ONE_TO_ONE:,} "
+            f"records, the data has {n:,} (use {spell('assignment')} nearest)"
+        )
+
+
 def one_to_one_linkage(
-    encoded: Sequence[Encoded], n_original: int, names: Sequence[str] | None = None
+    encoded: Sequence[Encoded],
+    n_original: int,
+    names: Sequence[str] | None = None,
+    cost: np.ndarray | None = None,
+    metric: str = "standardized",
+    weights: dict[str, float] | None = None,
 ) -> DistanceLinkage:
     """Distance-based linkage by a one-to-one assignment (SPEC §6.2's option; what sdcMicro's
     ``recordLinkage()`` does): the released records are matched with distinct original records so
@@ -149,28 +166,14 @@ def one_to_one_linkage(
     to released record i, ``credit[i]`` 1 when it is its source; ranks are those of the distances.
     Among assignments of equal total distance one is chosen at random (a fixed seed), not the one in
     file order, which would credit every tie.
-    Needs the whole n x n matrix: at most :data:`MAX_ONE_TO_ONE` records."""
+    Needs the whole n x n matrix: at most :data:`MAX_ONE_TO_ONE` records. ``cost``: that matrix when
+    the caller computed it with another distance (Gower's, named by ``metric``)."""
     from scipy.optimize import linear_sum_assignment
 
     n = n_original
-    if n > MAX_ONE_TO_ONE:
-        raise ConfigError(
-            f"{spell('assignment')} one-to-one needs an n x n matrix of distances: at most "
-            f"{MAX_ONE_TO_ONE:,} "
-            f"records, the data has {n:,} (use {spell('assignment')} nearest)"
-        )
-    numeric = [a for a in encoded if isinstance(a, NumericAttribute)]
-    categorical = [a for a in encoded if isinstance(a, CategoricalAttribute)]
-    squared = np.zeros((n, n))
-    for attribute in numeric:
-        x, lo, hi = attribute.standardized()
-        gap = np.maximum(np.maximum(lo[:, None] - x[None, :], x[None, :] - hi[:, None]), 0.0)
-        squared += gap * gap
-    released_rows = np.repeat(np.arange(n), n)
-    original_rows = np.tile(np.arange(n), n)
-    for category in categorical:
-        squared += ~category.agrees(released_rows, original_rows).reshape(n, n)
-    cost = np.sqrt(squared)
+    check_one_to_one(n)
+    if cost is None:
+        cost = _standardized_matrix(encoded, n)
     # Among assignments of equal total distance the solver returns the first it meets: in the file's
     # order that would be the identity, crediting every tie (a k-anonymous release would link 100 %).
     # The originals are therefore offered in a random (seeded) order, so ties fall where chance puts them.
@@ -191,7 +194,25 @@ def one_to_one_linkage(
         nearest_distance=cost[np.arange(n), assigned],
         kd_tree_records=0,
         assignment="one-to-one",
+        metric=metric,
+        weights=weights,
     )
+
+
+def _standardized_matrix(encoded: Sequence[Encoded], n: int) -> np.ndarray:
+    """The n x n matrix of the default distances (released rows, original columns)."""
+    numeric = [a for a in encoded if isinstance(a, NumericAttribute)]
+    categorical = [a for a in encoded if isinstance(a, CategoricalAttribute)]
+    squared = np.zeros((n, n))
+    for attribute in numeric:
+        x, lo, hi = attribute.standardized()
+        gap = np.maximum(np.maximum(lo[:, None] - x[None, :], x[None, :] - hi[:, None]), 0.0)
+        squared += gap * gap
+    released_rows = np.repeat(np.arange(n), n)
+    original_rows = np.tile(np.arange(n), n)
+    for category in categorical:
+        squared += ~category.agrees(released_rows, original_rows).reshape(n, n)
+    return np.sqrt(squared)
 
 
 def _true_distances(

@@ -73,6 +73,7 @@ from sdckit.params import Finite, MethodParams, Whole
 from sdckit.risk._fellegi_sunter import FellegiSunter, fellegi_sunter
 from sdckit.risk._linkage_distance import DistanceLinkage, distance_linkage, one_to_one_linkage
 from sdckit.risk._linkage_encoding import check_alignment, compared_attributes, encode_attributes
+from sdckit.risk._linkage_gower import gower_linkage, parse_weights
 from sdckit.table import Table
 
 DECISIONS = ("non-link", "possible", "link")
@@ -101,6 +102,21 @@ class LinkageParams(MethodParams):
             "credit), or a one-to-one assignment of least total distance (sdcMicro's recordLinkage)."
         ),
     ] = "nearest"
+    distance: Annotated[
+        Literal["standardized", "gower"],
+        Field(
+            description="Distance linkage: standardized Euclidean with 0/1 per category (SPEC §6.2), or "
+            "Gower's distance as sdcMicro's recordLinkage (|x - y| / range, 0/1, missing values left out)."
+        ),
+    ] = "standardized"
+    weights: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description="Gower: attribute weights, name=weight comma-separated (others weigh 1) or one "
+            "number per compared attribute in order (sdcMicro's form).",
+        ),
+    ] = None
     blocking: Annotated[
         str | None,
         Field(
@@ -121,8 +137,14 @@ class LinkageParams(MethodParams):
 
     @model_validator(mode="after")
     def _probabilistic_only(self) -> LinkageParams:
-        if self.method == "probabilistic" and "assignment" in self.model_fields_set:
-            raise ValueError("takes no {assignment} with {method} probabilistic (it is distance linkage's)")
+        if self.method == "probabilistic":
+            for name in ("assignment", "distance", "weights"):
+                if name in self.model_fields_set:
+                    raise ValueError(
+                        f"takes no {{{name}}} with {{method}} probabilistic (it is distance linkage's)"
+                    )
+        if self.weights is not None and self.distance != "gower":
+            raise ValueError("{weights} weigh Gower's distance: give {distance} gower")
         if self.method == "distance":
             given = [name for name in ("blocking",) if getattr(self, name) is not None]
             given += [
@@ -205,7 +227,10 @@ def record_linkage(
     encoded = encode_attributes(original, release, attributes)
     n = original.n_records
     distance = probabilistic = None
-    if params.method in ("distance", "both"):
+    if params.method in ("distance", "both") and params.distance == "gower":
+        weights = parse_weights(params.weights, attributes)
+        distance = gower_linkage(encoded, weights, attributes, params.assignment, progress)
+    elif params.method in ("distance", "both"):
         if params.assignment == "one-to-one":
             distance = one_to_one_linkage(encoded, n, attributes)
         else:
