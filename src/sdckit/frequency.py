@@ -645,15 +645,15 @@ def alpha_wildcard_pattern_sizes(
     (complete and incomplete patterns as separate columns)."""
     sizes = np.asarray(sizes, dtype=np.float64)
     matrix = sizes.reshape(len(sizes), -1) if sizes.ndim == 1 else sizes
-    missing = patterns < 0
-    incomplete = missing.any(axis=1)
+    missing = np.asarray(patterns) < 0
+    incomplete: np.ndarray = np.asarray(missing.any(axis=1), dtype=bool)
     columns = matrix.shape[1]
     split = np.concatenate([matrix * ~incomplete[:, None], matrix * incomplete[:, None]], axis=1)
     summed = wildcard_pattern_sizes(patterns, split, cardinalities)
     complete, others = summed[:, :columns], summed[:, columns:]
     own = matrix * incomplete[:, None]
     result = complete + alpha * (others - own) + own
-    everything = missing.all(axis=1) if patterns.shape[1] else np.zeros(len(patterns), dtype=bool)
+    everything = np.asarray(missing.all(axis=1), dtype=bool) & (patterns.shape[1] > 0)
     result[everything] = matrix.sum(axis=0)
     return result.reshape(-1) if sizes.ndim == 1 else result
 

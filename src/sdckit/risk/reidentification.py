@@ -6,6 +6,12 @@ Frequencies (sdcMicro ``freqCalc``)
     weights (the estimated population frequency; ``F_k = f_k`` without weights). A missing key value
     is a wildcard that matches every value (sdcMicro's convention, ``missing: wildcard``) or a value
     of its own (``missing: category``). Counting is :func:`sdckit.frequency.wildcard_pattern_sizes`.
+    ``alpha`` (sdcMicro's ``freqCalc(alpha)``, wildcard only) weighs a match through another pattern
+    with a missing value by ``alpha`` (:func:`sdckit.frequency.alpha_wildcard_pattern_sizes`, which
+    states the rule and its one deviation); ``f_k`` is then fractional. Deviation: sdcMicro's
+    ``indivRisk`` (weighted) gives ``r = 0`` to a fractional ``f_k`` in (1, 2) and its f >= 3 formula
+    to every ``f_k`` above 2; here a fractional ``f_k`` below 3 has ``r = 1/f_k`` and one of 3 or more
+    the f >= 3 formula.
 
 Individual risk (Benedetti & Franconi 1998; Capobianchi, Polettini & Lucarelli 2001; sdcMicro
 ``indivRisk``)
@@ -28,6 +34,13 @@ Global risk (sdcMicro ``measure_risk``)
     ``ER = sum_i r_i`` (expected re-identifications), ``global_risk = ER / n`` and in percent.
     Household risk: with an attribute of role ``household``, every member of a household gets
     ``r_h = 1 - prod_{i in h} (1 - r_i)``; ``hier_risk_ER = sum_i r_h(i)`` over records, as sdcMicro.
+    Global threshold (sdcMicro ``measure_risk``'s ``max_global_risk`` and ``global_threshold``,
+    its ``measure_threshold``, mu-Argus manual 4.1 section 2.3.4.1): with the risks sorted in
+    decreasing order, the largest risk value t, taken among the values the records hold, such that
+    ``sum_i min(r_i, t) < max_global_risk * n`` (the records above t, brought down to t, leave the
+    global risk below the maximum); summed in sdcMicro's order. None (sdcMicro's NA) when the file's
+    global risk is already below the maximum; 0 when no record value works. A record is above the
+    threshold when ``r > t``.
 
 k-anonymity
     Records with ``f_k < k`` for k = 2, 3, 5 (count and percent), as sdcMicro's print method.
@@ -90,6 +103,7 @@ from pydantic import Field, model_validator
 
 from sdckit.errors import ConfigError, InputError, SdcWarning
 from sdckit.frequency import (
+    alpha_wildcard_pattern_sizes,
     check_weights,
     coverage_group_sizes,
     dense_keys,
@@ -120,6 +134,7 @@ __all__ = [
     "ReidentificationParams",
     "ReidentificationRisk",
     "exact_risk_closed_form",
+    "global_threshold",
     "household_risk",
     "individual_risk",
     "population_uniqueness",
@@ -173,6 +188,12 @@ class ReidentificationRisk:
     entropy_l_diversity: dict[str, np.ndarray] = field(default_factory=dict)
     recursive_l_diversity: dict[str, np.ndarray] = field(default_factory=dict)
     l_recursive_c: float = 2.0
+    #: freqCalc's alpha when given (None: the plain wildcard count, not reported).
+    alpha: float | None = None
+    #: measure_risk's max_global_risk when given, and the threshold it gives (None: not asked for,
+    #: or sdcMicro's NA: the file is within it).
+    max_global_risk: float | None = None
+    global_threshold: float | None = None
 
     @property
     def n_records(self) -> int:
@@ -234,15 +255,25 @@ class ReidentificationRisk:
             )
             if values is not None
         ]
+        above = []
+        if self.max_global_risk is not None:
+            above = [pl.Series("above_global_threshold", self._above_threshold())]
         return pl.DataFrame(
             [
-                pl.Series("fk", self.fk.astype(np.int64)),
+                pl.Series("fk", self.fk if self.alpha is not None else self.fk.astype(np.int64)),
                 pl.Series("Fk", self.Fk),
                 pl.Series("individual_risk", self.risk),
                 household,
                 *diversity,
+                *above,
             ]
         )
+
+    def _above_threshold(self) -> np.ndarray:
+        """Per row: its individual risk is above the global threshold (none when there is none)."""
+        if self.global_threshold is None:
+            return np.zeros(len(self.risk), dtype=bool)
+        return self.risk > self.global_threshold
 
     def riskiest(self, count: int | None = None) -> pl.DataFrame:
         """The ``count`` records of highest individual risk (ties in record order) with their keys."""
@@ -258,7 +289,7 @@ class ReidentificationRisk:
         frame = pl.DataFrame({"record": numbers.astype(np.int64)})
         frame = frame.hstack(self.key_values[index].select(pl.all().cast(pl.String)))
         frame = frame.with_columns(
-            pl.Series("fk", self.fk[order].astype(np.int64)),
+            pl.Series("fk", self.fk[order] if self.alpha is not None else self.fk[order].astype(np.int64)),
             pl.Series("Fk", self.Fk[order]),
             pl.Series("individual_risk", self.risk[order]),
         )
@@ -297,6 +328,12 @@ class ReidentificationRisk:
             "clipped_records": self.clipped,
             **self.attacker_models(),
         }
+        if self.alpha is not None:
+            result["alpha"] = self.alpha
+        if self.max_global_risk is not None:
+            result["max_global_risk"] = self.max_global_risk
+            result["global_threshold"] = self.global_threshold
+            result["records_above_global_threshold"] = self._count(self._above_threshold())
         if self.household_risk is not None:
             hier = float(self.household_risk.sum())
             result["household"] = {
@@ -410,6 +447,8 @@ def reidentification_risk(
     original: Table | None = None,
     hierarchies: dict[str, Hierarchy] | None = None,
     l_recursive_c: float = 2.0,
+    alpha: float | None = None,
+    max_global_risk: float | None = None,
 ) -> ReidentificationRisk:
     """Re-identification risk of ``table``: keys are the attributes with role quasi-identifier,
     ``weights`` the column of sampling weights (None: not a sample survey), the household id the
@@ -429,13 +468,19 @@ def reidentification_risk(
     figure built on them (individual, global, household risk, k-anonymity violations, attacker
     models) follows. l-diversity and population uniqueness stay those of the release's classes as
     released (identical labels). A record that no released record covers (an untruthful release)
-    is an error."""
+    is an error.
+
+    ``alpha`` (in [0, 1], wildcard nulls only, not with ``original``) weighs matches through other
+    patterns with missing values (sdcMicro's ``freqCalc``; None: 1, the plain wildcard count);
+    ``max_global_risk`` (in (0, 1), sdcMicro's default 0.01) asks for sdcMicro's ``global_threshold``
+    and each record's place above it (see the module docstring)."""
     keys = [attribute.name for attribute in table.schema.with_role(Role.QUASI_IDENTIFIER)]
     where = f"{table.source}: " if table.source else ""
     n = table.n_records if multiplicity is None else int(multiplicity.sum())
     household = _check_arguments(table, keys, missing, sampling_fraction, population_size, n)
+    _check_sdcmicro_options(missing, alpha, max_global_risk, original)
     weight_values = _weight_values(table, weights, weight_sums, where)
-    key = _KeyFrequencies.of(table, keys, missing, multiplicity, weight_values)
+    key = _KeyFrequencies.of(table, keys, missing, multiplicity, weight_values, alpha)
     pattern_of, f_pattern, F_pattern, counts = key.pattern_of, key.f, key.F, key.counts  # noqa: N806
     if original is not None:
         pattern_of, f_pattern, F_pattern, counts = _covered_frequencies(  # noqa: N806
@@ -513,7 +558,55 @@ def reidentification_risk(
         entropy_l_diversity=entropy_l,
         recursive_l_diversity=recursive_l,
         l_recursive_c=l_recursive_c,
+        alpha=alpha,
+        max_global_risk=max_global_risk,
+        global_threshold=(
+            None if max_global_risk is None else global_threshold(risk, max_global_risk, multiplicity)
+        ),
     )
+
+
+def global_threshold(
+    risk: np.ndarray, max_global_risk: float, multiplicity: np.ndarray | None = None
+) -> float | None:
+    """sdcMicro's ``global_threshold`` of the individual risks ``risk`` (one a record, or a row
+    standing for ``multiplicity`` records) for ``max_global_risk``: the largest risk value t among the
+    records' such that ``sum_i min(r_i, t) < max_global_risk * n``; None when the total risk is
+    already below ``max_global_risk * n`` (sdcMicro's NA), 0 when no value works. The sums are those
+    of sdcMicro's ``measure_threshold`` in its order (a running total over the risks in decreasing
+    order, each removed in turn), so that ties with the bound resolve as there."""
+    values = np.asarray(risk, dtype=np.float64)
+    if multiplicity is not None:
+        values = np.repeat(values, np.asarray(multiplicity, dtype=np.int64))
+    ordered = -np.sort(-values)
+    n = len(ordered)
+    bound = max_global_risk * n
+    if n == 0:
+        return None
+    # cumsum adds one term after the other, as sdcMicro's loops do.
+    total = np.cumsum(ordered)[-1]
+    if total < bound:
+        return None
+    remaining = np.cumsum(np.concatenate([[total], -ordered[:-1]]))  # before removing record j
+    steps = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1  # where a lower risk value starts
+    within = remaining[steps] + ordered[steps] * steps.astype(np.float64) < bound
+    hits = np.flatnonzero(within)
+    return float(ordered[steps[hits[0]]]) if len(hits) else 0.0
+
+
+def _check_sdcmicro_options(
+    missing: str, alpha: float | None, max_global_risk: float | None, original: Table | None
+) -> None:
+    """Refuse an ``alpha`` or ``max_global_risk`` :func:`reidentification_risk` cannot apply."""
+    if alpha is not None:
+        if not 0 <= alpha <= 1:
+            raise ConfigError(f"alpha must be in [0, 1], got {alpha:g}")
+        if missing != "wildcard":
+            raise ConfigError("alpha weighs wildcard matches: it needs missing wildcard, not category")
+        if original is not None:
+            raise ConfigError("alpha does not apply to coverage counting against an original")
+    if max_global_risk is not None and not 0 < max_global_risk < 1:
+        raise ConfigError(f"max_global_risk must be in (0, 1), got {max_global_risk:g}")
 
 
 def _check_arguments(
@@ -586,6 +679,7 @@ class _KeyFrequencies:
         missing: str,
         multiplicity: np.ndarray | None,
         weight_values: np.ndarray | None,
+        alpha: float | None = None,
     ) -> _KeyFrequencies:
         # The records' value patterns (nulls as values), then the integer codes of one record per
         # pattern: the records are grouped once and only the patterns are encoded.
@@ -602,7 +696,12 @@ class _KeyFrequencies:
         sums = group_sizes(pattern_of, n_patterns, weight_values) if weight_values is not None else counts
         cardinalities = list(encoding.cardinalities)
         wildcard = missing == "wildcard" and any(encoding.has_missing)
-        if wildcard:
+        if wildcard and alpha is not None and alpha != 1:
+            both = alpha_wildcard_pattern_sizes(
+                patterns, np.stack([counts, sums], axis=1), cardinalities, alpha
+            )
+            f_pattern, F_pattern = both[:, 0], both[:, 1]  # noqa: N806
+        elif wildcard:
             both = wildcard_pattern_sizes(patterns, np.stack([counts, sums], axis=1), cardinalities)
             f_pattern, F_pattern = both[:, 0], both[:, 1]  # noqa: N806
         else:
@@ -716,6 +815,33 @@ class ReidentificationParams(MethodParams):
     l_recursive_c: Annotated[
         Finite, Field(gt=0, description="c of the recursive (c, l)-diversity of the sensitive attributes.")
     ] = 2.0
+    alpha: Annotated[
+        Finite | None,
+        Field(
+            ge=0,
+            le=1,
+            description="sdcMicro freqCalc's alpha: weight of a match through another key with a missing "
+            "value (wildcard only; default 1).",
+        ),
+    ] = None
+    max_global_risk: Annotated[
+        Finite | None,
+        Field(
+            gt=0,
+            lt=1,
+            description="sdcMicro measure_risk's max_global_risk (its default 0.01): report global_threshold "
+            "and the records above it.",
+        ),
+    ] = None
+
+    def to_recipe(self) -> dict[str, Any]:
+        """Every parameter but alpha and max_global_risk when not given (the documents written
+        before they existed stay as they were)."""
+        recipe = super().to_recipe()
+        for name in ("alpha", "max_global_risk"):
+            if recipe.get(name) is None:
+                recipe.pop(name, None)
+        return recipe
 
     @model_validator(mode="after")
     def _one_population(self) -> Self:
@@ -752,6 +878,18 @@ def _report(figures: dict[str, Any]) -> list[Any]:
             for k, v in figures["k_anonymity_violations"].items()
         ),
     ]
+    if "alpha" in figures:
+        lines[0] += f", wildcard matches weighed {figures['alpha']:g}"
+    if "max_global_risk" in figures:
+        threshold = figures["global_threshold"]
+        lines.append(
+            f"global threshold for a global risk of at most {figures['max_global_risk']:g}: "
+            + (
+                "none, the file is within it"
+                if threshold is None
+                else f"{threshold:.4g} ({figures['records_above_global_threshold']:,} records above it)"
+            )
+        )
     if figures.get("household"):
         household = figures["household"]
         lines.append(
@@ -856,4 +994,6 @@ def _run(table: Table, params: ReidentificationParams, context: Context) -> Reid
         population_size=params.population_size,
         original=context.original,
         l_recursive_c=params.l_recursive_c,
+        alpha=params.alpha,
+        max_global_risk=params.max_global_risk,
     )
