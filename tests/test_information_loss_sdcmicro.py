@@ -108,3 +108,59 @@ def test_robust_options(tmp_path):
     assert figures["robeigen"] is not None and figures["robeigen"] >= 0
     plain = runner.invoke(app, [*base, "--summary", str(tmp_path / "p.json")])
     assert plain.exit_code == 0 and "robeigen" not in json.loads((tmp_path / "p.json").read_text())
+
+
+def test_summary_micro_by_plain_formulas():
+    """sdcMicro's summary.micro figures recomputed with the statistics module and loops."""
+    import statistics
+
+    from sdckit.utility._sdcmicro_summary import summary_micro
+
+    rng = np.random.default_rng(4)
+    x = rng.normal([50, 10, 5], [10, 3, 1], size=(80, 3))
+    y = x + rng.normal(0, [2, 1, 0.5], size=x.shape)
+    got = summary_micro(x, y)
+    cols = range(3)
+
+    def mad(values):
+        centre = statistics.median(values)
+        return 1.4826 * statistics.median([abs(v - centre) for v in values])
+
+    def rel(a, b):
+        return sum(abs(a[j] - b[j]) / abs(a[j]) for j in cols)
+
+    means = [[statistics.fmean(m[:, j]) for j in cols] for m in (x, y)]
+    medians = [[statistics.median(m[:, j]) for j in cols] for m in (x, y)]
+    mads = [[mad(list(m[:, j])) for j in cols] for m in (x, y)]
+    assert got["amean"] == pytest.approx(rel(*means), rel=1e-9)
+    assert got["amedian"] == pytest.approx(rel(*medians), rel=1e-9)
+    assert got["amad"] == pytest.approx(rel(*mads), rel=1e-9)
+    cov = [[[statistics.covariance(m[:, i], m[:, j]) for j in cols] for i in cols] for m in (x, y)]
+    cor = [[[statistics.correlation(m[:, i], m[:, j]) for j in cols] for i in cols] for m in (x, y)]
+    cov_sum = sum(abs(cov[0][i][j] - cov[1][i][j]) / abs(cov[0][i][j]) for i in cols for j in cols)
+    cor_sum = sum(abs(cor[0][i][j] - cor[1][i][j]) / abs(cor[0][i][j]) for i in cols for j in cols)
+    assert got["devvar"] == pytest.approx(cov_sum / 3, rel=1e-9)
+    assert got["acov"] == pytest.approx(cov_sum / 6, rel=1e-9)
+    assert got["acor"] == pytest.approx(cor_sum / 6, rel=1e-9)
+    totals = [[sum(m[:, j]) for j in cols] for m in (x, y)]
+    assert got["atotals"] == pytest.approx(
+        sum(abs((totals[0][j] - totals[1][j]) / totals[0][j]) for j in cols)
+    )
+    assert got["pmtotals"] == pytest.approx(sum((totals[1][j] - totals[0][j]) / totals[0][j] for j in cols))
+
+    # one-step means: values beyond median +- (3/1.486) MAD pulled to the bound
+    def onestep(m, j):
+        centre, spread = statistics.median(m[:, j]), mad(list(m[:, j]))
+        low, high = centre - 3 / 1.486 * spread, centre + 3 / 1.486 * spread
+        return statistics.fmean(min(max(v, low), high) for v in m[:, j])
+
+    assert got["aonestep"] == pytest.approx(rel([onestep(x, j) for j in cols], [onestep(y, j) for j in cols]))
+
+    # the regression of the first attribute on the others, by the normal equations
+    def slopes(m):
+        design = np.column_stack([np.ones(len(m)), m[:, 1:]])
+        return np.linalg.solve(design.T @ design, design.T @ m[:, 0])[1:]
+
+    assert got["adlm"] == pytest.approx(float(np.abs(slopes(x) - slopes(y)).sum()), rel=1e-9)
+    assert set(got) >= {"util1", "deigenvalues", "risk0", "risk1", "risk2", "wrisk1", "wrisk2"}
+    assert summary_micro(x, x)["amean"] == 0.0 and summary_micro(x, x)["acor"] == 0.0

@@ -279,6 +279,7 @@ class NumericLoss:
     release: Structure
     robust: bool = False
     robeigen: float | None = None
+    sdcmicro: dict[str, float | None] | None = None
 
     @property
     def il_score(self) -> float | None:
@@ -381,12 +382,17 @@ class NumericLossParams(MethodParams):
     robust: Annotated[
         bool, Field(description="Also sdcMicro's robeigen (MCD scatters; needs scikit-learn).")
     ] = False
-    seed: Annotated[Whole | None, Field(description="Seed of the MCD of --robust (default 0).")] = None
+    sdcmicro: Annotated[
+        bool, Field(description="Also sdcMicro's summary.micro table (needs scikit-learn for dRiskRMD).")
+    ] = False
+    seed: Annotated[
+        Whole | None, Field(description="Seed of the MCD of --robust and --sdcmicro (default 0).")
+    ] = None
 
     @model_validator(mode="after")
     def _seed_with_robust(self) -> NumericLossParams:
-        if self.seed is not None and not self.robust:
-            raise ValueError("takes {seed} only with {robust} (the MCD's random subsets)")
+        if self.seed is not None and not (self.robust or self.sdcmicro):
+            raise ValueError("takes {seed} only with {robust} or {sdcmicro} (the MCD's random subsets)")
         return self
 
 
@@ -442,6 +448,7 @@ def _summary(result: NumericLoss) -> dict[str, Any]:
         "eigen": _exact(result.eigen),
         "il_correl": _exact(result.il_correl),
         **({"robeigen": _exact(result.robeigen)} if result.robust else {}),
+        **({"sdcmicro": result.sdcmicro} if result.sdcmicro is not None else {}),
         "il_score": _exact(result.il_score),
     }
 
@@ -472,6 +479,14 @@ def _report(figures: dict[str, Any]) -> list[Any]:
         f"{shown(figures['il1_relative'])}; eigen {shown(figures['eigen'])}; "
         f"IL_correl {shown(figures['il_correl'])}; IL score {shown(figures['il_score'])}"
         + (f"; robeigen {shown(figures['robeigen'])}" if "robeigen" in figures else ""),
+        *(
+            [
+                "summary.micro: "
+                + ", ".join(f"{key} {shown(value)}" for key, value in figures["sdcmicro"].items())
+            ]
+            if "sdcmicro" in figures
+            else []
+        ),
     ]
     return lines
 
@@ -498,7 +513,10 @@ def _run(original: Table, release: Table, params: NumericLossParams, context: Co
         suppressed=suppressed,
         ranges=ranges,
     )
-    if not params.robust:
-        return result
-    robeigen = robust_eigen_loss(x, y, params.seed or 0)
-    return dataclasses.replace(result, robust=True, robeigen=robeigen)
+    if params.robust:
+        result = dataclasses.replace(result, robust=True, robeigen=robust_eigen_loss(x, y, params.seed or 0))
+    if params.sdcmicro:
+        from sdckit.utility._sdcmicro_summary import summary_micro
+
+        result = dataclasses.replace(result, sdcmicro=summary_micro(x, y, params.seed or 0))
+    return result
