@@ -561,7 +561,7 @@ def reidentification_risk(
         alpha=alpha,
         max_global_risk=max_global_risk,
         global_threshold=(
-            None if max_global_risk is None else global_threshold(risk, max_global_risk, multiplicity)
+            None if max_global_risk is None else global_threshold(risk_pattern, max_global_risk, counts)
         ),
     )
 
@@ -576,9 +576,10 @@ def global_threshold(
     of sdcMicro's ``measure_threshold`` in its order (a running total over the risks in decreasing
     order, each removed in turn), so that ties with the bound resolve as there."""
     values = np.asarray(risk, dtype=np.float64)
-    if multiplicity is not None:
-        values = np.repeat(values, np.asarray(multiplicity, dtype=np.int64))
-    ordered = -np.sort(-values)
+    order = np.argsort(-values, kind="stable")
+    ordered = values[order]
+    if multiplicity is not None:  # sort the rows, then repeat them: the same decreasing sequence
+        ordered = np.repeat(ordered, np.asarray(multiplicity, dtype=np.int64)[order])
     n = len(ordered)
     bound = max_global_risk * n
     if n == 0:
