@@ -14,24 +14,12 @@ R's labels (the work any tool does). Best of three; peak memory of the process a
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import numpy as np
 import polars as pl
 
-from _common import peak_rss_mib, print_header
-
-REPEATS = 3
-
-
-def _best(task) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        result = task()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+from _common import best_time, peak_rss_mib, print_header
 
 
 def _data(records: int, seed: int = 1) -> pl.DataFrame:
@@ -50,7 +38,7 @@ def _case(frame: pl.DataFrame, breaks, method: str | None) -> tuple[float, float
     table = Table.from_frame(frame)
     values = frame.get_column("income").drop_nulls().to_numpy()
     params = {"attribute": "income", "breaks": breaks, **({"cut_method": method} if method else {})}
-    ours, release = _best(lambda: run_method("recode", table, params))
+    ours, release = best_time(lambda: run_method("recode", table, params))
 
     def baseline():
         points, closed = (
@@ -66,7 +54,7 @@ def _case(frame: pl.DataFrame, breaks, method: str | None) -> tuple[float, float
             cut = pl.col("income").cut(points[1:-1].tolist(), labels=labels)
         return frame.select(cut.cast(pl.String))
 
-    base, expected = _best(baseline)
+    base, expected = best_time(baseline)
     same = release.table.data.get_column("income").equals(expected.to_series(), null_equal=True)
     return ours, base, same
 

@@ -19,23 +19,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 
 import numpy as np
 import polars as pl
 
-from _common import peak_rss_mib, print_header
-
-REPEATS = 3
-
-
-def _best(task) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        result = task()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+from _common import best_time, peak_rss_mib, print_header
 
 
 def _interval(records: int, rng: np.random.Generator) -> tuple[float, float, bool]:
@@ -48,12 +36,12 @@ def _interval(records: int, rng: np.random.Generator) -> tuple[float, float, boo
     schema = Schema(tuple(Attribute(name, kind=Kind.NUMERIC) for name in names))
     original = Table(pl.DataFrame(x, schema=names), schema)
     release = Table(pl.DataFrame(y, schema=names), schema)
-    ours, result = _best(lambda: run_measure("interval", original, release))
+    ours, result = best_time(lambda: run_measure("interval", original, release))
 
     def baseline():
         return float(np.mean(np.all(np.abs(x - y) <= 0.05 * y.std(axis=0, ddof=1), axis=1)))
 
-    base, expected = _best(baseline)
+    base, expected = best_time(baseline)
     return ours, base, bool(np.isclose(result.summary()["interval_share"], expected))
 
 
@@ -72,7 +60,7 @@ def _diversity(records: int, rng: np.random.Generator) -> tuple[float, float, bo
     )
     key_patterns = patterns.to_numpy().astype(np.int64)
     sensitive = frame.get_column("s").to_numpy()
-    ours, result = _best(lambda: l_diversities(key_patterns, pattern_of, [40, 40, 40], sensitive, False))
+    ours, result = best_time(lambda: l_diversities(key_patterns, pattern_of, [40, 40, 40], sensitive, False))
 
     def baseline():
         counts = frame.group_by("k0", "k1", "k2", "s").agg(pl.len().alias("n"))
@@ -93,7 +81,7 @@ def _diversity(records: int, rng: np.random.Generator) -> tuple[float, float, bo
         )
         return frame.join(per, on=["k0", "k1", "k2"], how="left", maintain_order="left").get_column("entropy")
 
-    base, expected = _best(baseline)
+    base, expected = best_time(baseline)
     return ours, base, bool(np.allclose(result[1], expected.to_numpy()))
 
 
@@ -115,7 +103,7 @@ def _variables(records: int, rng: np.random.Generator) -> tuple[float, float, bo
     )
     original = Table(pl.DataFrame({"n": number, "o": order, "c": category}), schema)
     release = Table(pl.DataFrame({"n": released[0], "o": released[1], "c": shuffled}), schema)
-    ours, result = _best(lambda: run_measure("variables", original, release, group="utility"))
+    ours, result = best_time(lambda: run_measure("variables", original, release, group="utility"))
 
     def baseline():
         levels = np.union1d(order, released[1])
@@ -129,7 +117,7 @@ def _variables(records: int, rng: np.random.Generator) -> tuple[float, float, bo
         ]
         return float(np.mean(parts))
 
-    base, expected = _best(baseline)
+    base, expected = best_time(baseline)
     return ours, base, bool(np.isclose(result.overall, expected))
 
 
