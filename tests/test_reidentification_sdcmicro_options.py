@@ -207,3 +207,24 @@ def test_cli_alpha_and_max_global_risk(tmp_path: Path):
     refused = CliRunner().invoke(app, [*common, "--missing", "category", "--alpha", "0.5"])
     assert refused.exit_code != 0
     assert "wildcard" in refused.output
+
+
+def test_cli_out_of_core_gives_the_same(tmp_path: Path):
+    WITH_MISSING.write_csv(tmp_path / "data.csv")
+    (tmp_path / "config.yaml").write_text(
+        "attributes:\n"
+        + "".join(f"  {name}: {{role: quasi-identifier, kind: categorical}}\n" for name in KEYS)
+        + "data: {weights: w}\n"
+    )
+    common = ["risk", "reidentification", str(tmp_path / "data.csv"), "-c", str(tmp_path / "config.yaml")]
+    options = ["--alpha", "0.5", "--max-global-risk", "0.05", "-q"]
+    for name, extra in (("plain", []), ("chunks", ["--chunk-rows", "3"])):
+        output = ["-o", str(tmp_path / f"{name}.csv"), "--summary", str(tmp_path / f"{name}.json")]
+        result = CliRunner().invoke(app, [*common, *options, *output, *extra])
+        assert result.exit_code == 0, result.output
+    plain, chunks = pl.read_csv(tmp_path / "plain.csv"), pl.read_csv(tmp_path / "chunks.csv")
+    assert chunks["fk"].to_list() == plain["fk"].to_list() == [2.5, 1, 4, 1.5, 2, 2, 1, 2.5]
+    assert chunks["above_global_threshold"].to_list() == plain["above_global_threshold"].to_list()
+    summaries = [json.loads((tmp_path / f"{name}.json").read_text()) for name in ("plain", "chunks")]
+    assert summaries[0]["global_threshold"] == summaries[1]["global_threshold"]
+    assert summaries[0]["records_above_global_threshold"] == summaries[1]["records_above_global_threshold"]

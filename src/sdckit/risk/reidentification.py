@@ -257,7 +257,7 @@ class ReidentificationRisk:
         ]
         above = []
         if self.max_global_risk is not None:
-            above = [pl.Series("above_global_threshold", self._above_threshold())]
+            above = [pl.Series("above_global_threshold", self.above_threshold())]
         return pl.DataFrame(
             [
                 pl.Series("fk", self.fk if self.alpha is not None else self.fk.astype(np.int64)),
@@ -269,7 +269,7 @@ class ReidentificationRisk:
             ]
         )
 
-    def _above_threshold(self) -> np.ndarray:
+    def above_threshold(self) -> np.ndarray:
         """Per row: its individual risk is above the global threshold (none when there is none)."""
         if self.global_threshold is None:
             return np.zeros(len(self.risk), dtype=bool)
@@ -333,7 +333,7 @@ class ReidentificationRisk:
         if self.max_global_risk is not None:
             result["max_global_risk"] = self.max_global_risk
             result["global_threshold"] = self.global_threshold
-            result["records_above_global_threshold"] = self._count(self._above_threshold())
+            result["records_above_global_threshold"] = self._count(self.above_threshold())
         if self.household_risk is not None:
             hier = float(self.household_risk.sum())
             result["household"] = {

@@ -147,13 +147,17 @@ def reidentification(
         multiplicity=patterns.multiplicity,
         weight_sums=patterns.counts() if config.data.weights else None,
         first_record=patterns.first_record,
+        alpha=params.alpha,
+        max_global_risk=params.max_global_risk,
     )
     parts: tuple[Path, ...] = ()
     if folder is not None:
+        above = [pl.Series("above_global_threshold", result.above_threshold())]
         per_pattern = patterns.table.data.with_columns(
-            pl.Series("fk", result.fk.astype(np.int64)),
+            pl.Series("fk", result.fk if params.alpha is not None else result.fk.astype(np.int64)),
             pl.Series("Fk", result.Fk),
             pl.Series("individual_risk", result.risk),
+            *(above if params.max_global_risk is not None else []),
         )
         parts = map_back(
             patterns, per_pattern, _reidentification_records, folder, engine, columns=keys + sensitive
@@ -162,8 +166,9 @@ def reidentification(
 
 
 def _reidentification_records(joined: pl.DataFrame, partition: Partition) -> pl.DataFrame:
+    above = ["above_global_threshold"] if "above_global_threshold" in joined.columns else []
     return joined.select(
-        "fk", "Fk", "individual_risk", pl.lit(None, dtype=pl.Float64).alias("household_risk")
+        "fk", "Fk", "individual_risk", pl.lit(None, dtype=pl.Float64).alias("household_risk"), *above
     )
 
 
