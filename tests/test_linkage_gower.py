@@ -220,3 +220,24 @@ def test_cli_gower_and_bad_weights(tmp_path: Path) -> None:
     bad = runner.invoke(app, [*args, "--weights", "age=2"])
     assert bad.exit_code == 2
     assert "--distance gower" in bad.output, bad.output
+
+
+def test_ranks_of_many_records_sharing_a_released_row() -> None:
+    """40 released records with the same values (the scan sorts the distances for them): the rank of
+    record i is 1 + the originals strictly closer than its source, here i (ages 0 .. 39 against 0)."""
+    n = 40
+    config = {
+        "attributes": {
+            "v": {"role": "quasi-identifier", "kind": "numeric"},
+            "k": {"role": "quasi-identifier"},
+        }
+    }
+    original = {"v": list(range(n)), "k": ["x"] * n}
+    release = {"v": [0] * n, "k": ["x"] * n}
+    o, r = tables(config, original, release)
+    d = record_linkage(o, r, gower(weights="k=2")).distance
+    assert d is not None
+    assert d.rank.tolist() == [i + 1 for i in range(n)]
+    matrix = oracle(original, release, ["v"], ["v", "k"], {"v": 1.0, "k": 2.0})
+    np.testing.assert_allclose(d.distance, matrix[np.arange(n), np.arange(n)], atol=1e-15)
+    assert d.distance[5] == pytest.approx(5 / 39 / 3)

@@ -165,6 +165,8 @@ WORKLOAD: tuple[Step, ...] = (
     ),
     _m(f"risk linkage people.csv mondrian.csv {PEOPLE} --method both --quiet"),
     _m(f"risk linkage people.csv noise.csv {PEOPLE} --method distance --quiet"),
+    _m(f"risk linkage people.csv mondrian.csv {PEOPLE} --method distance --distance gower --quiet"),
+    _m(f"risk linkage people.csv noise.csv {PEOPLE} --method distance --distance gower --quiet"),
     _m(f"risk attribute-disclosure people.csv mondrian.csv {PEOPLE} --quiet"),
     _m(f"risk reidentification mondrian.csv --original people.csv {PEOPLE} --quiet"),
     _m(f"attack people.csv noise.csv {PEOPLE} --quiet"),
