@@ -48,8 +48,10 @@ it (on a real-valued attribute, to the closure of the range). A sliced release (
 no longer row-aligned with the original, so there is no true match to count.
 
 Deviations: sdcMicro's ``recordLinkage`` uses Gower distance and a one-to-one assignment; this module
-follows SPEC §6.2 (nearest neighbour, shared credit). Ordinal and date attributes are compared as
-categories (0/1). The Fellegi–Sunter boundary randomization is omitted (SPEC §6.1).
+follows SPEC §6.2 (nearest neighbour, shared credit) by default; ``distance="gower"`` with ``weights``
+is sdcMicro's distance (:mod:`sdckit.risk._linkage_gower`, its own deviations there). Ordinal and
+date attributes are compared as categories (0/1). The Fellegi–Sunter boundary randomization is
+omitted (SPEC §6.1).
 
 The parts, as splink separates its linker's: the compared attributes encoded with what each released
 value covers (:mod:`sdckit.risk._linkage_encoding`), distance-based linkage
