@@ -184,6 +184,8 @@ PLAIN_ALLOWED = {
     "MethodParams.parse turns its ValueError into the ConfigError naming suppression_limit",
     ("tabular/respondents.py", "_coalition_size"): "pydantic's hook (the Coalition type's validator): "
     "MethodParams.parse turns its ValueError into the ConfigError naming coalition",
+    ("anonymize/recode.py", "_breaks"): "pydantic's hook (the breaks field's validator): "
+    "MethodParams.parse turns its ValueError into the ConfigError naming breaks",
     ("tabular/rounding.py", "_controlled_rounding"): "a check of the solver's answer",
     ("tabular/rounding.py", "_run_round"): "a check of the rounding's answer",
     ("tabular/suppression.py", "_run_suppress"): "a check of the solver's answer",

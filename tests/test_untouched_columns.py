@@ -130,6 +130,9 @@ RUNS: dict[str, tuple[str, dict[str, Any], set[str]]] = {
     ),
     "sample": (BASE, {"fraction": 0.3, "seed": 2}, set()),
     "recode": (BASE, {"mapping": "mapping.csv"}, {"disease"}),
+    "risk-suppression": (BASE, {"attribute": "zip", "threshold": 0.15}, {"zip"}),
+    "romm": (BASE, {"attributes": ["age"], "p": 0.2, "block": 3, "seed": 5}, {"age"}),
+    "shuffle": (BASE, {"attributes": ["age"], "predictors": ["disease"], "seed": 2}, {"age"}),
     "pseudonymize": (HOUSEHOLDS, {"key_file": "key.txt", "seed": 4}, {"pid", "hid"}),
     "synthesize": (BASE, {"m": 1, "synthesize": ["age", "sex"], "seed": 6}, {"age", "sex"}),
 }

@@ -44,7 +44,7 @@ from sdckit._extras import require
 from sdckit.context import Context
 from sdckit.errors import InputError, location
 from sdckit.measures import register_measure
-from sdckit.params import Finite, MethodParams
+from sdckit.params import Finite, MethodParams, spell
 from sdckit.table import Kind, Role, Table
 from sdckit.utility.released import choose_attributes, require_columns
 
@@ -180,7 +180,8 @@ def interval_risk(original: Table, release: Table, params: IntervalRiskParams) -
     names = choose_attributes(original, params.attributes, default_roles=roles, kind=Kind.NUMERIC)
     if not names:
         raise InputError(
-            f"{location(original.source)}no numeric attribute to measure: name them with --attributes"
+            f"{location(original.source)}no numeric attribute to measure: "
+            f"name them with {spell('attributes')}"
         )
     require_columns(release, names, aligned_with=original)
     matrices = []

@@ -293,8 +293,8 @@ def local_suppression(
     keys = _quasi_identifiers(config, dataset)
     if params.strata is not None:
         raise ConfigError(
-            "local-suppression: strata are not supported over partitions (--engine, --chunk-rows); "
-            "run it in memory"
+            f"local-suppression: {spell('strata')} are not supported over partitions (a partitioned or "
+            "distributed run); run it in memory"
         )
     missing = params.missing or config.risk.missing
     params = params.model_copy(update={"missing": missing})
