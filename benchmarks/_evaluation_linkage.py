@@ -76,6 +76,19 @@ def tables(original: pl.DataFrame, release: pl.DataFrame):
     return settings.read(original), settings.read_release(release)
 
 
+def _category_codes(
+    original: pl.DataFrame, release: pl.DataFrame
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The categorical attributes of both files as codes over the categories they share."""
+    codes, release_codes = [], []
+    for name in CATEGORICAL:
+        categories = pl.concat([original[name], release[name]]).unique().sort()
+        to_code = {value: code for code, value in enumerate(categories.to_list())}
+        codes.append(np.array([to_code[v] for v in original[name].to_list()]))
+        release_codes.append(np.array([to_code[v] for v in release[name].to_list()]))
+    return codes, release_codes
+
+
 def brute_force(original: pl.DataFrame, release: pl.DataFrame, rows: np.ndarray, block: int):
     """Credit and rank of the given released rows by the full distances to every original record,
     ``block`` released rows at a time (numpy)."""
@@ -83,12 +96,7 @@ def brute_force(original: pl.DataFrame, release: pl.DataFrame, rows: np.ndarray,
     mean, sd = age.mean(), age.std(ddof=1)
     z = (age - mean) / sd
     rz = (release["age"].to_numpy().astype(float) - mean) / sd
-    codes, release_codes = [], []
-    for name in CATEGORICAL:
-        categories = pl.concat([original[name], release[name]]).unique().sort()
-        to_code = {value: code for code, value in enumerate(categories.to_list())}
-        codes.append(np.array([to_code[v] for v in original[name].to_list()]))
-        release_codes.append(np.array([to_code[v] for v in release[name].to_list()]))
+    codes, release_codes = _category_codes(original, release)
     credit = np.empty(len(rows))
     rank = np.empty(len(rows), dtype=np.int64)
     for start in range(0, len(rows), block):
@@ -250,12 +258,7 @@ def gower_baseline(original: pl.DataFrame, release: pl.DataFrame, rows: np.ndarr
     credit and rank as the nearest-neighbour rule gives them."""
     age, released_age = original["age"].to_numpy().astype(float), release["age"].to_numpy().astype(float)
     span = max(age.max(), released_age.max()) - min(age.min(), released_age.min()) or 1.0
-    codes, release_codes = [], []
-    for name in CATEGORICAL:
-        categories = pl.concat([original[name], release[name]]).unique().sort()
-        to_code = {value: code for code, value in enumerate(categories.to_list())}
-        codes.append(np.array([to_code[v] for v in original[name].to_list()]))
-        release_codes.append(np.array([to_code[v] for v in release[name].to_list()]))
+    codes, release_codes = _category_codes(original, release)
     credit = np.empty(len(rows))
     rank = np.empty(len(rows), dtype=np.int64)
     for start in range(0, len(rows), block):
