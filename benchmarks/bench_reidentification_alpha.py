@@ -13,25 +13,13 @@ is against the default; peak memory of the process after each size.
 from __future__ import annotations
 
 import argparse
-import time
-from typing import Any
 
 import numpy as np
 import polars as pl
 
-from _common import peak_rss_mib, print_header
+from _common import best_time, peak_rss_mib, print_header
 
-REPEATS = 3
 CARDINALITIES = (10, 20, 5, 50, 8)
-
-
-def _best(task) -> tuple[float, Any]:
-    best, result = float("inf"), None
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        result = task()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def _table(n: int):
@@ -64,14 +52,14 @@ def main() -> None:
     for n in sizes:
         table = _table(n)
         reidentification_risk(table, weights="w", alpha=0.5, max_global_risk=0.01)  # compile, warm caches
-        base, default = _best(lambda table=table: reidentification_risk(table, weights="w"))
+        base, default = best_time(lambda table=table: reidentification_risk(table, weights="w"))
         print(f"{n:>9,} records  default            {base:7.3f} s  1.00x")
         for label, options in (
             ("alpha 0.5", {"alpha": 0.5}),
             ("max_global_risk", {"max_global_risk": 0.01}),
             ("both", {"alpha": 0.5, "max_global_risk": 0.01}),
         ):
-            seconds, result = _best(
+            seconds, result = best_time(
                 lambda table=table, options=options: reidentification_risk(table, weights="w", **options)
             )
             lower = bool(np.all(result.fk <= default.fk + 1e-9))  # alpha < 1 never counts more
