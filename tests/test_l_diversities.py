@@ -88,6 +88,41 @@ def test_equal_to_the_brute_force_oracle(rows, wildcard, c):
     assert recursive.tolist() == [e[2] for e in expected]
 
 
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from([0, 1, None]),
+            st.sampled_from([0, 1, 2, 3, None]),
+            st.integers(1, 4),
+        ),
+        min_size=1,
+        max_size=15,
+    ),
+    wildcard=st.booleans(),
+)
+def test_rows_standing_for_several_records_count_as_that_many(rows, wildcard):
+    """Rows with a multiplicity (the patterns of a run over partitions) give each row the figures of
+    the data with every row repeated that many times, judged by the brute-force oracle."""
+    keys = [(row[0],) for row in rows]
+    values = [row[1] for row in rows]
+    repeats = np.array([row[2] for row in rows], dtype=np.int64)
+    patterns = sorted(set(keys), key=lambda key: -1 if key[0] is None else key[0])
+    key_patterns = np.array([[-1 if key[0] is None else key[0]] for key in patterns], dtype=np.int64)
+    pattern_of = np.array([patterns.index(key) for key in keys])
+    sensitive = np.array([-1 if v is None else v for v in values])
+    distinct, entropy, recursive = l_diversities(
+        key_patterns, pattern_of, [2], sensitive, wildcard, 2.0, multiplicity=repeats
+    )
+    expanded_keys = [key for key, times in zip(keys, repeats, strict=True) for _ in range(times)]
+    expanded_values = [value for value, times in zip(values, repeats, strict=True) for _ in range(times)]
+    expected = _oracle(expanded_keys, expanded_values, wildcard, 2.0)
+    first = np.concatenate([[0], np.cumsum(repeats)[:-1]])
+    assert distinct.tolist() == [expected[i][0] for i in first]
+    assert np.allclose(entropy, [expected[i][1] for i in first], rtol=1e-12)
+    assert recursive.tolist() == [expected[i][2] for i in first]
+
+
 def test_the_command_reports_and_writes_them(tmp_path):
     pl.DataFrame(
         {"age": ["a", "a", "a", "a", "b", "b"], "disease": ["flu", "flu", "flu", "cold", "flu", "cold"]}

@@ -375,8 +375,10 @@ def l_diversities(
     sensitive: np.ndarray,
     wildcard: bool,
     c: float = 2.0,
+    multiplicity: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct, entropy and recursive (c) l-diversity of every record, as sdcMicro's ``ldiversity``
+    """Distinct, entropy and recursive (c) l-diversity of every record (every row: a row stands for
+    ``multiplicity`` identical records when given), as sdcMicro's ``ldiversity``
     computes them over the records matching its key pattern (its class; with ``wildcard`` a missing
     key value matches every value) and their sensitive values (code -1 = missing):
 
@@ -388,11 +390,12 @@ def l_diversities(
       ``Group_Recursive_Ldiversity``, which sums in 32-bit floats: the same for whole counts below
       2**24 and a ``c`` with few binary digits, such as its default 2)."""
     n_patterns = len(key_patterns)
-    pairs = (
-        pl.DataFrame({"pattern": pattern_of.astype(np.int64), "value": sensitive.astype(np.int64)})
-        .group_by("pattern", "value")
-        .agg(pl.len().cast(pl.Int64).alias("n"))
-    )
+    rows = pl.DataFrame({"pattern": pattern_of.astype(np.int64), "value": sensitive.astype(np.int64)})
+    counted_as = pl.len().cast(pl.Int64)
+    if multiplicity is not None:
+        rows = rows.with_columns(pl.Series("records", multiplicity, dtype=pl.Int64))
+        counted_as = pl.col("records").sum()
+    pairs = rows.group_by("pattern", "value").agg(counted_as.alias("n"))
     has_missing = key_patterns.shape[1] and (key_patterns < 0).any()
     found = _wildcard_pairs(key_patterns, cardinalities, pairs) if wildcard and has_missing else pairs
     pattern = found.get_column("pattern").to_numpy().astype(np.int64)

@@ -242,11 +242,13 @@ class ReidentificationRisk:
         return figures
 
     def records(self) -> pl.DataFrame:
-        """One row per record, input order: fk, Fk, individual_risk, household_risk."""
+        """One row per record, input order (one per pattern when rows stand for several records): fk,
+        Fk, individual_risk, household_risk, the l-diversities of the sensitive attributes, and
+        above_global_threshold when a maximum global risk is given."""
         household = (
             pl.Series("household_risk", self.household_risk, dtype=pl.Float64)
             if self.household_risk is not None
-            else pl.Series("household_risk", [None] * self.n_records, dtype=pl.Float64)
+            else pl.Series("household_risk", [None] * len(self.risk), dtype=pl.Float64)
         )
         diversity = [
             pl.Series(f"{kind}_l_diversity_{name}", values)
@@ -523,7 +525,13 @@ def reidentification_risk(
     for attribute in table.schema.with_role(Role.SENSITIVE):
         sensitive = encode(table.data, [attribute.name]).codes[0]
         distinct, entropy, recursive = l_diversities(
-            key.patterns, key.pattern_of, key.cardinalities, sensitive, key.wildcard, l_recursive_c
+            key.patterns,
+            key.pattern_of,
+            key.cardinalities,
+            sensitive,
+            key.wildcard,
+            l_recursive_c,
+            multiplicity,
         )
         l_diversity[attribute.name] = distinct
         entropy_l[attribute.name], recursive_l[attribute.name] = entropy, recursive

@@ -152,12 +152,11 @@ def reidentification(
     )
     parts: tuple[Path, ...] = ()
     if folder is not None:
-        above = [pl.Series("above_global_threshold", result.above_threshold())]
+        # The rows are patterns: the records file of the patterns (the columns of the in-memory
+        # run's, l-diversity included) is mapped back to every record of each pattern.
+        per_record = result.records()
         per_pattern = patterns.table.data.with_columns(
-            pl.Series("fk", result.fk if params.alpha is not None else result.fk.astype(np.int64)),
-            pl.Series("Fk", result.Fk),
-            pl.Series("individual_risk", result.risk),
-            *(above if params.max_global_risk is not None else []),
+            per_record.rename({name: _RECORDS_PREFIX + name for name in per_record.columns})
         )
         parts = map_back(
             patterns, per_pattern, _reidentification_records, folder, engine, columns=keys + sensitive
@@ -165,11 +164,13 @@ def reidentification(
     return ScaledRun(result=result, parts=parts, records=patterns.n_records, patterns=patterns.frame.height)
 
 
+#: Marks the records file's columns in the joined frame, apart from the attributes' own names.
+_RECORDS_PREFIX = "\x00records:"
+
+
 def _reidentification_records(joined: pl.DataFrame, partition: Partition) -> pl.DataFrame:
-    above = ["above_global_threshold"] if "above_global_threshold" in joined.columns else []
-    return joined.select(
-        "fk", "Fk", "individual_risk", pl.lit(None, dtype=pl.Float64).alias("household_risk"), *above
-    )
+    names = [name for name in joined.columns if name.startswith(_RECORDS_PREFIX)]
+    return joined.select(names).rename({name: name[len(_RECORDS_PREFIX) :] for name in names})
 
 
 # ----------------------------------------------------------------------------------------------
