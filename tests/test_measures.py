@@ -46,7 +46,7 @@ def test_the_measure_registries_discover_their_modules_without_importing_them():
     output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     risk, utility, help_text, imported = output.stdout.splitlines()
     # the order the command line lists them in
-    assert risk == "combined,reidentification,suda,linkage,interval,attribute-disclosure"
+    assert risk == "combined,reidentification,suda,loglinear,linkage,interval,attribute-disclosure"
     assert utility == "numeric,variables,tables,propensity,classifier"
     assert help_text == measure_spec("suda").help
     declaring = {entry.module for entry in [*RISK_MEASURES.entries(), *UTILITY_MEASURES.entries()]}

@@ -73,7 +73,15 @@ class MeasureSpec:
 
 #: The order the command line lists the measures in; measures not named here follow, in the order of
 #: their modules' names.
-_RISK_FIRST = ("combined", "reidentification", "suda", "linkage", "interval", "attribute-disclosure")
+_RISK_FIRST = (
+    "combined",
+    "reidentification",
+    "suda",
+    "loglinear",
+    "linkage",
+    "interval",
+    "attribute-disclosure",
+)
 _UTILITY_FIRST = ("numeric", "variables", "tables", "propensity", "classifier")
 
 RISK_MEASURES: Registry[MeasureSpec] = Registry(
