@@ -6,7 +6,8 @@ it) and the address is reloaded without it; a request with neither, or addressed
 than 127.0.0.1/localhost on this port (DNS rebinding), is refused with 403. Pages change state only
 through POST, answered with a redirect (so reloading never runs anything twice).
 
-Routes: ``/describe`` (``POST /data``, ``/config/load``, ``/config``; ``GET /download/config.yaml``),
+Routes: ``/describe`` (``POST /data``, ``/config/load``, ``/config``; ``GET /download/config.yaml``,
+``/download/proposed.yaml``),
 ``/measure`` (``POST`` starts a run), ``/protect`` (``POST /protect/add|remove|clear|run``),
 ``/compare`` (``POST`` starts the evaluation; ``POST /keep``), ``/export`` (``GET
 /releases/{id}/release.csv|recipe.json|summary.json``, ``/report.html``), ``GET /jobs/{id}`` (the
@@ -146,7 +147,11 @@ def _describe_routes(
     render: Callable[..., HTMLResponse],
     go: Callable[[str], RedirectResponse],
 ) -> None:
-    """Describe: the data's columns, the attribute form, the configuration in and out."""
+    """Describe: the data's columns, the roles proposed for them (``sdckit describe``), the
+    attribute form, the configuration in and out."""
+    from sdckit.ui.proposals import SAMPLE, Proposals
+
+    proposals = Proposals()
 
     @app.get("/describe")
     def describe() -> HTMLResponse:
@@ -155,6 +160,7 @@ def _describe_routes(
         choices = {"role": [r.value for r in Role], "kind": [k.value for k in Kind]}
         from sdckit.ui.forms import ATTRIBUTE_SETTINGS
 
+        proposal = proposals.current(session)
         with session.lock:
             return render(
                 "describe.html",
@@ -162,12 +168,15 @@ def _describe_routes(
                 "/describe",
                 settings=ATTRIBUTE_SETTINGS,
                 choices=choices,
+                proposal=proposal,
+                proposal_sample=SAMPLE,
             )
 
     @app.post("/data")
     async def open_data(request: Request) -> RedirectResponse:
         fields = _one(await _form(request))
         await run_in_threadpool(session.open_data, fields.get("path", ""))
+        await run_in_threadpool(proposals.refresh, session)
         return go("/describe")
 
     @app.post("/config/load")
@@ -181,6 +190,19 @@ def _describe_routes(
         fields = _one(await _form(request))
         await run_in_threadpool(session.update_config, fields)
         return go("/describe")
+
+    @app.get("/download/proposed.yaml")
+    def download_proposal() -> Response:
+        from sdckit.describe import config_text
+
+        proposal = proposals.current(session)
+        if proposal is None:
+            return PlainTextResponse("no data is open: open a data file first", status_code=404)
+        return Response(
+            config_text(proposal, command="sdckit ui"),
+            media_type="application/yaml",
+            headers={"Content-Disposition": 'attachment; filename="proposed.yaml"'},
+        )
 
     @app.get("/download/config.yaml")
     def download_config() -> Response:
