@@ -117,6 +117,7 @@ RUNS: dict[str, tuple[str, dict[str, Any], set[str]]] = {
     "mdav": (BASE, {"k": 3}, {"age"}),
     "vmdav": (BASE, {"k": 3}, {"age"}),
     "univariate-microaggregation": (BASE, {"k": 3}, {"age"}),
+    "sorted-microaggregation": (BASE, {"k": 3, "order": "single"}, {"age"}),
     "categorical-microaggregation": (BASE, {"k": 3}, {"age", "sex", "zip"}),
     "noise": (BASE, {"seed": 3}, {"age"}),
     "dp-noise": (BASE, {"epsilon": 1.0, "bounds": ["age:0:100"], "attributes": ["age"]}, {"age"}),

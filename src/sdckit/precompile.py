@@ -132,6 +132,10 @@ WORKLOAD: tuple[Step, ...] = (
         f"anonymize univariate-microaggregation people.csv {PEOPLE} -k 3 --attributes income,hours "
         "-o uni.csv --quiet"
     ),
+    _m(
+        "anonymize sorted-microaggregation numbers.csv -c numbers.yaml -k 3 --attributes x1,x2,x3 "
+        "--order pppca --measure onestep -o sorted.csv --quiet"
+    ),
     _m(f"anonymize categorical-microaggregation people.csv {PEOPLE} -k 3 -o cat.csv --quiet"),
     _m(
         f"anonymize noise people.csv {PEOPLE} --attributes income,hours --amount 10 --seed 1 "
