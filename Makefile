@@ -66,6 +66,7 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_reidentification_alpha.py
 	$(BIN)/python benchmarks/bench_suppressed_group.py
 	$(BIN)/python benchmarks/bench_evaluation.py
+	$(BIN)/python benchmarks/bench_report.py
 	$(BIN)/python benchmarks/bench_masking.py
 	$(BIN)/python benchmarks/bench_microaggregation_variants.py
 	$(BIN)/python benchmarks/bench_synthesis.py

@@ -16,6 +16,11 @@ ENTRIES: dict[str, tuple[str, str, str]] = {
         "evaluate",
         "Risk and utility of releases against their original: R-U map, HTML report.",
     ),
+    "report": (
+        "report",
+        "report",
+        "One protection run in words, like sdcMicro's report(): internal or for the public.",
+    ),
     "attack": (
         "attack",
         "attack",
