@@ -29,6 +29,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import cast
 
 from _common import best_time, peak_rss_mib, print_header
 
@@ -111,7 +112,8 @@ def _size(records: int, repeats: int) -> tuple[float, float, float, int, int]:
     base, page = best_time(baseline, repeats)
     measured, _ = best_time(measures, repeats)
     time, pages = best_time(ours, repeats)
-    return time, base, measured, sum(len(p) for p in pages), len(page)  # type: ignore[union-attr]
+    internal, external = cast(tuple[str, str], pages)
+    return time, base, measured, len(internal) + len(external), len(cast(str, page))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -180,7 +180,9 @@ def test_without_a_recipe_the_report_says_the_methods_are_unknown(run, tmp_path)
     assert "No recipe was given: the methods applied are not known to this report." in words
 
 
-@pytest.mark.parametrize("case", ["missing summary", "summary of another file", "unknown audience"])
+@pytest.mark.parametrize(
+    "case", ["missing summary", "summary of another file", "summary of another release", "unknown audience"]
+)
 def test_bad_input_is_one_message_exit_2_and_no_file(run, tmp_path, case):
     folder, original, release, summary, _ = run
     config = folder / "firms.yaml"
@@ -198,6 +200,11 @@ def test_bad_input_is_one_message_exit_2_and_no_file(run, tmp_path, case):
         assert done.exit_code == 0, done.output
         arguments = ["--recipe", tmp_path / "other.json"]
         expected = "--recipe was not made on firms.csv: it was made on other values"
+    elif case == "summary of another release":
+        release = tmp_path / "half.csv"
+        pl.read_csv(run[2]).head(1_500).write_csv(release)
+        arguments = ["--recipe", summary]
+        expected = "--recipe is the summary of a release of 3,000 records, half.csv has 1,500"
     else:
         arguments = ["--recipe", summary, "--audience", "public"]
         expected = "--audience must be internal or external, got 'public'"
@@ -237,3 +244,49 @@ def test_both_reports_render_in_chromium_without_console_errors(run):
         ]
     finally:
         browser.quit()
+
+
+def test_the_sentences_of_hand_made_figures():
+    from sdckit.evaluate.protection_report import records_in_words, risk_sentences
+
+    assert records_in_words(0, 10) == "none"
+    assert records_in_words(1, 10) == "1 record (10.0%)"
+    assert records_in_words(1_204, 30_100) == "1,204 records (4.0%)"
+    assert records_in_words(1, 1_000_000) == "1 record (0.0001%)"
+    before = {
+        "records": 10,
+        "keys": ["a", "b"],
+        "sample_uniques": 1,
+        "k_anonymity_violations": {"3": {"records": 4, "percent": 40.0}},
+        "expected_reidentifications": 2.5,
+    }
+    after = {**before, "sample_uniques": 2, "expected_reidentifications": 3.25, "weighted": True}
+    assert risk_sentences(before, after) == [
+        "Before protection, 1 record (10.0%) was unique on the keys (a, b); after, 2 records (20.0%).",
+        "Records sharing their combination of keys with fewer than 2 others (3-anonymity not met): "
+        "4 records (40.0%) before, 4 records (40.0%) after.",
+        "Expected re-identifications rose from 2.5 (25.0% of the records) to 3.2 (32.5%).",
+        "The risks are estimated for the population, with the sampling weights.",
+    ]
+    same = risk_sentences(before, {**before, "keys": ["a", "b"]})[2]
+    assert same == "Expected re-identifications stayed at 2.5 (25.0% of the records)."
+
+
+def test_the_steps_of_a_summary_or_a_recipe():
+    from sdckit.errors import ConfigError
+    from sdckit.evaluate.protection_report import check_audience, recipe_steps
+
+    recipe = {"steps": [{"method": "pram", "seed": 7}], "seed": 7}
+    assert recipe_steps(None) == (None, None, None)
+    assert recipe_steps(recipe) == ([{"method": "pram", "seed": 7}], None, 7)
+    protected = {"steps": [{"method": "pram", "summary": {"changed": 3}}], "recipe": recipe}
+    assert recipe_steps(protected) == ([{"method": "pram", "seed": 7}], [{"changed": 3}], 7)
+    anonymized = {"data": "x.csv", "method": "pram", "changed": 3, "elapsed_seconds": 0.1, "recipe": recipe}
+    assert recipe_steps(anonymized) == (
+        [{"method": "pram", "seed": 7}],
+        [{"method": "pram", "changed": 3}],
+        7,
+    )
+    assert check_audience("external") == "external"
+    with pytest.raises(ConfigError, match=r"^audience must be internal or external, got 'public'$"):
+        check_audience("public")
