@@ -123,51 +123,38 @@ class Description:
 
 def _kinds(frame: pl.DataFrame) -> dict[str, tuple[str, bool, int, int]]:
     """Per column: kind, leading zeros, distinct and missing values (the tokens ``""`` and ``NA`` of
-    a text column counted missing, as a configuration reads them)."""
-    text_columns = [name for name in frame.columns if frame.schema[name] == pl.String]
-    cleaned = frame.with_columns(
-        [
-            pl.when(pl.col(name).str.strip_chars().is_in(["", "NA"]))
-            .then(None)
-            .otherwise(pl.col(name).str.strip_chars())
-            .alias(name)
-            for name in text_columns
-        ]
-    )
-    stats = cleaned.select(
-        [pl.col(name).n_unique().alias(f"d{i}") for i, name in enumerate(frame.columns)]
-        + [pl.col(name).null_count().alias(f"m{i}") for i, name in enumerate(frame.columns)]
-        + [
-            expression.alias(f"{tag}{i}")
-            for i, name in enumerate(frame.columns)
-            if name in text_columns
-            for tag, expression in (
-                ("n", pl.col(name).str.contains(_NUMBER).not_().sum()),
-                ("z", pl.col(name).str.contains(_LEADING_ZERO).sum()),
-                ("t", pl.col(name).str.contains(_ISO_DATE).not_().sum()),
-            )
-        ]
-    ).row(0, named=True)
+    a text column counted missing, as a configuration reads them). A text column's values are
+    tested once per distinct value."""
     kinds = {}
-    for i, name in enumerate(frame.columns):
-        dtype, missing = frame.schema[name], int(stats[f"m{i}"])
-        distinct = int(stats[f"d{i}"]) - (1 if missing else 0)
+    for name in frame.columns:
+        column, dtype = frame.get_column(name), frame.schema[name]
         leading = False
         if dtype == pl.String:
-            present = frame.height - missing
-            leading = bool(stats[f"z{i}"]) and not stats[f"n{i}"]
-            if present and not stats[f"n{i}"] and not leading:
+            distinct_values = column.unique().drop_nulls()
+            cleaned = distinct_values.str.strip_chars()
+            absent = distinct_values.filter(cleaned.is_in(["", "NA"]))
+            missing = (
+                column.null_count() + int(column.is_in(absent).sum()) if len(absent) else column.null_count()
+            )
+            present_values = cleaned.filter(~cleaned.is_in(["", "NA"])).unique()
+            distinct = len(present_values)
+            numbers = bool(distinct) and bool(present_values.str.contains(_NUMBER).all())
+            leading = numbers and bool(present_values.str.contains(_LEADING_ZERO).any())
+            if numbers and not leading:
                 kind = "numeric"
-            elif present and not stats[f"t{i}"]:
+            elif distinct and bool(present_values.str.contains(_ISO_DATE).all()):
                 kind = "date"
             else:
                 kind = "categorical"
-        elif dtype.is_numeric():
-            kind = "numeric"
-        elif dtype in (pl.Date, pl.Datetime):
-            kind = "date"
         else:
-            kind = "categorical"
+            missing = column.null_count()
+            distinct = column.drop_nulls().n_unique()
+            if dtype.is_numeric():
+                kind = "numeric"
+            elif dtype in (pl.Date, pl.Datetime):
+                kind = "date"
+            else:
+                kind = "categorical"
         kinds[name] = (kind, leading, distinct, missing)
     return kinds
 

@@ -123,12 +123,20 @@ def _birth_dates(text: pl.Expr, this_year: int) -> pl.Expr:
     return pl.when((year >= BIRTH_YEAR_FROM) & (year <= this_year)).then(year)
 
 
-def _tests(text: pl.Expr, this_year: int) -> dict[str, pl.Expr]:
-    """One boolean expression per pattern over the values ``text`` (trimmed strings)."""
-    tests = {pattern.name: text.str.contains(pattern.regex) for pattern in PATTERNS}
-    tests["card"] = tests["card"] & _luhn_valid(text.str.replace_all(r"[ -]", ""))
-    tests["date"] = _birth_dates(text, this_year).is_not_null()
-    return tests
+def _confirmed(frame: pl.DataFrame, weight: pl.Expr, name: str, this_year: int) -> int:
+    """The records among those matching pattern ``name``'s expression that pass its further check:
+    the Luhn check digit of a card number, a plausible year of birth of a date (and a spread of
+    years of at least :data:`BIRTH_YEAR_SPREAD`, else none). Run only on the matching values."""
+    text = pl.col("value")
+    matching = frame.filter(text.str.contains(BY_NAME[name].regex))
+    if name == "card":
+        valid = _luhn_valid(text.str.replace_all(r"[ -]", ""))
+        return int(matching.select((valid.cast(pl.Int64) * weight).sum()).item() or 0)
+    years = matching.select(_birth_dates(text, this_year).alias("year"), weight.alias("weight"))
+    years = years.filter(pl.col("year").is_not_null())
+    if _spread(years["year"]) < BIRTH_YEAR_SPREAD:
+        return 0
+    return int(years["weight"].sum())
 
 
 def value_matches(
@@ -178,16 +186,17 @@ def _best_match(column: pl.Series, this_year: int) -> ValueMatch | None:
     else:
         frame, weight = values.to_frame("value"), pl.lit(1)
     text = pl.col("value")
-    tests = _tests(text, this_year)
     total = len(values)
-    shares = frame.select([(test.cast(pl.Int64) * weight).sum().alias(name) for name, test in tests.items()])
-    row = shares.row(0, named=True)
-    name, hits = max(row.items(), key=lambda item: (item[1], -list(row).index(item[0])))
-    share = hits / total
-    if share < THRESHOLD:
-        return None
-    if name == "date":
-        years = frame.select(_birth_dates(text, this_year).drop_nulls().alias("year"))["year"]
-        if _spread(years) < BIRTH_YEAR_SPREAD:
+    shares = frame.select(
+        [(text.str.contains(p.regex).cast(pl.Int64) * weight).sum().alias(p.name) for p in PATTERNS]
+    ).row(0, named=True)
+    # the patterns in order of their share, first listed first among equals; a card number or date
+    # is confirmed (Luhn, year of birth) on its matching values only
+    for name, hits in sorted(shares.items(), key=lambda item: -item[1]):
+        if hits < THRESHOLD * total:
             return None
-    return ValueMatch(BY_NAME[name], share)
+        if name in ("card", "date"):
+            hits = _confirmed(frame, weight, name, this_year)
+        if hits >= THRESHOLD * total:
+            return ValueMatch(BY_NAME[name], hits / total)
+    return None
