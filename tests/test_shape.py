@@ -34,9 +34,21 @@ def test_one_module_per_command_group():
     groups = {group.name for group in app.registered_groups}
     commands = {command.name for command in app.registered_commands}
     assert groups == {"risk", "utility", "anonymize", "experiment", "table", "keys", "ledger"}
-    assert commands == {"check", "protect", "apply", "evaluate", "report", "attack", "serve", "query", "ui"}
+    assert commands == {
+        "describe",
+        "check",
+        "protect",
+        "apply",
+        "evaluate",
+        "report",
+        "attack",
+        "serve",
+        "query",
+        "ui",
+    }
     modules = {path.stem for path in CLI.glob("*.py")}
     assert {
+        "describe",
         "risk",
         "utility",
         "anonymize",

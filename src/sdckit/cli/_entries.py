@@ -5,6 +5,7 @@ from __future__ import annotations
 
 #: Every entry of the root, in help order: name -> (module, group (a Typer) or command function, help).
 ENTRIES: dict[str, tuple[str, str, str]] = {
+    "describe": ("describe", "describe", "Propose the columns' roles and a starting configuration."),
     "risk": ("risk", "app", "Disclosure-risk measures of a file (combined, ...)."),
     "utility": ("utility", "app", "Information loss of a release against its original."),
     "check": ("check", "check", "The k, l and t a table or release achieves."),
