@@ -265,7 +265,8 @@ def test_bad_options_name_themselves(options, message):
 def test_log_needs_positive_values():
     X = X7.copy()
     X[0, 1] = 0.0
-    with pytest.raises(InputError, match="transf log needs positive values"):
+    message = "transf log needs positive values, and attribute 'expend' has 1 of 0"
+    with pytest.raises(InputError, match=message):
         sorted_microaggregation(numeric_table(X, NAMES), 3, NAMES, order="influence", clusters=2)
 
 
@@ -310,3 +311,25 @@ def test_command_line_end_to_end(tmp_path):
     )
     assert foreign.exit_code == 2 and not (tmp_path / "bad.csv").exists()
     assert "--clusters" in foreign.output
+
+
+def test_the_summary_records_the_options_the_order_read():
+    from sdckit.anonymize import METHODS
+
+    summary = METHODS.get("sorted-microaggregation").summary
+    X = np.exp(_two_clouds() / 50)
+    table = numeric_table(X, NAMES, weights=np.ones(60))
+    clustered = summary(sorted_microaggregation(table, 3, NAMES, order="clustpca", clusters=2))
+    assert {key: clustered[key] for key in ("clusters", "cluster_method", "transf", "seed", "sort_by")} == {
+        "clusters": 2,
+        "cluster_method": "kmeans",
+        "transf": "log",
+        "seed": 0,
+        "sort_by": "income",
+    }
+    assert clustered["weighted"] is True and clustered["groups"] == 20
+    exact = summary(sorted_microaggregation(table, 3, NAMES, order="pppca", measure="onestep"))
+    assert "seed" not in exact and "clusters" not in exact and exact["weighted"] is False
+    negative = numeric_table(X7, NAMES, weights=np.array([1.0, 1, 1, -1, 1, 1, 1]))
+    with pytest.raises(InputError, match="1 sampling weights are missing, infinite or negative in 'w'"):
+        sorted_microaggregation(negative, 3, NAMES, order="single")

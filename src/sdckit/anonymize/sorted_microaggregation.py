@@ -250,6 +250,8 @@ def _resolved(params: SortedMicroaggregationParams, names: list[str]) -> SortedM
         "transf": "log",
         "seed": 0,
     }
+    if params.order == "pppca" and params.directions is None:
+        uses = uses - {"seed"}  # every record's direction: nothing is drawn
     filled = {
         name: value for name, value in defaults.items() if name in uses and getattr(params, name) is None
     }
@@ -280,6 +282,14 @@ def _run_sorted(table: Table, params: SortedMicroaggregationParams, context: Con
             f"{spell('clusters')} must be at most the number of records ({X.shape[0]:,}), "
             f"got {params.clusters}"
         )
+    if params.transf in ("log", "boxcox"):
+        for j, name in enumerate(names):
+            if (X[:, j] <= 0).any():
+                raise InputError(
+                    f"sorted-microaggregation: {spell('transf')} {params.transf} needs positive values, "
+                    f"and attribute '{name}' has {int((X[:, j] <= 0).sum()):,} of 0 or below; use "
+                    f"{spell('transf')} none"
+                )
     weights = _weights(table, params)
     labels = sorted_groups(
         X,
@@ -307,7 +317,11 @@ def _summary(release: Release) -> dict[str, Any]:
     summary["measure"] = params.measure
     if params.trim is not None:
         summary["trim"] = params.trim
-    summary["weighted"] = release.original.weights is not None and params.weighted is not False
+    summary["weighted"] = (
+        release.original.weights is not None
+        and params.weighted is not False
+        and params.measure in ("mean", "median")
+    )
     for name in ("sort_by", "clusters", "cluster_method", "transf", "directions", "seed"):
         if getattr(params, name) is not None:
             summary[name] = getattr(params, name)
