@@ -65,6 +65,7 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_sdcmicro_measures.py
 	$(BIN)/python benchmarks/bench_reidentification_alpha.py
 	$(BIN)/python benchmarks/bench_suppressed_group.py
+	$(BIN)/python benchmarks/bench_likeness.py
 	$(BIN)/python benchmarks/bench_evaluation.py
 	$(BIN)/python benchmarks/bench_report.py
 	$(BIN)/python benchmarks/bench_masking.py

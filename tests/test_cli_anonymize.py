@@ -687,7 +687,7 @@ FOREIGN = [
     ("targeted-suppression", ["-l", "2"], "-l", ["generalize", "mondrian", "slicing"]),
     ("slicing", ["-k", "2"], "-k", ["generalize", "mondrian", "local-suppression"]),
     ("overlapping-slicing", ["--medoid-start", "build"], "--medoid-start", ["slicing"]),
-    ("generalize", ["--beta", "2"], "--beta", ["overlapping-slicing"]),
+    ("slicing", ["--beta", "2"], "--beta", ["generalize", "mondrian", "overlapping-slicing"]),
 ]
 
 

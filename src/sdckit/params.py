@@ -216,9 +216,14 @@ C_BOUNDS = Field(gt=0)
 T_BOUNDS = Field(ge=0, le=1)
 #: t of QS t-closeness (a QSDistance): at least 0.
 QS_T_BOUNDS = Field(ge=0)
+#: β of β-likeness (Finite): positive (as ARX's BasicBLikeness and EnhancedBLikeness).
+BETA_BOUNDS = Field(gt=0)
+#: δ of δ-disclosure privacy (Finite): positive.
+DELTA_DISCLOSURE_BOUNDS = Field(gt=0)
 
 LVariant = Literal["distinct", "entropy", "recursive"]
 TDistance = Literal["equal", "ordered", "hierarchical"]
+BetaVariant = Literal["basic", "enhanced"]
 L_VARIANTS: tuple[str, ...] = typing.get_args(LVariant)
 T_DISTANCES: tuple[str, ...] = typing.get_args(TDistance)
 
@@ -281,11 +286,34 @@ class PrivacyModelParams(MethodParams):
     t_distance: Annotated[
         TDistance, Field(description="Earth mover's distance of t-closeness: equal, ordered or hierarchical.")
     ] = "equal"
+    beta: Annotated[
+        Finite | None,
+        BETA_BOUNDS,
+        Field(
+            description="beta of beta-likeness (Cao & Karras, 2012): no value's share in a class above "
+            "(1 + beta) times its share in the table."
+        ),
+    ] = None
+    beta_variant: Annotated[
+        BetaVariant,
+        Field(
+            description="Which beta-likeness: basic, or enhanced (relative gain at most min(beta, ln(1/p)))."
+        ),
+    ] = "basic"
+    delta_disclosure: Annotated[
+        Finite | None,
+        DELTA_DISCLOSURE_BOUNDS,
+        Field(
+            description="delta of delta-disclosure privacy (Brickell & Shmatikov, 2008): every value's share "
+            "in a class within a factor e^delta of its share in the table."
+        ),
+    ] = None
 
     @model_validator(mode="after")
     def _some_model(self) -> Self:
-        if self.k is None and self.l is None and self.t is None:
-            raise ValueError("needs at least one privacy model: {k}, {l} or {t}")
+        asked = (self.k, self.l, self.t, self.beta, self.delta_disclosure)
+        if all(value is None for value in asked):
+            raise ValueError("needs at least one privacy model: {k}, {l}, {t}, {beta} or {delta_disclosure}")
         if (
             self.l is not None
             and self.l_variant in ("distinct", "recursive")
@@ -294,14 +322,27 @@ class PrivacyModelParams(MethodParams):
             raise ValueError(f"needs a whole number {{l}} for {self.l_variant} l-diversity, got {self.l:g}")
         return self
 
+    def to_recipe(self) -> dict[str, Any]:
+        """Every parameter, defaults included, but β-likeness and δ-disclosure privacy only when asked
+        (so that a recipe without them reads as it did before they existed)."""
+        recipe = super().to_recipe()
+        if self.beta is None:
+            recipe.pop("beta", None)
+            recipe.pop("beta_variant", None)
+        if self.delta_disclosure is None:
+            recipe.pop("delta_disclosure", None)
+        return recipe
+
     def privacy_models(self, table: Any) -> list[Any]:
         """The models these parameters ask for on ``table``: k-anonymity, and l-diversity / t-closeness
-        of every attribute with role sensitive. Raises ``ConfigError`` when a model cannot apply to the
-        table (k above its number of records, no sensitive attribute, no hierarchy for hierarchical
-        t-closeness)."""
+        / β-likeness / δ-disclosure privacy of every attribute with role sensitive. Raises
+        ``ConfigError`` when a model cannot apply to the table (k above its number of records, no
+        sensitive attribute, no hierarchy for hierarchical t-closeness)."""
         from sdckit.anonymize.base import check_k_at_most_records
         from sdckit.hierarchy import Hierarchy
         from sdckit.models import (
+            BETA_LIKENESS,
+            DeltaDisclosure,
             DistinctLDiversity,
             EntropyLDiversity,
             KAnonymity,
@@ -311,9 +352,20 @@ class PrivacyModelParams(MethodParams):
         from sdckit.table import Role
 
         k, l, t = self.k, self.l, self.t  # noqa: E741
+        beta, delta = self.beta, self.delta_disclosure
         sensitive = table.schema.with_role(Role.SENSITIVE)
         if (l is not None or t is not None) and not sensitive:
             raise ConfigError("l and t need at least one attribute with role sensitive in the configuration")
+        if (beta is not None or delta is not None) and not sensitive:
+            asked = [
+                spell(name)
+                for name, value in (("beta", beta), ("delta_disclosure", delta))
+                if value is not None
+            ]
+            raise ConfigError(
+                f"{' and '.join(asked)} need{'s' if len(asked) == 1 else ''} at least one attribute with "
+                "role sensitive in the configuration"
+            )
         models: list[Any] = []
         if k is not None:
             check_k_at_most_records(k, table.n_records)
@@ -329,6 +381,10 @@ class PrivacyModelParams(MethodParams):
             if t is not None:
                 hierarchy = attribute.hierarchy if isinstance(attribute.hierarchy, Hierarchy) else None
                 models.append(TCloseness(attribute.name, t, distance=self.t_distance, hierarchy=hierarchy))
+            if beta is not None:
+                models.append(BETA_LIKENESS[self.beta_variant](attribute.name, beta))
+            if delta is not None:
+                models.append(DeltaDisclosure(attribute.name, delta))
         return models
 
 
@@ -341,16 +397,21 @@ def privacy_models(
     c: float = 2.0,
     t: float | None = None,
     t_distance: str = "equal",
+    beta: float | None = None,
+    beta_variant: str = "basic",
+    delta_disclosure: float | None = None,
     method: str | None = None,
 ) -> list[Any]:
     """Privacy model objects for ``table`` (none when no model is asked): the parameters checked by
     :class:`PrivacyModelParams` (``method`` names the caller in a message about two of them), then
     :meth:`PrivacyModelParams.privacy_models`."""
-    if k is None and l is None and t is None:
+    if k is None and l is None and t is None and beta is None and delta_disclosure is None:
         return []
     fields = PrivacyModelParams.model_fields
+    asked = {"k": k, "l": l, "l_variant": l_variant, "c": c, "t": t, "t_distance": t_distance}
+    asked.update(beta=beta, beta_variant=beta_variant, delta_disclosure=delta_disclosure)
     params = PrivacyModelParams.parse(
-        {"k": k, "l": l, "l_variant": l_variant, "c": c, "t": t, "t_distance": t_distance},
+        asked,
         spell=lambda name: spell(name, option_name(name, fields.get(name))),
         method=method,
     )

@@ -1,4 +1,5 @@
-"""``sdckit check``: the k-anonymity, l-diversity and t-closeness a table (a release) achieves."""
+"""``sdckit check``: the k-anonymity, l-diversity and t-closeness a table (a release) achieves, and
+β-likeness and δ-disclosure privacy when asked."""
 
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ OriginalOption = Annotated[
     ),
 ]
 
+BetaOption = Annotated[float | None, typer.Option("--beta", help="Required beta of beta-likeness.")]
+BetaVariantOption = Annotated[str, typer.Option("--beta-variant", help="basic or enhanced beta-likeness.")]
+DeltaDisclosureOption = Annotated[
+    float | None, typer.Option("--delta-disclosure", help="Required delta of delta-disclosure privacy.")
+]
+
 
 def check(
     data: DataArgument,
@@ -52,6 +59,9 @@ def check(
     t_distance: Annotated[
         str, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
     ] = "equal",
+    beta: BetaOption = None,
+    beta_variant: BetaVariantOption = "basic",
+    delta_disclosure: DeltaDisclosureOption = None,
     missing: Annotated[
         str | None,
         typer.Option(
@@ -68,7 +78,8 @@ def check(
     chunk_rows: ChunkRowsOption = None,
     quiet: QuietOption = False,
 ) -> None:
-    """Achieved k-anonymity, l-diversity and t-closeness of a table, and its violating classes.
+    """Achieved k-anonymity, l-diversity and t-closeness of a table (β-likeness and δ-disclosure
+    privacy with --beta and --delta-disclosure), and its violating classes.
 
     The table is read as a release (Config.read_release): identifiers the release dropped are not
     needed, the delimiter is found, and generalized values such as 20-29, {a,b} or '*' are classes as
@@ -77,13 +88,14 @@ def check(
     a value of its own. -q prints the verdict alone (no tables, no progress).
     With --original, k is also reported as an adversary who knows the original values sees the
     release: the fewest released records whose values cover a record's quasi-identifiers.
-    Without -k/-l/-t the achieved values are reported with nothing required; with them, exit status 3
-    says that a required model is not satisfied (the --summary is written all the same).
+    Without -k/-l/-t/--beta/--delta-disclosure the achieved values are reported with nothing
+    required; with them, exit status 3 says that a required model is not satisfied (the --summary is
+    written all the same).
     """
     with user_errors():
         outputs = Outputs([data, config, *([original] if original else [])])
         outputs.file(summary, "--summary", (".json",))
-        asked = dict(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
+        asked = _asked(k, l, l_variant, c, t, t_distance, beta, beta_variant, delta_disclosure)
         _validate(asked)
         settings = load_settings(config, InlineRoles(qi, sensitive, weight))
         treatment = _treatment(settings, missing)
@@ -101,6 +113,17 @@ def check(
         stage_json(outputs, summary, figures)
         unmet = None if result.satisfied else f"{data.name} does not satisfy {', '.join(result.failing)}"
         finish(outputs, report, unmet, allowed=True)
+
+
+def _asked(*values: Any) -> dict[str, Any]:
+    """The required models' parameters as the verdict takes them (k, l, l_variant, c, t, t_distance,
+    then beta, beta_variant, delta_disclosure), the last three only when given, so that a check
+    without them passes the verdict, partitioned or not, what it passed before."""
+    names = ("k", "l", "l_variant", "c", "t", "t_distance", "beta", "beta_variant", "delta_disclosure")
+    asked = dict(zip(names, values, strict=True))
+    if asked["beta"] is None and asked["beta_variant"] == "basic" and asked["delta_disclosure"] is None:
+        del asked["beta"], asked["beta_variant"], asked["delta_disclosure"]
+    return asked
 
 
 def _treatment(settings: Any, missing: str | None) -> str:
@@ -139,7 +162,7 @@ def _validate(asked: dict) -> None:
     """-k, -l and -t are validated as the methods validate them (finite, in range, whole l)."""
     from sdckit.params import PrivacyModelParams, option_name
 
-    if asked["k"] is not None or asked["l"] is not None or asked["t"] is not None:
+    if any(asked.get(name) is not None for name in ("k", "l", "t", "beta", "delta_disclosure")):
         fields = PrivacyModelParams.model_fields
         PrivacyModelParams.parse(
             asked, spell=lambda name: option_name(name, fields.get(name)), method="check"

@@ -1,9 +1,9 @@
 """Privacy models evaluated over all equivalence classes at once.
 
 k-anonymity; distinct, entropy and recursive (c,l)-diversity; t-closeness with equal, ordered and
-hierarchical ground distance. Each model reads :class:`ClassStatistics` (class sizes and sparse
-per-class counts of the sensitive values) and returns a :class:`ModelResult` (per class: passes, and
-the k, l or t it achieves).
+hierarchical ground distance; basic and enhanced β-likeness; δ-disclosure privacy. Each model reads
+:class:`ClassStatistics` (class sizes and sparse per-class counts of the sensitive values) and returns
+a :class:`ModelResult` (per class: passes, and the k, l, t, β or δ it achieves).
 """
 
 from sdckit.models.anonymity import KAnonymity
@@ -17,14 +17,20 @@ from sdckit.models.base import (
 )
 from sdckit.models.check import CheckReport, check_table
 from sdckit.models.closeness import DISTANCES, TCloseness
+from sdckit.models.disclosure import DeltaDisclosure
 from sdckit.models.diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+from sdckit.models.likeness import BETA_LIKENESS, BasicBetaLikeness, EnhancedBetaLikeness
 
 __all__ = [
+    "BETA_LIKENESS",
     "DISTANCES",
     "TOLERANCE",
     "CheckReport",
+    "BasicBetaLikeness",
     "ClassStatistics",
+    "DeltaDisclosure",
     "DistinctLDiversity",
+    "EnhancedBetaLikeness",
     "EntropyLDiversity",
     "KAnonymity",
     "ModelResult",

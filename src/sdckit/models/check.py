@@ -286,14 +286,18 @@ def verdict(
     c: float = 2.0,
     t: float | None = None,
     t_distance: str = "equal",
+    beta: float | None = None,
+    beta_variant: str = "basic",
+    delta_disclosure: float | None = None,
     missing: str = "wildcard",
     multiplicity: np.ndarray | None = None,
 ) -> Verdict:
     """Check ``table`` (a release as written) against the required models, reporting k, l and t even
-    when not required. With ``missing="wildcard"`` (the default, as ``risk.missing``) and nulls among
-    the quasi-identifiers a null matches every value and only k-anonymity is reported (l and t need
-    exact classes); without nulls both treatments count alike, so every model is reported. The
-    verdict's ``missing`` is the treatment asked for."""
+    when not required (β-likeness and δ-disclosure privacy when required). With
+    ``missing="wildcard"`` (the default, as ``risk.missing``) and nulls among the quasi-identifiers a
+    null matches every value and only k-anonymity is reported (l, t, β and δ need exact classes);
+    without nulls both treatments count alike, so every model is reported. The verdict's ``missing``
+    is the treatment asked for."""
     from sdckit.params import privacy_models
     from sdckit.table import Role
 
@@ -303,13 +307,14 @@ def verdict(
         raise ConfigError("no attribute has role quasi-identifier in the configuration")
     has_nulls = bool(table.data.select(pl.any_horizontal(pl.col(names).is_null()).any()).item())
     wildcard = missing == "wildcard" and has_nulls
-    if wildcard and (l is not None or t is not None):
+    if wildcard and any(value is not None for value in (l, t, beta, delta_disclosure)):
         raise ConfigError(
             "with nulls as wildcards only k-anonymity can be checked (a null joins every class, so classes "
             f"overlap); check l and t with nulls as a category ({spell('missing')} category)"
         )
+    likeness: dict[str, Any] = dict(beta=beta, beta_variant=beta_variant, delta_disclosure=delta_disclosure)
     required = privacy_models(
-        table, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, method="check"
+        table, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, **likeness, method="check"
     )
     sensitive = bool(table.schema.with_role(Role.SENSITIVE)) and not wildcard
     reported = privacy_models(
@@ -320,6 +325,7 @@ def verdict(
         c=c,
         t=t if t is not None else (1.0 if sensitive else None),
         t_distance=t_distance,
+        **likeness,
     )
     report = check_table(
         table, names, reported, missing="wildcard" if wildcard else "category", multiplicity=multiplicity
