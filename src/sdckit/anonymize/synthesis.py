@@ -79,7 +79,6 @@ available.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -93,6 +92,7 @@ from scipy import sparse
 from sdckit._extras import require
 from sdckit.anonymize._synthesis_combining import Combined, combine
 from sdckit.anonymize._synthesis_privacy import Reference, closeness, quantiles, too_close
+from sdckit.anonymize._synthesis_regression import _linear_draw, _logistic_draw
 from sdckit.anonymize._synthesis_unique import Singling, redraw
 from sdckit.anonymize.base import Context, register_method, run_method
 from sdckit.anonymize.perturbation import Names
@@ -271,120 +271,6 @@ def _bandwidth(leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
     safe = np.maximum(count, 1.0)
     sd = np.sqrt(np.maximum(squares / safe - (total / safe) ** 2, 0.0))
     return 1.06 * sd * safe ** (-0.2)
-
-
-def _linear_draw(
-    x_fit: sparse.csr_matrix,
-    y_fit: np.ndarray,
-    x_gen: sparse.csr_matrix,
-    m: int,
-    n_gen: np.ndarray,
-    name: str,
-    rng,
-    bounds: tuple[float, float] | None = None,
-    tally: dict[str, int] | None = None,
-) -> np.ndarray:
-    """Values drawn from the posterior predictive distribution of a normal linear model (see the
-    module docstring); ``x_*`` without the intercept, which is added here. ``bounds``: a value
-    outside them gets a fresh residual draw, up to ``BOUND_TRIES`` times, then is clipped to them;
-    ``tally`` counts the values ``redrawn`` and those ``clipped``."""
-    x_fit = np.hstack([np.ones((x_fit.shape[0], 1)), x_fit.toarray()])
-    x_gen = sparse.hstack([np.ones((x_gen.shape[0], 1)), x_gen], format="csr")  # M·n rows stay sparse
-    beta, _, rank, _ = np.linalg.lstsq(x_fit, y_fit, rcond=None)
-    df = len(y_fit) - rank
-    if df < 1:
-        raise ConfigError(
-            f"{name}: linear regression needs more records than parameters ({len(y_fit)} records, "
-            f"{rank} independent predictors); use {spell('model')} cart"
-        )
-    residuals = y_fit - x_fit @ beta
-    rss = float(residuals @ residuals)
-    # (XᵀX)⁺ and its symmetric square root: a rank-deficient design draws in the identified directions.
-    eigenvalues, vectors = np.linalg.eigh(x_fit.T @ x_fit)
-    floor = eigenvalues.max() * 1e-10 if eigenvalues.size else 0.0
-    inverse_root = np.where(eigenvalues > floor, 1 / np.sqrt(np.maximum(eigenvalues, floor)), 0.0)
-    root = vectors * inverse_root
-    out = np.empty(x_gen.shape[0])
-    offset = 0
-    for block in range(m):
-        size = int(n_gen[block])
-        sigma2 = rss / rng.chisquare(df) if rss > 0 else 0.0
-        draw = beta + math.sqrt(sigma2) * (root @ rng.standard_normal(len(beta)))
-        mean = x_gen[offset : offset + size] @ draw
-        values = mean + math.sqrt(sigma2) * rng.standard_normal(size)
-        if bounds is not None:
-            values = _bounded(values, mean, math.sqrt(sigma2), bounds, rng, tally)
-        out[offset : offset + size] = values
-        offset += size
-    return out
-
-
-#: Fresh residual draws of a regression value outside the bounds before it is clipped.
-BOUND_TRIES = 20
-
-
-def _bounded(
-    values: np.ndarray,
-    mean: np.ndarray,
-    sigma: float,
-    bounds: tuple[float, float],
-    rng: np.random.Generator,
-    tally: dict[str, int] | None,
-) -> np.ndarray:
-    """``values`` (= ``mean`` + N(0, σ²)) inside ``bounds``: a draw from the normal truncated to
-    them by rejection (``BOUND_TRIES`` fresh residuals for the values outside), then clipping of
-    those still outside."""
-    low, high = bounds
-    outside = np.flatnonzero((values < low) | (values > high))
-    if tally is not None:
-        tally["redrawn"] = tally.get("redrawn", 0) + len(outside)
-    for _ in range(BOUND_TRIES):
-        if not len(outside):
-            break
-        values[outside] = mean[outside] + sigma * rng.standard_normal(len(outside))
-        outside = outside[(values[outside] < low) | (values[outside] > high)]
-    if tally is not None:
-        tally["clipped"] = tally.get("clipped", 0) + len(outside)
-    return np.clip(values, low, high)
-
-
-def _logistic_draw(
-    x_fit: sparse.csr_matrix,
-    y_fit: np.ndarray,
-    x_gen: sparse.csr_matrix,
-    m: int,
-    n_gen: np.ndarray,
-    size: int,
-    rng,
-) -> np.ndarray:
-    """Codes drawn from a multinomial logistic regression refitted per implicate on a bootstrap
-    sample of the records."""
-    require("learn", "sklearn", feature="synthesis of a categorical attribute by regression")
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
-
-    out = np.empty(x_gen.shape[0], dtype=np.int64)
-    offset = 0
-    for block in range(m):
-        count = int(n_gen[block])
-        sample = rng.integers(0, len(y_fit), len(y_fit))
-        uniforms = rng.random(count)
-        y_boot = y_fit[sample]
-        classes = np.unique(y_boot)
-        if len(classes) == 1 or x_fit.shape[1] == 0:
-            frequencies = np.bincount(y_boot, minlength=size).astype(np.float64)
-            probabilities = np.repeat((frequencies / frequencies.sum())[None, :], count, axis=0)
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                model = LogisticRegression(max_iter=1000).fit(x_fit[sample], y_boot)
-            probabilities = np.zeros((count, size))
-            probabilities[:, model.classes_] = model.predict_proba(x_gen[offset : offset + count])
-        cumulative = np.cumsum(probabilities, axis=1)
-        cumulative /= cumulative[:, -1:]
-        out[offset : offset + count] = np.minimum((uniforms[:, None] >= cumulative).sum(axis=1), size - 1)
-        offset += count
-    return out
 
 
 # Synthesis ---------------------------------------------------------------------------------------
@@ -597,10 +483,20 @@ def _generate(
     for step, name in enumerate(targets):
         x_fit = _design([blocks_fit[p] for p in available], n)
         x_gen = _design([blocks_gen[p] for p in available], total)
-        synthetic_missing = _missing_step(columns[name], x_fit, x_gen, params, sizes, rng)
+        step_params = _step_params(params, name == names[-1])
+        synthetic_missing = _missing_step(columns[name], x_fit, x_gen, step_params, sizes, rng)
         tally = tallies.setdefault(name, {})
         out = _value_step(
-            name, columns[name], x_fit, x_gen, synthetic_missing, params, bool(available), sizes, rng, tally
+            name,
+            columns[name],
+            x_fit,
+            x_gen,
+            synthetic_missing,
+            step_params,
+            bool(available),
+            sizes,
+            rng,
+            tally,
         )
         generated[name] = out
         blocks_gen[name] = features[name].build(out)
@@ -608,6 +504,14 @@ def _generate(
         if progress is not None:
             progress(step + 1, len(targets))
     return generated
+
+
+def _step_params(params: SynthesizeParams, last: bool) -> SynthesizeParams:
+    """The parameters of one attribute's step: the last attribute's leaves are
+    ``min_samples_leaf_last`` when set."""
+    if not last or params.min_samples_leaf_last is None:
+        return params
+    return params.model_copy(update={"min_samples_leaf": params.min_samples_leaf_last})
 
 
 def _rejection(
@@ -771,6 +675,7 @@ def synthesize(
     attributes: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
     min_samples_leaf: int = 5,
+    min_samples_leaf_last: int | None = None,
     subsample: float = 1.0,
     smooth: bool = False,
     holdout: float = 0.0,
@@ -790,6 +695,7 @@ def synthesize(
         "synthesize": attributes,
         "order": order,
         "min_samples_leaf": min_samples_leaf,
+        "min_samples_leaf_last": min_samples_leaf_last,
         "subsample": subsample,
         "smooth": smooth,
         "holdout": holdout,
@@ -847,6 +753,14 @@ class SynthesizeParams(MethodParams):
     min_samples_leaf: Annotated[
         Whole, Field(ge=1, description="cart: fewest records in a leaf of the tree.")
     ] = 5
+    min_samples_leaf_last: Annotated[
+        Whole | None,
+        Field(
+            ge=1,
+            description="cart: fewest records in a leaf of the last attribute's tree, which no later "
+            "tree takes as a predictor (default: min_samples_leaf).",
+        ),
+    ] = None
     subsample: Annotated[
         Finite,
         Field(
@@ -917,6 +831,7 @@ def _summary(release: Release) -> dict[str, Any]:
         "kept": figures.kept,
         "order": figures.order,
         "min_samples_leaf": params.min_samples_leaf,
+        "min_samples_leaf_last": params.min_samples_leaf_last,
         "subsample": params.subsample,
         "smooth": params.smooth,
         "holdout": params.holdout,
