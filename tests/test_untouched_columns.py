@@ -116,6 +116,7 @@ RUNS: dict[str, tuple[str, dict[str, Any], set[str]]] = {
     ),
     "mdav": (BASE, {"k": 3}, {"age"}),
     "vmdav": (BASE, {"k": 3}, {"age"}),
+    "rmd": (BASE, {"k": 3, "seed": 2}, {"age"}),
     "univariate-microaggregation": (BASE, {"k": 3}, {"age"}),
     "sorted-microaggregation": (BASE, {"k": 3, "order": "single"}, {"age"}),
     "categorical-microaggregation": (BASE, {"k": 3}, {"age", "sex", "zip"}),

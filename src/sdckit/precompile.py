@@ -128,6 +128,7 @@ WORKLOAD: tuple[Step, ...] = (
     _m("anonymize categorical-microaggregation numbers.csv -c numbers.yaml -k 3 -o cat2.csv --quiet"),
     _m(f"anonymize vmdav people.csv {PEOPLE} -k 3 --attributes income,hours -o vmdav.csv --quiet"),
     _m("anonymize vmdav numbers.csv -c numbers.yaml -k 3 --attributes x1,x2,x3 -o vmdav2.csv --quiet"),
+    _m("anonymize rmd numbers.csv -c numbers.yaml -k 3 --attributes x1,x2,x3 -o rmd.csv --quiet", "learn"),
     _m(
         f"anonymize univariate-microaggregation people.csv {PEOPLE} -k 3 --attributes income,hours "
         "-o uni.csv --quiet"

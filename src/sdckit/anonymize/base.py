@@ -106,6 +106,7 @@ _LISTED_FIRST = (
     "quasi-sensitive",
     "mdav",
     "vmdav",
+    "rmd",
     "univariate-microaggregation",
     "categorical-microaggregation",
     "noise",

@@ -27,6 +27,13 @@ attribute, the lower median of an ordinal one, the mode of a nominal one. Method
     numeric standardized distance and mean. By default on every quasi-identifier jointly, which makes
     the release k-anonymous (every group of >= k records gets identical quasi-identifier values).
 
+``strata`` (``mdav``, ``vmdav``, ``univariate-microaggregation``; sdcMicro's ``strata_variables``) runs
+the grouping inside each combination of the strata attributes' values, each stratum standardized on
+its own (:mod:`sdckit.anonymize._microaggregation_strata`; a stratum of fewer than k records is
+refused). ``mdav``'s ``measure`` releases the group's mean (default), median, trimmed mean or onestep
+location (:mod:`sdckit.anonymize._microaggregation_aggregate`); sdcMicro ignores ``measure`` for mdav
+and releases the mean. ``rmd`` (sdcMicro's robust variant) is :mod:`sdckit.anonymize.rmd_microaggregation`.
+
 The attributes microaggregated are the quasi-identifiers of kind numeric (numeric methods) or all
 quasi-identifiers (categorical microaggregation) unless ``attributes`` names them. Information loss is
 SSE/SST of SPEC §4.3 on standardized data (sample standard deviation; a constant attribute is not
@@ -56,13 +63,15 @@ IEEE TKDE 15(4); Solanas, A. & Martínez-Ballesté, A. (2006), COMPSTAT; Templ, 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, Literal, TypedDict
+from functools import partial
+from typing import Annotated, Any, ClassVar, Literal, Self, TypedDict
 
 import numpy as np
 import polars as pl
 from pydantic import BeforeValidator, Field, model_validator
 
 from sdckit.anonymize._microaggregation_kernels import mdav_generic, optimal_univariate
+from sdckit.anonymize._microaggregation_strata import check_strata_sizes, stratified, stratum_keys
 from sdckit.anonymize.base import Context, check_k_at_most_records, register_method, run_method
 from sdckit.anonymize.release import Figures, Release
 from sdckit.errors import ConfigError, InputError
@@ -229,9 +238,9 @@ class MicroaggregationFigures(Figures):
     """What a microaggregation found: the ``attributes`` microaggregated, the groups (their number,
     smallest and largest size; summed over the attributes for univariate microaggregation), SSE, SST
     and the information loss ``100 SSE / SST`` in %; MDAV's ``blocks`` of the approximation (1 and
-    ``exact`` when none), univariate microaggregation's figures ``per_attribute``, and the
+    ``exact`` when none), univariate microaggregation's figures ``per_attribute``, the
     ``k_anonymity`` of the release over the quasi-identifiers (None when it has none, or for
-    univariate microaggregation)."""
+    univariate microaggregation), and the number of ``strata`` (None without ``strata``)."""
 
     attributes: list[str]
     groups: int
@@ -244,6 +253,7 @@ class MicroaggregationFigures(Figures):
     exact: bool | None = None
     per_attribute: dict[str, dict[str, Any]] | None = None
     k_anonymity: dict[str, Any] | None = None
+    strata: int | None = None
 
 
 def _chosen(table: Table, attributes: list[str] | None, *, numeric: bool, method: str) -> list[str]:
@@ -402,19 +412,30 @@ def _numeric_release(
     labels: np.ndarray,
     params: MicroaggregationParams,
     blocks: int | None = None,
+    *,
+    strata: int | None = None,
+    released: np.ndarray | None = None,
 ) -> Release:
-    counts = np.bincount(labels).astype(np.float64)
+    """The release of group means, or of ``released`` (every record's values, n x d: another
+    measure than the mean), whose SSE is then its squared standardized distance to the originals."""
     columns = []
-    for j, name in enumerate(names):
-        means = np.bincount(labels, weights=X[:, j]) / counts
-        columns.append(pl.Series(name, means[labels], dtype=pl.Float64))
-    sse, sst = information_loss(X, labels)
+    if released is None:
+        counts = np.bincount(labels).astype(np.float64)
+        for j, name in enumerate(names):
+            means = np.bincount(labels, weights=X[:, j]) / counts
+            columns.append(pl.Series(name, means[labels], dtype=pl.Float64))
+        sse, sst = information_loss(X, labels)
+    else:
+        columns = [pl.Series(name, released[:, j], dtype=pl.Float64) for j, name in enumerate(names)]
+        sse = float(np.sum(inverse_variance(X) * (X - released) ** 2))
+        sst = float(np.sum(standardized(X) ** 2))
     figures = MicroaggregationFigures(
         attributes=names,
         **_group_figures(labels),
         **_loss_figures(sse, sst),
         blocks=blocks,
         exact=None if blocks is None else blocks == 1,
+        strata=strata,
     )
     release = _release(table, method, columns, names, labels, params, figures, _group_ranges(X, labels))
     return _with_k_anonymity(release, params.k)
@@ -426,9 +447,15 @@ def mdav(
     attributes: list[str] | None = None,
     *,
     partition_size: int | None = None,
+    strata: list[str] | None = None,
+    measure: str = "mean",
+    trim: float | None = None,
     progress: Any = None,
 ) -> Release:
-    """MDAV microaggregation of numeric attributes (SPEC §4.1): every value replaced by its group mean.
+    """MDAV microaggregation of numeric attributes (SPEC §4.1): every value replaced by its group mean
+    (or its group's ``measure``: median, trim with ``trim``, onestep; sdcMicro ignores measure for
+    mdav). ``strata``: MDAV inside each combination of those attributes' values (a stratum needs at
+    least k records).
 
     ``attributes`` default to the quasi-identifiers of kind numeric. ``Release.classes`` holds each
     record's group, ``Release.figures`` the :class:`MicroaggregationFigures` (groups, smallest and
@@ -441,27 +468,44 @@ def mdav(
     return run_method(
         "mdav",
         table,
-        {"k": k, "attributes": attributes, "partition_size": partition_size},
+        {
+            "k": k,
+            "attributes": attributes,
+            "partition_size": partition_size,
+            "strata": strata,
+            "measure": measure,
+            "trim": trim,
+        },
         Context(progress=progress),
     )
 
 
 def vmdav_microaggregation(
-    table: Table, k: int = 3, attributes: list[str] | None = None, *, gamma: float = 0.2
+    table: Table,
+    k: int = 3,
+    attributes: list[str] | None = None,
+    *,
+    gamma: float = 0.2,
+    strata: list[str] | None = None,
 ) -> Release:
-    """V-MDAV microaggregation of numeric attributes (SPEC §4.2): every value replaced by its group mean."""
-    return run_method("vmdav", table, {"k": k, "attributes": attributes, "gamma": gamma})
+    """V-MDAV microaggregation of numeric attributes (SPEC §4.2): every value replaced by its group mean;
+    with ``strata`` inside each stratum."""
+    return run_method("vmdav", table, {"k": k, "attributes": attributes, "gamma": gamma, "strata": strata})
 
 
 def univariate_microaggregation(
-    table: Table, k: int = 3, attributes: list[str] | None = None, *, variant: str = "optimal"
+    table: Table,
+    k: int = 3,
+    attributes: list[str] | None = None,
+    *,
+    variant: str = "optimal",
+    strata: list[str] | None = None,
 ) -> Release:
     """Microaggregation of every attribute on its own: ``optimal`` (Hansen & Mukherjee 2003) or
-    ``individual-ranking`` (sdcMicro's onedims). Figures per attribute and in total (SSE and SST summed
-    over the standardized attributes)."""
-    return run_method(
-        "univariate-microaggregation", table, {"k": k, "attributes": attributes, "variant": variant}
-    )
+    ``individual-ranking`` (sdcMicro's onedims), with ``strata`` inside each stratum. Figures per
+    attribute and in total (SSE and SST summed over the standardized attributes)."""
+    values = {"k": k, "attributes": attributes, "variant": variant, "strata": strata}
+    return run_method("univariate-microaggregation", table, values)
 
 
 # Categorical (mixed) microaggregation --------------------------------------------------------------
@@ -550,9 +594,42 @@ class MicroaggregationParams(MethodParams):
     ] = None
 
 
-class MdavParams(MicroaggregationParams):
+class StratifiedParams(MicroaggregationParams):
+    """Parameters of the microaggregation methods that group inside strata (sdcMicro's
+    ``strata_variables``; :mod:`sdckit.anonymize._microaggregation_strata`)."""
+
+    strata: Annotated[
+        list[str] | None,
+        BeforeValidator(names_list),
+        Field(
+            description="Attributes whose value combinations are strata: groups are formed inside each "
+            "stratum (sdcMicro's strata_variables), comma-separated."
+        ),
+    ] = None
+
+    @model_validator(mode="after")
+    def _some_strata(self) -> Self:
+        if self.strata == []:
+            raise ValueError("{strata} is empty: give at least one attribute or leave it out")
+        return self
+
+    #: Parameters added after the method's first documents, left out of its recipe at their default
+    #: (a default run's summary and recipe stay as they were, byte for byte).
+    omitted_at_default: ClassVar[dict[str, Any]] = {"strata": None, "measure": "mean", "trim": None}
+
+    def to_recipe(self) -> dict[str, Any]:
+        """Every parameter but those of :attr:`omitted_at_default` left at their default."""
+        recipe = super().to_recipe()
+        for name, default in self.omitted_at_default.items():
+            if name in recipe and recipe[name] == default:
+                recipe.pop(name)
+        return recipe
+
+
+class MdavParams(StratifiedParams):
     """Parameters of MDAV (``sdckit anonymize mdav``; Domingo-Ferrer & Mateo-Sanz, 2002). The default
-    attributes are the quasi-identifiers of kind numeric."""
+    attributes are the quasi-identifiers of kind numeric. ``measure`` is the group statistic released
+    (sdcMicro ignores its ``measure`` for mdav and always releases the mean; sdckit applies it)."""
 
     partition_size: Annotated[
         Whole | None,
@@ -561,6 +638,14 @@ class MdavParams(MicroaggregationParams):
             description="Approximation for large files: PCA blocks of at most this many records, MDAV in each.",  # noqa: E501
         ),
     ] = None
+    measure: Annotated[
+        Literal["mean", "median", "trim", "onestep"],
+        Field(description="Group statistic released: mean, median, trim (trimmed mean) or onestep."),
+    ] = "mean"
+    trim: Annotated[
+        Finite | None,
+        Field(ge=0, le=0.5, description="Share cut at each end of a group's values for measure trim."),
+    ] = None
 
     @model_validator(mode="after")
     def _block_size(self) -> MdavParams:
@@ -568,10 +653,14 @@ class MdavParams(MicroaggregationParams):
             raise ValueError(
                 f"needs {{partition_size}} at least 4 {{k}} = {4 * self.k}, got {self.partition_size}"
             )
+        if self.measure == "trim" and self.trim is None:
+            raise ValueError("with {measure} trim needs {trim} (the share cut at each end, e.g. 0.1)")
+        if self.measure != "trim" and self.trim is not None:
+            raise ValueError(f"takes {{trim}} only with {{measure}} trim (measure is {self.measure})")
         return self
 
 
-class VmdavParams(MicroaggregationParams):
+class VmdavParams(StratifiedParams):
     """Parameters of V-MDAV (``sdckit anonymize vmdav``; Solanas & Martínez-Ballesté, 2006). The
     default attributes are the quasi-identifiers of kind numeric."""
 
@@ -581,7 +670,7 @@ class VmdavParams(MicroaggregationParams):
     ] = 0.2
 
 
-class UnivariateMicroaggregationParams(MicroaggregationParams):
+class UnivariateMicroaggregationParams(StratifiedParams):
     """Parameters of univariate microaggregation (``sdckit anonymize univariate-microaggregation``):
     every attribute on its own. The default attributes are the quasi-identifiers of kind numeric."""
 
@@ -607,6 +696,10 @@ def _summary(release: Release) -> dict[str, Any]:
         summary["gamma"] = params.gamma
     elif isinstance(params, UnivariateMicroaggregationParams):
         summary["variant"] = params.variant
+    if isinstance(params, MdavParams) and params.measure != "mean":
+        summary.update(measure=params.measure, trim=params.trim)
+    if isinstance(params, StratifiedParams) and params.strata:
+        summary.update(strata=params.strata, strata_count=figures.strata)
     summary.update(
         groups=figures.groups,
         smallest_group=figures.smallest_group,
@@ -655,10 +748,31 @@ _OPTIONS: dict[str, Any] = {"summary": _summary, "report": _report, "progress_la
 )
 def _run_mdav(table: Table, params: MdavParams, context: Context) -> Release:
     names = _chosen(table, params.attributes, numeric=True, method="mdav")
+    keys = stratum_keys(table, params.strata, names, "mdav")
     X = _numeric_matrix(table, names, "mdav")
     check_k_at_most_records(params.k, X.shape[0])
-    labels, blocks = mdav_groups(X, params.k, partition_size=params.partition_size, progress=context.progress)
-    return _numeric_release(table, "mdav", names, X, labels, params, blocks)
+    check_strata_sizes(table, params.strata, keys, params.k, "mdav")
+    strata = None
+    if params.strata:
+        counts: list[int] = []
+
+        def grouping(rows: np.ndarray) -> np.ndarray:
+            labels, blocks = mdav_groups(X[rows], params.k, partition_size=params.partition_size)
+            counts.append(blocks)
+            return labels
+
+        labels, strata = stratified(keys, grouping, progress=context.progress)
+        blocks = sum(counts) if max(counts) > 1 else 1  # 1: exact MDAV inside every stratum
+    else:
+        labels, blocks = mdav_groups(
+            X, params.k, partition_size=params.partition_size, progress=context.progress
+        )
+    released = None
+    if params.measure != "mean":
+        from sdckit.anonymize._microaggregation_aggregate import record_statistics
+
+        released = record_statistics(X, labels, params.measure, trim=params.trim or 0.0)
+    return _numeric_release(table, "mdav", names, X, labels, params, blocks, strata=strata, released=released)
 
 
 @register_method(
@@ -670,10 +784,18 @@ def _run_mdav(table: Table, params: MdavParams, context: Context) -> Release:
 )
 def _run_vmdav(table: Table, params: VmdavParams, context: Context) -> Release:
     names = _chosen(table, params.attributes, numeric=True, method="vmdav")
+    keys = stratum_keys(table, params.strata, names, "vmdav")
     X = _numeric_matrix(table, names, "vmdav")
     check_k_at_most_records(params.k, X.shape[0])
-    labels = vmdav_groups(X, params.k, params.gamma)
-    return _numeric_release(table, "vmdav", names, X, labels, params)
+    check_strata_sizes(table, params.strata, keys, params.k, "vmdav")
+    if not params.strata:
+        return _numeric_release(table, "vmdav", names, X, vmdav_groups(X, params.k, params.gamma), params)
+    labels, strata = stratified(keys, lambda rows: vmdav_groups(X[rows], params.k, params.gamma))
+    return _numeric_release(table, "vmdav", names, X, labels, params, strata=strata)
+
+
+def _univariate_rows(values: np.ndarray, k: int, variant: str, rows: np.ndarray) -> np.ndarray:
+    return univariate_groups(values[rows], k, variant)
 
 
 @register_method(
@@ -685,13 +807,19 @@ def _run_vmdav(table: Table, params: VmdavParams, context: Context) -> Release:
 )
 def _run_univariate(table: Table, params: UnivariateMicroaggregationParams, context: Context) -> Release:
     names = _chosen(table, params.attributes, numeric=True, method="univariate-microaggregation")
+    keys = stratum_keys(table, params.strata, names, "univariate-microaggregation")
     X = _numeric_matrix(table, names, "univariate-microaggregation")
     check_k_at_most_records(params.k, X.shape[0])
+    check_strata_sizes(table, params.strata, keys, params.k, "univariate-microaggregation")
     columns, per_attribute, sizes = [], {}, []
     total_sse = total_sst = 0.0
     penalty = np.zeros(X.shape)
+    strata = None
     for j, name in enumerate(names):
-        labels = univariate_groups(X[:, j], params.k, params.variant)
+        if params.strata:
+            labels, strata = stratified(keys, partial(_univariate_rows, X[:, j], params.k, params.variant))
+        else:
+            labels = univariate_groups(X[:, j], params.k, params.variant)
         counts = np.bincount(labels).astype(np.float64)
         means = np.bincount(labels, weights=X[:, j]) / counts
         columns.append(pl.Series(name, means[labels], dtype=pl.Float64))
@@ -708,6 +836,7 @@ def _run_univariate(table: Table, params: UnivariateMicroaggregationParams, cont
         largest_group=max(f["largest_group"] for f in sizes),
         **_loss_figures(total_sse, total_sst),
         per_attribute=per_attribute,
+        strata=strata,
     )
     return _release(table, "univariate-microaggregation", columns, names, None, params, figures, penalty)
 
