@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from sdckit.frequency import encode, extend_keys, initial_keys
+from sdckit.frequency import Encoding, encode, extend_keys, initial_keys
 from sdckit.risk.suda import MAX_KEYS, find_msus
 
 
@@ -56,7 +56,12 @@ def _ranked(sets: list[AttributeSet]) -> list[AttributeSet]:
 
 
 def attribute_sets(
-    frame: pl.DataFrame, names: list[str], max_size: int = 3, width: int = 10, beam: int = 5
+    frame: pl.DataFrame,
+    names: list[str],
+    max_size: int = 3,
+    width: int = 10,
+    beam: int = 5,
+    encoding: Encoding | None = None,
 ) -> dict[int, list[AttributeSet]]:
     """The measured attribute sets of each size 1..``max_size``, strongest first (α-separation,
     then α-distinction): every single attribute of ``names``; the pairs of the ``width`` strongest
@@ -65,9 +70,9 @@ def attribute_sets(
     n = frame.height
     if not names or n == 0:
         return {}
-    encoding = encode(frame, names)
-    codes = dict(zip(encoding.names, encoding.codes, strict=True))
-    cards = dict(zip(encoding.names, encoding.cardinalities, strict=True))
+    encoding = encoding if encoding is not None else encode(frame, names)
+    codes = {name: encoding.codes[encoding.index(name)] for name in names}
+    cards = {name: encoding.cardinalities[encoding.index(name)] for name in names}
     keys: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
 
     def measure(attributes: tuple[str, ...], base: tuple[str, ...], added: str) -> AttributeSet:
@@ -109,28 +114,35 @@ class MinimalUniques:
     by_size: dict[int, int]
 
 
-def minimal_uniques(frame: pl.DataFrame, keys: list[str], max_size: int = 3) -> MinimalUniques | None:
+def minimal_uniques(
+    frame: pl.DataFrame, keys: list[str], max_size: int = 3, encoding: Encoding | None = None
+) -> MinimalUniques | None:
     """The records of ``frame`` in minimal sample uniques of ``keys`` (at most :data:`MAX_KEYS`
     of them, the first ones taken), by attribute and by size; None without keys."""
     keys = keys[:MAX_KEYS]
     if not keys or frame.height == 0:
         return None
-    encoding = encode(frame, keys)
-    codes = np.column_stack(encoding.codes).astype(np.int32)
+    encoding = encoding if encoding is not None else encode(frame, keys)
+    columns = [encoding.index(name) for name in keys]
+    codes = np.column_stack([encoding.codes[j] for j in columns]).astype(np.int32)
     size = max(1, min(max_size, len(keys)))
-    records, masks = find_msus(codes, list(encoding.cardinalities), size)
+    records, masks = find_msus(codes, [encoding.cardinalities[j] for j in columns], size)
     by_attribute = {}
-    for j, name in enumerate(encoding.names):
-        holds = (masks >> j) & 1 == 1
-        by_attribute[name] = int(len(np.unique(records[holds])))
+    flagged = np.zeros(frame.height, dtype=bool)
+    for j, name in enumerate(keys):
+        flagged[:] = False
+        flagged[records[(masks >> j) & 1 == 1]] = True
+        by_attribute[name] = int(np.count_nonzero(flagged))
+    flagged[:] = False
+    flagged[records] = True
     sizes = np.zeros(len(masks), dtype=np.int64)
     for j in range(len(keys)):
         sizes += (masks >> j) & 1
     counted = np.bincount(sizes, minlength=size + 1)
     return MinimalUniques(
-        keys=tuple(encoding.names),
+        keys=tuple(keys),
         max_size=size,
-        records=int(len(np.unique(records))),
+        records=int(np.count_nonzero(flagged)),
         by_attribute=by_attribute,
         by_size={s: int(counted[s]) for s in range(1, size + 1)},
     )

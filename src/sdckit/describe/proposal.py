@@ -235,7 +235,14 @@ def _ranked(
         for c in columns
         if c.role in ("quasi-identifier", "insensitive") and not c.weights and c.distinct > 1
     ]
-    singles = {s.attributes[0]: s for s in attribute_sets(frame, candidates, max_size=1).get(1, [])}
+    from sdckit.frequency import encode
+
+    named_keys = [c.name for c in columns if c.role == "quasi-identifier" and c.name not in candidates]
+    encoding = encode(frame, candidates + named_keys)
+    singles = {
+        s.attributes[0]: s
+        for s in attribute_sets(frame, candidates, max_size=1, encoding=encoding).get(1, [])
+    }
     ranking = sorted(singles.values(), key=lambda s: (-s.separation, -s.distinction, s.attributes))
     rank = {s.attributes[0]: i + 1 for i, s in enumerate(ranking)}
     if not any(c.role == "quasi-identifier" for c in columns):
@@ -253,8 +260,8 @@ def _ranked(
         ]
     keys = [c.name for c in columns if c.role == "quasi-identifier"]
     pool = keys if len(keys) >= 2 else [s.attributes[0] for s in ranking]
-    sets = attribute_sets(frame, pool, max_size=max_combination) if pool else {}
-    uniques = minimal_uniques(frame, keys, max_combination) if keys else None
+    sets = attribute_sets(frame, pool, max_size=max_combination, encoding=encoding) if pool else {}
+    uniques = minimal_uniques(frame, keys, max_combination, encoding=encoding) if keys else None
     ranked = []
     for c in columns:
         if c.name not in singles:

@@ -1,10 +1,10 @@
 """What a column's values look like: e-mail addresses, telephone numbers, IP addresses, URLs, social
 security numbers, IBANs, payment card numbers (with their Luhn check digit) and dates of birth.
 
-Every test is a polars expression over the whole column (no Python loop over the records), run once
-per distinct value when a column repeats its values (a category is tested once, not once per
-record) and weighted by the number of records holding it, so that a share is a share of the records
-with a value (missing values left out). ARX's HIPAA value matchers count distinct values instead;
+Every test is a polars expression (no Python loop over the records), run once per distinct value of
+the column (a category is tested once, not once per record) and weighted by the number of records
+holding it, so that a share is a share of the records with a value (missing values and the missing
+tokens ``""`` and ``NA`` left out). ARX's HIPAA value matchers count distinct values instead;
 a share of records is what the reason printed beside a proposal says ("97% of the values look like
 e-mail addresses").
 """
@@ -176,17 +176,17 @@ def _spread(years: pl.Series) -> int:
 
 
 def _best_match(column: pl.Series, this_year: int) -> ValueMatch | None:
-    values = column.drop_nulls().str.strip_chars()
-    values = values.filter(values != "")
-    if values.is_empty():
+    # one hash pass: the distinct values and their records, then trimmed (two spellings that trim
+    # alike stay two rows, their weights adding up)
+    counted = column.value_counts(name="count").select(
+        pl.col(column.name).str.strip_chars().alias("value"), pl.col("count")
+    )
+    frame = counted.filter(pl.col("value").is_not_null() & ~pl.col("value").is_in(["", "NA"]))
+    weight = pl.col("count")
+    total = int(frame["count"].sum())
+    if total == 0:
         return None
-    counted = values.value_counts(name="count") if values.n_unique() < len(values) // 2 else None
-    if counted is not None:
-        frame, weight = counted.rename({values.name: "value"}), pl.col("count")
-    else:
-        frame, weight = values.to_frame("value"), pl.lit(1)
     text = pl.col("value")
-    total = len(values)
     shares = frame.select(
         [(text.str.contains(p.regex).cast(pl.Int64) * weight).sum().alias(p.name) for p in PATTERNS]
     ).row(0, named=True)
