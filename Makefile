@@ -68,6 +68,7 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_likeness.py
 	$(BIN)/python benchmarks/bench_evaluation.py
 	$(BIN)/python benchmarks/bench_report.py
+	$(BIN)/python benchmarks/bench_describe.py
 	$(BIN)/python benchmarks/bench_masking.py
 	$(BIN)/python benchmarks/bench_microaggregation_variants.py
 	$(BIN)/python benchmarks/bench_synthesis.py
