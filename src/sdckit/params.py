@@ -20,7 +20,7 @@ import math
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -322,15 +322,20 @@ class PrivacyModelParams(MethodParams):
             raise ValueError(f"needs a whole number {{l}} for {self.l_variant} l-diversity, got {self.l:g}")
         return self
 
+    #: Parameters added after the methods' first documents (β-likeness, δ-disclosure privacy), left out
+    #: of their recipes at their default (a run without them writes its summary and recipe as before).
+    omitted_at_default: ClassVar[dict[str, Any]] = {
+        "beta": None,
+        "beta_variant": "basic",
+        "delta_disclosure": None,
+    }
+
     def to_recipe(self) -> dict[str, Any]:
-        """Every parameter, defaults included, but β-likeness and δ-disclosure privacy only when asked
-        (so that a recipe without them reads as it did before they existed)."""
+        """Every parameter but those of :attr:`omitted_at_default` left at their default."""
         recipe = super().to_recipe()
-        if self.beta is None:
-            recipe.pop("beta", None)
-            recipe.pop("beta_variant", None)
-        if self.delta_disclosure is None:
-            recipe.pop("delta_disclosure", None)
+        for name, default in self.omitted_at_default.items():
+            if name in recipe and recipe[name] == default:
+                recipe.pop(name)
         return recipe
 
     def privacy_models(self, table: Any) -> list[Any]:
