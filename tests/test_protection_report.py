@@ -171,6 +171,24 @@ def test_the_external_report_shows_no_parameter_and_no_record(run):
     assert "<td" not in external and "<details" not in external
 
 
+def test_the_internal_report_tabulates_the_keys_frequencies(run):
+    _, original, release, _, reports = run
+    internal = reports["internal"].read_text(encoding="utf-8")
+    before = pl.read_csv(original).get_column("activity").value_counts()
+    after = pl.read_csv(release).get_column("activity").value_counts()
+    table = internal[internal.index('id="frequencies-activity"') :]
+    table = table[: table.index("</table>")]
+    rows = re.findall(r"<tr><td[^>]*>([^<]+)</td><td[^>]*>([^<]+)</td><td[^>]*>([^<]+)</td></tr>", table)
+    counted = {category: (int(a.replace(",", "")), int(b.replace(",", ""))) for category, a, b in rows}
+    expected = {value: (count, 0) for value, count in before.rows()}
+    for value, count in after.rows():
+        key = "missing" if value is None else value
+        expected[key] = (expected.get(key, (0, 0))[0], count)
+    assert counted == expected
+    assert counted["missing"][1] == pl.read_csv(release).get_column("activity").null_count() > 0
+    assert "Frequencies of" not in reports["external"].read_text(encoding="utf-8")
+
+
 def test_without_a_recipe_the_report_says_the_methods_are_unknown(run, tmp_path):
     folder, original, release, _, _ = run
     path = tmp_path / "plain.html"

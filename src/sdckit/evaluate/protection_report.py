@@ -14,8 +14,9 @@ What each audience reads (sdcMicro's ``report(internal=TRUE)`` and ``internal=FA
 - ``internal``: everything: the methods with their parameters (seeds included) and what each step
   reported, the risk with its k-anonymity table, the release's riskiest key combinations and the
   original's riskiest records beside the release (record values), each attribute's changed and
-  suppressed values, the numeric loss figures and each numeric attribute's summary statistics
-  (original and release), the frequency tables' distances.
+  suppressed values, the frequencies of each key of at most 30 categories, the numeric loss figures
+  and each numeric attribute's summary statistics (original and release), the frequency tables'
+  distances.
 - ``external``: what a user of the release may read. sdcMicro's external report names the input, the
   deleted variables, the key variables and which kinds of modification were made, with no figure.
   sdckit keeps that rule for the methods, whatever the method: each is named with what it does (its
@@ -54,6 +55,8 @@ from sdckit.table import Kind, Role, Table
 Audience = Literal["internal", "external"]
 AUDIENCES: tuple[str, ...] = ("internal", "external")
 
+#: The most categories a key variable may have for the internal report to tabulate its frequencies.
+MAX_CATEGORIES = 30
 #: The k-anonymity a sentence of the report speaks of (sdcMicro's report shows 2 and 3).
 SENTENCE_K = "3"
 
@@ -90,6 +93,9 @@ class ProtectionReport:
     seed: Any = None
     #: Per numeric attribute compared, its (mean, sd, min, median, max) in the original and the release.
     numeric_summaries: dict[str, tuple[list[float | None], list[float | None]]] | None = None
+    #: Per key variable of at most :data:`MAX_CATEGORIES` categories: (category, records in the
+    #: original, records in the release), a missing value as the category None.
+    frequencies: dict[str, list[tuple[str | None, int, int]]] | None = None
 
     @property
     def before(self) -> dict[str, Any]:
@@ -199,7 +205,34 @@ def protection_report(
         step_figures=figures,
         seed=seed,
         numeric_summaries=_summaries(original, release, evaluation) if paired else None,
+        frequencies=_frequencies(original, release),
     )
+
+
+def _frequencies(original: Table, release: Table) -> dict[str, list[tuple[str | None, int, int]]]:
+    """The records of each category of each key variable in both files (sdcMicro's internal report
+    tabulates them), for the keys of at most :data:`MAX_CATEGORIES` categories in both files."""
+    tables = {}
+    for attribute in original.schema.with_role(Role.QUASI_IDENTIFIER):
+        name = attribute.name
+        if name not in release.data.columns:
+            continue
+        counts = [
+            table.data.select(pl.col(name).cast(pl.String)).group_by(name).len()
+            for table in (original, release)
+        ]
+        if max(frame.height for frame in counts) > MAX_CATEGORIES:
+            continue
+        joined = (
+            counts[0]
+            .join(counts[1], on=name, how="full", coalesce=True, nulls_equal=True, suffix="_release")
+            .with_columns(pl.col("len", "len_release").fill_null(0))
+            .sort(name, nulls_last=True)
+        )
+        tables[name] = [
+            (row[0], int(row[1]), int(row[2])) for row in joined.select(name, "len", "len_release").rows()
+        ]
+    return tables
 
 
 def _summaries(
@@ -576,6 +609,12 @@ def _loss_section(report: ProtectionReport, audience: Audience) -> list[str]:
     ]
     if rows:
         parts.append(_table(["attribute", "suppressed", "changed"], rows, "changes"))
+    for name, counts in (report.frequencies or {}).items():
+        shown = [["missing" if value is None else value, _number(a), _number(b)] for value, a, b in counts]
+        parts += [
+            f"<h3>Frequencies of {_e(name)}</h3>",
+            _table(["category", "original", "release"], shown, f"frequencies-{name}", "record-value"),
+        ]
     summaries = _numeric_summaries(report)
     if summaries:
         parts += ["<h3>Numeric attributes, original and release</h3>", summaries]
