@@ -333,3 +333,20 @@ def test_the_summary_records_the_options_the_order_read():
     negative = numeric_table(X7, NAMES, weights=np.array([1.0, 1, 1, -1, 1, 1, 1]))
     with pytest.raises(InputError, match="1 sampling weights are missing, infinite or negative in 'w'"):
         sorted_microaggregation(negative, 3, NAMES, order="single")
+
+
+def test_strata_order_and_group_each_stratum_alone():
+    # stratum a: incomes 30, 10, 20, 60 (records 0, 2, 4, 6); stratum b: 70, 50, 40 (records 1, 3, 5)
+    income = np.array([30.0, 70, 10, 50, 20, 40, 60])
+    frame = pl.DataFrame({"income": income, "expend": 100 - income, "region": list("ababab") + ["a"]})
+    roles = {"income": (Role.QUASI_IDENTIFIER, Kind.NUMERIC), "expend": (Role.QUASI_IDENTIFIER, Kind.NUMERIC)}
+    table = make_table(frame, roles=roles)
+    release = sorted_microaggregation(table, 2, NAMES, order="single", strata=["region"])
+    # a sorted: 10, 20 | 30, 60 -> 15, 15, 45, 45; b sorted: 40, 50, 70 (one group of 3) -> 160/3
+    b = 160 / 3
+    np.testing.assert_allclose(release.table.column("income").to_numpy(), [45, b, 15, b, 15, b, 45])
+    assert release.figures.strata == 2 and release.figures.groups == 3
+    with pytest.raises(ConfigError, match=r"clusters must be at most a stratum's records \(3\), got 4"):
+        sorted_microaggregation(table, 2, NAMES, order="influence", clusters=4, strata=["region"])
+    with pytest.raises(ConfigError, match="fewer"):
+        sorted_microaggregation(table, 4, NAMES, order="single", strata=["region"])

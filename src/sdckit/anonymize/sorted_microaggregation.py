@@ -68,7 +68,10 @@ Deviations from sdcMicro 5.8.1, each a choice:
   2011) defines it, so there is no algorithm to follow. ``rmd`` and ``mdav`` are the methods of
   their own of those names, ``onedims`` is ``univariate-microaggregation --variant
   individual-ranking``.
-* Missing values are refused, naming the attribute (as ``mdav``); strata are not offered yet.
+* Missing values are refused, naming the attribute (as ``mdav``).
+* ``strata`` (sdcMicro's ``strata_variables``) runs the order and the grouping on each stratum alone
+  (:mod:`sdckit.anonymize._microaggregation_strata`): a stratum of fewer than ``k`` records is refused
+  (sdcMicro stops with an R error), and so are more ``clusters`` than a stratum's records.
 
 References: Templ, M. (2008), Statistical disclosure control for microdata using the R-package
 sdcMicro, Transactions on Data Privacy 1(2), 67-85; Templ, M. & Meindl, B. (2008), Robust statistics
@@ -83,10 +86,11 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import polars as pl
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from sdckit.anonymize._microaggregation_aggregate import record_statistics
 from sdckit.anonymize._microaggregation_orders import consecutive_groups, record_order
+from sdckit.anonymize._microaggregation_strata import check_strata_sizes, stratified, stratum_keys
 from sdckit.anonymize.base import Context, check_k_at_most_records, register_method, run_method
 from sdckit.anonymize.microaggregation import (
     MicroaggregationFigures,
@@ -104,7 +108,7 @@ from sdckit.anonymize.microaggregation import (
 )
 from sdckit.anonymize.release import Release
 from sdckit.errors import ConfigError, InputError
-from sdckit.params import Finite, Whole, spell
+from sdckit.params import Finite, Whole, names_list, spell
 from sdckit.table import Table
 
 __all__ = ["SortedMicroaggregationParams", "sorted_groups", "sorted_microaggregation"]
@@ -176,9 +180,19 @@ class SortedMicroaggregationParams(MicroaggregationParams):
     seed: Annotated[
         Whole | None, Field(ge=0, description="Seed of the MCD, the clustering, the directions.")
     ] = None
+    strata: Annotated[
+        list[str] | None,
+        BeforeValidator(names_list),
+        Field(
+            description="Attributes whose value combinations are strata: each is ordered and grouped on "
+            "its own (sdcMicro's strata_variables), comma-separated."
+        ),
+    ] = None
 
     @model_validator(mode="after")
     def _options_of_the_order(self) -> SortedMicroaggregationParams:
+        if self.strata == []:
+            raise ValueError("{strata} is empty: give at least one attribute or leave it out")
         if self.measure == "trim" and self.trim is None:
             raise ValueError("with {measure} trim needs {trim} (the share cut at each end, e.g. 0.1)")
         if self.measure != "trim" and self.trim is not None:
@@ -264,6 +278,7 @@ def _resolved(params: SortedMicroaggregationParams, names: list[str]) -> SortedM
     summary=lambda release: _summary(release),
     help="sdcMicro's sorting microaggregation (simple, single, pca, mcdpca, pppca, clust*, influence).",
     report=lambda figures: [f"order: {figures['order']}; measure: {figures['measure']}", *_report(figures)],
+    progress_label="strata",
     examples={"replay": {"k": 3, "order": "single"}},
 )
 def _run_sorted(table: Table, params: SortedMicroaggregationParams, context: Context) -> Release:
@@ -274,13 +289,16 @@ def _run_sorted(table: Table, params: SortedMicroaggregationParams, context: Con
             f"{spell('sort_by')} must be one of the attributes microaggregated ({', '.join(names)}), "
             f"got '{params.sort_by}'"
         )
+    keys = stratum_keys(table, params.strata, names, method)
     X = _numeric_matrix(table, names, method)
     check_k_at_most_records(params.k, X.shape[0])
+    check_strata_sizes(table, params.strata, keys, params.k, method)
     params = _resolved(params, names)
-    if params.clusters is not None and params.clusters > X.shape[0]:
+    smallest = int(np.bincount(keys).min()) if len(keys) else 0
+    if params.clusters is not None and params.clusters > smallest:
+        where = "a stratum's records" if params.strata else "the number of records"
         raise ConfigError(
-            f"{spell('clusters')} must be at most the number of records ({X.shape[0]:,}), "
-            f"got {params.clusters}"
+            f"{spell('clusters')} must be at most {where} ({smallest:,}), got {params.clusters}"
         )
     if params.transf in ("log", "boxcox"):
         for j, name in enumerate(names):
@@ -291,21 +309,26 @@ def _run_sorted(table: Table, params: SortedMicroaggregationParams, context: Con
                     f"{spell('transf')} none"
                 )
     weights = _weights(table, params)
-    labels = sorted_groups(
-        X,
-        params.k,
-        params.order,
-        sort_by=names.index(params.sort_by) if params.sort_by else 0,
-        clusters=params.clusters or 8,
-        transf=params.transf or "log",
-        seed=params.seed or 0,
-        directions=params.directions,
+    options: dict[str, Any] = {
+        "sort_by": names.index(params.sort_by) if params.sort_by else 0,
+        "clusters": params.clusters or 8,
+        "transf": params.transf or "log",
+        "seed": params.seed or 0,
+        "directions": params.directions,
+    }
+    labels, strata = stratified(
+        keys, lambda rows: sorted_groups(X[rows], params.k, params.order, **options), context.progress
     )
     released = record_statistics(X, labels, params.measure, trim=params.trim or 0.0, weights=weights)
     columns = [pl.Series(name, released[:, j], dtype=pl.Float64) for j, name in enumerate(names)]
     sse = float(np.sum(inverse_variance(X) * (X - released) ** 2))
     sst = float(np.sum(standardized(X) ** 2))
-    figures = MicroaggregationFigures(attributes=names, **_group_figures(labels), **_loss_figures(sse, sst))
+    figures = MicroaggregationFigures(
+        attributes=names,
+        **_group_figures(labels),
+        **_loss_figures(sse, sst),
+        strata=strata if params.strata else None,
+    )
     release = _release(table, method, columns, names, labels, params, figures, _group_ranges(X, labels))
     return _with_k_anonymity(release, params.k)
 
@@ -325,6 +348,8 @@ def _summary(release: Release) -> dict[str, Any]:
     for name in ("sort_by", "clusters", "cluster_method", "transf", "directions", "seed"):
         if getattr(params, name) is not None:
             summary[name] = getattr(params, name)
+    if params.strata:
+        summary.update(strata=params.strata, strata_count=figures.strata)
     summary.update(
         groups=figures.groups,
         smallest_group=figures.smallest_group,
@@ -352,8 +377,8 @@ def sorted_microaggregation(
     attributes : the numeric attributes (default: the numeric quasi-identifiers).
     order : sdcMicro's method (``simple``, ``single``, ``pca``, ``mcdpca``, ``pppca``, ``clustpca``,
         ``clustmcdpca``, ``clustpppca``, ``influence``).
-    **options : ``measure``, ``trim``, ``weighted``, ``sort_by``, ``clusters``, ``cluster_method``,
-        ``transf``, ``directions``, ``seed`` (each only with the orders that read it).
+    **options : ``measure``, ``trim``, ``weighted``, ``strata``, ``sort_by``, ``clusters``,
+        ``cluster_method``, ``transf``, ``directions``, ``seed`` (each only with the orders that read it).
 
     Returns
     -------
