@@ -146,6 +146,9 @@ def planted(n: int = 200) -> pl.DataFrame:
             "zip": [f"{z:05d}" for z in rng.integers(1000, 1300, n)],
             "income": rng.integers(1000, 90000, n).tolist(),
             "score": rng.integers(0, 5, n).astype(str).tolist(),
+            "running": rng.permutation(n) * 7 + 100,  # whole numbers, all distinct: a record number
+            "height": np.round(rng.uniform(150.0, 200.0, n), 6)
+            + np.arange(n) * 1e-7,  # all distinct, not whole
         }
     ).with_columns(pl.all().cast(pl.String))
 
@@ -169,6 +172,8 @@ def test_planted_identifiers_are_found_by_name_and_by_value():
     assert {found[n].role for n in ("age", "sex", "zip")} == {"quasi-identifier"}
     assert found["income"].role == "sensitive"
     assert found["score"].role == "insensitive" and "make it a quasi-identifier" in found["score"].why
+    assert found["running"].role == "identifier" and "every value distinct" in found["running"].why
+    assert found["height"].role == "insensitive" and found["height"].kind == "numeric"
     assert found["zip"].kind == "categorical" and found["zip"].leading_zeros
     assert found["age"].kind == "numeric" and found["age"].rank is not None
     assert found["zip"].msu_records is not None

@@ -159,7 +159,19 @@ def _kinds(frame: pl.DataFrame) -> dict[str, tuple[str, bool, int, int]]:
     return kinds
 
 
-def _first_role(name: str, kind: str, distinct: int, present: int, value_match: Any) -> tuple[str, str, bool]:
+def _whole_numbers(column: pl.Series) -> bool:
+    """Whether every value of a numeric column (or of a text column of numbers) is a whole number."""
+    values = column.drop_nulls()
+    if values.dtype == pl.String:
+        return bool(values.str.strip_chars().str.contains(r"^[+-]?[0-9]+$").all())
+    if values.dtype.is_integer():
+        return True
+    return bool(values.dtype.is_float() and (values == values.floor()).all())
+
+
+def _first_role(
+    name: str, kind: str, distinct: int, present: int, value_match: Any, whole: bool = False
+) -> tuple[str, str, bool]:
     """Rules 1-8 of the module docstring: role, reason and whether it is a sampling weight."""
     ratio = distinct / present if present else 0.0
     distinct_text = f"{100 * ratio:.0f}% of the values distinct"
@@ -186,7 +198,7 @@ def _first_role(name: str, kind: str, distinct: int, present: int, value_match: 
         return "sensitive", f"sensitive: the name says {rule.what}", False
     if present >= 10 and kind == "categorical" and ratio > ALMOST_UNIQUE:
         return "identifier", f"direct identifier candidate: almost unique text, {distinct_text}", False
-    if present >= 10 and kind == "numeric" and distinct == present and ratio == 1.0:
+    if present >= 10 and kind == "numeric" and distinct == present and whole:
         return "identifier", "direct identifier candidate: every value distinct (a record number?)", False
     if (rule := named.match(name, named.QUASI_IDENTIFIER_NAMES)) is not None:
         return "quasi-identifier", f"quasi-identifier: the name says {rule.what}", False
@@ -221,7 +233,9 @@ def describe(
     columns = []
     for name in frame.columns:
         kind, leading, distinct, missing = kinds[name]
-        role, why, weights = _first_role(name, kind, distinct, frame.height - missing, matches.get(name))
+        present = frame.height - missing
+        whole = kind == "numeric" and distinct == present and _whole_numbers(frame.get_column(name))
+        role, why, weights = _first_role(name, kind, distinct, present, matches.get(name), whole)
         columns.append(ColumnProposal(name, kind, distinct, missing, role, why, leading, weights))
     return _ranked(frame, columns, source, records, max_combination)
 
