@@ -64,6 +64,7 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_recode.py
 	$(BIN)/python benchmarks/bench_sdcmicro_measures.py
 	$(BIN)/python benchmarks/bench_reidentification_alpha.py
+	$(BIN)/python benchmarks/bench_loglinear.py
 	$(BIN)/python benchmarks/bench_suppressed_group.py
 	$(BIN)/python benchmarks/bench_likeness.py
 	$(BIN)/python benchmarks/bench_evaluation.py
