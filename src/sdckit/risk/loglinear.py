@@ -148,8 +148,8 @@ class LoglinearRisk:
     weights: str
     bound: float | None
     considered: np.ndarray  # per observed cell: non-empty, f ≤ bound, λ > 0
-    unique_probability: np.ndarray  # per observed cell: exp(−v)
-    match_probability: np.ndarray  # per observed cell: (1 − exp(−v)) / v
+    unique_probability: np.ndarray  # per observed cell of one record: exp(−v), else NaN
+    match_probability: np.ndarray  # per observed cell of one record: (1 − exp(−v)) / v, else NaN
 
     @property
     def sample_uniques(self) -> np.ndarray:
@@ -217,9 +217,11 @@ def _codes(table: Table, variables: list[str]) -> tuple[np.ndarray, tuple[int, .
         column = table.column(name)
         if column.dtype.is_float():
             column = column.fill_nan(None)
-        ranks = column.rank("dense")
-        codes[:, j] = ranks.fill_null(0).to_numpy().astype(np.int64) - 1
-        levels.append(int(ranks.max() or 0))  # type: ignore[arg-type]
+        values = column.drop_nulls().unique().sort()
+        number = pl.int_range(len(values), eager=True, dtype=pl.Int64)
+        coded = column.replace_strict(values, number, default=-1, return_dtype=pl.Int64)
+        codes[:, j] = coded.to_numpy()
+        levels.append(len(values))
     return codes, tuple(levels), np.asarray((codes >= 0).all(axis=1))
 
 
@@ -229,6 +231,20 @@ def _cell_index(codes: np.ndarray, levels: tuple[int, ...]) -> np.ndarray:
     for j, count in enumerate(levels):
         index = index * count + codes[:, j]
     return index
+
+
+def _observed_cells(index: np.ndarray, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The observed cells (sorted mixed-radix numbers), each record's among them and their counts:
+    by counting over the full table when it is not much larger than the data, else by sorting."""
+    size = float(np.prod(levels, dtype=np.float64))
+    if size <= max(4 * len(index), 1_000_000):
+        full = np.bincount(index, minlength=int(size))
+        cells = np.flatnonzero(full)
+        lookup = np.zeros(int(size), dtype=np.int64)
+        lookup[cells] = np.arange(len(cells), dtype=np.int64)
+        return cells, lookup[index], full[cells]
+    cells, inverse, counts = np.unique(index, return_inverse=True, return_counts=True)
+    return cells, inverse.ravel(), counts
 
 
 def _unravel(index: np.ndarray, levels: tuple[int, ...]) -> np.ndarray:
@@ -268,7 +284,7 @@ def _full_table_fit(
     elif method == "PML":
         y = np.round(w * counts.sum() / weight_sums.sum())
     elif method == "weightedLLM":
-        covariates = w[:, None]
+        covariates = (w / w.max())[:, None]  # scaled: the same fitted counts, better conditioned
     grid = _unravel(np.arange(size, dtype=np.int64), levels)
     fit = irls_fit(y, design(grid, levels, terms, covariates), offset)
     return fit.fitted[cells], fit, "IRLS"
@@ -280,8 +296,7 @@ def _fit(
     codes, levels, complete = _codes(table, variables)
     rows = np.flatnonzero(complete)
     index = _cell_index(codes[rows], levels)
-    cells, inverse, counts = np.unique(index, return_inverse=True, return_counts=True)
-    inverse = inverse.ravel()
+    cells, inverse, counts = _observed_cells(index, levels)
     record_cell = np.full(table.n_records, -1, dtype=np.int64)
     record_cell[rows] = inverse
     weight_sums = np.bincount(inverse, weights=weights[rows], minlength=len(cells))
@@ -372,10 +387,13 @@ def loglinear_risk(table: Table, params: LoglinearRiskParams, weights: str | Non
     model = _fit(table, variables, terms, values, params.method)
     bound = np.inf if params.bound is None else params.bound
     considered = (model.counts > 0) & (model.counts <= bound) & ~(model.fitted == 0)
-    v = (1.0 - model.inclusion) * model.fitted
-    unique_probability = np.exp(-v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        match_probability = np.where(v != 0, -np.expm1(-v) / np.where(v != 0, v, 1.0), 1.0)
+    # Only a sample unique's figures mean something (its π = 1/w ≤ 1, so v ≥ 0); NaN for the others.
+    unique = model.counts == 1
+    v = (1.0 - model.inclusion[unique]) * model.fitted[unique]
+    unique_probability = np.full(len(model.counts), np.nan)
+    match_probability = np.full(len(model.counts), np.nan)
+    unique_probability[unique] = np.exp(-v)
+    match_probability[unique] = np.where(v != 0, -np.expm1(-v) / np.where(v != 0, v, 1.0), 1.0)
     return LoglinearRisk(
         model=model,
         method=params.method,
