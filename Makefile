@@ -72,6 +72,7 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_describe.py
 	$(BIN)/python benchmarks/bench_masking.py
 	$(BIN)/python benchmarks/bench_microaggregation_variants.py
+	$(BIN)/python benchmarks/bench_mdav_options.py
 	$(BIN)/python benchmarks/bench_synthesis.py
 	$(BIN)/python benchmarks/bench_attack.py
 	$(BIN)/python benchmarks/bench_tables.py
