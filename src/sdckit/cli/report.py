@@ -46,7 +46,7 @@ AudienceOption = Annotated[
     ),
 ]
 TitleOption = Annotated[
-    str | None, typer.Option(help="The report's title [default: Protection report: RELEASE].")
+    str | None, typer.Option(help="The report's title (default: Protection report: RELEASE).")
 ]
 
 
