@@ -28,8 +28,10 @@ PARTITIONED_FROM = 1 << 15
 
 @njit(cache=True, nogil=True)
 def _extend_direct(
-    parent_keys, parent_sizes, codes, multiplicity, radix, skip_singletons, table, used, out, sizes
+    parent_keys, parent_sizes, codes, multiplicity, unit, radix, skip_singletons, table, used, out, sizes
 ):  # pragma: no cover - compiled
+    """Keys of the attribute set plus one attribute through a direct table of the (parent, value)
+    pairs; ``unit``: every multiplicity is 1 (not read)."""
     groups = 0
     alone = 0
     for r in range(parent_keys.shape[0]):
@@ -47,7 +49,7 @@ def _extend_direct(
             sizes[groups] = 0
             groups += 1
         out[r] = key
-        sizes[key] += multiplicity[r]
+        sizes[key] += 1 if unit else multiplicity[r]
     for g in range(groups):
         table[used[g]] = -1
     return groups, alone
@@ -236,7 +238,7 @@ class KeyExtender:
         self._ones: np.ndarray | None = None
         self._spread: tuple[np.ndarray, ...] | None = None
         self._counts: np.ndarray | None = None
-        self._unit_of: tuple[np.ndarray, bool] | None = None
+        self._unit_of: tuple[np.ndarray, bool, bool] | None = None
 
     def extend(
         self,
@@ -271,6 +273,9 @@ class KeyExtender:
             if self._ones is None or len(self._ones) < n:
                 self._ones = np.ones(self.n, dtype=np.int64)
             multiplicity = self._ones[:n]
+            unit = positive = True
+        else:
+            unit, positive = self._unit(multiplicity)
         if upper <= self.direct_capacity:
             if self._table is None:
                 self._table = np.full(self.direct_capacity, -1, dtype=np.int32)
@@ -279,6 +284,7 @@ class KeyExtender:
                 parent_sizes,
                 codes,
                 multiplicity,
+                unit,
                 radix,
                 skip_singletons,
                 self._table,
@@ -296,12 +302,12 @@ class KeyExtender:
             # prefix of the scratch one, whose unused slots stay empty) has fewer cache misses than
             # one sized for every element.
             tracked = n
-            if skip_singletons and n and int(multiplicity.min()) >= 1:
+            if skip_singletons and n and positive:
                 tracked = min(n, int(parent_sizes[parent_sizes >= 2].sum()))
             parts = (upper >> PARTITION_BITS) + 1
             if any_order and skip_singletons and tracked >= PARTITIONED_FROM and parts <= tracked // 2:
                 groups, alone = self._partitioned(
-                    parent_keys, parent_sizes, codes, multiplicity, radix, parts, out
+                    parent_keys, parent_sizes, codes, multiplicity, unit, radix, parts, out
                 )
                 return out, self._sizes[:groups].copy(), alone
             slots = 1 << max(4, int(2 * tracked + 2).bit_length())
@@ -320,12 +326,14 @@ class KeyExtender:
             )
         return out, self._sizes[:groups].copy(), alone
 
-    def _unit(self, multiplicity: np.ndarray) -> bool:
-        """Whether every element stands for one record (remembered for the last array asked about)."""
+    def _unit(self, multiplicity: np.ndarray) -> tuple[bool, bool]:
+        """Whether every element stands for one record, and whether each stands for one at least
+        (remembered for the last array asked about: a walk passes the same array every time)."""
         if self._unit_of is None or self._unit_of[0] is not multiplicity:
-            unit = len(multiplicity) == 0 or int(multiplicity.min()) == 1 == int(multiplicity.max())
-            self._unit_of = (multiplicity, unit)
-        return self._unit_of[1]
+            low = int(multiplicity.min()) if len(multiplicity) else 1
+            unit = low == 1 == (int(multiplicity.max()) if len(multiplicity) else 1)
+            self._unit_of = (multiplicity, unit, low >= 1)
+        return self._unit_of[1], self._unit_of[2]
 
     def _partitioned(
         self,
@@ -333,6 +341,7 @@ class KeyExtender:
         parent_sizes: np.ndarray,
         codes: np.ndarray,
         multiplicity: np.ndarray,
+        unit: bool,
         radix: int,
         parts: int,
         out: np.ndarray,
@@ -350,7 +359,7 @@ class KeyExtender:
             parent_sizes,
             codes,
             multiplicity,
-            self._unit(multiplicity),
+            unit,
             np.int64(radix),
             np.int64(PARTITION_BITS),
             self._counts[: parts + 1],
@@ -726,7 +735,7 @@ def warm_up() -> None:
                inverse, values)  # fmt: skip
     accumulate_known(values, values.copy(), np.zeros(n, dtype=np.int32), np.int32(0), 1.0, values, values,
                      values, True, values.copy(), keys, inverse, values)  # fmt: skip
-    extender._partitioned(root_keys, root_sizes, codes, ones, 3, 1, np.empty(n, dtype=np.int32))
+    extender._partitioned(root_keys, root_sizes, codes, ones, True, 3, 1, np.empty(n, dtype=np.int32))
     label_bytes = np.frombuffer(b"ab", dtype=np.uint8)  # read-only, as Hierarchy makes it
     table, multiplier, _ = text_table(label_bytes, np.array([0, 1, 2], dtype=np.int64))
     none = np.zeros(0, dtype=np.int64)

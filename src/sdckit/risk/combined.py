@@ -380,8 +380,9 @@ def combined_risk(
             state,
             progress,
         )
-    record_pattern = found.record_pattern
-    risk, top, best = risk[record_pattern], top[record_pattern], best[record_pattern]
+    if not found.one_record_each:
+        record_pattern = found.record_pattern
+        risk, top, best = risk[record_pattern], top[record_pattern], best[record_pattern]
     if weights_array is not None:
         # A record of weight 0 stands for nobody in the population: there is nobody to disclose.
         nobody = weights_array == 0
@@ -463,6 +464,11 @@ class _Patterns:
     consequence: dict[str, np.ndarray]
     zero: np.ndarray
 
+    @property
+    def one_record_each(self) -> bool:
+        """Whether every record is a pattern of its own (pattern r is then record r)."""
+        return len(self.representative) == len(self.record_pattern)
+
     @classmethod
     def of(
         cls,
@@ -488,11 +494,22 @@ class _Patterns:
             cardinalities += [cover.n_slots for cover in covers]
         record_pattern, pattern_sizes = combine_codes(columns, cardinalities, n)
         n_patterns = len(pattern_sizes)
-        representative = np.empty(n_patterns, dtype=np.int64)
-        representative[record_pattern] = np.arange(n, dtype=np.int64)
+        # Patterns are numbered by first appearance: when every record's is its own, pattern r is
+        # record r, and the records' arrays are the patterns' as they are.
+        one_record_each = n_patterns == n
+        representative = (
+            np.arange(n, dtype=np.int64) if one_record_each else np.empty(n_patterns, dtype=np.int64)
+        )
+        if not one_record_each:
+            representative[record_pattern] = np.arange(n, dtype=np.int64)
         patterns = Encoding(
             names=tuple(candidates),
-            codes=tuple(np.ascontiguousarray(encoding.codes[j][representative]) for j in range(d)),
+            codes=tuple(
+                encoding.codes[j]
+                if one_record_each
+                else np.ascontiguousarray(encoding.codes[j][representative])
+                for j in range(d)
+            ),
             cardinalities=encoding.cardinalities[:d],
             has_missing=encoding.has_missing[:d],
             categories=encoding.categories[:d],
@@ -504,7 +521,7 @@ class _Patterns:
             if weights_array is not None
             else multiplicity.astype(np.float64)
         )
-        pattern_total = total_consequence[representative]
+        pattern_total = total_consequence if one_record_each else total_consequence[representative]
         zero = np.zeros(n_patterns, dtype=np.float64)
         consequence = dict.fromkeys(candidates, zero)
         for j, name in enumerate(candidates):
