@@ -322,7 +322,7 @@ def test_records_output():
     ],
 )
 def test_bad_formulas(formula, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(ConfigError, match=match):
         parse_formula(formula)
     with pytest.raises(ConfigError, match="formula"):
         LoglinearRiskParams.parse({"formula": formula})

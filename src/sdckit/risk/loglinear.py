@@ -71,8 +71,8 @@ MAX_CELLS = 5_000_000
 _NAME = re.compile(r"^[^+:~*\s()]+$")
 
 
-def parse_formula(formula: str) -> list[tuple[str, ...]]:
-    """``"~ a + b + a:b"`` -> ``[("a",), ("b",), ("a", "b")]``: terms in order, duplicates dropped."""
+def _formula_terms(formula: str) -> tuple[list[tuple[str, ...]], str | None]:
+    """The terms of ``formula`` in order, duplicates dropped, and what is wrong with it (or None)."""
     text = formula.strip()
     if text.startswith("~"):
         text = text[1:]
@@ -80,15 +80,23 @@ def parse_formula(formula: str) -> list[tuple[str, ...]]:
     for part in text.split("+"):
         names = tuple(name.strip() for name in part.split(":"))
         if not all(_NAME.match(name) for name in names):
-            raise ValueError(f"'{part.strip()}' is not a term (names joined by ':')")
+            return terms, f"'{part.strip()}' is not a term (names joined by ':')"
         if len(set(names)) != len(names):
-            raise ValueError(f"'{part.strip()}' names a variable twice")
+            return terms, f"'{part.strip()}' names a variable twice"
         if not any(set(names) == set(seen) for seen in terms):
             terms.append(names)
     for term in terms:
         for name in term:
             if (name,) not in terms:
-                raise ValueError(f"'{':'.join(term)}' needs the main effect '{name}' in the formula too")
+                return terms, f"'{':'.join(term)}' needs the main effect '{name}' in the formula too"
+    return terms, None
+
+
+def parse_formula(formula: str) -> list[tuple[str, ...]]:
+    """``"~ a + b + a:b"`` -> ``[("a",), ("b",), ("a", "b")]``: terms in order, duplicates dropped."""
+    terms, problem = _formula_terms(formula)
+    if problem is not None:
+        raise ConfigError(f"{spell('formula')}: {problem}")
     return terms
 
 
@@ -116,9 +124,10 @@ class LoglinearRiskParams(MethodParams):
 
     @field_validator("formula")
     @classmethod
-    def _formula_terms(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_formula(value)
+    def _check_formula(cls, value: str | None) -> str | None:
+        problem = None if value is None else _formula_terms(value)[1]
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
 
