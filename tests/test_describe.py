@@ -146,6 +146,7 @@ def planted(n: int = 200) -> pl.DataFrame:
             "zip": [f"{z:05d}" for z in rng.integers(1000, 1300, n)],
             "income": rng.integers(1000, 90000, n).tolist(),
             "score": rng.integers(0, 5, n).astype(str).tolist(),
+            "count": rng.integers(0, 3, n).astype(str).tolist(),  # a name polars' value_counts uses
             "running": rng.permutation(n) * 7 + 100,  # whole numbers, all distinct: a record number
             "height": np.round(rng.uniform(150.0, 200.0, n), 6)
             + np.arange(n) * 1e-7,  # all distinct, not whole

@@ -121,22 +121,20 @@ class Description:
         }
 
 
-def _kinds(frame: pl.DataFrame) -> dict[str, tuple[str, bool, int, int]]:
+def _kinds(frame: pl.DataFrame, counts: dict[str, pl.DataFrame]) -> dict[str, tuple[str, bool, int, int]]:
     """Per column: kind, leading zeros, distinct and missing values (the tokens ``""`` and ``NA`` of
-    a text column counted missing, as a configuration reads them). A text column's values are
-    tested once per distinct value."""
+    a text column counted missing, as a configuration reads them). A text column is read from its
+    ``counts`` (its distinct values and their records): each value tested once."""
     kinds = {}
     for name in frame.columns:
         column, dtype = frame.get_column(name), frame.schema[name]
         leading = False
         if dtype == pl.String:
-            distinct_values = column.unique().drop_nulls()
-            cleaned = distinct_values.str.strip_chars()
-            absent = distinct_values.filter(cleaned.is_in(["", "NA"]))
-            missing = (
-                column.null_count() + int(column.is_in(absent).sum()) if len(absent) else column.null_count()
-            )
-            present_values = cleaned.filter(~cleaned.is_in(["", "NA"])).unique()
+            values = counts[name].get_column("value")
+            cleaned = values.str.strip_chars()
+            absent = values.is_null() | cleaned.is_in(["", "NA"])
+            missing = int(counts[name].get_column("count").filter(absent).sum())
+            present_values = cleaned.filter(~absent).unique()
             distinct = len(present_values)
             numbers = bool(distinct) and bool(present_values.str.contains(_NUMBER).all())
             leading = numbers and bool(present_values.str.contains(_LEADING_ZERO).any())
@@ -228,8 +226,14 @@ def describe(
     records = frame.height
     if sample is not None and sample < records:
         frame = frame.sample(n=sample, seed=seed)
-    kinds = _kinds(frame)
-    matches = value_matches(frame, list(frame.columns))
+    # one hash pass per text column: its distinct values and their records, for the kinds and patterns
+    counts = {
+        name: frame.get_column(name).alias("value").value_counts(name="count")
+        for name in frame.columns
+        if frame.schema[name] == pl.String
+    }
+    kinds = _kinds(frame, counts)
+    matches = value_matches(frame, list(frame.columns), counts=counts)
     columns = []
     for name in frame.columns:
         kind, leading, distinct, missing = kinds[name]

@@ -140,13 +140,17 @@ def _confirmed(frame: pl.DataFrame, weight: pl.Expr, name: str, this_year: int) 
 
 
 def value_matches(
-    frame: pl.DataFrame, columns: list[str], this_year: int | None = None
+    frame: pl.DataFrame,
+    columns: list[str],
+    this_year: int | None = None,
+    counts: dict[str, pl.DataFrame] | None = None,
 ) -> dict[str, ValueMatch]:
     """For each text column of ``columns`` whose values are mostly of one kind (a share of at least
     :data:`THRESHOLD` of its non-missing values), that kind and its share. A column of dates (a
     Date or Datetime column, or text dates) is reported as dates of birth only when at least the
     threshold share of its years are plausible years of birth and they spread over at least
-    :data:`BIRTH_YEAR_SPREAD` years."""
+    :data:`BIRTH_YEAR_SPREAD` years. ``counts``: the ``value_counts(name="count")`` of text columns
+    when already computed, their values in a column ``value``."""
     this_year = this_year or datetime.date.today().year
     found: dict[str, ValueMatch] = {}
     for name in columns:
@@ -161,7 +165,8 @@ def value_matches(
             continue
         if column.dtype != pl.String:
             continue
-        best = _best_match(column, this_year)
+        counted = (counts or {}).get(name)
+        best = _best_match(column if counted is None else counted, this_year)
         if best is not None:
             found[name] = best
     return found
@@ -175,12 +180,13 @@ def _spread(years: pl.Series) -> int:
     return int(high) - int(low)  # type: ignore[arg-type]
 
 
-def _best_match(column: pl.Series, this_year: int) -> ValueMatch | None:
+def _best_match(column: pl.Series | pl.DataFrame, this_year: int) -> ValueMatch | None:
+    """The kind of value of a text column (or of its value counts, a frame of the column's distinct
+    values and their ``count``)."""
     # one hash pass: the distinct values and their records, then trimmed (two spellings that trim
     # alike stay two rows, their weights adding up)
-    counted = column.value_counts(name="count").select(
-        pl.col(column.name).str.strip_chars().alias("value"), pl.col("count")
-    )
+    distinct = column.alias("value").value_counts(name="count") if isinstance(column, pl.Series) else column
+    counted = distinct.select(pl.col("value").str.strip_chars(), pl.col("count"))
     frame = counted.filter(pl.col("value").is_not_null() & ~pl.col("value").is_in(["", "NA"]))
     weight = pl.col("count")
     total = int(frame["count"].sum())
