@@ -88,6 +88,8 @@ def attribute_sets(
     order = {name: i for i, name in enumerate(names)}
     for size in range(2, min(max_size, len(pool)) + 1):
         bases = [(name,) for name in pool] if size == 2 else [s.attributes for s in found[size - 1][:beam]]
+        # only the keys of the sets extended now are kept (n int32 each): memory stays a few columns
+        keys = {base: keys[base] for base in bases}
         seen: set[tuple[str, ...]] = set()
         measured = []
         for base in bases:
