@@ -124,8 +124,8 @@ def mondrian(
     ----------
     models
         Privacy models every equivalence class must satisfy: any combination of k-anonymity,
-        distinct / entropy / recursive l-diversity and t-closeness (the whole table's distribution is
-        the reference of t-closeness).
+        distinct / entropy / recursive l-diversity, t-closeness, β-likeness and δ-disclosure privacy
+        (the whole table's distribution is the reference of the last three).
     quasi_identifiers
         Attributes to partition on; default: those with role quasi-identifier.
     hierarchies
@@ -715,7 +715,8 @@ def _mondrian_violation(release: Release, figures: dict[str, Any]) -> str | None
     "mondrian",
     MondrianParams,
     summary=_mondrian_summary,
-    help="Mondrian multidimensional partitioning under k-anonymity, l-diversity and t-closeness.",
+    help="Mondrian multidimensional partitioning under k-anonymity, l-diversity, t-closeness, "
+    "beta-likeness and delta-disclosure privacy.",
     report=_mondrian_report,
     violation=_mondrian_violation,
     progress_label="records placed",

@@ -417,7 +417,8 @@ def _generalize_released(release: Release) -> Table:
     "generalize",
     GeneralizeParams,
     summary=_generalize_summary,
-    help="Optimal full-domain generalization under k-anonymity, l-diversity and t-closeness (ARX's search).",
+    help="Optimal full-domain generalization under k-anonymity, l-diversity, t-closeness, beta-likeness "
+    "and delta-disclosure privacy (ARX's search).",
     report=_generalize_report,
     violation=models_unmet,
     released=_generalize_released,
