@@ -280,6 +280,8 @@ def test_rmd_small_files_and_refusals():
     flat = np.column_stack([np.r_[np.zeros(30), np.arange(10.0)], np.arange(40.0)])
     with pytest.raises(InputError, match="singular"):
         rmd_groups(flat, 3)
+    with pytest.raises(InputError, match="more records than attributes"):
+        rmd_groups(np.random.default_rng(0).normal(size=(7, 13)), 3)
     constant = np.column_stack([np.ones(20), np.arange(20.0) ** 1.5])  # a constant column: left out
     assert len(np.unique(rmd_groups(constant, 4))) == 5
 

@@ -122,6 +122,11 @@ def robust_distances(X: np.ndarray, seed: int = 0) -> np.ndarray:
     if not varying.any():
         return np.zeros(len(X))
     Y = (X[:, varying] - X[:, varying].mean(axis=0)) / spread[varying]
+    if len(Y) <= Y.shape[1]:
+        raise InputError(
+            f"rmd: {len(Y):,} records for {Y.shape[1]} varying attributes; the MCD of its robust distances "
+            "needs more records than attributes (in every stratum, with strata)"
+        )
     try:
         location, scatter = mcd_estimate(Y, seed)
         if not np.linalg.cond(scatter) < _SINGULAR:
