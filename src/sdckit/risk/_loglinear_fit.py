@@ -121,8 +121,13 @@ def irls_fit(
     converged = False
     iteration = 0
     for iteration in range(1, max_iterations + 1):  # noqa: B007 (the count is reported)
-        z = eta - off + (y - mu) / mu
-        beta = _weighted_solve(x, mu, z)
+        good = mu > 0  # glm.fit leaves out a cell whose fitted count underflowed to 0
+        if good.all():
+            beta = _weighted_solve(x, mu, eta - off + (y - mu) / mu)
+        else:
+            kept = np.flatnonzero(good)
+            z = eta[kept] - off[kept] + (y[kept] - mu[kept]) / mu[kept]
+            beta = _weighted_solve(x[kept], mu[kept], z)
         eta = np.asarray(x @ beta).ravel() + off
         mu = np.exp(eta)
         deviance = poisson_deviance(y, mu)

@@ -395,7 +395,9 @@ def loglinear_risk(table: Table, params: LoglinearRiskParams, weights: str | Non
     values = _weights(table, weights)
     model = _fit(table, variables, terms, values, params.method)
     bound = np.inf if params.bound is None else params.bound
-    considered = (model.counts > 0) & (model.counts <= bound) & ~(model.fitted == 0)
+    # sdcMicro also drops a non-empty cell fitted exactly 0, which its glm never gives (only its merge
+    # of a cell with a missing key value, left out here): a fitted 0 is glm's limit, v = 0.
+    considered = (model.counts > 0) & (model.counts <= bound)
     # Only a sample unique's figures mean something (its π = 1/w ≤ 1, so v ≥ 0); NaN for the others.
     unique = model.counts == 1
     v = (1.0 - model.inclusion[unique]) * model.fitted[unique]
