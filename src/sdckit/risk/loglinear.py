@@ -41,7 +41,11 @@ Deviations from sdcMicro 5.8.1:
   ``glm`` drops, then drops the cell: the same figures), and its values still count as levels of the
   table, as in sdcMicro;
 * the risk formulas are sdcMicro's: ``λ`` is the fitted *sample* count, not the population mean
-  ``λ/π`` of Skinner & Shlomo's model; the figures are those of sdcMicro, not of the paper.
+  ``λ/π`` of Skinner & Shlomo's model; the figures are those of sdcMicro, not of the paper;
+* ``(1 − exp(−v)) / v`` is computed with ``expm1``: sdcMicro's expression loses every digit for ``v``
+  below about 1e-16 (a sample unique fitted near 0) and gives 0 there instead of 1;
+* PML: a scaled weight that is exactly half-way (``2.5``) may round the other way than in R when the
+  weights' sum differs in its last bit (the order of summation differs).
 
 A main-effects model of the ``default``, ``PML`` and ``IPF`` methods reads the observed cells only; any
 other needs the full table, of at most :data:`MAX_CELLS` cells.
