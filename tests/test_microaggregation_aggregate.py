@@ -102,3 +102,31 @@ def test_an_empty_group_is_nan_and_an_unknown_measure_is_refused():
     assert np.isnan(got[1, 0]) and got[2, 0] == 2.0
     with pytest.raises(ConfigError, match="^measure must be one of mean, median, trim, onestep, got 'mode'$"):
         group_statistics(X, LABELS, "mode")
+
+
+def _weighted_median_oracle(values: np.ndarray, weights: np.ndarray) -> float:
+    """sdcMicro's weightedQuantile(x, w, 0.5), transcribed from its R definition."""
+    order = sorted(range(len(values)), key=lambda i: values[i])  # stable, as R's order
+    x = [values[i] for i in order]
+    cumulative = np.cumsum([weights[i] for i in order]) / sum(weights)
+    select = next(i for i, share in enumerate(cumulative) if share >= 0.5)
+    return (x[select] + x[select + 1]) / 2 if cumulative[select] == 0.5 else x[select]
+
+
+@pytest.mark.parametrize("size", [3, 7, 33, 120])
+def test_small_and_large_groups_against_the_oracles(size):
+    rng = np.random.default_rng(size)
+    n = size * 5
+    x = np.round(rng.normal(50, 20, size=(n, 2)), 0)  # ties
+    labels = np.repeat(np.arange(5), size)
+    rng.shuffle(labels)
+    w = rng.integers(1, 4, size=n).astype(float)
+    weighted = group_statistics(x, labels, "median", weights=w)
+    for measure in MEASURES:
+        got = group_statistics(x, labels, measure, trim=0.1)
+        for g in range(5):
+            for c in range(2):
+                rows = x[labels == g, c]
+                assert got[g, c] == pytest.approx(_oracle(rows, measure, 0.1), rel=1e-12)
+                expected = _weighted_median_oracle(rows, w[labels == g])
+                assert weighted[g, c] == expected

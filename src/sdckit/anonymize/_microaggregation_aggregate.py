@@ -51,14 +51,72 @@ _MAD_CONSTANT = 1.4826
 _MEDIAN, _TRIM, _ONESTEP, _WEIGHTED_MEDIAN = 1, 2, 3, 4
 
 
+#: Groups up to this size are sorted by insertion in the kernel's buffer (no allocation).
+_INSERTION = 32
+
+
 @njit(cache=True, nogil=True)
-def _sorted_median(v: np.ndarray) -> float:  # pragma: no cover (compiled)
-    """R's median of the already sorted ``v`` (non-empty)."""
-    m = len(v)
+def _sort_prefix(v: np.ndarray, m: int) -> None:  # pragma: no cover (compiled)
+    """Sort ``v[:m]`` in place."""
+    if m > _INSERTION:
+        v[:m].sort()
+        return
+    for i in range(1, m):
+        key = v[i]
+        j = i - 1
+        while j >= 0 and v[j] > key:
+            v[j + 1] = v[j]
+            j -= 1
+        v[j + 1] = key
+
+
+@njit(cache=True, nogil=True)
+def _sort_pairs(v: np.ndarray, w: np.ndarray, m: int) -> None:  # pragma: no cover (compiled)
+    """Sort ``v[:m]`` in place, stably (equal values keep their order, as R's ``order``), and
+    ``w[:m]`` along with it."""
+    if m > _INSERTION:
+        perm = np.argsort(v[:m], kind="mergesort")
+        sv, sw = v[:m][perm], w[:m][perm]
+        v[:m] = sv
+        w[:m] = sw
+        return
+    for i in range(1, m):
+        key, weight = v[i], w[i]
+        j = i - 1
+        while j >= 0 and v[j] > key:
+            v[j + 1] = v[j]
+            w[j + 1] = w[j]
+            j -= 1
+        v[j + 1] = key
+        w[j + 1] = weight
+
+
+@njit(cache=True, nogil=True)
+def _sorted_median(v: np.ndarray, m: int) -> float:  # pragma: no cover (compiled)
+    """R's median of the already sorted ``v[:m]`` (``m ≥ 1``)."""
     half = m // 2
     if m % 2 == 1:
         return v[half]
     return 0.5 * (v[half - 1] + v[half])
+
+
+@njit(cache=True, nogil=True)
+def _weighted_median(v: np.ndarray, w: np.ndarray, m: int) -> float:  # pragma: no cover (compiled)
+    """sdcMicro's ``weightedQuantile(v[:m], w[:m], 0.5)`` of values sorted with their weights."""
+    total = 0.0
+    for i in range(m):
+        total += w[i]
+    if total == 0.0:
+        return 0.0
+    running = 0.0
+    for i in range(m):
+        running += w[i]
+        share = running / total
+        if share >= 0.5:
+            if share == 0.5 and i + 1 < m:
+                return 0.5 * (v[i] + v[i + 1])
+            return v[i]
+    return v[m - 1]
 
 
 @njit(cache=True, nogil=True)
@@ -73,59 +131,47 @@ def _segment_statistics(
 ) -> np.ndarray:  # pragma: no cover (compiled)
     """The statistic ``code`` of every column of every group: group ``g`` is the records
     ``order[starts[g]:starts[g + 1]]``; an empty group gets NaN. ``weights`` is read only by the
-    weighted median (``code`` 4)."""
+    weighted median (``code`` 4). One buffer of the largest group's size serves every group."""
     groups = len(starts) - 1
     p = x.shape[1]
     out = np.full((groups, p), np.nan)
+    largest = 0
+    for g in range(groups):
+        largest = max(largest, starts[g + 1] - starts[g])
+    v = np.empty(largest)
+    w = np.empty(largest)
     for g in range(groups):
         a, b = starts[g], starts[g + 1]
         m = b - a
         if m == 0:
             continue
-        v = np.empty(m)
-        w = np.empty(m)
         for c in range(p):
             for i in range(m):
                 v[i] = x[order[a + i], c]
             if code == _WEIGHTED_MEDIAN:
                 for i in range(m):
                     w[i] = weights[order[a + i]]
-                perm = np.argsort(v, kind="mergesort")
-                total = 0.0
-                for i in range(m):
-                    total += w[i]
-                if total == 0.0:
-                    out[g, c] = 0.0
-                    continue
-                running = 0.0
-                value = v[perm[m - 1]]
-                for i in range(m):
-                    running += w[perm[i]]
-                    share = running / total
-                    if share >= 0.5:
-                        value = v[perm[i]]
-                        if share == 0.5 and i + 1 < m:
-                            value = 0.5 * (v[perm[i]] + v[perm[i + 1]])
-                        break
-                out[g, c] = value
+                _sort_pairs(v, w, m)
+                out[g, c] = _weighted_median(v, w, m)
                 continue
-            s = np.sort(v)
+            _sort_prefix(v, m)
             if code == _MEDIAN or (code == _TRIM and trim >= 0.5):
-                out[g, c] = _sorted_median(s)
+                out[g, c] = _sorted_median(v, m)
             elif code == _TRIM:
                 lo = int(math.floor(m * trim))
                 total = 0.0
                 for i in range(lo, m - lo):
-                    total += s[i]
+                    total += v[i]
                 out[g, c] = total / (m - 2 * lo)
             else:  # onestep
-                med = _sorted_median(s)
+                med = _sorted_median(v, m)
                 for i in range(m):
-                    w[i] = abs(s[i] - med)
-                spread = constant * _MAD_CONSTANT * _sorted_median(np.sort(w))
+                    w[i] = abs(v[i] - med)
+                _sort_prefix(w, m)
+                spread = constant * _MAD_CONSTANT * _sorted_median(w, m)
                 total = 0.0
                 for i in range(m):
-                    total += min(max(s[i], med - spread), med + spread)
+                    total += min(max(v[i], med - spread), med + spread)
                 out[g, c] = total / m
     return out
 
