@@ -5,7 +5,9 @@ A model is a hierarchical set of terms over the table's dimensions (``(0,)``, ``
 
 * :func:`independence_fit`: the main-effects (independence) model in closed form, ``μ = n ·
   Π_j n_j / n`` from the one-way margins; the maximum-likelihood estimate, which IRLS and IPF converge
-  to, computed for the cells asked for only (no full table).
+  to, computed for the cells asked for only (no full table). :func:`groups_fit` does the same for
+  a model whose terms link the dimensions in groups, each group's own term in the model (``a + b +
+  c + a:b``: groups ``{a, b}`` and ``{c}``): ``μ = n Π_g n_g / n`` from the groups' margins.
 * :func:`irls_fit`: Fisher scoring of the Poisson GLM with log link (R's ``glm.fit``: start ``μ = y +
   0.1``, at most 25 iterations, stop when the deviance changes by less than 1e-8 relative), on the
   full table, the design in treatment contrasts as a sparse matrix, an offset and numeric covariates
@@ -22,7 +24,16 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
-__all__ = ["Fit", "design", "independence_fit", "ipf_fit", "irls_fit", "poisson_deviance"]
+__all__ = [
+    "Fit",
+    "design",
+    "groups_fit",
+    "independence_fit",
+    "ipf_fit",
+    "irls_fit",
+    "poisson_deviance",
+    "saturated_groups",
+]
 
 
 @dataclass(frozen=True)
@@ -182,4 +193,53 @@ def independence_fit(codes: np.ndarray, margins: list[np.ndarray]) -> np.ndarray
         return np.zeros(len(codes))
     for j, margin in enumerate(margins):
         fitted *= np.asarray(margin, dtype=np.float64)[codes[:, j]] / total
+    return fitted
+
+
+def saturated_groups(terms: list[tuple[int, ...]], dimensions: int) -> list[tuple[int, ...]] | None:
+    """The groups of dimensions the terms link (connected through shared dimensions) when each group
+    is itself a term (with a hierarchical model: the saturated model of the group, and the groups
+    independent), else None: then the model has no closed form here."""
+    parent = list(range(dimensions))
+
+    def root(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for term in terms:
+        for a in term[1:]:
+            parent[root(a)] = root(term[0])
+    grouped: dict[int, list[int]] = {}
+    for a in range(dimensions):
+        grouped.setdefault(root(a), []).append(a)
+    groups = [tuple(group) for group in grouped.values()]
+    present = {frozenset(term) for term in terms}
+    return groups if all(frozenset(group) in present for group in groups) else None
+
+
+def groups_fit(
+    codes: np.ndarray, levels: tuple[int, ...], groups: list[tuple[int, ...]], y: np.ndarray
+) -> np.ndarray:
+    """The expected counts of the cells ``codes`` (every cell with a count in ``y``; the others hold 0)
+    under the model of independent saturated ``groups``: ``N Π_g N_g / N``, ``N_g`` the sum of ``y``
+    over the cells sharing the cell's values on group g."""
+    y = np.asarray(y, dtype=np.float64)
+    total = float(y.sum())
+    if total <= 0:
+        return np.zeros(len(codes))
+    fitted = np.full(len(codes), total)
+    for group in groups:
+        if len(group) == 1:
+            position = codes[:, group[0]]
+            margin = np.bincount(position, weights=y, minlength=levels[group[0]])
+        else:
+            key = np.zeros(len(codes), dtype=np.int64)
+            for axis in group:
+                key = key * levels[axis] + codes[:, axis]
+            _, position = np.unique(key, return_inverse=True)
+            position = position.ravel()
+            margin = np.bincount(position, weights=y)
+        fitted *= margin[position] / total
     return fitted

@@ -21,8 +21,9 @@ The methods (sdcMicro's ``method``) differ in the model fitted:
 
 * ``default``: ``log λ_k = x_k'β`` fitted to the counts ``f_k``. The main-effects model is fitted in
   closed form (``λ_k = n Π_j n_j/n``, the maximum-likelihood estimate that R's ``glm`` iterates to),
-  any other by IRLS as ``glm.fit`` does it (start ``f + 0.1``, relative deviance change below 1e-8,
-  at most 25 iterations) on the full table;
+  and so is a model whose interactions join the variables in independent groups each of which is a
+  term (``a + b + c + a:b``: ``λ_k = n_ab n_c / n``); any other by IRLS as ``glm.fit`` does it (start
+  ``f + 0.1``, relative deviance change below 1e-8, at most 25 iterations) on the full table;
 * ``CE`` (Clogg & Eliason 1987): the same with the offset ``log(f_k / W_k + 0.1)``, ``W_k`` the sum of
   the cell's weights (``log 0.1`` for an empty cell);
 * ``PML`` (pseudo maximum likelihood): fitted to ``round(W_k · n / Σ w)``, the weighted counts scaled
@@ -47,12 +48,13 @@ Deviations from sdcMicro 5.8.1:
 * PML: a scaled weight that is exactly half-way (``2.5``) may round the other way than in R when the
   weights' sum differs in its last bit (the order of summation differs).
 
-A main-effects model of the ``default``, ``PML`` and ``IPF`` methods reads the observed cells only; any
+A model in closed form (methods ``default``, ``PML`` and ``IPF``) reads the observed cells only; any
 other needs the full table, of at most :data:`MAX_CELLS` cells.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -65,7 +67,7 @@ from sdckit.context import Context
 from sdckit.errors import ConfigError, InputError, location
 from sdckit.measures import register_measure
 from sdckit.params import Finite, MethodParams, spell
-from sdckit.risk._loglinear_fit import Fit, design, independence_fit, ipf_fit, irls_fit
+from sdckit.risk._loglinear_fit import Fit, design, groups_fit, ipf_fit, irls_fit, saturated_groups
 from sdckit.table import Role, Table
 
 __all__ = ["MAX_CELLS", "LoglinearModel", "LoglinearRisk", "LoglinearRiskParams", "loglinear_risk"]
@@ -89,10 +91,12 @@ def _formula_terms(formula: str) -> tuple[list[tuple[str, ...]], str | None]:
             return terms, f"'{part.strip()}' names a variable twice"
         if not any(set(names) == set(seen) for seen in terms):
             terms.append(names)
+    present = {frozenset(term) for term in terms}
     for term in terms:
-        for name in term:
-            if (name,) not in terms:
-                return terms, f"'{':'.join(term)}' needs the main effect '{name}' in the formula too"
+        for size in range(1, len(term)):  # hierarchical: R codes every term by contrasts then
+            for lower in itertools.combinations(term, size):
+                if frozenset(lower) not in present:
+                    return terms, f"'{':'.join(term)}' needs '{':'.join(lower)}' in the formula too"
     return terms, None
 
 
@@ -281,7 +285,8 @@ def _full_table_fit(
     if size > MAX_CELLS:
         raise InputError(
             f"{where}the table of the variables has {size:,} cells, more than {MAX_CELLS:,}: fit the "
-            "main-effects model (no interactions) with method default, PML or IPF, or use fewer values"
+            "main effects (or interactions in separate groups, as a + b + c + a:b) with method default, "
+            "PML or IPF, or use fewer values"
         )
     y = np.zeros(size)
     y[cells] = counts
@@ -315,14 +320,13 @@ def _fit(
     weight_sums = np.bincount(inverse, weights=weights[rows], minlength=len(cells))
     inclusion = np.bincount(inverse, weights=1.0 / weights[rows], minlength=len(cells))
     cell_codes = _unravel(cells, levels)
-    main_effects = all(len(term) == 1 for term in terms)
+    groups = saturated_groups(terms, len(levels))
     fit: Fit | None = None
-    if main_effects and method in ("default", "IPF", "PML") and len(cells):
+    if groups is not None and method in ("default", "IPF", "PML") and len(cells):
         y = counts.astype(np.float64)
         if method == "PML":
             y = np.round(weight_sums * counts.sum() / weight_sums.sum())
-        margins = [np.bincount(cell_codes[:, j], weights=y, minlength=levels[j]) for j in range(len(levels))]
-        fitted = independence_fit(cell_codes, margins)
+        fitted = groups_fit(cell_codes, levels, groups, y)
         with np.errstate(divide="ignore", invalid="ignore"):
             deviance = 2.0 * float(np.sum(np.where(y > 0, y * np.log(y / fitted), 0.0)))
         fit, algorithm = Fit(fitted=fitted, iterations=0, converged=True, deviance=deviance), "closed form"
