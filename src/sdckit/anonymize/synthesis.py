@@ -52,7 +52,9 @@ the other columns are copied unchanged into every implicate.
 that are exact copies of a record the models were fitted on and the quantiles of their distance to
 the closest one (Gower, :mod:`sdckit.anonymize._synthesis_privacy`); with ``holdout`` (a share of the
 records drawn with ``default_rng([seed, 36])`` and kept out of the models) the same figures for those
-real records, the baseline. Controls: ``min_samples_leaf``; ``smooth`` (cart, numeric: the drawn value
+real records, the baseline. Controls: ``min_samples_leaf``, and ``min_samples_leaf_last`` for the
+last attribute of the order only (a predictor of no later tree: larger leaves for the chain, where
+rare combinations are reproduced, and smaller ones for the target); ``smooth`` (cart, numeric: the drawn value
 plus N(0, h²), h the leaf's normal-reference bandwidth ``1.06 sd n^(-1/5)``, clipped to the observed
 range); ``reject_quantile`` q (with a holdout): every synthetic record at most the holdout's q-quantile
 DCR from a training record is drawn again from the same models (trees refitted with the next seeds
