@@ -135,7 +135,7 @@ WORKLOAD: tuple[Step, ...] = (
     ),
     _m(
         "anonymize sorted-microaggregation numbers.csv -c numbers.yaml -k 3 --attributes x1,x2,x3 "
-        "--order pppca --measure onestep -o sorted.csv --quiet"
+        "--order pppca --directions 50 --measure onestep -o sorted.csv --quiet"
     ),
     _m(f"anonymize categorical-microaggregation people.csv {PEOPLE} -k 3 -o cat.csv --quiet"),
     _m(
