@@ -7,10 +7,16 @@ compiled loop when k-anonymity alone is asked for."""
 from __future__ import annotations
 
 import numpy as np
+
+# sdckit._numba first: a thread that meets numba here waits, under that module's import lock, for a
+# background warm-up importing numba to finish (two threads entering numba's import cycles at once
+# get half-initialized modules).
+from sdckit._numba import njit
+
+# isort: split
 from numba.typed import List
 
 from sdckit._kernels_counting import _probe, densify_direct, densify_hashed
-from sdckit._numba import njit
 
 
 @njit(cache=True, nogil=True)

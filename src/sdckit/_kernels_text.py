@@ -5,11 +5,16 @@ from Arrow's buffers where they lie (:meth:`sdckit.hierarchy.Hierarchy`)."""
 from __future__ import annotations
 
 import numpy as np
+
+# sdckit._numba first: a thread that meets numba here waits, under that module's import lock, for a
+# background warm-up importing numba to finish (two threads entering numba's import cycles at once
+# get half-initialized modules).
+from sdckit._numba import njit
+
+# isort: split
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
-
-from sdckit._numba import njit
 
 # Fibonacci hashing's multiplier (2^64 / golden ratio), as the counting kernels' tables use it.
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)

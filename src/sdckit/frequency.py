@@ -382,6 +382,15 @@ def warm_up_in_background() -> None:
 
 
 def _warm_up() -> None:
+    import sdckit._numba  # noqa: F401  (numba, under that module's import lock)
+
+    # isort: split
+    # numba's typed list too, before any kernel loads: a kernel module of the command's own thread
+    # that imports it then waits for this import instead of entering it halfway (its modules and the
+    # ones numba imports while it loads kernels import each other).
+    from numba.typed import List  # noqa: F401
+
+    # isort: split
     from sdckit import _kernels_counting as kernels
 
     kernels.warm_up()

@@ -9,9 +9,14 @@ violating patterns; everything else here is their machinery.
 from __future__ import annotations
 
 import numpy as np
-from numba.typed import List
 
+# sdckit._numba first: a thread that meets numba here waits, under that module's import lock, for a
+# background warm-up importing numba to finish (two threads entering numba's import cycles at once
+# get half-initialized modules).
 from sdckit._numba import njit
+
+# isort: split
+from numba.typed import List
 
 # First size of the trie's child table (it doubles as needed).
 CAPACITY = 1 << 16
