@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from sdckit.cli import app
-from sdckit.risk._risk_estimators import l_diversities
+from sdckit.risk._risk_estimators import l_diversities, l_diversities_of_many
 
 runner = CliRunner()
 
@@ -121,6 +121,38 @@ def test_rows_standing_for_several_records_count_as_that_many(rows, wildcard):
     assert distinct.tolist() == [expected[i][0] for i in first]
     assert np.allclose(entropy, [expected[i][1] for i in first], rtol=1e-12)
     assert recursive.tolist() == [expected[i][2] for i in first]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from([0, 1, None]),
+            st.sampled_from([0, 1, 2, None]),
+            st.sampled_from([0, 1, 2, 3, None]),
+            st.sampled_from([0, None]),
+            st.sampled_from([0, 1, 2, 3, 4, 5, 6, None]),
+        ),
+        min_size=1,
+        max_size=25,
+    ),
+    wildcard=st.booleans(),
+)
+def test_several_attributes_at_once_are_each_the_oracle_of_its_own(rows, wildcard):
+    """Several sensitive attributes through one pass (values of different ranges, one never
+    present) give each the brute-force oracle's figures of that attribute alone."""
+    keys = [row[:2] for row in rows]
+    patterns = sorted(set(keys), key=lambda key: tuple(-1 if v is None else v for v in key))
+    key_patterns = np.array([[-1 if v is None else v for v in key] for key in patterns], dtype=np.int64)
+    pattern_of = np.array([patterns.index(key) for key in keys])
+    columns = [[row[j] for row in rows] for j in (2, 3, 4)]
+    sensitives = [np.array([-1 if v is None else v for v in column]) for column in columns]
+    together = l_diversities_of_many(key_patterns, pattern_of, [2, 3], sensitives, wildcard, 2.0)
+    for column, (distinct, entropy, recursive) in zip(columns, together, strict=True):
+        expected = _oracle(keys, column, wildcard, 2.0)
+        assert distinct.tolist() == [e[0] for e in expected]
+        assert np.allclose(entropy, [e[1] for e in expected], rtol=1e-12)
+        assert recursive.tolist() == [e[2] for e in expected]
 
 
 def test_the_command_reports_and_writes_them(tmp_path):

@@ -389,15 +389,56 @@ def l_diversities(
       counted), the largest l such that r1 < c·(r_l + … + r_m), or 1 (sdcMicro's
       ``Group_Recursive_Ldiversity``, which sums in 32-bit floats: the same for whole counts below
       2**24 and a ``c`` with few binary digits, such as its default 2)."""
+    return l_diversities_of_many(
+        key_patterns, pattern_of, cardinalities, [sensitive], wildcard, c, multiplicity
+    )[0]
+
+
+def l_diversities_of_many(
+    key_patterns: np.ndarray,
+    pattern_of: np.ndarray,
+    cardinalities: list[int],
+    sensitives: list[np.ndarray],
+    wildcard: bool,
+    c: float = 2.0,
+    multiplicity: np.ndarray | None = None,
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`l_diversities` of several sensitive attributes (codes -1 = missing) over the same
+    classes: the records matching each key pattern are found once for all of them (with wildcard
+    nulls, one pass over the pairs of missing-value masks instead of one per attribute)."""
     n_patterns = len(key_patterns)
-    rows = pl.DataFrame({"pattern": pattern_of.astype(np.int64), "value": sensitive.astype(np.int64)})
-    counted_as = pl.len().cast(pl.Int64)
-    if multiplicity is not None:
-        rows = rows.with_columns(pl.Series("records", multiplicity, dtype=pl.Int64))
-        counted_as = pl.col("records").sum()
-    pairs = rows.group_by("pattern", "value").agg(counted_as.alias("n"))
+    frames = []
+    offset = 0
+    offsets = []
+    for sensitive in sensitives:
+        # (attribute, value) as one code: attribute i's values from offset_i + 1 (+0: missing)
+        offsets.append(offset)
+        frame = pl.DataFrame(
+            {"pattern": pattern_of.astype(np.int64), "value": sensitive.astype(np.int64) + (offset + 1)}
+        )
+        if multiplicity is not None:
+            frame = frame.with_columns(pl.Series("records", multiplicity, dtype=pl.Int64))
+        frames.append(frame)
+        offset += int(sensitive.max(initial=-1)) + 2
+    counted_as = pl.len().cast(pl.Int64) if multiplicity is None else pl.col("records").sum()
+    pairs = pl.concat(frames).group_by("pattern", "value").agg(counted_as.alias("n"))
     has_missing = key_patterns.shape[1] and (key_patterns < 0).any()
     found = _wildcard_pairs(key_patterns, cardinalities, pairs) if wildcard and has_missing else pairs
+    results = []
+    for first, sensitive in zip(offsets, sensitives, strict=True):
+        last = first + int(sensitive.max(initial=-1)) + 2
+        own = found.filter((pl.col("value") >= first) & (pl.col("value") < last)).with_columns(
+            pl.col("value") - (first + 1)
+        )
+        results.append(_diversities(own, n_patterns, pattern_of, c))
+    return results
+
+
+def _diversities(
+    found: pl.DataFrame, n_patterns: int, pattern_of: np.ndarray, c: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct, entropy and recursive l-diversity per record from the (pattern, value, n) counts of
+    the records matching each pattern (value -1: missing)."""
     pattern = found.get_column("pattern").to_numpy().astype(np.int64)
     value = found.get_column("value").to_numpy()
     count = found.get_column("n").to_numpy().astype(np.float64)

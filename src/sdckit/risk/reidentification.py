@@ -127,7 +127,7 @@ from sdckit.risk._risk_estimators import (
     exact_risk_closed_form,
     household_risk,
     individual_risk,
-    l_diversities,
+    l_diversities_of_many,
     population_uniqueness,
 )
 from sdckit.table import Role, Table
@@ -522,19 +522,19 @@ def reidentification_risk(
         household_values, n_households = _household_figures(table, household, risk, n, where)
 
     l_diversity, entropy_l, recursive_l = {}, {}, {}
-    for attribute in table.schema.with_role(Role.SENSITIVE):
-        sensitive = encode(table.data, [attribute.name]).codes[0]
-        distinct, entropy, recursive = l_diversities(
+    sensitive_names = [attribute.name for attribute in table.schema.with_role(Role.SENSITIVE)]
+    if sensitive_names:
+        figures = l_diversities_of_many(
             key.patterns,
             key.pattern_of,
             key.cardinalities,
-            sensitive,
+            [encode(table.data, [name]).codes[0] for name in sensitive_names],
             key.wildcard,
             l_recursive_c,
             multiplicity,
         )
-        l_diversity[attribute.name] = distinct
-        entropy_l[attribute.name], recursive_l[attribute.name] = entropy, recursive
+        for name, (distinct, entropy, recursive) in zip(sensitive_names, figures, strict=True):
+            l_diversity[name], entropy_l[name], recursive_l[name] = distinct, entropy, recursive
 
     population = None
     size = population_size
