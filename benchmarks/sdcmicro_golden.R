@@ -1,0 +1,100 @@
+# Golden outputs of the real sdcMicro (5.8.1) for sdckit's equivalents (issue 37).
+#
+# A tool to regenerate tests/data/sdcmicro_golden/*.json, not run by the tests (R is not a test
+# dependency). It reads the same CSV files as the Python tests (../shared/data/sdcmicro), so both
+# sides start from identical numbers, and writes one small JSON file per case: the call, the group
+# labels of the output (records with identical output rows share a label, numbered by first
+# occurrence), the first rows of the output rounded to 1e-9 and the column sums.
+#
+# Usage (from the repository root, sdcMicro installed, e.g. in R_LIBS_USER=/tmp/Rlib):
+#   Rscript benchmarks/sdcmicro_golden.R [DATA_DIR] [OUT_DIR]
+# Randomized methods (rmd's and mcdpca's MCD) run after set.seed(1): their outputs are R's, which
+# sdckit (numpy / scikit-learn generators) cannot reproduce draw for draw.
+
+suppressMessages(library(sdcMicro))
+suppressMessages(library(jsonlite))
+
+args <- commandArgs(trailingOnly = TRUE)
+data_dir <- if (length(args) >= 1) args[1] else "../shared/data/sdcmicro"
+out_dir <- if (length(args) >= 2) args[2] else "tests/data/sdcmicro_golden"
+dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
+
+read_data <- function(name) {
+  read.csv(file.path(data_dir, name), check.names = FALSE)
+}
+
+row_labels <- function(m) {
+  key <- do.call(paste, c(lapply(as.data.frame(m), function(v) sprintf("%.10g", v)), sep = "|"))
+  match(key, unique(key))
+}
+
+write_case <- function(case, call, m, extra = list()) {
+  m <- as.matrix(m)
+  storage.mode(m) <- "double"
+  out <- c(list(
+    case = case,
+    sdcmicro_version = as.character(packageVersion("sdcMicro")),
+    call = call,
+    columns = colnames(m),
+    n = nrow(m),
+    labels = row_labels(m),
+    n_groups = length(unique(row_labels(m))),
+    head = unname(round(m[seq_len(min(10, nrow(m))), , drop = FALSE], 9)),
+    column_sums = unname(round(colSums(m), 6))
+  ), extra)
+  path <- file.path(out_dir, paste0(case, ".json"))
+  writeLines(toJSON(out, digits = NA, auto_unbox = TRUE), path)
+  cat("wrote", path, "\n")
+}
+
+datasets <- list(casc = "CASCrefmicrodata.csv", tarragona = "Tarragona.csv")
+
+for (ds in names(datasets)) {
+  x <- read_data(datasets[[ds]])
+  vars <- colnames(x)
+  # deterministic methods, measure mean
+  for (method in c("mdav", "simple", "single", "onedims", "pca", "pppca")) {
+    r <- microaggregation(x, variables = vars, aggr = 3, method = method)
+    write_case(
+      sprintf("micro_%s_%s", ds, method),
+      sprintf("microaggregation(x, aggr=3, method='%s')", method), r$mx[, vars]
+    )
+  }
+  # the other measures on the sorting methods
+  for (method in c("simple", "single", "pca")) {
+    for (measure in c("median", "trim", "onestep")) {
+      trim <- if (measure == "trim") 0.1 else 0
+      r <- microaggregation(x, variables = vars, aggr = 3, method = method, measure = measure, trim = trim)
+      write_case(
+        sprintf("micro_%s_%s_%s", ds, method, measure),
+        sprintf("microaggregation(x, aggr=3, method='%s', measure='%s', trim=%g)", method, measure, trim),
+        r$mx[, vars]
+      )
+    }
+  }
+  # mdav within strata: the first column split at its median (stratum 1: at most the median)
+  xs <- x
+  xs$S <- ifelse(x[[1]] <= median(x[[1]]), 1L, 2L)
+  r <- microaggregation(xs, variables = vars, aggr = 3, method = "mdav", strata_variables = "S")
+  write_case(
+    sprintf("micro_%s_mdav_strata", ds),
+    "microaggregation(x + S, aggr=3, method='mdav', strata_variables='S'), S = 1 + (x[[1]] > median(x[[1]]))",
+    r$mx[, vars], list(strata = xs$S)
+  )
+  # randomized: the MCD of rmd and mcdpca (R's generator)
+  for (method in c("rmd", "mcdpca")) {
+    set.seed(1)
+    case <- sprintf("micro_%s_%s_seed1", ds, method)
+    call <- sprintf("set.seed(1); microaggregation(x, aggr=3, method='%s')", method)
+    r <- tryCatch(microaggregation(x, variables = vars, aggr = 3, method = method), error = identity)
+    if (inherits(r, "error")) {
+      # sdcMicro stops (e.g. a singular MCD scatter): record the message
+      out <- list(case = case, sdcmicro_version = as.character(packageVersion("sdcMicro")),
+                  call = call, error = conditionMessage(r))
+      writeLines(toJSON(out, auto_unbox = TRUE), file.path(out_dir, paste0(case, ".json")))
+      cat("recorded error for", case, "\n")
+    } else {
+      write_case(case, call, r$mx[, vars])
+    }
+  }
+}

@@ -1,0 +1,178 @@
+"""sdckit against the real sdcMicro 5.8.1: golden outputs recorded by ``benchmarks/sdcmicro_golden.R``
+(sdcMicro built from its source with Debian's R 4.2.2; issue 37) on the CASC reference file and
+Tarragona, read by both sides from the same CSV files (``../shared/data/sdcmicro``).
+
+Each golden file holds the output's group labels (records with identical output rows share a label,
+numbered by first occurrence), its first ten rows rounded to 1e-9 and its column sums. The sdckit
+release is labelled the same way and must give identical labels, the same first rows (1e-9) and
+the same column sums (relative 1e-12). Where sdckit differs from sdcMicro the case is an
+``xfail(strict=True)`` whose reason is the measured difference (the lead decides; the test is not
+loosened). A case whose sdcMicro run stops with an error records the message.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+from conftest import make_table
+from sdckit.anonymize.microaggregation import information_loss, mdav, univariate_microaggregation
+from sdckit.anonymize.rmd_microaggregation import rmd_microaggregation
+from sdckit.anonymize.sorted_microaggregation import sorted_microaggregation
+from sdckit.errors import InputError
+from sdckit.table import Kind, Role, Table
+
+GOLDEN = Path(__file__).parent / "data" / "sdcmicro_golden"
+FILES = {"casc": "CASCrefmicrodata.csv", "tarragona": "Tarragona.csv"}
+
+
+def golden(case: str) -> dict[str, Any]:
+    return json.loads((GOLDEN / f"{case}.json").read_text())
+
+
+def numeric_table(frame: pl.DataFrame, extra: dict[str, Any] | None = None) -> Table:
+    roles: dict[str, Any] = dict.fromkeys(frame.columns, (Role.QUASI_IDENTIFIER, Kind.NUMERIC))
+    if extra:
+        frame = frame.with_columns(pl.Series(name, values) for name, values in extra.items())
+        roles.update(dict.fromkeys(extra, (Role.INSENSITIVE, Kind.CATEGORICAL)))
+    return make_table(frame, roles=roles)
+
+
+def row_labels(M: np.ndarray) -> np.ndarray:
+    """Labels of identical rows numbered by first occurrence from 1 (as the R script's, which keys a
+    row by its values printed to 10 significant digits)."""
+    keys = ["|".join(f"{v:.10g}" for v in row) for row in M]
+    first: dict[str, int] = {}
+    return np.array([first.setdefault(key, len(first) + 1) for key in keys])
+
+
+def released(case: str, frame: pl.DataFrame, expected: dict[str, Any]) -> np.ndarray:
+    """The sdckit release of ``case`` (``micro_<data>_<method>[_<measure>]``) as a float matrix."""
+    parts = case.split("_")[2:]
+    method = parts[0]
+    columns = frame.columns
+    if method == "mdav" and parts[1:] == ["strata"]:
+        table = numeric_table(frame, {"S": [str(s) for s in expected["strata"]]})
+        release = mdav(table, 3, columns, strata=["S"])
+    elif method == "mdav":
+        release = mdav(numeric_table(frame), 3, columns)
+    elif method == "onedims":
+        release = univariate_microaggregation(numeric_table(frame), 3, columns, variant="individual-ranking")
+    elif method == "rmd":
+        release = rmd_microaggregation(numeric_table(frame), 3, columns, seed=1)
+    else:
+        options: dict[str, Any] = {}
+        if len(parts) > 1 and parts[1] != "seed1":
+            options["measure"] = parts[1]
+            if parts[1] == "trim":
+                options["trim"] = 0.1
+        if method == "mcdpca":
+            options["seed"] = 1
+        release = sorted_microaggregation(numeric_table(frame), 3, columns, order=method, **options)
+    return release.table.data.select(columns).to_numpy().astype(np.float64)
+
+
+def compare(M: np.ndarray, expected: dict[str, Any]) -> None:
+    labels = row_labels(M)
+    want = np.asarray(expected["labels"])
+    differing = int((labels != want).sum())
+    assert differing == 0, f"{differing} of {len(want)} labels differ"
+    np.testing.assert_allclose(np.round(M[:10], 9), np.asarray(expected["head"]), rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(M.sum(axis=0), np.asarray(expected["column_sums"]), rtol=1e-12, atol=1e-6)
+
+
+#: Cases where sdckit differs from sdcMicro 5.8.1, with the measured difference.
+_TIE = (
+    "Tarragona records 760 and 761 (1-based) are identical; MDAV meets them at equal distance from the "
+    "group of records 819 and 826: sdcMicro's Mdav.cpp (hash list, equal distances in reverse record "
+    "order) takes the later record 761, sdckit the earlier 760; 276 of 278 groups identical, the other "
+    "two equal up to swapping the identical records, information loss equal (16.932588 %%%s)"
+)
+DIFFERS: dict[str, str] = {
+    "micro_tarragona_mdav": _TIE % "",
+    "micro_tarragona_mdav_strata": (_TIE % "").replace("16.932588", "17.333251"),
+    "micro_tarragona_rmd_seed1": (
+        "rmd's MCD is random (R's covMcd under set.seed(1), sdckit's scikit-learn MinCovDet with seed 1): "
+        "265 of 278 groups identical, information loss 17.325677 % (sdckit) vs 17.324138 % (sdcMicro)"
+    ),
+    "micro_tarragona_mcdpca_seed1": (
+        "mcdpca's MCD is random (MASS cov.mcd under set.seed(1), sdckit's MinCovDet with seed 1): "
+        "57 of 278 groups identical, information loss 33.086736 % (sdckit) vs 31.801575 % (sdcMicro)"
+    ),
+}
+
+CASES = sorted(path.stem for path in GOLDEN.glob("micro_*.json"))
+
+
+def _param(case: str) -> Any:
+    marks = [pytest.mark.xfail(strict=True, reason=DIFFERS[case])] if case in DIFFERS else []
+    return pytest.param(case, marks=marks, id=case)
+
+
+@pytest.mark.parametrize("case", [_param(case) for case in CASES])
+def test_microaggregation_equals_sdcmicro(shared_data, case):
+    expected = golden(case)
+    frame = pl.read_csv(shared_data("sdcmicro", FILES[case.split("_")[1]]))
+    if "error" in expected:
+        # sdcMicro stops; sdckit refuses too (a singular MCD scatter)
+        with pytest.raises(InputError, match="singular"):
+            released(case, frame, expected)
+        return
+    compare(released(case, frame, expected), expected)
+
+
+def test_golden_files_record_sdcmicro_5_8_1():
+    assert len(CASES) == 36
+    for case in CASES:
+        expected = golden(case)
+        assert expected["sdcmicro_version"] == "5.8.1"
+        if "error" not in expected:
+            assert (
+                len(expected["labels"])
+                == expected["n"]
+                == {"casc": 1080, "tarragona": 834}[case.split("_")[1]]
+            )
+
+
+def groups_of_records(labels: np.ndarray, X: np.ndarray) -> list[list[str]]:
+    """Each group as the sorted list of its records' input rows (so identical records are
+    interchangeable), the groups sorted."""
+    keys = np.array(["|".join(f"{v:.17g}" for v in row) for row in X])
+    return sorted(sorted(keys[labels == g].tolist()) for g in np.unique(labels))
+
+
+@pytest.mark.parametrize("case", ["micro_tarragona_mdav", "micro_tarragona_mdav_strata"])
+def test_mdav_groups_equal_sdcmicro_up_to_identical_records(shared_data, case):
+    """The tie of the xfail above is the only difference: the groups, as multisets of input records,
+    are sdcMicro's, and so is the information loss."""
+    expected = golden(case)
+    frame = pl.read_csv(shared_data("sdcmicro", FILES["tarragona"]))
+    X = frame.to_numpy().astype(np.float64)
+    labels = row_labels(released(case, frame, expected))
+    want = np.asarray(expected["labels"])
+    assert int((labels != want).sum()) == 2
+    assert groups_of_records(labels, X) == groups_of_records(want, X)
+    assert information_loss(X, labels) == pytest.approx(information_loss(X, want), rel=1e-12)
+
+
+def test_rmd_is_close_to_sdcmicro_on_tarragona(shared_data):
+    """rmd's MCD is random on both sides, so only an approximate comparison: the information loss
+    within 0.1 % of sdcMicro's and at least 95 % of sdcMicro's groups found (measured: 17.325677 %
+    vs 17.324138 %, 265 of 278)."""
+    case = "micro_tarragona_rmd_seed1"
+    expected = golden(case)
+    frame = pl.read_csv(shared_data("sdcmicro", FILES["tarragona"]))
+    X = frame.to_numpy().astype(np.float64)
+    labels = row_labels(released(case, frame, expected))
+    want = np.asarray(expected["labels"])
+    sse, sst = information_loss(X, labels)
+    sse_r, _ = information_loss(X, want)
+    assert sse / sst == pytest.approx(sse_r / sst, rel=1e-3)
+    ours = {frozenset(np.flatnonzero(labels == g).tolist()) for g in np.unique(labels)}
+    theirs = {frozenset(np.flatnonzero(want == g).tolist()) for g in np.unique(want)}
+    assert len(ours & theirs) >= 0.95 * len(theirs)
