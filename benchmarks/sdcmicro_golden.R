@@ -98,3 +98,44 @@ for (ds in names(datasets)) {
     }
   }
 }
+
+# Figures of a microaggregated file: summary.micro (its dRiskRMD draws an MCD: set.seed(1)), dRisk,
+# dUtility, IL_correl, IL_variables of the original against microaggregation(method=...)'s output.
+scalar_or_error <- function(expr) {
+  value <- tryCatch(expr, error = identity)
+  if (inherits(value, "error")) list(error = conditionMessage(value)) else value
+}
+for (ds in names(datasets)) {
+  x <- read_data(datasets[[ds]])
+  vars <- colnames(x)
+  for (method in c("mdav", "pca")) {
+    x <- read_data(datasets[[ds]])  # afresh: IL_variables turns its arguments into data.tables in place
+    r <- microaggregation(x, variables = vars, aggr = 3, method = method)
+    xm <- as.data.frame(r$mx[, vars])
+    set.seed(1)
+    s <- scalar_or_error(summary(r))
+    if (is.null(s$error)) {
+      s <- s[setdiff(names(s), c("meansx", "meansxm", "totalsOrig", "totalsMicro"))]
+      s <- lapply(s, function(v) if (is.numeric(v)) unname(v) else as.character(v))
+    }
+    out <- list(
+      case = sprintf("figures_%s_%s", ds, method),
+      sdcmicro_version = as.character(packageVersion("sdcMicro")),
+      call = sprintf("r <- microaggregation(x, aggr=3, method='%s'); xm <- r$mx; set.seed(1); summary(r); ...", method),
+      summary_micro = s,
+      dRisk_0.05 = dRisk(x, xm, k = 0.05),
+      dRisk_0.01 = dRisk(x, xm, k = 0.01),
+      dUtility_IL1 = dUtility(x, xm, method = "IL1"),
+      dUtility_IL1s = dUtility(x, xm, method = "IL1s"),
+      dUtility_IL1old = dUtility(x, xm, method = "IL1old"),
+      dUtility_eigen = dUtility(x, xm, method = "eigen"),
+      IL_correl = scalar_or_error(IL_correl(x, xm)),
+      # IL_variables stops ("invalid argument type") when a column is integer in x and double in xm
+      # (its `!all.equal(...)` of the class names): the original is given as doubles
+      IL_variables = scalar_or_error(IL_variables(as.data.frame(lapply(x, as.numeric)), xm))
+    )
+    path <- file.path(out_dir, paste0(out$case, ".json"))
+    writeLines(toJSON(out, digits = NA, auto_unbox = TRUE, force = TRUE), path)
+    cat("wrote", path, "\n")
+  }
+}
