@@ -139,3 +139,61 @@ for (ds in names(datasets)) {
     cat("wrote", path, "\n")
   }
 }
+
+# Risk on testdata: measure_risk (keys, sampling weights, households, max_global_risk) and modRisk
+# (every method, with and without bound). Per-record vectors: fk and Fk in full, the individual
+# risk's first rows, sum and maximum.
+td <- read_data("testdata.csv")
+keys <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex")
+write_json_case <- function(out) {
+  out <- c(list(sdcmicro_version = as.character(packageVersion("sdcMicro"))), out)
+  path <- file.path(out_dir, paste0(out$case, ".json"))
+  writeLines(toJSON(out, digits = NA, auto_unbox = TRUE, force = TRUE), path)
+  cat("wrote", path, "\n")
+}
+for (mgr in c(0.01, 0.001)) {
+  r <- measure_risk(td, keyVars = keys, w = "sampling_weight", max_global_risk = mgr)
+  rh <- measure_risk(td, keyVars = keys, w = "sampling_weight", hid = "ori_hid", max_global_risk = mgr)
+  write_json_case(list(
+    case = sprintf("risk_testdata_measure_risk_%g", mgr),
+    call = sprintf(
+      "measure_risk(testdata, keyVars=c(%s), w='sampling_weight', max_global_risk=%g) (and hid='ori_hid')",
+      paste0("'", keys, "'", collapse = ","), mgr
+    ),
+    keys = keys,
+    fk = as.integer(r$Res[, "fk"]),
+    Fk = unname(r$Res[, "Fk"]),
+    risk_head = unname(round(r$Res[1:20, "risk"], 12)),
+    risk_sum = sum(r$Res[, "risk"]),
+    risk_max = max(r$Res[, "risk"]),
+    global_risk = r$global_risk,
+    global_risk_ER = r$global_risk_ER,
+    global_threshold = r$global_threshold,
+    hier_risk_head = unname(round(rh$Res[1:20, "hier_risk"], 12)),
+    hier_risk_sum = sum(rh$Res[, "hier_risk"]),
+    hier_risk_ER = rh$hier_risk_ER,
+    hier_risk = rh$hier_risk
+  ))
+}
+# modRisk's glm takes a numeric key as one linear covariate (IPF's xtabs as categories): run it on the
+# keys as factors (categories, as sdckit's keys) and as read (integer codes)
+form <- ~ roof + walls + water + electcon + sex
+td_factors <- td
+for (v in all.vars(form)) td_factors[[v]] <- factor(td_factors[[v]])
+mod_runs <- function(data) {
+  mod <- list()
+  for (method in c("default", "CE", "PML", "weightedLLM", "IPF")) {
+    for (bound in c(Inf, 5)) {
+      m <- scalar_or_error(modRisk(data, method = method, weights = "sampling_weight", formulaM = form, bound = bound))
+      mod[[sprintf("%s_%s", method, bound)]] <- if (!is.null(m$error)) m else list(gr1 = m$gr1, gr2 = m$gr2)
+    }
+  }
+  mod
+}
+write_json_case(list(
+  case = "risk_testdata_modrisk",
+  call = "modRisk(testdata, method=..., weights='sampling_weight', formulaM=~roof+walls+water+electcon+sex, bound=Inf or 5)",
+  formula = "roof + walls + water + electcon + sex",
+  results = mod_runs(td_factors),
+  results_integer_codes = mod_runs(td)
+))
