@@ -639,7 +639,7 @@ def own_options(spec) -> set[str]:
     """The options of a method's command: its parameters' (and --no-X for a flag) and extra outputs."""
     options = set(method_options(spec))
     for name, field in spec.params.model_fields.items():
-        if field.annotation is bool:
+        if field.annotation in (bool, bool | None):  # a flag, or a tri-state flag (None: the default rule)
             options.add("--no-" + option_name(name, field).removeprefix("--"))
     return options
 
