@@ -197,3 +197,46 @@ write_json_case(list(
   results = mod_runs(td_factors),
   results_integer_codes = mod_runs(td)
 ))
+
+# globalRecode of numeric vectors: number of intervals by equidistant, logEqui, equalAmount (its
+# jitter of tied quantiles is random: set.seed(1)), and explicit breaks with labels. Recorded: the
+# levels and each record's level number.
+md5_of <- function(text) {
+  path <- tempfile()
+  writeChar(text, path, eos = NULL)
+  unname(tools::md5sum(path))
+}
+# a factor as its levels, each level's count, the first 20 level numbers and the MD5 of all of them
+# (comma-separated, NA for missing)
+coded <- function(g) {
+  codes <- as.integer(g)
+  list(levels = I(levels(g)), counts = I(as.integer(table(factor(codes, levels = seq_along(levels(g)))))),
+       missing = sum(is.na(codes)), head = codes[1:20],
+       codes_md5 = md5_of(paste(ifelse(is.na(codes), "NA", codes), collapse = ",")))
+}
+recode_runs <- list()
+free1 <- read_data("free1.csv")
+columns <- list(testdata_age = td$age, testdata_expend = td$expend, testdata_income = td$income,
+                testdata_savings = td$savings, free1_AGE = free1$AGE)
+for (name in names(columns)) {
+  v <- columns[[name]]
+  for (method in c("equidistant", "logEqui", "equalAmount")) {
+    for (n in c(1, 3, 6, 10)) {
+      set.seed(1)
+      g <- scalar_or_error(suppressWarnings(globalRecode(v, breaks = n, method = method)))
+      key <- sprintf("%s_%s_%d", name, method, n)
+      recode_runs[[key]] <- if (is.list(g) && !is.null(g$error)) g else
+        coded(g)
+    }
+  }
+}
+g <- globalRecode(free1$AGE, breaks = c(1, 9, 19, 29, 39, 49, 59, 69, 100), labels = 1:8)
+recode_runs[["free1_AGE_breaks_labels"]] <- c(list(
+  breaks = c(1, 9, 19, 29, 39, 49, 59, 69, 100), labels = as.character(1:8)), coded(g)
+)
+g <- globalRecode(free1$AGE, breaks = c(1, 9, 19, 29, 39, 49, 59, 69, 100))
+recode_runs[["free1_AGE_breaks"]] <- c(list(
+  breaks = c(1, 9, 19, 29, 39, 49, 59, 69, 100)), coded(g)
+)
+write_json_case(list(case = "recode_global", call = "globalRecode(v, breaks=n, method=...) after set.seed(1)",
+                     runs = recode_runs))

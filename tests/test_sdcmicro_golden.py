@@ -12,6 +12,7 @@ loosened). A case whose sdcMicro run stops with an error records the message.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -22,10 +23,11 @@ import polars as pl
 import pytest
 
 from conftest import make_table
+from sdckit.anonymize._recode_intervals import intervals, recoded_intervals
 from sdckit.anonymize.microaggregation import information_loss, mdav, univariate_microaggregation
 from sdckit.anonymize.rmd_microaggregation import rmd_microaggregation
 from sdckit.anonymize.sorted_microaggregation import sorted_microaggregation
-from sdckit.errors import InputError
+from sdckit.errors import ConfigError, InputError
 from sdckit.risk.interval import interval_inside
 from sdckit.risk.loglinear import LoglinearRiskParams, loglinear_risk
 from sdckit.risk.reidentification import reidentification_risk
@@ -400,3 +402,38 @@ def test_modrisk_equals_sdcmicro(shared_data, run):
         return
     close(figures["population_unique_share"], expected["gr1"])
     close(figures["correct_match_share"], expected["gr2"])
+
+
+# globalRecode --------------------------------------------------------------------------------------
+
+RECODE = golden("recode_global")["runs"] if (GOLDEN / "recode_global.json").exists() else {}
+
+
+def _recode_column(shared_data, run: str) -> pl.Series:
+    data, name = run.split("_")[:2]
+    file = {"testdata": "testdata.csv", "free1": "free1.csv"}[data]
+    return pl.read_csv(shared_data("sdcmicro", file)).get_column(name)
+
+
+@pytest.mark.parametrize("run", sorted(RECODE))
+def test_global_recode_equals_sdcmicro(shared_data, run):
+    """The intervals' labels, each record's interval (counts, first 20, MD5 of all) as sdcMicro's
+    globalRecode of the vector; where sdcMicro stops (logEqui of values with a 0), sdckit refuses."""
+    expected = RECODE[run]
+    column = _recode_column(shared_data, run)
+    if "breaks" in expected:
+        spec = intervals(column, expected["breaks"], "equidistant", expected.get("labels"), False)
+    else:
+        method, count = run.split("_")[2:]
+        if "error" in expected:
+            with pytest.raises(ConfigError, match="must be positive"):
+                intervals(column, int(count), method, None, False)
+            return
+        spec = intervals(column, int(count), method, None, False)
+    _, slot = recoded_intervals(column, spec)
+    codes = slot + 1
+    assert list(spec.labels) == expected["levels"]
+    assert np.bincount(codes, minlength=len(spec.labels) + 1)[1:].tolist() == expected["counts"]
+    assert int((slot < 0).sum()) == expected["missing"]
+    assert codes[:20].tolist() == expected["head"]
+    assert hashlib.md5(",".join(map(str, codes.tolist())).encode()).hexdigest() == expected["codes_md5"]
