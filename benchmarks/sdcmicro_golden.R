@@ -240,3 +240,19 @@ recode_runs[["free1_AGE_breaks"]] <- c(list(
 )
 write_json_case(list(case = "recode_global", call = "globalRecode(v, breaks=n, method=...) after set.seed(1)",
                      runs = recode_runs))
+
+# ldiversity on testdata: distinct, entropy and recursive (c = 2 and 3) l-diversity of two sensitive
+# attributes per record (the multi-attribute columns too, which sdckit does not compute).
+ldiv_keys <- c("urbrur", "roof", "walls", "sex")
+ldiv_runs <- list()
+for (cc in c(2, 3)) {
+  l <- ldiversity(td, keyVars = ldiv_keys, ldiv_index = c("relat", "hhcivil"), l_recurs_c = cc)
+  ldiv_runs[[sprintf("c%g", cc)]] <- lapply(as.data.frame(unclass(l)), function(v) {
+    list(head = round(v[1:20], 12), sum = sum(v), md5 = md5_of(paste(sprintf("%.9f", v), collapse = ",")))
+  })
+}
+write_json_case(list(
+  case = "risk_testdata_ldiversity",
+  call = "ldiversity(testdata, keyVars=c('urbrur','roof','walls','sex'), ldiv_index=c('relat','hhcivil'), l_recurs_c=2 or 3)",
+  keys = ldiv_keys, sensitive = c("relat", "hhcivil"), runs = ldiv_runs
+))

@@ -437,3 +437,33 @@ def test_global_recode_equals_sdcmicro(shared_data, run):
     assert int((slot < 0).sum()) == expected["missing"]
     assert codes[:20].tolist() == expected["head"]
     assert hashlib.md5(",".join(map(str, codes.tolist())).encode()).hexdigest() == expected["codes_md5"]
+
+
+# ldiversity ----------------------------------------------------------------------------------------
+
+
+LDIV = golden("risk_testdata_ldiversity") if (GOLDEN / "risk_testdata_ldiversity.json").exists() else {}
+
+
+@pytest.mark.parametrize("run", sorted(LDIV.get("runs", {})))
+@pytest.mark.parametrize("kind", ["Distinct", "Entropy", "Recursive"])
+def test_ldiversity_equals_sdcmicro(shared_data, run, kind):
+    """Per record and sensitive attribute: the first 20 values, the sum, the MD5 of all (9 decimals)."""
+    frame = pl.read_csv(shared_data("sdcmicro", "testdata.csv"))
+    keys, sensitive = LDIV["keys"], LDIV["sensitive"]
+    roles: dict[str, Any] = dict.fromkeys(keys, (Role.QUASI_IDENTIFIER, Kind.CATEGORICAL))
+    roles.update(dict.fromkeys(sensitive, (Role.SENSITIVE, Kind.CATEGORICAL)))
+    table = make_table(frame.with_columns(pl.col(keys + sensitive).cast(pl.Utf8)), roles=roles)
+    result = reidentification_risk(table, l_recursive_c=float(run[1:]))
+    figures = {
+        "Distinct": result.l_diversity,
+        "Entropy": result.entropy_l_diversity,
+        "Recursive": result.recursive_l_diversity,
+    }[kind]
+    for name in sensitive:
+        expected = LDIV["runs"][run][f"{name}_{kind}_Ldiversity"]
+        values = np.asarray(figures[name], dtype=np.float64)
+        np.testing.assert_allclose(np.round(values[:20], 12), expected["head"], rtol=1e-12)
+        close(float(values.sum()), expected["sum"])
+        text = ",".join(f"{v:.9f}" for v in values)
+        assert hashlib.md5(text.encode()).hexdigest() == expected["md5"], name
