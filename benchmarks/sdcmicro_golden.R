@@ -256,3 +256,39 @@ write_json_case(list(
   call = "ldiversity(testdata, keyVars=c('urbrur','roof','walls','sex'), ldiv_index=c('relat','hhcivil'), l_recurs_c=2 or 3)",
   keys = ldiv_keys, sensitive = c("relat", "hhcivil"), runs = ldiv_runs
 ))
+
+# localSuppression (k-anonymity by suppression; default importance, with strata, with combs) and
+# localSupp (threshold on the individual risk) on testdata. Recorded per key: the suppressed records
+# (count and MD5 of their 1-based numbers, comma-separated).
+suppressed <- function(before, after, keys) {
+  lapply(setNames(keys, keys), function(v) {
+    rows <- which(is.na(after[[v]]) & !is.na(before[[v]]))
+    list(count = length(rows), head = I(head(rows, 10)), md5 = md5_of(paste(rows, collapse = ",")))
+  })
+}
+supp_runs <- list()
+td_keys <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex")
+for (k in c(2, 3, 5)) {
+  r <- localSuppression(td, k = k, keyVars = td_keys)
+  supp_runs[[sprintf("k%d", k)]] <- list(k = k, keys = td_keys, cells = suppressed(td, r$xAnon, td_keys))
+}
+strata_keys <- setdiff(td_keys, "urbrur")
+r <- localSuppression(td, k = 3, keyVars = strata_keys, strataVars = "urbrur")
+supp_runs[["k3_strata_urbrur"]] <- list(k = 3, keys = strata_keys, strata = "urbrur",
+                                        cells = suppressed(td, r$xAnon, strata_keys))
+r <- localSuppression(td, k = c(5, 3), keyVars = td_keys, combs = c(3, 7))
+supp_runs[["combs_3_7_k5_3"]] <- list(k = I(c(5, 3)), combs = I(c(3, 7)), keys = td_keys,
+                                      cells = suppressed(td, r$xAnon, td_keys))
+r <- localSuppression(td, k = 3, keyVars = td_keys, importance = c(1, 2, 3, 4, 5, 7, 6))
+supp_runs[["k3_importance"]] <- list(k = 3, keys = td_keys, importance = I(c(1, 2, 3, 4, 5, 7, 6)),
+                                     cells = suppressed(td, r$xAnon, td_keys))
+fc <- freqCalc(td, keyVars = td_keys, w = "sampling_weight")
+for (threshold in c(0.01, 0.02)) {
+  r <- suppressMessages(localSupp(fc, threshold = threshold, keyVar = "relat"))
+  supp_runs[[sprintf("localSupp_relat_%g", threshold)]] <- list(
+    threshold = threshold, keys = td_keys, keyVar = "relat",
+    cells = suppressed(td, r$freqCalc, "relat")
+  )
+}
+write_json_case(list(case = "suppression_testdata", call = "localSuppression(testdata, k, keyVars, ...) / localSupp(freqCalc(...), threshold, 'relat')",
+                     runs = supp_runs))

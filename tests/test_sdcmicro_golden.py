@@ -24,6 +24,8 @@ import pytest
 
 from conftest import make_table
 from sdckit.anonymize._recode_intervals import intervals, recoded_intervals
+from sdckit.anonymize.local_supp import risk_suppression
+from sdckit.anonymize.local_suppression import local_suppression
 from sdckit.anonymize.microaggregation import information_loss, mdav, univariate_microaggregation
 from sdckit.anonymize.rmd_microaggregation import rmd_microaggregation
 from sdckit.anonymize.sorted_microaggregation import sorted_microaggregation
@@ -467,3 +469,81 @@ def test_ldiversity_equals_sdcmicro(shared_data, run, kind):
         close(float(values.sum()), expected["sum"])
         text = ",".join(f"{v:.9f}" for v in values)
         assert hashlib.md5(text.encode()).hexdigest() == expected["md5"], name
+
+
+# localSuppression and localSupp -----------------------------------------------------------------------
+
+SUPPRESSION = (
+    golden("suppression_testdata")["runs"] if (GOLDEN / "suppression_testdata.json").exists() else {}
+)
+
+
+def _suppressed_cells(before: pl.DataFrame, after: pl.DataFrame, name: str) -> list[int]:
+    return (
+        np.flatnonzero(
+            after.get_column(name).is_null().to_numpy() & before.get_column(name).is_not_null().to_numpy()
+        )
+        + 1
+    ).tolist()
+
+
+def suppression_release(shared_data, run: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The data and sdckit's release of the suppression ``run``."""
+    expected = SUPPRESSION[run]
+    keys = expected["keys"]
+    table = survey_table(shared_data, keys)
+    if run.startswith("localSupp"):
+        release = risk_suppression(
+            table, expected["keyVar"], expected["threshold"], weights="sampling_weight"
+        )
+        return table.data, release.table.data
+    options: dict[str, Any] = {"quasi_identifiers": keys}
+    if "strata" in expected:
+        options["strata"] = [expected["strata"]]
+        roles: dict[str, Any] = dict.fromkeys(keys, (Role.QUASI_IDENTIFIER, Kind.CATEGORICAL))
+        roles[expected["strata"]] = (Role.INSENSITIVE, Kind.CATEGORICAL)
+        table = make_table(survey_table(shared_data, keys + [expected["strata"]]).data, roles=roles)
+    if "importance" in expected:
+        options["importance"] = dict(zip(keys, expected["importance"], strict=True))
+    k = expected["k"]
+    if "combs" in expected:
+        options["combs"], options["combs_k"] = expected["combs"], k
+        k = max(k)
+    return table.data, local_suppression(table, k, **options).table.data
+
+
+_GREEDY = (
+    "sdckit's greedy (sdckit.anonymize.local_suppression) is not sdcMicro's localSuppression search and "
+    "suppresses other and fewer cells: "
+)
+_SUPPRESSION_DIFFERS: dict[str, str] = {
+    "k2": _GREEDY + "103 cells (sdckit) vs 157 (sdcMicro); roof 3 vs 9, water 12 vs 19, electcon 0 vs 2, "
+    "relat 88 vs 127",
+    "k3": _GREEDY
+    + "179 vs 293; urbrur 1 vs 0, roof 14 vs 14, walls 0 vs 4, water 18 vs 40, electcon 11 vs 6, "
+    "relat 135 vs 229",
+    "k5": _GREEDY + "305 vs 500; urbrur 1 vs 0, roof 50 vs 31, walls 14 vs 6, water 38 vs 104, electcon 11 "
+    "vs 13, relat 191 vs 346",
+    "k3_strata_urbrur": _GREEDY
+    + "180 vs 293; roof 15 vs 14, walls 0 vs 4, water 18 vs 40, electcon 11 vs 6, "
+    "relat 136 vs 229",
+    "k3_importance": _GREEDY + "180 vs 287; urbrur 1 vs 0, roof 7 vs 2, walls 1 vs 2, water 13 vs 7, "
+    "electcon 19 vs 3, relat 136 vs 230, sex 3 vs 43",
+    "combs_3_7_k5_3": _GREEDY + "191 vs 242; roof 19 vs 18, walls 6 vs 6, water 31 vs 43, electcon 11 vs 4, "
+    "relat 124 vs 171",
+}
+
+
+def _suppression_param(run: str) -> Any:
+    reason = _SUPPRESSION_DIFFERS.get(run)
+    return pytest.param(run, marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [], id=run)
+
+
+@pytest.mark.parametrize("run", [_suppression_param(run) for run in sorted(SUPPRESSION)])
+def test_local_suppression_equals_sdcmicro(shared_data, run):
+    """The suppressed cells of every key: their count, first 10 records and the MD5 of all."""
+    before, after = suppression_release(shared_data, run)
+    for name, cells in SUPPRESSION[run]["cells"].items():
+        rows = _suppressed_cells(before, after, name)
+        assert (len(rows), rows[:10]) == (cells["count"], cells["head"]), name
+        assert hashlib.md5(",".join(map(str, rows)).encode()).hexdigest() == cells["md5"], name
