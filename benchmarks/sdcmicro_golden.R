@@ -292,3 +292,32 @@ for (threshold in c(0.01, 0.02)) {
 }
 write_json_case(list(case = "suppression_testdata", call = "localSuppression(testdata, k, keyVars, ...) / localSupp(freqCalc(...), threshold, 'relat')",
                      runs = supp_runs))
+
+# recordLinkage (Gower, one-to-one Hungarian assignment with clue::solve_LSAP) of the original with a
+# release: CASC's mdav output (groups of identical records: many optimal assignments) and Tarragona
+# with a deterministic offset ((i * 7919) %% 1001 - 500 on every value of record i, no ties).
+link_runs <- list()
+casc <- read_data("CASCrefmicrodata.csv")
+casc_m <- as.data.frame(microaggregation(casc, variables = colnames(casc), aggr = 3, method = "mdav")$mx)
+tarr <- read_data("Tarragona.csv")
+offset <- ((seq_len(nrow(tarr)) * 7919) %% 1001) - 500
+tarr_m <- tarr + offset
+link_cases <- list(
+  casc_mdav = list(x = casc, y = casc_m, vars = colnames(casc)[1:6], weights = NULL),
+  casc_mdav_weighted = list(x = casc, y = casc_m, vars = colnames(casc)[1:6], weights = c(1, 2, 1, 3, 1, 2)),
+  tarragona_offset = list(x = tarr, y = tarr_m, vars = colnames(tarr)[1:5], weights = NULL),
+  tarragona_offset_weighted = list(x = tarr, y = tarr_m, vars = colnames(tarr)[1:5], weights = c(3, 1, 1, 2, 1))
+)
+for (name in names(link_cases)) {
+  lc <- link_cases[[name]]
+  r <- recordLinkage(lc$x, lc$y, vars = lc$vars, distance = "gower", weights = lc$weights)
+  link_runs[[name]] <- list(
+    vars = lc$vars, weights = lc$weights,
+    correct_matches = r$correct_matches, correct_match_rate = r$correct_match_rate,
+    mean_distance = r$mean_distance, total_distance = r$total_distance,
+    n_best_sum = sum(r$matches$n_best), n_best_head = I(r$matches$n_best[1:20]),
+    y_row_md5 = md5_of(paste(r$matches$y_row, collapse = ","))
+  )
+}
+write_json_case(list(case = "linkage_gower", call = "recordLinkage(x, y, vars, distance='gower', weights)",
+                     offset = "((i * 7919) %% 1001) - 500, i = 1..n", runs = link_runs))

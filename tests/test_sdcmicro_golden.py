@@ -31,6 +31,7 @@ from sdckit.anonymize.rmd_microaggregation import rmd_microaggregation
 from sdckit.anonymize.sorted_microaggregation import sorted_microaggregation
 from sdckit.errors import ConfigError, InputError
 from sdckit.risk.interval import interval_inside
+from sdckit.risk.linkage import LinkageParams, record_linkage
 from sdckit.risk.loglinear import LoglinearRiskParams, loglinear_risk
 from sdckit.risk.reidentification import reidentification_risk
 from sdckit.table import Kind, Role, Table
@@ -547,3 +548,67 @@ def test_local_suppression_equals_sdcmicro(shared_data, run):
         rows = _suppressed_cells(before, after, name)
         assert (len(rows), rows[:10]) == (cells["count"], cells["head"]), name
         assert hashlib.md5(",".join(map(str, rows)).encode()).hexdigest() == cells["md5"], name
+
+
+# recordLinkage (Gower) ------------------------------------------------------------------------------
+
+LINKAGE = golden("linkage_gower")["runs"] if (GOLDEN / "linkage_gower.json").exists() else {}
+
+
+def linkage_of(shared_data, run: str) -> Any:
+    """sdckit's one-to-one Gower linkage of the run's original and release."""
+    expected = LINKAGE[run]
+    names = expected["vars"]
+    if run.startswith("casc"):
+        frame = pl.read_csv(shared_data("sdcmicro", FILES["casc"]))
+        columns = frame.columns
+        released_values = released("micro_casc_mdav", frame, {})
+        release_frame = pl.DataFrame(released_values, schema=columns, orient="row")
+    else:
+        frame = pl.read_csv(shared_data("sdcmicro", FILES["tarragona"]))
+        offset = (np.arange(1, frame.height + 1) * 7919) % 1001 - 500
+        release_frame = frame.with_columns(pl.all() + pl.Series(offset))
+    original, release = numeric_table(frame.select(names)), numeric_table(release_frame.select(names))
+    weights = expected["weights"]
+    params = LinkageParams(
+        method="distance",
+        distance="gower",
+        assignment="one-to-one",
+        attributes=",".join(names),
+        weights=",".join(f"{n}={w}" for n, w in zip(names, weights, strict=True)) if weights else None,
+    )
+    linkage = record_linkage(original, release, params).distance
+    assert linkage is not None
+    return linkage
+
+
+_TIES = (
+    "equal-cost assignments: sdcMicro takes clue::solve_LSAP's (file order), sdckit offers the originals "
+    "in a seeded random order so that ties do not all count as correct (documented choice): "
+)
+_LINKAGE_DIFFERS = {
+    "casc_mdav": _TIES
+    + "236 correct matches (sdckit) vs 456 (sdcMicro) of 1080 (groups of 3 identical records)",
+    "casc_mdav_weighted": _TIES + "193 vs 349 of 1080",
+    "tarragona_offset": _TIES + "832 vs 834 of 834 (records 760 and 761 are identical)",
+    "tarragona_offset_weighted": _TIES + "832 vs 834 of 834 (records 760 and 761 are identical)",
+}
+
+
+def _linkage_param(run: str) -> Any:
+    reason = _LINKAGE_DIFFERS.get(run)
+    return pytest.param(run, marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [], id=run)
+
+
+@pytest.mark.parametrize("run", sorted(LINKAGE))
+def test_record_linkage_distances_equal_sdcmicro(shared_data, run):
+    """The optimal assignment's total and mean Gower distance (unique even when the assignment is not)."""
+    expected = LINKAGE[run]
+    linkage = linkage_of(shared_data, run)
+    close(float(linkage.nearest_distance.sum()), expected["total_distance"])
+    close(float(linkage.nearest_distance.mean()), expected["mean_distance"])
+
+
+@pytest.mark.parametrize("run", [_linkage_param(run) for run in sorted(LINKAGE)])
+def test_record_linkage_correct_matches_equal_sdcmicro(shared_data, run):
+    assert int(linkage_of(shared_data, run).true_match.sum()) == LINKAGE[run]["correct_matches"]
