@@ -321,3 +321,23 @@ for (name in names(link_cases)) {
 }
 write_json_case(list(case = "linkage_gower", call = "recordLinkage(x, y, vars, distance='gower', weights)",
                      offset = "((i * 7919) %% 1001) - 500, i = 1..n", runs = link_runs))
+
+# measure_risk with missing key values (water missing in every 50th record, roof in every 75th) and
+# freqCalc's alpha (1, 0.5, 0): fk and Fk in full, the risk's first rows and sum.
+td_na <- td
+td_na$water[seq(50, nrow(td_na), 50)] <- NA
+td_na$roof[seq(75, nrow(td_na), 75)] <- NA
+alpha_runs <- list()
+for (a in c(1, 0.5, 0)) {
+  # measure_risk's data.frame method cannot take alpha (it passes alpha twice: "formal argument
+  # 'alpha' matched by multiple actual arguments"): its worker is called directly
+  r <- sdcMicro:::measure_riskWORK(td_na, keyVars = keys, w = "sampling_weight", alpha = a)
+  alpha_runs[[sprintf("alpha_%g", a)]] <- list(
+    alpha = a, fk = unname(r$Res[, "fk"]), Fk = unname(r$Res[, "Fk"]),
+    risk_head = unname(round(r$Res[1:20, "risk"], 12)), risk_sum = sum(r$Res[, "risk"]),
+    global_risk = r$global_risk
+  )
+}
+write_json_case(list(case = "risk_testdata_missing_alpha", keys = keys,
+                     call = "sdcMicro:::measure_riskWORK(testdata with water NA every 50th and roof NA every 75th record, keyVars, w='sampling_weight', alpha=a)",
+                     runs = alpha_runs))
