@@ -521,20 +521,7 @@ def reidentification_risk(
     if household is not None:
         household_values, n_households = _household_figures(table, household, risk, n, where)
 
-    l_diversity, entropy_l, recursive_l = {}, {}, {}
-    sensitive_names = [attribute.name for attribute in table.schema.with_role(Role.SENSITIVE)]
-    if sensitive_names:
-        figures = l_diversities_of_many(
-            key.patterns,
-            key.pattern_of,
-            key.cardinalities,
-            [encode(table.data, [name]).codes[0] for name in sensitive_names],
-            key.wildcard,
-            l_recursive_c,
-            multiplicity,
-        )
-        for name, (distinct, entropy, recursive) in zip(sensitive_names, figures, strict=True):
-            l_diversity[name], entropy_l[name], recursive_l[name] = distinct, entropy, recursive
+    l_diversity, entropy_l, recursive_l = _diversities(table, key, l_recursive_c, multiplicity)
 
     population = None
     size = population_size
@@ -719,6 +706,31 @@ class _KeyFrequencies:
         else:
             f_pattern, F_pattern = counts, np.asarray(sums, dtype=np.float64)  # noqa: N806
         return cls(pattern_of, patterns, cardinalities, counts, f_pattern, F_pattern, wildcard)
+
+
+def _diversities(
+    table: Table, key: _KeyFrequencies, c: float, multiplicity: np.ndarray | None
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Distinct, entropy and recursive (c) l-diversity of every sensitive attribute, per record, over
+    the records matching its key (one pass for all attributes)."""
+    names = [attribute.name for attribute in table.schema.with_role(Role.SENSITIVE)]
+    distinct: dict[str, np.ndarray] = {}
+    entropy: dict[str, np.ndarray] = {}
+    recursive: dict[str, np.ndarray] = {}
+    if not names:
+        return distinct, entropy, recursive
+    figures = l_diversities_of_many(
+        key.patterns,
+        key.pattern_of,
+        key.cardinalities,
+        [encode(table.data, [name]).codes[0] for name in names],
+        key.wildcard,
+        c,
+        multiplicity,
+    )
+    for name, (d, e, r) in zip(names, figures, strict=True):
+        distinct[name], entropy[name], recursive[name] = d, e, r
+    return distinct, entropy, recursive
 
 
 def _household_figures(
