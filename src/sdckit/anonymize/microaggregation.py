@@ -698,8 +698,17 @@ def _summary(release: Release) -> dict[str, Any]:
         summary["variant"] = params.variant
     if isinstance(params, MdavParams) and params.measure != "mean":
         summary.update(measure=params.measure, trim=params.trim)
-    if isinstance(params, StratifiedParams) and params.strata:
-        summary.update(strata=params.strata, strata_count=figures.strata)
+    summary.update(groups_summary(figures, params.strata if isinstance(params, StratifiedParams) else None))
+    return summary
+
+
+def groups_summary(figures: MicroaggregationFigures, strata: list[str] | None) -> dict[str, Any]:
+    """The summary's figures of the groups every microaggregation method reports, in this order:
+    the strata (when given), the group sizes, the information loss, and the per-attribute and
+    k-anonymity figures when the method has them."""
+    summary: dict[str, Any] = {}
+    if strata:
+        summary.update(strata=strata, strata_count=figures.strata)
     summary.update(
         groups=figures.groups,
         smallest_group=figures.smallest_group,

@@ -103,6 +103,7 @@ from sdckit.anonymize.microaggregation import (
     _release,
     _report,
     _with_k_anonymity,
+    groups_summary,
     inverse_variance,
     standardized,
 )
@@ -348,18 +349,7 @@ def _summary(release: Release) -> dict[str, Any]:
     for name in ("sort_by", "clusters", "cluster_method", "transf", "directions", "seed"):
         if getattr(params, name) is not None:
             summary[name] = getattr(params, name)
-    if params.strata:
-        summary.update(strata=params.strata, strata_count=figures.strata)
-    summary.update(
-        groups=figures.groups,
-        smallest_group=figures.smallest_group,
-        largest_group=figures.largest_group,
-        sse=figures.sse,
-        sst=figures.sst,
-        information_loss=figures.information_loss,
-    )
-    if figures.k_anonymity is not None:
-        summary["k_anonymity"] = figures.k_anonymity
+    summary.update(groups_summary(figures, params.strata))
     return summary
 
 
