@@ -62,7 +62,7 @@ def test_the_command_line_order_is_kept():
         "local-suppression",
         "targeted-suppression",
     ]
-    assert len(METHODS.names()) == len(set(METHODS.names())) == 27
+    assert len(METHODS.names()) == len(set(METHODS.names())) == 28
 
 
 def test_capabilities_are_owned_by_the_specifications():

@@ -131,6 +131,11 @@ RUNS: dict[str, tuple[str, dict[str, Any], set[str]]] = {
         {"region", "district"},
     ),
     "sample": (BASE, {"fraction": 0.3, "seed": 2}, set()),
+    "safepub": (
+        GENERALIZE,
+        {"epsilon": 3.0, "delta": 0.05, "levels": "age=1,zip=2", "seed": 2},
+        {"age", "zip"},
+    ),
     "recode": (BASE, {"mapping": "mapping.csv"}, {"disease"}),
     "risk-suppression": (BASE, {"attribute": "zip", "threshold": 0.15}, {"zip"}),
     "romm": (BASE, {"attributes": ["age"], "p": 0.2, "block": 3, "seed": 5}, {"age"}),
@@ -213,6 +218,10 @@ def kept_rows(method: str, release: Any) -> np.ndarray:
         from sdckit.anonymize.sampling import SampleFigures
 
         return np.flatnonzero(release.figures_as(SampleFigures).kept)
+    if method == "safepub":
+        from sdckit.anonymize.safepub import SafePubFigures
+
+        return np.flatnonzero(release.figures_as(SafePubFigures).released)
     return np.arange(RECORDS)
 
 
