@@ -1,10 +1,16 @@
 """Compiled (numba) hashing of texts: a hierarchy's labels in an open-addressing table
 (:func:`text_table`) and the codes of a column's texts looked up in it (:func:`text_codes`), read
-from Arrow's buffers where they lie (:meth:`sdckit.hierarchy.Hierarchy`)."""
+from Arrow's buffers where they lie (:meth:`sdckit.hierarchy.Hierarchy`, and
+:func:`sdckit.frequency.encode` through :func:`label_table` and :func:`view_codes`)."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+import polars as pl
 
 # sdckit._numba first: a thread that meets numba here waits, under that module's import lock, for a
 # background warm-up importing numba to finish (two threads entering numba's import cycles at once
@@ -258,3 +264,63 @@ def text_codes(chunks, buffers, sizes, label_bytes, table, multiplier, out):  # 
                 slot = (slot + _ONE) & mask
             out[position + i] = code
         position += n
+
+
+#: polars' newest Arrow flavour: text as string views.
+_NEWEST = pl.CompatLevel.newest()
+
+
+def label_table(labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.uint64] | None:
+    """The labels as UTF-8 bytes, their hash table and its multiplier (:func:`text_table`), for
+    :func:`view_codes`; None when two labels are spelled alike or one is not valid UTF-8."""
+    try:
+        encoded = [label.encode("utf-8") for label in labels]
+    except UnicodeEncodeError:
+        return None
+    label_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    label_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(label) for label in encoded], out=label_offsets[1:])
+    slots, multiplier, duplicate = text_table(label_bytes, label_offsets)
+    return None if duplicate >= 0 else (label_bytes, slots, np.uint64(multiplier))
+
+
+def view_codes(column: pl.Series, table: tuple[np.ndarray, np.ndarray, np.uint64]) -> np.ndarray | None:
+    """The label (of :func:`label_table`) of every value of a text column: int32, a new array, -1 for
+    a missing value and for a value no label spells; None for a column that is not ``String`` or that
+    polars does not hand to Arrow as string views (no copy: each chunk's views, validity bitmap and
+    data buffers are read where they lie, by :func:`text_codes`)."""
+    if column.dtype != pl.String or sys.byteorder != "little":
+        return None
+    import pyarrow as pa
+
+    chunks: list[Any] = []
+    buffers: list[Any] = []
+    sizes: list[Any] = []
+    arrays: list[Any] = []
+    for part in column.get_chunks() if column.n_chunks() > 1 else (column,):
+        array = part.to_arrow(compat_level=_NEWEST)
+        if not isinstance(array, pa.Array) or not pa.types.is_string_view(array.type):
+            return None
+        n, offset = len(array), array.offset
+        validity, views, *data = array.buffers()
+        if n == 0:
+            continue
+        if views is None or views.size < 16 * (offset + n):
+            return None
+        if array.null_count:
+            if validity is None or 8 * validity.size < offset + n:
+                return None
+            bitmap = validity.address
+        else:
+            bitmap = 0
+        chunks.append((views.address + 16 * offset, bitmap, n, offset, len(buffers), len(data)))
+        buffers += [buffer.address for buffer in data]
+        sizes += [buffer.size for buffer in data]
+        arrays.append(array)  # keeps the buffers alive until the codes are out
+    out = np.empty(len(column), dtype=np.int32)
+    label_bytes, slots, multiplier = table
+    text_codes(
+        np.array(chunks, dtype=np.int64).reshape(-1, 6), np.array(buffers, dtype=np.int64),
+        np.array(sizes, dtype=np.int64), label_bytes, slots, multiplier, out,
+    )  # fmt: skip
+    return out

@@ -153,12 +153,16 @@ def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
         tuple(int(summary.get_column(f"\0nulls {name}")[0]) for name in names) if summary is not None else ()
     )
     textual = [name for name in names if _textual(data.schema[name])]
+    viewed = _view_codes(data, textual, [categories[names.index(name)] for name in textual])
+    textual = [name for name in textual if name not in viewed]
     text_codes = (
         data.select(_text_codes(name, categories[names.index(name)]) for name in textual) if textual else None
     )
     codes = []
     for j, name in enumerate(names):
-        if text_codes is not None and name in text_codes.columns:
+        if name in viewed:
+            column_codes = viewed[name]
+        elif text_codes is not None and name in text_codes.columns:
             column_codes = text_codes.get_column(name).to_numpy()
         elif len(categories[j]) == 0:
             column_codes = np.full(frame.height, -1, dtype=np.int32)
@@ -186,6 +190,32 @@ def encode(frame: pl.DataFrame, names: Sequence[str] | None = None) -> Encoding:
         categories=tuple(categories),
         n_records=frame.height,
     )
+
+
+# From this many values (records times columns), the text columns of more than two values are coded
+# by the compiled look-up of each value's bytes in a hash table of the column's distinct values
+# (:func:`sdckit._kernels_text.view_codes`): the same codes as the Enum cast at about half its CPU
+# (14 text columns of 3 to 7,456 values and 10^6 records: 0.10-0.13 against 0.21-0.35 s), once its
+# fixed cost (pyarrow's import, 0.035 s) is paid.
+VIEW_CODES_FROM = 5_000_000
+
+
+def _view_codes(data: pl.DataFrame, names: list[str], categories: list[pl.Series]) -> dict[str, np.ndarray]:
+    """The codes of the text columns ``names`` that :func:`sdckit._kernels_text.view_codes` can
+    code (more than two distinct values, ``categories``, and enough records); the others are left to
+    :func:`_text_codes`."""
+    chosen = [(name, values) for name, values in zip(names, categories, strict=True) if len(values) > 2]
+    if data.height * len(chosen) < VIEW_CODES_FROM or not chosen:
+        return {}
+    from sdckit import _kernels_text
+
+    found = {}
+    for name, values in chosen:
+        table = _kernels_text.label_table(values.to_list())
+        column_codes = _kernels_text.view_codes(data.get_column(name), table) if table is not None else None
+        if column_codes is not None:
+            found[name] = column_codes
+    return found
 
 
 def _text_codes(name: str, categories: pl.Series) -> pl.Expr:

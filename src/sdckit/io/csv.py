@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import mmap
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -220,11 +221,15 @@ def _fields_are_trimmed(path: Path, delimiter: str) -> bool:
     several times this pass (C loops over the bytes, in chunks)."""
     separator = delimiter.encode()
     white = _WHITE_LEADS.replace(separator, b"")
+    quoted = separator not in white
+    mapped = _mapped_bytes_absent(path, white, quoted)
+    if mapped is not None:
+        return mapped
     keep = bytes(byte for byte in range(256) if byte not in white)
     pending = b""  # a CR held back in case the next chunk begins with its LF
     with path.open("rb") as handle:
         while chunk := handle.read(_TRIM_CHUNK):
-            if separator not in white and _QUOTE.encode() in chunk:
+            if quoted and _QUOTE.encode() in chunk:
                 return False
             data, pending = pending + chunk if pending else chunk, b""
             if b"\r" in data:
@@ -234,6 +239,23 @@ def _fields_are_trimmed(path: Path, delimiter: str) -> bool:
             if data.translate(None, keep):
                 return False
     return not pending
+
+
+def _mapped_bytes_absent(path: Path, white: bytes, quoted: bool) -> bool | None:
+    """:func:`_fields_are_trimmed`'s answer for a file without CR bytes, found by searching the
+    mapped file for each byte of ``white`` (and the quote, when ``quoted``) in turn: each search is a
+    ``memchr`` over the page cache, several times cheaper than translating every byte, and nothing is
+    copied. None when the file holds a CR (CRLF line breaks are allowed: the chunked pass handles
+    them) or cannot be mapped (empty, not a regular file)."""
+    try:
+        with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            if quoted and view.find(_QUOTE.encode()) >= 0:
+                return False
+            if view.find(b"\r") >= 0:
+                return None
+            return all(view.find(bytes([byte])) < 0 for byte in white)
+    except (OSError, ValueError):
+        return None
 
 
 def _records_complete(path: Path, delimiter: str, header_fields: int, records: int) -> bool:
