@@ -67,6 +67,7 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_loglinear.py
 	$(BIN)/python benchmarks/bench_suppressed_group.py
 	$(BIN)/python benchmarks/bench_likeness.py
+	$(BIN)/python benchmarks/bench_metric_options.py
 	$(BIN)/python benchmarks/bench_evaluation.py
 	$(BIN)/python benchmarks/bench_report.py
 	$(BIN)/python benchmarks/bench_describe.py

@@ -61,6 +61,9 @@ def bad_values(field) -> list:
         return values
     if base is str:
         return [5, *([""] if any(isinstance(m, annotated_types.MinLen) for m in metadata) else [])]
+    if typing.get_origin(base) is dict:
+        # A mapping (generalize's attribute_weights), which the command line writes a=2,b=0.5.
+        return [5, "abc"]
     if base is Path or typing.get_origin(base) is list:
         # A list that may also be one whole number (recode's breaks: cut points or a number of
         # intervals) refuses a word instead.

@@ -182,6 +182,8 @@ PLAIN_ALLOWED = {
     ("tabular/respondents.py", "with_contributions"): "two builds of one table must agree",
     ("anonymize/recoding.py", "_not_a_truth_value"): "pydantic's hook (suppression_limit's validator): "
     "MethodParams.parse turns its ValueError into the ConfigError naming suppression_limit",
+    ("anonymize/recoding.py", "_weights_text"): "pydantic's hook (attribute_weights' validator): "
+    "MethodParams.parse turns its ValueError into the ConfigError naming attribute_weights",
     ("tabular/respondents.py", "_coalition_size"): "pydantic's hook (the Coalition type's validator): "
     "MethodParams.parse turns its ValueError into the ConfigError naming coalition",
     ("anonymize/recode.py", "_breaks"): "pydantic's hook (the breaks field's validator): "

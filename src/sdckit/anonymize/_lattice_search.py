@@ -65,7 +65,8 @@ from sdckit.models import (
 )
 from sdckit.models.base import TOLERANCE
 from sdckit.table import Table
-from sdckit.utility.metrics import METRICS, loss_per_attribute
+from sdckit.utility.metrics import loss_per_attribute
+from sdckit.utility.objectives import MetricOptions, loss_attribute_bounds
 from sdckit.utility.view import GeneralizationView
 
 _SOURCES = 32  # evaluated nodes kept for roll-up
@@ -226,6 +227,7 @@ class Search:
         suppression_limit: float,
         metric: str,
         weights: np.ndarray | None,
+        options: MetricOptions | None = None,
     ) -> None:
         self.quasi_identifiers = tuple(quasi_identifiers)
         self.hierarchies = tuple(hierarchies)
@@ -243,9 +245,12 @@ class Search:
             if self.models and all(type(m) is KAnonymity for m in self.models)
             else None
         )
-        self.metric = METRICS[metric]
         sensitive = sorted({m.sensitive_attribute for m in models if m.sensitive_attribute})
         self.combinations = distinct_combinations(table, quasi_identifiers, hierarchies, sensitive, weights)
+        # The metric with its gs-factor, attribute weights or classification target
+        # (sdckit.utility.objectives); METRICS[metric] itself when none is set.
+        self.options = options or MetricOptions()
+        self.metric = self.options.metric(metric, table, self.quasi_identifiers, self.combinations, weights)
         self.n_records = self.combinations.n_records
         self.max_suppressed = suppression_limit * self.n_records
         self.max_levels = np.array([h.n_levels - 1 for h in hierarchies], dtype=np.int64)
@@ -642,7 +647,12 @@ class Search:
         per_attribute = np.zeros((len(self.hierarchies), int(self.max_levels.max(initial=0)) + 1))
         for level in range(per_attribute.shape[1]):
             levels = tuple(min(level, int(m)) for m in self.max_levels)
-            per_attribute[:, level] = list(loss_per_attribute(self._unsuppressed_view(levels)).values())
+            view = self._unsuppressed_view(levels)
+            per_attribute[:, level] = (
+                list(loss_per_attribute(view).values())
+                if self.options.is_default
+                else loss_attribute_bounds(view, self.options.gs_factor, self.options.attribute_weights)
+            )
         logs = np.zeros(self.size)
         per_attribute = np.log1p(per_attribute)  # per (attribute, level), then gathered: same values
         for j in range(len(self.hierarchies)):
@@ -780,8 +790,9 @@ def optimum(
     if monotone:
         status = _classify(search, progress)
         statistics["satisfying_nodes"] = int(np.count_nonzero(status > 0))
-        if suppression_limit <= 0:
-            # Metrics are monotone without suppression: only minimal satisfying nodes can be optimal.
+        if suppression_limit <= 0 and search.metric.monotonic_without_suppression:
+            # Metrics are monotone without suppression (classification is not): only minimal
+            # satisfying nodes can be optimal.
             minimal = (status > 0) & search.without_predecessor(status > 0)
             candidates = [int(node) for node in order if minimal[node]]
             statistics["candidates"] = len(candidates)

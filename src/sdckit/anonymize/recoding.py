@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 import numpy as np
 import polars as pl
@@ -48,10 +48,16 @@ from sdckit.errors import ConfigError
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy
 from sdckit.labels import SUPPRESSED
 from sdckit.models import DistinctLDiversity, KAnonymity, PrivacyModel
-from sdckit.params import Finite, PrivacyModelParams, Whole
+from sdckit.params import Finite, PrivacyModelParams, Whole, spell
 from sdckit.scale import methods as scaled
 from sdckit.table import Role, Schema, Table
 from sdckit.utility.metrics import compute_all
+from sdckit.utility.objectives import (
+    DEFAULT_GS_FACTOR,
+    GS_FACTOR_METRICS,
+    WEIGHTED_METRICS,
+    MetricOptions,
+)
 
 __all__ = [
     "CLASS_FREE_BOUND",
@@ -66,6 +72,17 @@ __all__ = [
 # Stands for the missing value's node while a released column is an Enum (whose categories cannot be
 # null); no hierarchy label holds a NUL character read from a file.
 _PLACEHOLDER = "\x00missing"
+
+
+def _weights_text(value: Any) -> Any:
+    """``"a=2, b=0.5"`` -> ``{"a": "2", "b": "0.5"}`` (the command line's weights; the field reads the
+    numbers)."""
+    if not isinstance(value, str):
+        return value
+    pairs = [part.strip() for part in value.split(",") if part.strip()]
+    if not all("=" in part for part in pairs):
+        raise ValueError(f"must be attribute=weight pairs such as age=2,sex=0.5, got {value!r}")
+    return {name.strip(): weight.strip() for name, weight in (part.split("=", 1) for part in pairs)}
 
 
 def _not_a_truth_value(value: Any) -> Any:
@@ -94,15 +111,68 @@ class GeneralizeParams(PrivacyModelParams):
             "precision",
             "entropy",
             "entropy_monotone",
+            "classification",
         ],
-        Field(description="Utility metric the search minimizes."),
+        Field(
+            description="Utility metric the search minimizes (classification: ARX's, for the target "
+            "attribute)."
+        ),
     ] = "loss"
+    gs_factor: Annotated[
+        Finite,
+        BeforeValidator(_not_a_truth_value),
+        Field(
+            ge=0,
+            le=1,
+            description="Generalization/suppression factor of the loss and classification metrics (ARX): "
+            "0 prefers suppression, 1 generalization, 0.5 weighs them alike.",
+        ),
+    ] = DEFAULT_GS_FACTOR
+    attribute_weights: Annotated[
+        dict[str, Annotated[Finite, Field(ge=0)]] | None,
+        BeforeValidator(_weights_text),
+        Field(
+            description="Weights of the quasi-identifiers in the loss, ncp and gcp metrics, as a=2,b=0.5 "
+            "(an attribute not named weighs 1)."
+        ),
+    ] = None
+    target: Annotated[
+        str | None,
+        Field(description="Attribute the classification metric keeps predictable (ARX's response variable)."),
+    ] = None
     max_nodes: Annotated[
         Whole, Field(ge=1, description="Larger generalization lattices are searched greedily (heuristic).")
     ] = 2_000_000
     drop_suppressed: Annotated[
         bool, Field(description="Leave suppressed records out of the release instead of writing '*'.")
     ] = False
+
+    #: The metric's options (issue 38) join the models' in being left out of recipes at their default.
+    omitted_at_default: ClassVar[dict[str, Any]] = {
+        **PrivacyModelParams.omitted_at_default,
+        "gs_factor": DEFAULT_GS_FACTOR,
+        "attribute_weights": None,
+        "target": None,
+    }
+
+    @model_validator(mode="after")
+    def _metric_options(self) -> Self:
+        if self.metric == "classification" and self.target is None:
+            raise ValueError("metric classification needs a {target} attribute")
+        if self.target is not None and self.metric != "classification":
+            raise ValueError("{target} is read by metric classification only: give metric classification")
+        if self.gs_factor != DEFAULT_GS_FACTOR and self.metric not in GS_FACTOR_METRICS:
+            raise ValueError(f"{{gs_factor}} applies to metric {' or '.join(GS_FACTOR_METRICS)} only")
+        if self.attribute_weights is not None:
+            if self.metric not in WEIGHTED_METRICS:
+                raise ValueError(f"{{attribute_weights}} apply to metric {', '.join(WEIGHTED_METRICS)} only")
+            if not any(weight > 0 for weight in self.attribute_weights.values()):
+                raise ValueError("{attribute_weights}: at least one weight must be positive")
+        return self
+
+    def metric_options(self) -> MetricOptions:
+        """The gs-factor, attribute weights and target the search's metric reads."""
+        return MetricOptions(self.gs_factor, self.attribute_weights, self.target)
 
 
 class GeneralizeCall(GeneralizeParams):
@@ -138,6 +208,10 @@ class GeneralizeCall(GeneralizeParams):
             "metric": self.metric,
             "max_nodes": self.max_nodes,
             "quasi_identifiers": None if self.quasi_identifiers is None else list(self.quasi_identifiers),
+        } | {
+            name: getattr(self, name)
+            for name in ("gs_factor", "attribute_weights", "target")
+            if getattr(self, name) != self.omitted_at_default[name]
         }
 
 
@@ -194,6 +268,9 @@ def full_domain_generalization(
     weights: np.ndarray | None = None,
     progress: ProgressCallback | None = None,
     exhaustive: bool = False,
+    gs_factor: float = DEFAULT_GS_FACTOR,
+    attribute_weights: Mapping[str, float] | None = None,
+    target: str | None = None,
 ) -> Release:
     """The optimal full-domain generalization of ``table`` under ``models``.
 
@@ -218,6 +295,10 @@ def full_domain_generalization(
         Lattices with more nodes are searched by a greedy heuristic (``Release.heuristic`` is True).
     exhaustive
         Evaluate every node with no pruning (a reference for tests; slow on large lattices).
+    gs_factor, attribute_weights, target
+        The generalization/suppression factor of the loss and classification metrics, weights of the
+        quasi-identifiers in loss, ncp and gcp, and the classification metric's target attribute
+        (:mod:`sdckit.utility.objectives`).
 
     Missing values of a quasi-identifier are generalized when its hierarchy has them as members
     (:meth:`sdckit.hierarchy.Hierarchy.with_missing`, the configuration's ``missing`` key): their
@@ -230,6 +311,7 @@ def full_domain_generalization(
     values: dict[str, Any] = {"models": tuple(models), "quasi_identifiers": quasi_identifiers}
     values["hierarchies"] = hierarchies
     values |= {"suppression_limit": suppression_limit, "metric": metric, "max_nodes": max_nodes}
+    values |= {"gs_factor": gs_factor, "attribute_weights": attribute_weights, "target": target}
     params = GeneralizeCall.parse(
         {**values, "weights": weights, "exhaustive": exhaustive}, method="generalize"
     )
@@ -259,7 +341,9 @@ def _generalize(
             )
         if model.sensitive_attribute in names:
             raise ConfigError(f"'{model.sensitive_attribute}' cannot be both quasi-identifier and sensitive")
-    search = Search(table, names, resolved, models, float(suppression_limit), metric, weights)
+    _check_metric_options(params, names)
+    options = params.metric_options()
+    search = Search(table, names, resolved, models, float(suppression_limit), metric, weights, options)
     whole = search.statistics(
         np.zeros(len(search.combinations.counts), dtype=np.int32), 1, np.array([search.n_records])
     )
@@ -298,6 +382,16 @@ def _generalize(
     details.update(evaluations=search.evaluations, monotone=monotone)
     figures = GeneralizeFigures(models=tuple(model.name for model in models), search=details)
     return _release(table, search, best.node, params, figures, heuristic)
+
+
+def _check_metric_options(params: GeneralizeParams, names: Sequence[str]) -> None:
+    """The attribute weights name quasi-identifiers; the target is a column (checked with the data)."""
+    unknown = sorted(set(params.attribute_weights or {}) - set(names))
+    if unknown:
+        raise ConfigError(
+            f"{spell('attribute_weights')}: {', '.join(unknown)} not among the quasi-identifiers "
+            f"({', '.join(names)})"
+        )
 
 
 def _release(

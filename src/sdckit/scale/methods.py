@@ -266,6 +266,8 @@ def generalize(
 
     keys = _quasi_identifiers(config, dataset)
     sensitive = [a.name for a in config.attributes if a.role is Role.SENSITIVE]
+    # The classification metric's target is counted with the patterns too.
+    sensitive += [params.target] if params.target is not None and params.target not in sensitive else []
     patterns = aggregate(dataset, config, keys + [s for s in sensitive if s not in keys], engine, progress)
     release = full_domain_generalization(
         patterns.table,
@@ -275,6 +277,9 @@ def generalize(
         metric=params.metric,
         max_nodes=params.max_nodes,
         weights=patterns.counts(),
+        gs_factor=params.gs_factor,
+        attribute_weights=params.attribute_weights,
+        target=params.target,
     )
     release = replace(release, params=params)
     return _release_run(patterns, release, keys, engine, folder, drop_suppressed=params.drop_suppressed)

@@ -1,0 +1,386 @@
+"""The search objectives of full-domain generalization beyond :data:`sdckit.utility.metrics.METRICS`:
+ARX's generalization/suppression factor of the Loss metric, attribute weights, and ARX's
+classification metric (a target attribute whose majority class each released class should keep).
+
+**gs-factor** (ARX's ``Metric.createLossMetric(gsFactor)``, ``MetricMDNMLoss``). A factor ``g`` in
+[0, 1] sets a generalization factor ``gF = 1`` for ``g <= 0.5`` else ``2 - 2g`` and a suppression factor
+``sF = 2g`` for ``g < 0.5`` else ``1``. Per quasi-identifier ``A`` with ``|D|`` leaves, a kept record whose
+value is generalized to a node over ``s·|D|`` leaves (``s``, its domain share) is charged ``gF·s``; a
+suppressed one ``1`` when ``sF = 1``, else ``s + sF·(1 - s)`` (its generalized value's share plus ``sF`` of
+the rest). The sum ``S_A`` over the ``n`` records is normalized as ``(S_A - gF·n/|D|) / (n - gF·n/|D|)``
+(ARX's minimum is every record ungeneralized), clipped at 0. At ``g = 0.5`` (``gF = sF = 1``) this is
+:func:`sdckit.utility.metrics.loss_per_attribute`; ``g = 0`` charges a suppressed record no more than
+its generalized value (suppression preferred), ``g = 1`` charges kept records nothing
+(generalization preferred). An attribute with one leaf costs 0 kept and ``sF`` suppressed.
+
+**Attribute weights** (ARX's ``ARXConfiguration.setAttributeWeight``). For Loss, as ARX: the weights
+are divided by the largest, and the per-attribute losses combined by ``prod_A (1 + w_A L_A)^(1/m) - 1``
+(ARX's weighted geometric mean). For ncp and gcp they are the weights of :func:`~sdckit.utility.metrics.ncp`
+and :func:`~sdckit.utility.metrics.gcp`. An attribute not named weighs 1 (ARX: 0.5 before the division).
+
+**Classification** (ARX's ``Metric.createClassificationMetric(gsFactor)``, ``MetricSDClassification``).
+With penalties ``pS = g`` (a suppressed record), ``pI = gF`` (a record whose target value is not its
+class's majority value) and ``pN = sF`` (every record of a class without a single most frequent value)
+and ``pMax = max(pS, pI, pN)``, the value is ``sum of penalties / (pMax · n)``, in [0, 1]. When the target
+is itself a quasi-identifier, the kept records are grouped by their other quasi-identifiers, the
+distribution is that of the target's generalized values, and with the level's scale factor
+``s = 1 - (nodes at the level - 1) / (leaves - 1)`` a non-majority record costs ``pI·(1 - s) + pMax·s``
+(``pN`` likewise), every record costing ``pMax`` at ``s = 1``, as ARX does. The value is not monotone
+(merging a tied class with another can lower it; suppression costs ``pS``, possibly below ``pI``): ARX
+computes no lower bound and neither does this module — its bound is 0, so the search prunes only
+once a node of value 0 is found.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from sdckit.errors import ConfigError
+from sdckit.frequency import encode
+from sdckit.params import spell
+from sdckit.utility.metrics import (
+    METRICS,
+    Metric,
+    _gcp_value,
+    _leaf_frequencies,
+    _ncp_total,
+    _resolve_weights,
+    gcp,
+    ncp,
+)
+from sdckit.utility.view import GeneralizationView
+
+__all__ = [
+    "DEFAULT_GS_FACTOR",
+    "GS_FACTOR_METRICS",
+    "MetricOptions",
+    "WEIGHTED_METRICS",
+    "Target",
+    "classification",
+    "factors",
+    "loss_attributes",
+    "search_metric",
+    "target_of",
+    "weighted_loss",
+]
+
+#: ARX's default: generalization and suppression weigh alike (today's Loss).
+DEFAULT_GS_FACTOR = 0.5
+#: The metrics a gs-factor changes.
+GS_FACTOR_METRICS = ("loss", "classification")
+#: The metrics attribute weights change.
+WEIGHTED_METRICS = ("loss", "ncp", "gcp")
+
+
+def factors(gs_factor: float) -> tuple[float, float]:
+    """ARX's generalization and suppression factors ``(gF, sF)`` of a gs-factor."""
+    suppression = 2.0 * gs_factor if gs_factor < 0.5 else 1.0
+    generalization = 1.0 if gs_factor <= 0.5 else 1.0 - 2.0 * (gs_factor - 0.5)
+    return generalization, suppression
+
+
+def loss_attributes(
+    view: GeneralizationView, gs_factor: float, ignore_suppression: bool = False
+) -> np.ndarray:
+    """Loss of every quasi-identifier under ``gs_factor`` (module docstring), in [0, 1]. With
+    ``ignore_suppression`` every record is charged as kept: a lower bound of the value of the view
+    and of every coarser one, whatever they suppress (a suppressed record costs at least ``s``, at
+    least ``gF·s``, and ``s`` only grows with the level)."""
+    frequencies = _leaf_frequencies(view, ignore_suppression, need_all=True)
+    n = frequencies.n
+    result = np.zeros(len(view.hierarchies), dtype=np.float64)
+    if n <= 0:
+        return result
+    generalization, suppression = factors(gs_factor)
+    for j, (hierarchy, level) in enumerate(zip(view.hierarchies, view.levels, strict=True)):
+        domain = hierarchy.n_leaves
+        kept = frequencies.kept[j]
+        n_suppressed = n - float(kept.sum())
+        if domain <= 1:
+            result[j] = suppression * n_suppressed / n
+            continue
+        share = hierarchy.leaves_under(int(level)) / domain
+        kept_share = float(kept @ share)
+        if n_suppressed > 0:
+            suppressed_share = float((frequencies.all_records[j] - kept) @ share)
+            charged = (
+                n_suppressed
+                if suppression == 1.0
+                else suppressed_share + suppression * (n_suppressed - suppressed_share)
+            )
+        else:
+            charged = 0.0
+        least = generalization * n / domain
+        result[j] = max((generalization * kept_share + charged - least) / (n - least), 0.0)
+    return result
+
+
+def _normalized(weights: np.ndarray) -> np.ndarray:
+    return weights / float(weights.max())
+
+
+def weighted_loss(
+    view: GeneralizationView,
+    gs_factor: float = DEFAULT_GS_FACTOR,
+    weights: Mapping[str, float] | None = None,
+    ignore_suppression: bool = False,
+) -> float:
+    """ARX's Loss under ``gs_factor`` and attribute ``weights`` (module docstring), in [0, 1]."""
+    per_attribute = loss_attributes(view, gs_factor, ignore_suppression)
+    if per_attribute.size == 0:
+        return 0.0
+    scaled = per_attribute * _normalized(_resolve_weights(view, weights))
+    return float(np.exp(np.mean(np.log1p(scaled))) - 1.0)
+
+
+# --------------------------------------------------------------------------------------------------
+# Classification
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """The target attribute of the classification metric over a search's distinct combinations:
+    ``quasi_identifier`` is its position among the quasi-identifiers, or -1 when it is another
+    attribute, whose (combination, value code, records) triples are ``pairs``."""
+
+    name: str
+    quasi_identifier: int
+    combination: np.ndarray  # (P,) int64: the combination of each (combination, value) pair
+    values: np.ndarray  # (P,) int64
+    counts: np.ndarray  # (P,) float64
+
+
+def target_of(
+    data: pl.DataFrame,
+    name: str,
+    quasi_identifiers: tuple[str, ...],
+    record_combination: np.ndarray,
+    weights: np.ndarray | None,
+) -> Target:
+    """The target ``name`` over the distinct combinations (``record_combination``: each record's)."""
+    if name in quasi_identifiers:
+        empty = np.zeros(0, dtype=np.int64)
+        return Target(name, quasi_identifiers.index(name), empty, empty, np.zeros(0))
+    if name not in data.columns:
+        raise ConfigError(f"{spell('target')}: '{name}' is not a column of the data")
+    encoding = encode(data, [name])
+    codes = encoding.codes[0].astype(np.int64)
+    n_values = encoding.cardinalities[0] + 1
+    codes = np.where(codes < 0, n_values - 1, codes)  # a missing value is a class of its own
+    pair = record_combination.astype(np.int64) * n_values + codes
+    unique, inverse = np.unique(pair, return_inverse=True)
+    counts = np.bincount(inverse, weights=weights, minlength=len(unique)).astype(np.float64)
+    return Target(name, -1, unique // n_values, unique % n_values, counts)
+
+
+def _class_penalty(
+    groups: np.ndarray,
+    n_groups: int,
+    values: np.ndarray,
+    counts: np.ndarray,
+    infrequent: float,
+    no_majority: float,
+) -> float:
+    """Sum over the groups (dense ids ``groups`` of (group, value, records) triples) of
+    ``(size - top1)·infrequent`` when a single value is the most frequent (``top1`` its records),
+    else ``size·no_majority``."""
+    if n_groups == 0 or len(groups) == 0:
+        return 0.0
+    width = int(values.max()) + 1
+    top1: np.ndarray
+    top2: np.ndarray
+    if n_groups * width <= 2**22:
+        # A dense (group x value) table: an empty cell is 0, below every value a group holds, so the
+        # two largest cells are the two largest frequencies (or 0 where a group has one value, which
+        # differs from its top as -1 would).
+        table = np.bincount(groups * width + values, weights=counts, minlength=n_groups * width)
+        table = table.reshape(n_groups, width)
+        sizes = table.sum(axis=1)
+        if width == 1:
+            top1, top2 = table[:, 0], np.zeros(n_groups)
+        else:
+            two = np.partition(table, width - 2, axis=1)[:, width - 2 :]
+            top1, top2 = two[:, 1], two[:, 0]
+    else:
+        pairs, inverse = np.unique(groups * width + values, return_inverse=True)
+        summed = np.bincount(inverse, weights=counts, minlength=len(pairs))
+        pair_groups = pairs // width
+        sizes = np.bincount(pair_groups, weights=summed, minlength=n_groups)
+        order = np.lexsort((-summed, pair_groups))
+        pair_groups, summed = pair_groups[order], summed[order]
+        start = np.ones(len(pair_groups), dtype=bool)
+        start[1:] = pair_groups[1:] != pair_groups[:-1]
+        second = np.zeros(len(pair_groups), dtype=bool)
+        second[1:] = start[:-1] & ~start[1:]
+        top1, top2 = np.zeros(n_groups), np.full(n_groups, -1.0)
+        top1[pair_groups[start]] = summed[start]
+        top2[pair_groups[second]] = summed[second]
+    majority = top1 != top2
+    return float(np.where(majority, (sizes - top1) * infrequent, sizes * no_majority).sum())
+
+
+def _other_groups(view: GeneralizationView, j: int, rows: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense group ids of ``rows`` (combinations) by their generalized values of every
+    quasi-identifier but ``j``, and the number of groups."""
+    others = [i for i in range(len(view.hierarchies)) if i != j]
+    key = np.zeros(len(rows), dtype=np.int64)
+    radix = 1
+    for i in others:
+        width = view.hierarchies[i].n_nodes(int(view.levels[i]))
+        if radix * width >= 2**62:  # too wide for one key: group the rows of codes
+            stacked = np.stack([view.generalized_codes(o)[rows] for o in others], axis=1)
+            _, inverse = np.unique(stacked, axis=0, return_inverse=True)
+            inverse = inverse.ravel().astype(np.int64)
+            return inverse, int(inverse.max()) + 1 if len(inverse) else 0
+        key = key * width + view.generalized_codes(i)[rows]
+        radix *= width
+    unique, inverse = np.unique(key, return_inverse=True)
+    return inverse.astype(np.int64), len(unique)
+
+
+def classification(view: GeneralizationView, target: Target, gs_factor: float = DEFAULT_GS_FACTOR) -> float:
+    """ARX's classification metric of ``view`` for ``target`` (module docstring), in [0, 1]."""
+    n = view.n_records
+    if n <= 0:
+        return 0.0
+    generalization, suppression = factors(gs_factor)
+    suppressed_penalty, infrequent, no_majority = gs_factor, generalization, suppression
+    highest = max(suppressed_penalty, infrequent, no_majority)
+    suppressed = np.asarray(view.suppressed, dtype=bool)
+    counts = np.asarray(view.counts, dtype=np.float64)
+    penalty = suppressed_penalty * float(counts[suppressed].sum())
+    if target.quasi_identifier < 0:
+        kept = ~suppressed[target.combination]
+        classes = view.classes[target.combination[kept]].astype(np.int64)
+        penalty += _class_penalty(
+            classes, view.n_classes, target.values[kept], target.counts[kept], infrequent, no_majority
+        )
+        return penalty / (highest * n)
+    j = target.quasi_identifier
+    hierarchy = view.hierarchies[j]
+    level = int(view.levels[j])
+    leaves = hierarchy.n_nodes(0)
+    scale = 0.0 if leaves == 1 else 1.0 - (hierarchy.n_nodes(level) - 1) / (leaves - 1)
+    kept_rows = np.flatnonzero(~suppressed)
+    if scale == 1.0:
+        penalty += highest * float(counts[kept_rows].sum())
+        return penalty / (highest * n)
+    groups, n_groups = _other_groups(view, j, kept_rows)
+    values = view.generalized_codes(j)[kept_rows].astype(np.int64)
+    infrequent_scaled = infrequent * (1.0 - scale) + highest * scale
+    no_majority_scaled = no_majority * (1.0 - scale) + highest * scale
+    penalty += _class_penalty(
+        groups, n_groups, values, counts[kept_rows], infrequent_scaled, no_majority_scaled
+    )
+    return penalty / (highest * n)
+
+
+def _no_bound(view: GeneralizationView, max_suppressed: float) -> float:
+    """No lower bound is known (ARX has none): 0, below every value (penalties are >= 0)."""
+    return 0.0
+
+
+# --------------------------------------------------------------------------------------------------
+# The search's metric
+# --------------------------------------------------------------------------------------------------
+
+
+def search_metric(
+    name: str,
+    gs_factor: float = DEFAULT_GS_FACTOR,
+    weights: Mapping[str, float] | None = None,
+    target: Target | None = None,
+) -> Metric:
+    """The :class:`Metric` a generalization search minimizes: ``METRICS[name]`` itself when neither
+    the gs-factor nor weights are set (the same values bit for bit), else Loss under ``gs_factor``
+    and ``weights``, weighted ncp / gcp, or the classification metric of ``target``."""
+    if name == "classification":
+        if target is None:
+            raise ConfigError(f"metric classification needs a {spell('target')} attribute")
+        return Metric(
+            "classification",
+            f"ARX's classification metric of '{target.name}' (gs-factor {gs_factor:g}), in [0, 1]",
+            functools.partial(classification, target=target, gs_factor=gs_factor),
+            _no_bound,
+            monotonic_without_suppression=False,
+        )
+    if gs_factor == DEFAULT_GS_FACTOR and weights is None:
+        return METRICS[name]
+    if name == "loss":
+        return Metric(
+            "loss",
+            f"ARX Loss with gs-factor {gs_factor:g} and attribute weights",
+            functools.partial(weighted_loss, gs_factor=gs_factor, weights=weights),
+            functools.partial(_loss_bound, gs_factor=gs_factor, weights=weights),
+        )
+    if name in ("ncp", "gcp"):
+        value = ncp if name == "ncp" else gcp
+        return Metric(
+            name,
+            METRICS[name].description + ", weighted",
+            functools.partial(value, weights=weights),
+            functools.partial(_weighted_bound, name=name, weights=weights),
+        )
+    raise ConfigError(f"metric {name} takes neither a {spell('gs_factor')} nor {spell('attribute_weights')}")
+
+
+def _loss_bound(
+    view: GeneralizationView, max_suppressed: float, gs_factor: float, weights: Mapping[str, float] | None
+) -> float:
+    return weighted_loss(view, gs_factor, weights, ignore_suppression=True)
+
+
+def _weighted_bound(
+    view: GeneralizationView, max_suppressed: float, name: str, weights: Mapping[str, float] | None
+) -> float:
+    resolved = _resolve_weights(view, weights)
+    if name == "ncp":
+        return _ncp_total(view, resolved, ignore_suppression=True)
+    return _gcp_value(view, resolved, ignore_suppression=True)
+
+
+def loss_attribute_bounds(
+    view: GeneralizationView, gs_factor: float, weights: Mapping[str, float] | None
+) -> np.ndarray:
+    """``w_A · L_A`` of every quasi-identifier as if nothing were suppressed (weights divided by the
+    largest): the terms of the Loss bound, which the search combines per node."""
+    return loss_attributes(view, gs_factor, ignore_suppression=True) * _normalized(
+        _resolve_weights(view, weights)
+    )
+
+
+@dataclass(frozen=True)
+class MetricOptions:
+    """What a generalization search's metric is given besides its name: the gs-factor, the attribute
+    weights (by quasi-identifier) and the classification target."""
+
+    gs_factor: float = DEFAULT_GS_FACTOR
+    attribute_weights: Mapping[str, float] | None = None
+    target: str | None = None
+
+    @property
+    def is_default(self) -> bool:
+        return self.gs_factor == DEFAULT_GS_FACTOR and self.attribute_weights is None and self.target is None
+
+    def metric(
+        self,
+        name: str,
+        table: Any,
+        quasi_identifiers: tuple[str, ...],
+        combinations: Any,
+        weights: np.ndarray | None,
+    ) -> Metric:
+        """The search's :class:`Metric` over ``combinations`` (:func:`search_metric`)."""
+        target = None
+        if self.target is not None:
+            target = target_of(
+                table.data, self.target, quasi_identifiers, combinations.record_combination, weights
+            )
+        return search_metric(name, self.gs_factor, self.attribute_weights, target)
