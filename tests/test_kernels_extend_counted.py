@@ -110,6 +110,21 @@ def test_counted_extension_by_hand():
     assert sizes.tolist() == [6, 1, 2, 1]
 
 
+def test_counts_beyond_the_table_take_the_direct_path():
+    """The table of counts is int32: with 2**31 records or more in all, the direct table counts."""
+    parent_keys = np.zeros(4, dtype=np.int32)
+    parent_sizes = np.array([2**31 + 3], dtype=np.int64)
+    codes = np.array([0, 1, 0, 1], dtype=np.int32)
+    multiplicity = np.array([2**31, 1, 2, 1], dtype=np.int64)
+    extender = kernels.KeyExtender(4)
+    keys, sizes, alone = extender.extend(
+        parent_keys, parent_sizes, codes, 2, True, multiplicity, any_order=True
+    )
+    assert keys.tolist() == [0, 1, 0, 1]
+    assert sizes.tolist() == [2**31 + 2, 2]
+    assert alone == 0
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_combined_risk_bitwise_equal_with_counted_groups(monkeypatch, weighted):
     rng = np.random.default_rng(5)

@@ -118,7 +118,9 @@ def _extend_counted(
     writes the pair as the record's provisional key, a pass over the table numbers the pairs present
     (in their order: parent, then value), and a pass over the records replaces each pair by its
     number. No look-up of a key stands between a record and the next one's, which makes it about
-    twice as fast as :func:`_extend_direct`'s first-appearance numbering on small tables.
+    twice as fast as :func:`_extend_direct`'s first-appearance numbering on small tables. ``counts``
+    (int32: a quarter less memory traffic than int64 on tables beyond the processor's cache) holds at
+    least the pairs' range; the caller checks that no count reaches 2**31.
 
     ``unit``: every multiplicity is 1 (not read); else, with ``heavy`` (the elements whose
     multiplicity is above 1; every multiplicity is at least 1), each record is counted once and the
@@ -297,7 +299,7 @@ class KeyExtender:
         self._counts: np.ndarray | None = None
         self._unit_of: tuple[np.ndarray, bool, bool] | None = None
         self._count_table: np.ndarray | None = None
-        self._heavy_of: tuple[np.ndarray, np.ndarray] | None = None
+        self._heavy_of: tuple[np.ndarray, np.ndarray, bool] | None = None
 
     def extend(
         self,
@@ -342,6 +344,7 @@ class KeyExtender:
             and upper <= COUNTED_UP_TO
             and upper <= self.direct_capacity
             and upper <= COUNTED_PER_RECORD * n
+            and self._heavy(multiplicity, unit)[1]
         ):
             groups, alone = self._counted(
                 parent_keys, parent_sizes, codes, multiplicity, unit, radix, upper, out
@@ -417,30 +420,33 @@ class KeyExtender:
         out: np.ndarray,
     ) -> tuple[int, int]:
         if self._count_table is None or len(self._count_table) < upper:
-            self._count_table = np.empty(max(upper, min(self.direct_capacity, COUNTED_UP_TO)), dtype=np.int64)
+            self._count_table = np.empty(max(upper, min(self.direct_capacity, COUNTED_UP_TO)), dtype=np.int32)
         return _extend_counted(
             parent_keys,
             parent_sizes,
             codes,
             multiplicity,
             unit,
-            self._heavy(multiplicity, unit),
+            self._heavy(multiplicity, unit)[0],
             np.int64(radix),
             self._count_table,
             out,
             self._sizes,
         )
 
-    def _heavy(self, multiplicity: np.ndarray, unit: bool) -> np.ndarray:
+    def _heavy(self, multiplicity: np.ndarray, unit: bool) -> tuple[np.ndarray, bool]:
         """The elements whose multiplicity is above 1, when they are few enough that adding their
         extra records after a count of one per element costs less than reading every multiplicity
-        (else none: the multiplicities are read); remembered for the last array asked about."""
+        (else none: the multiplicities are read), and whether every count fits the table of counts
+        (int32: fewer than 2**31 records in all); remembered for the last array asked about."""
         if unit:
-            return _NONE
+            return _NONE, len(multiplicity) < 2**31
         if self._heavy_of is None or self._heavy_of[0] is not multiplicity:
             heavy = np.flatnonzero(multiplicity > 1)
-            self._heavy_of = (multiplicity, heavy if len(heavy) * HEAVY_SHARE <= len(multiplicity) else _NONE)
-        return self._heavy_of[1]
+            few = len(heavy) * HEAVY_SHARE <= len(multiplicity)
+            fits = int(multiplicity.sum()) < 2**31
+            self._heavy_of = (multiplicity, heavy if few else _NONE, fits)
+        return self._heavy_of[1], self._heavy_of[2]
 
     def _partitioned(
         self,
