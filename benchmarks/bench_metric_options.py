@@ -9,9 +9,9 @@ against the classification metric for salary-class (a response variable, not gen
 of that block are compared with the seven-attribute Loss row). Each row is run once untimed, then
 timed ``--repeats`` times; the best time is reported with the nodes the search evaluated
 (``search["evaluations"]``) and the optimum, and as a ratio over the plain Loss search of the same
-quasi-identifiers (above 1: slower than Loss). The classification metric has no lower bound (neither
-has ARX's), so its search evaluates every node the models let through. The peak resident memory of
-the process is printed at the end.
+quasi-identifiers (above 1: slower than Loss). The classification metric is not monotone: its search
+weighs every node the models let through, pruned by its lower bound (which ARX does not have).
+The peak resident memory of the process is printed at the end.
 
 Usage::
 

@@ -6,7 +6,8 @@ weights in the metrics, and ARX's classification metric for a target attribute.
   the optimum the factor moves (suppression preferred at 0, generalization at 0.5), and the
   classification optimum above a minimal satisfying node (the metric is not monotone).
 * The oracle: on random small tables the pruned search finds the exhaustive search's node, value and
-  suppressed records for every option (the bound of each objective holds, or is 0).
+  suppressed records for every option, and each objective's bound (the classification metric's one
+  hand-computed too) is below the value of every generalization.
 * ARX parity on Adult (ARX 3.9.2 built from source and run side by side: ``/tmp/u6arx/MetricParity.java``,
   k=5): the optima and losses of ``Metric.createLossMetric(gsFactor)``, ``setAttributeWeight`` and
   ``Metric.createClassificationMetric()`` with salary-class as response variable.
@@ -181,6 +182,25 @@ def test_classification_penalty_of_a_quasi_identifier_target_by_hand():
     # Target a at level 1 (2 of 4 nodes: scale 1 - 1/3 = 2/3), node (1, 1), g = 0.75 (pS 0.75, pI 0.5,
     # pN 1, pMax 1): one group, xy x3, zw x2: 2 records off the majority at 0.5/3 + 2/3 = 5/6. (5/3)/5.
     assert value_at((1, 1), metric="classification", target="a", gs_factor=0.75) == pytest.approx(1 / 3)
+
+
+def test_classification_bound_by_hand():
+    # Per class here, min(pS·|E|, min(pI, pN)·(|E| - top1)), at g = 0.5 min(0.5 |E|, |E| - top1):
+    # (0,0): (x,p) A,B -> min(1, 1) = 1, the single-record classes 0: 1/5.
+    # (1,0): (xy,p) A,B,A -> min(1.5, 1) = 1; (zw,q) A,B -> min(1, 1) = 1: 2/5, the value of (2,1).
+    search = Search(
+        Table.from_frame(FIVE),
+        ["a", "b"],
+        [A, B],
+        [KAnonymity(2)],
+        0.6,
+        "classification",
+        None,
+        MetricOptions(target="t"),
+    )
+    bounds = [search.lower_bound(search.evaluate(levels)) for levels in ([0, 0], [1, 0])]
+    assert bounds == pytest.approx([0.2, 0.4], rel=1e-11)
+    assert bounds[1] <= 0.4  # scaled down against rounding, never above the value it may equal
 
 
 def test_classification_is_not_monotone_so_minimal_nodes_are_not_enough():

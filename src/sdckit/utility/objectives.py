@@ -26,9 +26,10 @@ is itself a quasi-identifier, the kept records are grouped by their other quasi-
 distribution is that of the target's generalized values, and with the level's scale factor
 ``s = 1 - (nodes at the level - 1) / (leaves - 1)`` a non-majority record costs ``pI·(1 - s) + pMax·s``
 (``pN`` likewise), every record costing ``pMax`` at ``s = 1``, as ARX does. The value is not monotone
-(merging a tied class with another can lower it; suppression costs ``pS``, possibly below ``pI``): ARX
-computes no lower bound and neither does this module — its bound is 0, so the search prunes only
-once a node of value 0 is found.
+(merging a tied class with another can lower it; suppression costs ``pS``, possibly below ``pI``), so a
+search cannot keep only the minimal satisfying nodes. ARX computes no lower bound; here, for a target
+that is not a quasi-identifier, the records off their class's majority only add up when classes
+merge, which gives one (:func:`_classification_bound`); for a quasi-identifier target the bound is 0.
 """
 
 from __future__ import annotations
@@ -180,26 +181,18 @@ def target_of(
     return Target(name, -1, unique // n_values, unique % n_values, counts)
 
 
-def _class_penalty(
-    groups: np.ndarray,
-    n_groups: int,
-    values: np.ndarray,
-    counts: np.ndarray,
-    infrequent: float,
-    no_majority: float,
-) -> float:
-    """Sum over the groups (dense ids ``groups`` of (group, value, records) triples) of
-    ``(size - top1)·infrequent`` when a single value is the most frequent (``top1`` its records),
-    else ``size·no_majority``."""
-    if n_groups == 0 or len(groups) == 0:
-        return 0.0
+def _class_tops(
+    groups: np.ndarray, n_groups: int, values: np.ndarray, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group (dense ids ``groups`` of (group, value, records) triples): its records, and the
+    records of its most and second most frequent values (0 or -1 where it has fewer values: either
+    differs from its top)."""
     width = int(values.max()) + 1
     top1: np.ndarray
     top2: np.ndarray
     if n_groups * width <= 2**22:
         # A dense (group x value) table: an empty cell is 0, below every value a group holds, so the
-        # two largest cells are the two largest frequencies (or 0 where a group has one value, which
-        # differs from its top as -1 would).
+        # two largest cells are the two largest frequencies (or 0 where a group has one value).
         table = np.bincount(groups * width + values, weights=counts, minlength=n_groups * width)
         table = table.reshape(n_groups, width)
         sizes = table.sum(axis=1)
@@ -208,20 +201,36 @@ def _class_penalty(
         else:
             two = np.partition(table, width - 2, axis=1)[:, width - 2 :]
             top1, top2 = two[:, 1], two[:, 0]
-    else:
-        pairs, inverse = np.unique(groups * width + values, return_inverse=True)
-        summed = np.bincount(inverse, weights=counts, minlength=len(pairs))
-        pair_groups = pairs // width
-        sizes = np.bincount(pair_groups, weights=summed, minlength=n_groups)
-        order = np.lexsort((-summed, pair_groups))
-        pair_groups, summed = pair_groups[order], summed[order]
-        start = np.ones(len(pair_groups), dtype=bool)
-        start[1:] = pair_groups[1:] != pair_groups[:-1]
-        second = np.zeros(len(pair_groups), dtype=bool)
-        second[1:] = start[:-1] & ~start[1:]
-        top1, top2 = np.zeros(n_groups), np.full(n_groups, -1.0)
-        top1[pair_groups[start]] = summed[start]
-        top2[pair_groups[second]] = summed[second]
+        return sizes, top1, top2
+    pairs, inverse = np.unique(groups * width + values, return_inverse=True)
+    summed = np.bincount(inverse, weights=counts, minlength=len(pairs))
+    pair_groups = pairs // width
+    sizes = np.bincount(pair_groups, weights=summed, minlength=n_groups)
+    order = np.lexsort((-summed, pair_groups))
+    pair_groups, summed = pair_groups[order], summed[order]
+    start = np.ones(len(pair_groups), dtype=bool)
+    start[1:] = pair_groups[1:] != pair_groups[:-1]
+    second = np.zeros(len(pair_groups), dtype=bool)
+    second[1:] = start[:-1] & ~start[1:]
+    top1, top2 = np.zeros(n_groups), np.full(n_groups, -1.0)
+    top1[pair_groups[start]] = summed[start]
+    top2[pair_groups[second]] = summed[second]
+    return sizes, top1, top2
+
+
+def _class_penalty(
+    groups: np.ndarray,
+    n_groups: int,
+    values: np.ndarray,
+    counts: np.ndarray,
+    infrequent: float,
+    no_majority: float,
+) -> float:
+    """Sum over the groups of ``(size - top1)·infrequent`` when a single value is the most frequent
+    (``top1`` its records), else ``size·no_majority``."""
+    if n_groups == 0 or len(groups) == 0:
+        return 0.0
+    sizes, top1, top2 = _class_tops(groups, n_groups, values, counts)
     majority = top1 != top2
     return float(np.where(majority, (sizes - top1) * infrequent, sizes * no_majority).sum())
 
@@ -282,9 +291,27 @@ def classification(view: GeneralizationView, target: Target, gs_factor: float = 
     return penalty / (highest * n)
 
 
-def _no_bound(view: GeneralizationView, max_suppressed: float) -> float:
-    """No lower bound is known (ARX has none): 0, below every value (penalties are >= 0)."""
-    return 0.0
+def _classification_bound(
+    view: GeneralizationView, max_suppressed: float, target: Target, gs_factor: float
+) -> float:
+    """A lower bound of :func:`classification` at ``view``'s levels and every generalization of them,
+    whatever is suppressed, for a target that is not a quasi-identifier (else 0).
+
+    A class ``E'`` of a generalization is a union of classes ``E_i`` here. Kept, it costs at least
+    ``min(pI, pN)·(|E'| - top1(E'))`` (a class without a single most frequent value costs ``pN·|E'|``),
+    and ``|E'| - top1(E') >= sum_i (|E_i| - top1(E_i))`` since ``top1(E') <= sum_i top1(E_i)``;
+    suppressed, ``pS·|E'|``. So each class here contributes at least
+    ``min(pS·|E_i|, min(pI, pN)·(|E_i| - top1(E_i)))``. Scaled down by 1e-12 against rounding.
+    """
+    n = view.n_records
+    if target.quasi_identifier >= 0 or n <= 0 or view.n_classes == 0 or len(target.values) == 0:
+        return 0.0
+    generalization, suppression = factors(gs_factor)
+    highest = max(gs_factor, generalization, suppression)
+    classes = view.classes[target.combination].astype(np.int64)
+    sizes, top1, _ = _class_tops(classes, view.n_classes, target.values, target.counts)
+    least = np.minimum(gs_factor * sizes, min(generalization, suppression) * (sizes - top1))
+    return float(least.sum()) / (highest * n) * (1.0 - 1e-12)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -308,7 +335,7 @@ def search_metric(
             "classification",
             f"ARX's classification metric of '{target.name}' (gs-factor {gs_factor:g}), in [0, 1]",
             functools.partial(classification, target=target, gs_factor=gs_factor),
-            _no_bound,
+            functools.partial(_classification_bound, target=target, gs_factor=gs_factor),
             monotonic_without_suppression=False,
         )
     if gs_factor == DEFAULT_GS_FACTOR and weights is None:
