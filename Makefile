@@ -80,6 +80,7 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_server.py
 	$(BIN)/python benchmarks/bench_ledger.py
 	$(BIN)/python benchmarks/bench_ui.py
+	$(BIN)/python benchmarks/bench_safepub.py --repeats 1
 	$(BIN)/python benchmarks/bench_scale.py --sizes 1e6 1e7
 
 lint: $(STAMP)

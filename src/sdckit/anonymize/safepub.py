@@ -64,7 +64,7 @@ from sdckit.anonymize.base import register_method
 from sdckit.anonymize.release import Figures, Release, without_identifiers
 from sdckit.context import Context
 from sdckit.errors import ConfigError
-from sdckit.frequency import combine_codes, dense_keys
+from sdckit.frequency import dense_keys
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy
 from sdckit.params import Finite, MethodParams, Whole, names_list
 from sdckit.table import Role, Table
@@ -181,7 +181,9 @@ class SafePubFigures(Figures):
 
 @dataclass
 class _Problem:
-    """The sample's distinct quasi-identifier combinations and what a node's score needs."""
+    """The sample's distinct quasi-identifier combinations and what a node's score needs: the
+    generalized code and the domain share of every combination at every level of every attribute,
+    computed once."""
 
     hierarchies: list[Hierarchy]
     leaf_codes: np.ndarray  # (C, m) leaves of every combination
@@ -189,40 +191,53 @@ class _Problem:
     n_records: int  # N: records of the data (sampled or not)
     k: int
 
-    def classes(self, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Class of every combination, the records of every class, and the generalized codes."""
+    def __post_init__(self) -> None:
+        self.generalized = [
+            [
+                np.ascontiguousarray(h.codes[:, level], dtype=np.int64)[self.leaf_codes[:, j]]
+                for level in range(h.n_levels)
+            ]
+            for j, h in enumerate(self.hierarchies)
+        ]
+        self.cards = [[h.n_nodes(level) for level in range(h.n_levels)] for h in self.hierarchies]
+        self.shares = [
+            [h.leaf_counts(level)[codes] / max(h.n_leaves, 1) for level, codes in enumerate(per_level)]
+            for h, per_level in zip(self.hierarchies, self.generalized, strict=True)
+        ]
+
+    def classes(self, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Class of every combination and the records of every class."""
         count = len(self.counts)
-        codes = np.zeros((count, len(levels)), dtype=np.int64)
+        if not count:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
         combined = np.zeros(count, dtype=np.int64)
         upper = 1
-        for j, (hierarchy, level) in enumerate(zip(self.hierarchies, levels, strict=True)):
-            codes[:, j] = hierarchy.codes[self.leaf_codes[:, j], level]
-            cardinality = hierarchy.n_nodes(level)
+        for j, level in enumerate(levels):
+            cardinality = self.cards[j][level]
             if upper * cardinality >= 2**62:  # the key so far, renumbered densely, then this column
                 dense, _ = dense_keys(combined)
                 combined, upper = dense.astype(np.int64), int(dense.max(initial=-1)) + 1
-            combined = combined * cardinality + codes[:, j]
+            combined *= cardinality
+            combined += self.generalized[j][level]
             upper *= cardinality
-        if not count:
-            return np.zeros(0, dtype=np.int64), np.zeros(0), codes
         classes, _ = dense_keys(combined, upper if upper <= 4 * count + 1024 else 0)
         classes = classes.astype(np.int64)
         sizes = np.bincount(classes, weights=self.counts).astype(np.float64)
-        return classes, sizes, codes
+        return classes, sizes
 
 
 def node_scores(problem: _Problem, levels: tuple[int, ...], score: str) -> float:
     """The score of the node at ``levels`` on the sample, divided by its sensitivity (SafePub's
     Section 5; higher is better)."""
-    classes, sizes, codes = problem.classes(levels)
+    classes, sizes = problem.classes(levels)
     k, n = problem.k, problem.n_records
     released = sizes[classes] >= k if len(classes) else np.zeros(0, dtype=bool)
     released_records = float(problem.counts[released].sum())
     if score == "loss":
         m = len(problem.hierarchies)
         shares = np.zeros(len(problem.counts))
-        for j, (hierarchy, level) in enumerate(zip(problem.hierarchies, levels, strict=True)):
-            shares += hierarchy.leaf_counts(level)[codes[:, j]] / hierarchy.n_leaves
+        for j, level in enumerate(levels):
+            shares += problem.shares[j][level]
         penalty = float((problem.counts[released] * shares[released]).sum()) / m + (n - released_records)
         return -penalty / (k - 1 if k > 1 else 1)
     class_released = sizes >= k
@@ -294,19 +309,6 @@ def _resolve_levels(names: list[str], hierarchies: list[Hierarchy], given: dict[
     return tuple(given[name] for name in names)
 
 
-def _leaf_codes(table: Table, names: list[str], hierarchies: list[Hierarchy]) -> np.ndarray:
-    from sdckit.hierarchy import missing_values_refused
-
-    columns = []
-    for name, hierarchy in zip(names, hierarchies, strict=True):
-        codes = hierarchy.leaf_codes(table.column(name))
-        missing = int(np.count_nonzero(codes < 0))
-        if missing:
-            raise missing_values_refused(table.source, name, missing, "safepub")
-        columns.append(codes.astype(np.int64))
-    return np.stack(columns, axis=1) if columns else np.zeros((table.n_records, 0), dtype=np.int64)
-
-
 def _released_column(name: str, hierarchy: Hierarchy, level: int, codes: np.ndarray) -> pl.Series:
     """The released values of one quasi-identifier: the level's labels as an Enum, a node of the
     missing value as a missing value."""
@@ -323,6 +325,7 @@ def _released_column(name: str, hierarchy: Hierarchy, level: int, codes: np.ndar
 
 
 def _run(table: Table, params: SafePubParams, context: Context) -> Release:
+    from sdckit.anonymize._lattice_search import distinct_combinations
     from sdckit.anonymize.base import quasi_identifiers
     from sdckit.anonymize.recoding import _resolve
 
@@ -331,24 +334,24 @@ def _run(table: Table, params: SafePubParams, context: Context) -> Release:
     names, hierarchies = _resolve(table, quasi_identifiers(table), None)
     given = params.scheme_levels()
     fixed = _resolve_levels(names, hierarchies, given) if given is not None else None
-    leaves = _leaf_codes(table, names, hierarchies)
+    combinations = distinct_combinations(table, names, hierarchies, [], None)
     epsilon_search = 0.0 if fixed is not None else params.epsilon * params.search_share
     epsilon_anon = params.epsilon - epsilon_search
     beta = sampling_probability(epsilon_anon)
     k = k_threshold(epsilon_anon, params.delta)
     rng = np.random.default_rng(params.seed)
     sampled = rng.random(table.n_records) < beta
-    chosen_leaves = leaves[sampled]
-    n_sampled = len(chosen_leaves)
-    keys, sizes = combine_codes(
-        [chosen_leaves[:, j] for j in range(len(names))], [h.n_leaves for h in hierarchies], n_sampled
+    # The sample's combinations: those of the data with at least one sampled record.
+    record_combination = combinations.record_combination.astype(np.int64)
+    sampled_counts = np.bincount(record_combination[sampled], minlength=len(combinations.counts))
+    present = np.flatnonzero(sampled_counts)
+    problem = _Problem(
+        hierarchies,
+        combinations.leaf_codes[present].astype(np.int64),
+        sampled_counts[present].astype(np.float64),
+        table.n_records,
+        k,
     )
-    record_combination = keys.astype(np.int64)
-    representative = np.zeros(len(sizes), dtype=np.int64)
-    representative[record_combination] = np.arange(n_sampled, dtype=np.int64)
-    combinations = chosen_leaves[representative]
-    counts = np.asarray(sizes, dtype=np.float64)
-    problem = _Problem(hierarchies, combinations, counts, table.n_records, k)
     if fixed is not None:
         chosen, score, visited, evaluated, draws, per_draw = fixed, None, [fixed], 0, 0, 0.0
     else:
@@ -356,14 +359,17 @@ def _run(table: Table, params: SafePubParams, context: Context) -> Release:
             problem, params, epsilon_search, rng
         )
         score = chosen_score
-    classes, sizes, codes = problem.classes(chosen)
-    kept_combination = sizes[classes] >= k if len(classes) else np.zeros(0, dtype=bool)
-    released = np.zeros(table.n_records, dtype=bool)
-    released[np.flatnonzero(sampled)[kept_combination[record_combination]]] = True
-    rows = np.flatnonzero(released[sampled])
-    frame = table.data.filter(pl.Series(sampled)).filter(pl.Series(released[sampled]))
+    classes, sizes = problem.classes(chosen)
+    # Per combination of the data: its place among the sample's, and whether its class is released.
+    place = np.full(len(combinations.counts), -1, dtype=np.int64)
+    place[present] = np.arange(len(present))
+    kept = np.zeros(len(combinations.counts), dtype=bool)
+    kept[present] = sizes[classes] >= k
+    released = sampled & kept[record_combination]
+    rows = place[record_combination[released]]
+    frame = table.data.filter(pl.Series(released))
     columns = [
-        _released_column(name, hierarchy, chosen[j], codes[record_combination[rows], j])
+        _released_column(name, hierarchy, chosen[j], problem.generalized[j][chosen[j]][rows])
         for j, (name, hierarchy) in enumerate(zip(names, hierarchies, strict=True))
     ]
     frame = frame.with_columns(columns)
@@ -392,9 +398,7 @@ def _run(table: Table, params: SafePubParams, context: Context) -> Release:
     )
     suppressed = sampled & ~released
     record_classes = np.full(table.n_records, -1, dtype=np.int64)
-    record_classes[np.flatnonzero(sampled)] = np.where(
-        kept_combination[record_combination], classes[record_combination], -1
-    )
+    record_classes[released] = classes[rows]
     return Release(
         table=without_identifiers(table, frame),
         original=table,
