@@ -57,6 +57,7 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_coverage.py
 	$(BIN)/python benchmarks/bench_shapes.py --quick
 	$(BIN)/python benchmarks/bench_generalization.py
+	$(BIN)/python benchmarks/bench_risk_models.py --repeats 1
 	$(BIN)/python benchmarks/bench_text_codes.py
 	$(BIN)/python benchmarks/bench_local.py
 	$(BIN)/python benchmarks/bench_slicing.py
@@ -68,6 +69,7 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_suppressed_group.py
 	$(BIN)/python benchmarks/bench_likeness.py
 	$(BIN)/python benchmarks/bench_metric_options.py
+	$(BIN)/python benchmarks/bench_presence_kmap.py
 	$(BIN)/python benchmarks/bench_evaluation.py
 	$(BIN)/python benchmarks/bench_report.py
 	$(BIN)/python benchmarks/bench_describe.py
