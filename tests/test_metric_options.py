@@ -133,6 +133,14 @@ def test_loss_with_weights_by_hand(levels, weights, expected):
     assert value_at(levels, attribute_weights=weights) == pytest.approx(expected, abs=1e-12)
 
 
+def test_weighted_precision_by_hand():
+    # Node (1, 0): a at level 1 of 2 (ratio 1/2), b at 0: per attribute 0.5 and 0; weights a=1, b=3,
+    # divided by 3: (1/3 * 0.5 + 1 * 0) / 2. Node (0, 0): 3 of 5 suppressed cost 1, 0.6 each:
+    # (0.6/3 + 0.6) / 2.
+    assert value_at((1, 0), metric="precision", attribute_weights={"b": 3.0}) == pytest.approx(0.5 / 3 / 2)
+    assert value_at((0, 0), metric="precision", attribute_weights={"b": 3.0}) == pytest.approx(0.8 / 2)
+
+
 def test_weighted_ncp_and_gcp_by_hand():
     # Node (1, 0): a's NCP 2/4 per record, b's 0; node (0, 0): 3 suppressed records cost 1 per attribute.
     assert value_at((1, 0), metric="ncp", attribute_weights={"a": 3.0}) == pytest.approx(3 * 5 * 0.5)
@@ -234,9 +242,13 @@ def problems(draw):
         shares = rng.dirichlet(np.full(len(leaves), draw(st.sampled_from([0.3, 1.0, 5.0]))))
         columns[name] = leaves[rng.choice(len(leaves), size=n, p=shares)].tolist()
     columns["t"] = [chr(ord("a") + v) for v in rng.choice(draw(st.integers(2, 3)), size=n)]
-    metric = draw(st.sampled_from(["loss", "loss", "ncp", "gcp", "classification"]))
+    metric = draw(
+        st.sampled_from(
+            ["loss", "loss", "ncp", "gcp", "precision", "entropy", "entropy_monotone", "classification"]
+        )
+    )
     options: dict = {"gs_factor": draw(st.sampled_from([0.0, 0.25, 0.5, 0.8, 1.0]))}
-    if metric in ("ncp", "gcp"):
+    if metric not in ("loss", "classification"):
         options["gs_factor"] = 0.5
     if metric != "classification" and draw(st.booleans()):
         options["attribute_weights"] = {name: draw(st.sampled_from([0.0, 0.5, 1.0, 3.0])) for name in names}
@@ -304,7 +316,7 @@ def test_each_bound_is_below_every_generalization(problem, limit):
         ({"k": 2, "metric": "classification"}, "metric classification needs a target"),
         ({"k": 2, "target": "t"}, "target is read by metric classification only"),
         ({"k": 2, "metric": "dm", "gs_factor": 0.2}, "gs_factor applies to metric loss or classification"),
-        ({"k": 2, "metric": "entropy", "attribute_weights": {"a": 1}}, "attribute_weights apply to metric"),
+        ({"k": 2, "metric": "dm", "attribute_weights": {"a": 1}}, "attribute_weights apply to metric"),
         ({"k": 2, "attribute_weights": {"a": 0}}, "at least one weight must be positive"),
         ({"k": 2, "attribute_weights": {"a": -1}}, "attribute_weights"),
         ({"k": 2, "gs_factor": 1.5}, "gs_factor"),
@@ -408,6 +420,8 @@ def adult(shared_data):
     return frame, hierarchies
 
 
+EDUCATION = {"education": 10.0}
+
 # ARX 3.9.2 run side by side (/tmp/u6arx/MetricParity.java: k=5, the quasi-identifiers in this order,
 # the other attributes insensitive): suppression limit, options, ARX's optimum and its score.
 ARX_ROWS = [
@@ -426,6 +440,26 @@ ARX_ROWS = [
         {"metric": "classification", "target": "salary-class"},
         (1, 1, 1, 1, 0, 2, 1, 0),
         0.1750049731450168,
+    ),
+    # createPrecisionMetric(false, 0.5) and createEntropyMetric(monotonic, 0.5), education weighing 10.
+    (
+        0.05,
+        {"metric": "precision", "attribute_weights": EDUCATION},
+        (0, 4, 0, 1, 0, 1, 1, 0),
+        0.038136562562164314,
+    ),
+    (0.0, {"metric": "precision", "attribute_weights": EDUCATION}, (0, 4, 1, 2, 0, 2, 2, 1), 0.075),
+    (
+        0.05,
+        {"metric": "entropy", "attribute_weights": EDUCATION},
+        (1, 0, 1, 2, 0, 2, 2, 1),
+        22511.00310108661,
+    ),
+    (
+        0.05,
+        {"metric": "entropy_monotone", "attribute_weights": EDUCATION},
+        (1, 0, 1, 2, 0, 2, 2, 0),
+        17333.85294892499,
     ),
 ]
 

@@ -132,8 +132,8 @@ class GeneralizeParams(PrivacyModelParams):
         dict[str, Annotated[Finite, Field(ge=0)]] | None,
         BeforeValidator(_weights_text),
         Field(
-            description="Weights of the quasi-identifiers in the loss, ncp and gcp metrics, as a=2,b=0.5 "
-            "(an attribute not named weighs 1)."
+            description="Weights of the quasi-identifiers in the loss, ncp, gcp, precision and entropy "
+            "metrics, as a=2,b=0.5 (an attribute not named weighs 1)."
         ),
     ] = None
     target: Annotated[
@@ -297,7 +297,8 @@ def full_domain_generalization(
         Evaluate every node with no pruning (a reference for tests; slow on large lattices).
     gs_factor, attribute_weights, target
         The generalization/suppression factor of the loss and classification metrics, weights of the
-        quasi-identifiers in loss, ncp and gcp, and the classification metric's target attribute
+        quasi-identifiers in loss, ncp, gcp, precision and the entropies, and the classification
+        metric's target attribute
         (:mod:`sdckit.utility.objectives`).
 
     Missing values of a quasi-identifier are generalized when its hierarchy has them as members

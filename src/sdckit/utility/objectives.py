@@ -15,8 +15,10 @@ its generalized value (suppression preferred), ``g = 1`` charges kept records no
 
 **Attribute weights** (ARX's ``ARXConfiguration.setAttributeWeight``). For Loss, as ARX: the weights
 are divided by the largest, and the per-attribute losses combined by ``prod_A (1 + w_A L_A)^(1/m) - 1``
-(ARX's weighted geometric mean). For ncp and gcp they are the weights of :func:`~sdckit.utility.metrics.ncp`
-and :func:`~sdckit.utility.metrics.gcp`. An attribute not named weighs 1 (ARX: 0.5 before the division).
+(ARX's weighted geometric mean); precision is their weighted arithmetic mean and the entropies their
+weighted sum, as ARX's ``MetricMDNMPrecision`` and ``MetricMDNU(NM)Entropy`` aggregate them. For ncp and
+gcp they are the weights of :func:`~sdckit.utility.metrics.ncp` and :func:`~sdckit.utility.metrics.gcp`.
+An attribute not named weighs 1 (ARX: 0.5 before the division).
 
 **Classification** (ARX's ``Metric.createClassificationMetric(gsFactor)``, ``MetricSDClassification``).
 With penalties ``pS = g`` (a suppressed record), ``pI = gF`` (a record whose target value is not its
@@ -34,8 +36,9 @@ merge, which gives one (:func:`_classification_bound`); for a quasi-identifier t
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,12 +51,15 @@ from sdckit.params import spell
 from sdckit.utility.metrics import (
     METRICS,
     Metric,
+    _entropy_generalization,
     _gcp_value,
     _leaf_frequencies,
     _ncp_total,
+    _precision_value,
     _resolve_weights,
     gcp,
     ncp,
+    non_uniform_entropy,
 )
 from sdckit.utility.view import GeneralizationView
 
@@ -76,7 +82,7 @@ DEFAULT_GS_FACTOR = 0.5
 #: The metrics a gs-factor changes.
 GS_FACTOR_METRICS = ("loss", "classification")
 #: The metrics attribute weights change.
-WEIGHTED_METRICS = ("loss", "ncp", "gcp")
+WEIGHTED_METRICS = ("loss", "ncp", "gcp", "precision", "entropy", "entropy_monotone")
 
 
 def factors(gs_factor: float) -> tuple[float, float]:
@@ -347,6 +353,13 @@ def search_metric(
             functools.partial(weighted_loss, gs_factor=gs_factor, weights=weights),
             functools.partial(_loss_bound, gs_factor=gs_factor, weights=weights),
         )
+    if name in _PER_ATTRIBUTE:
+        return Metric(
+            name,
+            METRICS[name].description + ", weighted",
+            functools.partial(_weighted_per_attribute, name=name, weights=weights, bound=False),
+            functools.partial(_weighted_per_attribute_bound, name=name, weights=weights),
+        )
     if name in ("ncp", "gcp"):
         value = ncp if name == "ncp" else gcp
         return Metric(
@@ -356,6 +369,50 @@ def search_metric(
             functools.partial(_weighted_bound, name=name, weights=weights),
         )
     raise ConfigError(f"metric {name} takes neither a {spell('gs_factor')} nor {spell('attribute_weights')}")
+
+
+def _attribute(view: GeneralizationView, j: int) -> GeneralizationView:
+    """``view`` reduced to its quasi-identifier ``j`` (its classes unchanged)."""
+    return dataclasses.replace(
+        view,
+        quasi_identifiers=(view.quasi_identifiers[j],),
+        hierarchies=(view.hierarchies[j],),
+        levels=(view.levels[j],),
+        leaf_codes=view.leaf_codes[:, j : j + 1],
+        leaf_frequencies=None if view.leaf_frequencies is None else (view.leaf_frequencies[j],),
+    )
+
+
+#: Per metric, its value and its bound (as if nothing were suppressed) for one attribute, and whether
+#: ARX combines the attributes by their mean (precision) or their sum (the entropies).
+_PER_ATTRIBUTE: dict[
+    str, tuple[Callable[[GeneralizationView], float], Callable[[GeneralizationView], float], bool]
+] = {
+    "precision": (_precision_value, functools.partial(_precision_value, ignore_suppression=True), True),
+    "entropy": (non_uniform_entropy, _entropy_generalization, False),
+    "entropy_monotone": (_entropy_generalization, _entropy_generalization, False),
+}
+
+
+def _weighted_per_attribute(
+    view: GeneralizationView, name: str, weights: Mapping[str, float] | None, bound: bool
+) -> float:
+    """Precision (ARX: the weighted arithmetic mean of the attributes' values) or an entropy (the
+    weighted sum), the weights divided by the largest as ARX does."""
+    value, lower, mean = _PER_ATTRIBUTE[name]
+    function = lower if bound else value
+    d = len(view.hierarchies)
+    if d == 0:
+        return 0.0
+    per_attribute = np.array([function(_attribute(view, j)) for j in range(d)])
+    total = float(per_attribute @ _normalized(_resolve_weights(view, weights)))
+    return total / d if mean else total
+
+
+def _weighted_per_attribute_bound(
+    view: GeneralizationView, max_suppressed: float, name: str, weights: Mapping[str, float] | None
+) -> float:
+    return _weighted_per_attribute(view, name, weights, bound=True)
 
 
 def _loss_bound(
