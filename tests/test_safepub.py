@@ -122,7 +122,7 @@ def test_a_k_beyond_the_limit_is_refused(monkeypatch):
     from sdckit.anonymize import _safepub_privacy
 
     monkeypatch.setattr(_safepub_privacy, "K_LIMIT", 50)
-    with pytest.raises(ConfigError, match="more than 50 records: raise epsilon or delta"):
+    with pytest.raises(ConfigError, match="more than 50 records: a larger delta"):
         k_threshold(0.123, 1e-7)  # k 66 (not cached by the other tests)
 
 
@@ -380,6 +380,7 @@ def test_other_attributes_are_listed_outside_the_guarantee():
     [
         ({"epsilon": 0}, "epsilon"),
         ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": 6.0}, "epsilon"),
         ({"delta": 1.0}, "delta"),
         ({"delta": 0}, "delta"),
         ({"search_share": 1.0}, "search_share"),

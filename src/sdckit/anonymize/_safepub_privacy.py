@@ -102,7 +102,8 @@ def k_threshold(epsilon: float, delta: float) -> int:
     while not holds(high):
         if high >= K_LIMIT:
             raise ConfigError(
-                f"epsilon and delta ask for classes of more than {K_LIMIT:,} records: raise epsilon or delta"
+                f"epsilon and delta ask for classes of more than {K_LIMIT:,} records: "
+                "a larger delta (or a smaller epsilon) asks for fewer"
             )
         low, high = high, min(2 * high, K_LIMIT)
     while high - low > 1:

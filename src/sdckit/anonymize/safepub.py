@@ -82,7 +82,8 @@ class SafePubParams(MethodParams):
     """Parameters of SafePub (``sdckit anonymize safepub``)."""
 
     epsilon: Annotated[
-        Finite, Field(gt=0, le=20, description="Total ε of the release's (ε, δ)-differential privacy.")
+        Finite,
+        Field(gt=0, le=5, description="Total ε of the release's (ε, δ)-differential privacy (at most 5)."),
     ] = 2.0
     delta: Annotated[Finite, Field(gt=0, lt=1, description="δ of (ε, δ)-differential privacy.")] = 1e-6
     levels: Annotated[
