@@ -934,7 +934,7 @@ def test_suppression_limit_outside_0_1(limit, rule):
 
 def test_unknown_metric():
     with pytest.raises(
-        ConfigError, match=r"^metric must be 'loss', 'ncp', .* or 'entropy_monotone', got 'utility'$"
+        ConfigError, match=r"^metric must be 'loss', 'ncp', .* or 'classification', got 'utility'$"
     ):
         generalize([KAnonymity(2)], metric="utility")
 
