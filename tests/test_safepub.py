@@ -4,7 +4,8 @@ The privacy parameters against an independent computation of Li, Qardaji & Su's 
 ARX's ``ParameterCalculation``; the sampling share against β (a binomial bound); the suppression of
 the classes below k; the scores against hand computation; the exponential mechanism's selection
 frequencies against exp(ε·score/2) proportions; two neighbouring tables' output distributions within
-e^ε (and δ); the summary's figures; bad input.
+e^ε (and δ); the summary's figures; bad input; and the scores against ARX's own expected values on
+ARX's deterministic sample of Adult (java.util.Random reproduced).
 """
 
 from __future__ import annotations
@@ -453,3 +454,83 @@ def test_adult_with_arx_hierarchies(shared_data):
 
 
 ARX_K_ADULT = 118  # ARX's ParameterCalculation(1.8, 1e-6), run as for ARX_K
+
+
+# ARX's own expected scores ------------------------------------------------------------------------
+
+_JAVA_MASK = (1 << 48) - 1
+
+
+def java_random_doubles(seed: int, n: int) -> np.ndarray:
+    """``new java.util.Random(seed).nextDouble()`` n times (the 48-bit LCG of its documentation):
+    the draws of ARX's deterministic test mode, ``new Random(0xDEADBEEF)``."""
+    state = (seed ^ 0x5DEECE66D) & _JAVA_MASK
+    out = np.empty(n)
+    for i in range(n):
+        state = (state * 0x5DEECE66D + 0xB) & _JAVA_MASK
+        high = state >> 22  # next(26)
+        state = (state * 0x5DEECE66D + 0xB) & _JAVA_MASK
+        low = state >> 21  # next(27)
+        out[i] = ((high << 27) + low) * 2.0**-53
+    return out
+
+
+def test_scores_are_arx_scores_on_arx_sample(shared_data):
+    """ARX's TestAnonymizationDifferentialPrivacy, data-dependent cases on Adult (ε 2, search budget
+    1, δ 1e-5, deterministic): ARX samples with ``new Random(0xDEADBEEF)`` (the int, sign-extended),
+    a record kept when its draw is below β = 1 − e^(−1), and reports the score of the node it
+    releases. On that very sample, with ARX's k (62, one more than ours), the scores of those nodes
+    are ARX's expected values (the loss score exactly, discernibility to rounding: ARX adds
+    fractions exactly)."""
+    import dataclasses
+
+    from sdckit.anonymize._lattice_search import distinct_combinations
+    from sdckit.table import Schema, Table
+
+    folder = shared_data("adult", "adult.csv").parent
+    names = list(ADULT_NAMES)
+    frame = pl.read_csv(folder / "adult.csv", separator=";", infer_schema=False)
+    assert frame.columns == names
+    hierarchies = [Hierarchy.from_csv(folder / f"adult_hierarchy_{n}.csv", n) for n in names]
+    table = Table.from_frame(frame)
+    attributes = tuple(dataclasses.replace(a, role=Role.QUASI_IDENTIFIER) for a in table.schema.attributes)
+    table = Table(table.data, Schema(attributes))
+    combinations = distinct_combinations(table, names, hierarchies, [], None)
+    sampled = java_random_doubles(0xDEADBEEF - 2**32, table.n_records) < sampling_probability(1.0)
+    record_combination = combinations.record_combination.astype(np.int64)
+    counts = np.bincount(record_combination[sampled], minlength=len(combinations.counts))
+    present = np.flatnonzero(counts)
+    assert ARX_K[(1.0, 1e-5)] == 62 and k_threshold(1.0, 1e-5) == 61
+    problem = _Problem(
+        hierarchies,
+        combinations.leaf_codes[present].astype(np.int64),
+        counts[present].astype(float),
+        30162,
+        62,
+    )
+    # (score, steps, ARX's levels, ARX's expected score)
+    cases = [
+        ("loss", 10, (1, 4, 0, 2, 2, 1, 1, 2, 0), -387.20969001288375),
+        ("loss", 100, (0, 3, 1, 0, 2, 1, 1, 2, 0), -364.91072721704967),
+        ("discernibility", 10, (1, 3, 1, 2, 3, 2, 2, 0, 1), -189.1673041207017),
+        ("discernibility", 100, (0, 4, 1, 1, 3, 2, 2, 0, 1), -184.58604046896227),
+    ]
+    for score, _, levels, expected in cases:
+        assert node_scores(problem, levels, score) == pytest.approx(expected, rel=1e-14, abs=0), (
+            score,
+            levels,
+        )
+    assert node_scores(problem, cases[0][2], "loss") == cases[0][3]  # exactly
+
+
+ADULT_NAMES = (
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+    "salary-class",
+)

@@ -24,7 +24,8 @@ never perturbed or synthesized.
    * ``discernibility`` (Section 5.2): −(Σ over released classes of |E|² + N · records suppressed or
      not sampled), N the records of the data; sensitivity N (k²/(k − 1) + 1) (5N when k = 1).
 
-   The scores are ARX's (``MetricMDNMLoss.getScore``, ``MetricSDNMDiscernability.getScore``).
+   The scores are ARX's (``MetricMDNMLoss.getScore``, ``MetricSDNMDiscernability.getScore``): on
+   ARX's deterministic sample of Adult they are the values ARX's own tests expect.
 
 The release is (ε, δ)-differentially private with ε = ε_anon + ε_search (sequential composition; the
 paper's Theorem), stated in the summary with ε_anon, ε_search, β, k, the steps and the chosen node.
