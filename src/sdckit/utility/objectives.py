@@ -31,7 +31,9 @@ distribution is that of the target's generalized values, and with the level's sc
 (merging a tied class with another can lower it; suppression costs ``pS``, possibly below ``pI``), so a
 search cannot keep only the minimal satisfying nodes. ARX computes no lower bound; here, for a target
 that is not a quasi-identifier, the records off their class's majority only add up when classes
-merge, which gives one (:func:`_classification_bound`); for a quasi-identifier target the bound is 0.
+merge, which gives one (:func:`_classification_bound`); for a quasi-identifier target the bound is 0
+(the like bound within the groups of the other quasi-identifiers, least over the target's levels,
+pruned 1,377 of Adult's 3,821 nodes but doubled the search's CPU time: it groups every node twice).
 """
 
 from __future__ import annotations
