@@ -67,6 +67,7 @@ def test_the_summary_keeps_every_digit(tmp_path):
     assert figures["il_correl"] == pytest.approx(direct.il_correl, rel=1e-9)
 
 
+@pytest.mark.slow  # five MCD fits on 3,000 records: about 6 s of CPU (test_robust_options covers the wiring)
 def test_robeigen_follows_eigen_on_gaussian_data_and_grows_with_the_noise():
     # Without outliers the MCD scatter of standardized Gaussian data estimates its correlation
     # matrix, so robeigen is close to eigen; both grow with the noise added.
