@@ -281,10 +281,11 @@ def test_opendp_accounts_a_draw_at_its_epsilon():
 # Neighbouring data sets ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 4,000 releases: 3 to 14 s on the 2-core machine, by its load
 def test_neighbouring_tables_give_outputs_within_e_to_the_epsilon():
     """D: 14 records in class (20, F) and 9 in (30, M); D' adds one (20, F) record. The data-
     independent scheme at level 0 with ε 1, δ 0.05 (k from the theorem): the output is the released
-    count of each class. Over 3,000 seeds per table, for every set S of outputs of one class's
+    count of each class. Over 2,000 seeds per table, for every set S of outputs of one class's
     count (the events ≤ c and ≥ c), P(M(D) ∈ S) ≤ e^ε P(M(D') ∈ S) + δ and the reverse, each
     probability taken at the edge of its 5-sigma binomial interval (so a correct mechanism passes
     with a margin the sampling error cannot eat; the seeds are fixed)."""
@@ -292,7 +293,7 @@ def test_neighbouring_tables_give_outputs_within_e_to_the_epsilon():
     k = k_threshold(epsilon, delta)
     base = (["20"] * 14 + ["30"] * 9, ["F"] * 14 + ["M"] * 9)
     tables = [table_of(*base, extra=False), table_of(base[0] + ["20"], base[1] + ["F"], extra=False)]
-    runs = 3000
+    runs = 2000
     released: list[np.ndarray] = []
     for table in tables:
         counts = np.zeros(runs, dtype=np.int64)
