@@ -26,8 +26,12 @@ the project root, with ARX's hierarchies ``adult_hierarchy_<column>.csv``) and m
   Targets: fewer evaluated nodes than ARX checked (the issue's figures, in docs/benchmarks.md) on
   every 5% row; at most 40 ms of CPU per call at 0%. With ``--arx FILE.json`` (ARX's own figures
   of the same rows: ``{"rows": [{"models": "k", "k": 5, "limit": 0.05, "cpu_seconds": 0.05,
-  "nodes": 1217}, ...]}``, ``models`` one of k, k+l, k+t), the ratios ARX/sdckit per row are printed
-  too; nobody needs Java to run this benchmark.
+  "nodes": 1217}, ...]}``, ``models`` one of k, k+l, k+t, k+bb, k+be, k+d; optional ``"levels"``),
+  the ratios ARX/sdckit per row are printed too, and whether both found the same optimum; nobody needs
+  Java to run this benchmark (``benchmarks/arx/run_grid.py`` writes that file with ARX 3.9.2 through
+  ``benchmarks/arx/Harness.java``). Besides the issue-19 rows, the side-by-side grid holds k=5 + l and
+  k=5 + t at 0%, and k=5 with basic and enhanced 1-likeness and 1.5-disclosure privacy on occupation
+  at 5% (issue 38; measured only for that table).
 * Start-up: ``sdckit --version`` and ``sdckit --help`` (wall time of the whole process, best and
   median of 5). Target: under 0.3 s each.
 
@@ -79,6 +83,10 @@ ISSUE_ROWS = (
     ("k+l", 5, 0.05),
     ("k+t", 5, 0.05),
 )
+# The rows measured side by side with ARX (benchmarks/arx/run_grid.py writes ARX's side): the issue-19
+# rows, k=5 + l / t without suppression, and k=5 with β-likeness and δ-disclosure (issue 38).
+EXTRA_ROWS = (("k+bb", 5, 0.05), ("k+be", 5, 0.05), ("k+d", 5, 0.05))
+ARX_GRID_ROWS = (*ISSUE_ROWS, ("k+l", 5, 0.0), ("k+t", 5, 0.0), *EXTRA_ROWS)
 ARX_NODES = {
     ("k", 2, 0.05): 1158,
     ("k", 5, 0.05): 1217,
@@ -100,6 +108,11 @@ MODEL_SETS = {
     "k+l": f"k-anonymity + distinct 3-diversity on {SENSITIVE}; quasi-identifiers: the other 8 columns",
     "k+t": f"k-anonymity + 0.2-closeness (equal distance) on {SENSITIVE}; quasi-identifiers: the other 8",
 }
+EXTRA_MODEL_SETS = {
+    "k+bb": f"k-anonymity + basic 1-likeness on {SENSITIVE}; quasi-identifiers: the other 8",
+    "k+be": f"k-anonymity + enhanced 1-likeness on {SENSITIVE}; quasi-identifiers: the other 8",
+    "k+d": f"k-anonymity + 1.5-disclosure privacy on {SENSITIVE}; quasi-identifiers: the other 8",
+}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -117,13 +130,39 @@ def load_adult():
 
 
 def models_of(model_set: str, k: int) -> list:
-    from sdckit.models import DistinctLDiversity, KAnonymity, TCloseness
+    from sdckit.models import (
+        BasicBetaLikeness,
+        DeltaDisclosure,
+        DistinctLDiversity,
+        EnhancedBetaLikeness,
+        KAnonymity,
+        TCloseness,
+    )
 
     if model_set == "k":
         return [KAnonymity(k)]
     if model_set == "k+l":
         return [KAnonymity(k), DistinctLDiversity(SENSITIVE, 3)]
+    if model_set == "k+bb":
+        return [KAnonymity(k), BasicBetaLikeness(SENSITIVE, 1.0)]
+    if model_set == "k+be":
+        return [KAnonymity(k), EnhancedBetaLikeness(SENSITIVE, 1.0)]
+    if model_set == "k+d":
+        return [KAnonymity(k), DeltaDisclosure(SENSITIVE, 1.5)]
     return [KAnonymity(k), TCloseness(SENSITIVE, 0.2, "equal")]
+
+
+def harness_models(model_set: str, k: int) -> list[str]:
+    """The same models in benchmarks/arx/Harness.java's notation (ARX 3.9.2's criteria)."""
+    other = {
+        "k": [],
+        "k+l": [f"distinct-l(attribute={SENSITIVE},l=3)"],
+        "k+t": [f"equal-t(attribute={SENSITIVE},t=0.2)"],
+        "k+bb": [f"basic-beta(attribute={SENSITIVE},beta=1)"],
+        "k+be": [f"enhanced-beta(attribute={SENSITIVE},beta=1)"],
+        "k+d": [f"delta-disclosure(attribute={SENSITIVE},delta=1.5)"],
+    }[model_set]
+    return [f"k-anonymity(k={k})", *other]
 
 
 def quasi_identifiers_of(model_set: str) -> list[str]:
@@ -173,7 +212,7 @@ def grid_child(repeats: int) -> dict[str, Any]:
     # Load the compiled kernels (every model set, with and without suppression) on a small slice.
     small = Table.from_frame(frame.head(WARM_UP_RECORDS))
     start = time.perf_counter()
-    for model_set in MODEL_SETS:
+    for model_set in [*MODEL_SETS, *EXTRA_MODEL_SETS]:
         quasi_identifiers = quasi_identifiers_of(model_set)
         for limit in LIMITS:
             models = models_of(model_set, 2)
@@ -190,51 +229,12 @@ def grid_child(repeats: int) -> dict[str, Any]:
 
     rows = []
     releases = {}
-    for model_set in MODEL_SETS:
-        quasi_identifiers = quasi_identifiers_of(model_set)
-        for limit in LIMITS:
-            for k in KS:
-                models = models_of(model_set, k)
-                row: dict[str, Any] = {"models": model_set, "k": k, "limit": limit, "problems": []}
-                rows.append(row)
-
-                def run(models=models, quasi_identifiers=quasi_identifiers, limit=limit):
-                    return full_domain_generalization(
-                        table,
-                        models,
-                        quasi_identifiers=quasi_identifiers,
-                        hierarchies=hierarchies,
-                        suppression_limit=limit,
-                        metric="loss",
-                    )
-
-                try:
-                    start = time.perf_counter()
-                    release = run()  # untimed: same data, same arguments
-                    row["first_seconds"] = time.perf_counter() - start
-                    times, cpu = [], []
-                    for _ in range(repeats):
-                        start, start_cpu = time.perf_counter(), time.process_time()
-                        release = run()
-                        cpu.append(time.process_time() - start_cpu)
-                        times.append(time.perf_counter() - start)
-                except Exception as error:  # reported, and the benchmark fails
-                    row["problems"].append(f"{type(error).__name__}: {error}")
-                    continue
-                row["times"] = times
-                row["cpu"] = cpu
-                figures, problems = describe(release, table, quasi_identifiers, models, limit)
-                row.update(figures)
-                row["problems"] += problems
-                if (model_set, k, limit) == ("k", 5, 0.0):
-                    arx = (tuple(row["levels"]), row["classes"], row["smallest"])
-                    if arx != (ARX_K5_LEVELS, ARX_K5_CLASSES, ARX_K5_SMALLEST):
-                        row["problems"].append(
-                            f"differs from ARX 3.9.2: levels {ARX_K5_LEVELS}, {ARX_K5_CLASSES} classes, "
-                            f"smallest {ARX_K5_SMALLEST}"
-                        )
-                if k == 5 and limit == 0.05:
-                    releases[model_set] = release
+    keys = [(m, k, limit) for m in MODEL_SETS for limit in LIMITS for k in KS]
+    for model_set, k, limit in [*keys, *EXTRA_ROWS]:
+        row, release = measure_row(table, hierarchies, model_set, k, limit, repeats)
+        rows.append(row)
+        if release is not None and k == 5 and limit == 0.05 and model_set in MODEL_SETS:
+            releases[model_set] = release
     peak = peak_rss_mib()
     checks = [
         check_against_pycanon(model_set, release, models_of(model_set, 5), check_repeats(repeats))
@@ -248,6 +248,52 @@ def grid_child(repeats: int) -> dict[str, Any]:
         "checks": checks,
         "peak_mib": peak,
     }
+
+
+def measure_row(table, hierarchies, model_set: str, k: int, limit: float, repeats: int) -> tuple[dict, Any]:
+    """One row of the grid: an untimed call, then ``repeats`` timed ones; its figures and release."""
+    from sdckit.anonymize.recoding import full_domain_generalization
+
+    quasi_identifiers = quasi_identifiers_of(model_set)
+    models = models_of(model_set, k)
+    row: dict[str, Any] = {"models": model_set, "k": k, "limit": limit, "problems": []}
+
+    def run():
+        return full_domain_generalization(
+            table,
+            models,
+            quasi_identifiers=quasi_identifiers,
+            hierarchies=hierarchies,
+            suppression_limit=limit,
+            metric="loss",
+        )
+
+    try:
+        start = time.perf_counter()
+        release = run()  # untimed: same data, same arguments
+        row["first_seconds"] = time.perf_counter() - start
+        times, cpu = [], []
+        for _ in range(repeats):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            release = run()
+            cpu.append(time.process_time() - start_cpu)
+            times.append(time.perf_counter() - start)
+    except Exception as error:  # reported, and the benchmark fails
+        row["problems"].append(f"{type(error).__name__}: {error}")
+        return row, None
+    row["times"] = times
+    row["cpu"] = cpu
+    figures, problems = describe(release, table, quasi_identifiers, models, limit)
+    row.update(figures)
+    row["problems"] += problems
+    if (model_set, k, limit) == ("k", 5, 0.0):
+        arx = (tuple(row["levels"]), row["classes"], row["smallest"])
+        if arx != (ARX_K5_LEVELS, ARX_K5_CLASSES, ARX_K5_SMALLEST):
+            row["problems"].append(
+                f"differs from ARX 3.9.2: levels {ARX_K5_LEVELS}, {ARX_K5_CLASSES} classes, "
+                f"smallest {ARX_K5_SMALLEST}"
+            )
+    return row, release
 
 
 def best_of(function, repeats: int) -> tuple[float, Any]:
@@ -408,7 +454,7 @@ def print_grid(grid: dict[str, Any]) -> tuple[list[str], list[str]]:
         f"0% and 5% on a {WARM_UP_RECORDS:,}-record slice, untimed below)"
     )
     print(f"peak RSS         {grid['peak_mib']:.0f} MiB (grid child)")
-    for name, text in MODEL_SETS.items():
+    for name, text in {**MODEL_SETS, **EXTRA_MODEL_SETS}.items():
         print(f"  {name:<4} {text}")
     print(f"levels in the order {', '.join(COLUMNS)} ('-': {SENSITIVE}, sensitive there)")
     print()
@@ -554,7 +600,7 @@ def print_large(results: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     return problems, missed
 
 
-def read_arx(path: Path) -> dict[tuple[str, int, float], dict[str, float]]:
+def read_arx(path: Path) -> dict[tuple[str, int, float], dict[str, Any]]:
     """ARX's figures per (models, k, limit) from ``--arx FILE.json``."""
     try:
         rows = json.loads(path.read_text())["rows"]
@@ -562,6 +608,7 @@ def read_arx(path: Path) -> dict[tuple[str, int, float], dict[str, float]]:
             (str(row["models"]), int(row["k"]), float(row["limit"])): {
                 "cpu_seconds": float(row["cpu_seconds"]),
                 "nodes": int(row["nodes"]),
+                "levels": row.get("levels"),
             }
             for row in rows
         }
@@ -572,7 +619,7 @@ def read_arx(path: Path) -> dict[tuple[str, int, float], dict[str, float]]:
 
 
 def print_issue_grid(
-    grid: dict[str, Any], arx: dict[tuple[str, int, float], dict[str, float]] | None
+    grid: dict[str, Any], arx: dict[tuple[str, int, float], dict[str, Any]] | None
 ) -> list[str]:
     """The rows of issue 19: evaluated nodes against ARX's and CPU time; return the missed targets."""
     missed = []
@@ -586,10 +633,10 @@ def print_issue_grid(
         f"{'CPU ms':>7} {'best ms':>7} {'target':>6}"
     )
     if arx is not None:
-        header += f" {'ARX CPU ms':>10} {'ARX/ours CPU':>12} {'ARX/ours nodes':>14}"
+        header += f" {'ARX CPU ms':>10} {'ARX/ours CPU':>12} {'ARX/ours nodes':>14} {'same optimum':>12}"
     print(header)
     print("-" * len(header))
-    for key in ISSUE_ROWS:
+    for key in ARX_GRID_ROWS:
         row = rows.get(key)
         if row is None:
             print(f"{key[0]:<6} {key[1]:>3} {key[2]:>5.0%}  (not measured)")
@@ -614,11 +661,13 @@ def print_issue_grid(
         if arx is not None:
             theirs = arx.get(key)
             if theirs is None:
-                line += f" {'-':>10} {'-':>12} {'-':>14}"
+                line += f" {'-':>10} {'-':>12} {'-':>14} {'-':>12}"
             else:
+                levels = theirs.get("levels")
+                same = "-" if levels is None else "yes" if levels == row["levels"] else "no"
                 line += (
                     f" {theirs['cpu_seconds'] * 1e3:>10.1f} {theirs['cpu_seconds'] / cpu:>12.2f} "
-                    f"{theirs['nodes'] / max(row['evaluations'], 1):>14.2f}"
+                    f"{theirs['nodes'] / max(row['evaluations'], 1):>14.2f} {same:>12}"
                 )
         print(line)
     print("  ARX/ours above 1: sdckit faster (CPU) or evaluating fewer nodes")

@@ -42,6 +42,8 @@ import numpy as np
 import polars as pl
 
 from sdckit import _kernels_lattice
+from sdckit.anonymize._lattice_fused import fused, roll_up_compiled
+from sdckit.anonymize._lattice_helpers import Helpers
 from sdckit.anonymize._suppressed_group import group_holds, star_codes
 from sdckit.context import ProgressCallback
 from sdckit.frequency import (
@@ -316,6 +318,8 @@ class Search:
         self._source_levels = np.zeros((_SOURCES, len(hierarchies)), dtype=np.int64)
         self._source_classes = np.full(_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)  # free: max
         self._sources: list[Any] = [None] * _SOURCES
+        self._helpers = Helpers(self.stack)  # sources the search does not evaluate (top-down roll-up)
+        self._fused = fused(self)  # one compiled call per node (k with t-closeness or β-likeness)
         self.leaf_frequencies = tuple(
             value_frequencies(leaf_codes, j, self.combinations.counts, h.n_leaves)
             for j, h in enumerate(hierarchies)
@@ -417,15 +421,21 @@ class Search:
         source's. Returns the source, the class of each of its classes, the first combination of
         each class, and the statistics; None when no evaluated node below has at most 90% as many
         classes as there are combinations."""
-        if self._sources[int(np.argmin(self._source_classes))] is None:
-            return None  # no source yet
-        below = np.all(self._source_levels <= np.asarray(levels), axis=1)
-        candidates = np.where(below, self._source_classes, np.iinfo(np.int64).max)
-        chosen = int(np.argmin(candidates))
-        if self._sources[chosen] is None or not below[chosen]:
+        at = np.asarray(levels, dtype=np.int64)
+        chosen = int(_kernels_lattice.choose_source(self._source_levels, self._source_classes, at)[0])
+        if chosen < 0 or self._sources[chosen] is None:
             return None
         source, source_sensitive = self._sources[chosen]
+        rolled = self._roll_up_from(source, source_sensitive, levels)
+        self.rolled_up += rolled is not None  # from an evaluated node (helpers are not counted)
+        return rolled
+
+    def _roll_up_from(
+        self, source: Node, source_sensitive: dict[str, Any], levels: tuple[int, ...]
+    ) -> tuple[Node, np.ndarray, np.ndarray, ClassStatistics] | None:
+        """:meth:`_roll_up` from ``source`` (at most as general as ``levels``; first, sizes, triples)."""
         first, source_sizes = source.first, source.sizes
+        assert first is not None
         count = len(first)
         cards = [self.node_counts[j][level] for j, level in enumerate(levels)]
         upper = math.prod(cards)
@@ -433,8 +443,7 @@ class Search:
             return None
         direct = upper if upper <= 4 * count + 1024 else 0
         if self.stack is not None:
-            at = (np.asarray(levels, dtype=np.int64), np.asarray(cards, dtype=np.int64))
-            class_of, _ = _kernels_lattice.combine_levels_at(self.stack, *at, first, direct)
+            return roll_up_compiled(self, source, source_sensitive, levels, cards, direct)
         else:
             combined = np.zeros(count, dtype=np.int64)
             for j, level in enumerate(levels):
@@ -460,7 +469,6 @@ class Search:
                 overall=overall,
                 categories=categories,
             )
-        self.rolled_up += 1
         return source, class_of, new_first, ClassStatistics(sizes=sizes, sensitive=sensitive)
 
     def _keep_source(self, node: Node, statistics: ClassStatistics) -> None:
@@ -590,7 +598,10 @@ class Search:
             node = self._evaluate_k(levels)
             if node is not None:
                 return node
-        rolled = self._roll_up(levels)
+        fused_node = None if self._fused is None else self._fused.evaluate(self, levels)
+        if fused_node is not None:
+            return fused_node
+        rolled = self._roll_up(levels) or self._helpers.roll_up(self, levels)  # evaluated node, or helper
         parent = class_of = first = classes = None
         if rolled is not None:
             parent, class_of, first, statistics = rolled
