@@ -220,10 +220,17 @@ QS_T_BOUNDS = Field(ge=0)
 BETA_BOUNDS = Field(gt=0)
 #: δ of δ-disclosure privacy (Finite): positive.
 DELTA_DISCLOSURE_BOUNDS = Field(gt=0)
+#: Threshold of a risk-based model (average risk, sample / population uniqueness): in [0, 1], as ARX.
+RISK_THRESHOLD_BOUNDS = Field(ge=0, le=1)
+#: Sampling fraction of a population model (as ``risk reidentification``): in (0, 1].
+SAMPLING_FRACTION_BOUNDS = Field(gt=0, le=1)
+#: Population size of a population model: positive (at least the records, checked on the data).
+POPULATION_SIZE_BOUNDS = Field(gt=0)
 
 LVariant = Literal["distinct", "entropy", "recursive"]
 TDistance = Literal["equal", "ordered", "hierarchical"]
 BetaVariant = Literal["basic", "enhanced"]
+UniquenessModel = Literal["pitman", "zayatz", "snb", "dankar"]
 L_VARIANTS: tuple[str, ...] = typing.get_args(LVariant)
 T_DISTANCES: tuple[str, ...] = typing.get_args(TDistance)
 
@@ -308,12 +315,45 @@ class PrivacyModelParams(MethodParams):
             "in a class within a factor e^delta of its share in the table."
         ),
     ] = None
+    average_risk: Annotated[
+        Finite | None,
+        RISK_THRESHOLD_BOUNDS,
+        Field(description="Largest average re-identification risk (classes / records), as ARX."),
+    ] = None
+    sample_uniqueness: Annotated[
+        Finite | None,
+        RISK_THRESHOLD_BOUNDS,
+        Field(description="Largest share of records alone in their class (sample uniques), as ARX."),
+    ] = None
+    population_uniqueness: Annotated[
+        Finite | None,
+        RISK_THRESHOLD_BOUNDS,
+        Field(description="Largest share of the population estimated unique (needs a population), as ARX."),
+    ] = None
+    uniqueness_model: Annotated[
+        UniquenessModel,
+        Field(description="Estimator of population uniqueness: pitman, zayatz, snb or dankar."),
+    ] = "dankar"
+    sampling_fraction: Annotated[
+        Finite | None,
+        SAMPLING_FRACTION_BOUNDS,
+        Field(description="Sampling fraction, for population uniqueness."),
+    ] = None
+    population_size: Annotated[
+        Finite | None,
+        POPULATION_SIZE_BOUNDS,
+        Field(description="Population size, for population uniqueness."),
+    ] = None
 
     @model_validator(mode="after")
     def _some_model(self) -> Self:
         asked = (self.k, self.l, self.t, self.beta, self.delta_disclosure)
-        if all(value is None for value in asked):
-            raise ValueError("needs at least one privacy model: {k}, {l}, {t}, {beta} or {delta_disclosure}")
+        risks = (self.average_risk, self.sample_uniqueness, self.population_uniqueness)
+        if all(value is None for value in (*asked, *risks)):
+            raise ValueError(
+                "needs at least one privacy model: {k}, {l}, {t}, {beta}, {delta_disclosure}, "
+                "{average_risk}, {sample_uniqueness} or {population_uniqueness}"
+            )
         if (
             self.l is not None
             and self.l_variant in ("distinct", "recursive")
@@ -328,7 +368,28 @@ class PrivacyModelParams(MethodParams):
         "beta": None,
         "beta_variant": "basic",
         "delta_disclosure": None,
+        "average_risk": None,
+        "sample_uniqueness": None,
+        "population_uniqueness": None,
+        "uniqueness_model": "dankar",
+        "sampling_fraction": None,
+        "population_size": None,
     }
+
+    @model_validator(mode="after")
+    def _population_given(self) -> Self:
+        """Population uniqueness needs one population (size or sampling fraction); either needs it."""
+        given = [name for name in ("sampling_fraction", "population_size") if getattr(self, name) is not None]
+        if len(given) == 2:
+            raise ValueError("takes {sampling_fraction} or {population_size}, not both")
+        if self.population_uniqueness is None:
+            if given:
+                raise ValueError(f"{{{given[0]}}} is only used by {{population_uniqueness}}")
+            if self.uniqueness_model != "dankar":
+                raise ValueError("{uniqueness_model} is only used by {population_uniqueness}")
+        elif not given:
+            raise ValueError("{population_uniqueness} needs {sampling_fraction} or {population_size}")
+        return self
 
     def to_recipe(self) -> dict[str, Any]:
         """Every parameter but those of :attr:`omitted_at_default` left at their default."""
@@ -390,6 +451,31 @@ class PrivacyModelParams(MethodParams):
                 models.append(BETA_LIKENESS[self.beta_variant](attribute.name, beta))
             if delta is not None:
                 models.append(DeltaDisclosure(attribute.name, delta))
+        return models + self._risk_models(table)
+
+    def _risk_models(self, table: Any) -> list[Any]:
+        """The risk-based models asked for (:mod:`sdckit.models.risk_based`)."""
+        from sdckit.models.risk_based import AverageRisk, PopulationUniqueness, SampleUniqueness
+
+        models: list[Any] = []
+        if self.average_risk is not None:
+            models.append(AverageRisk(self.average_risk))
+        if self.sample_uniqueness is not None:
+            models.append(SampleUniqueness(self.sample_uniqueness))
+        if self.population_uniqueness is not None:
+            if self.population_size is not None and self.population_size < table.n_records:
+                raise ConfigError(
+                    f"{spell('population_size')} must be at least the number of records "
+                    f"({table.n_records:,}), got {self.population_size:g}"
+                )
+            models.append(
+                PopulationUniqueness(
+                    self.population_uniqueness,
+                    self.uniqueness_model,
+                    population_size=self.population_size,
+                    sampling_fraction=self.sampling_fraction,
+                )
+            )
         return models
 
 
@@ -406,15 +492,21 @@ def privacy_models(
     beta_variant: str = "basic",
     delta_disclosure: float | None = None,
     method: str | None = None,
+    risk: dict[str, Any] | None = None,
 ) -> list[Any]:
     """Privacy model objects for ``table`` (none when no model is asked): the parameters checked by
     :class:`PrivacyModelParams` (``method`` names the caller in a message about two of them), then
-    :meth:`PrivacyModelParams.privacy_models`."""
-    if k is None and l is None and t is None and beta is None and delta_disclosure is None:
+    :meth:`PrivacyModelParams.privacy_models`. ``risk`` holds the risk-based models' parameters
+    (average_risk, sample_uniqueness, population_uniqueness, uniqueness_model, sampling_fraction,
+    population_size), when asked."""
+    risk = risk or {}
+    thresholds = ("average_risk", "sample_uniqueness", "population_uniqueness")
+    asked_none = k is None and l is None and t is None and beta is None and delta_disclosure is None
+    if asked_none and all(risk.get(name) is None for name in thresholds):
         return []
     fields = PrivacyModelParams.model_fields
     asked = {"k": k, "l": l, "l_variant": l_variant, "c": c, "t": t, "t_distance": t_distance}
-    asked.update(beta=beta, beta_variant=beta_variant, delta_disclosure=delta_disclosure)
+    asked.update(beta=beta, beta_variant=beta_variant, delta_disclosure=delta_disclosure, **risk)
     params = PrivacyModelParams.parse(
         asked,
         spell=lambda name: spell(name, option_name(name, fields.get(name))),

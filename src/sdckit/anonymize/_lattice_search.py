@@ -239,6 +239,8 @@ class Search:
         self.monotone_models = [
             m for m in self.models if (m.monotonic_with_suppression if suppression_limit > 0 else m.monotonic)
         ]
+        if len(self.monotone_models) < len(self.models):  # risk_based: suppresses after all others
+            self.monotone_models = [m for m in self.monotone_models if not getattr(m, "table_level", False)]
         self.all_monotone = len(self.monotone_models) == len(self.models)
         # k-anonymity alone (the usual case): a class passes when its size reaches the largest k,
         # as KAnonymity.evaluate says, without building the models' results.
@@ -615,7 +617,7 @@ class Search:
         if self.k_only is not None:
             passes = sizes >= self.k_only
         else:
-            passes, results = evaluate_all(self.models, statistics)
+            passes, results = evaluate_all(self.models, statistics, budget=self.max_suppressed)
         n_suppressed = float(sizes[~passes].sum())
         satisfied = n_suppressed <= self.max_suppressed + 1e-9
         if self.all_monotone:

@@ -93,5 +93,7 @@ def group_holds(search: Search, node: Node, statistics: ClassStatistics | None) 
             overall=counts.overall,
             categories=counts.categories,
         )
-    passes, _ = evaluate_all(search.models, ClassStatistics(sizes=np.array([size]), sensitive=sensitive))
+    # Table-level models (risk_based) counted the group as one class of the table already.
+    models = [model for model in search.models if not getattr(model, "table_level", False)]
+    passes, _ = evaluate_all(models, ClassStatistics(sizes=np.array([size]), sensitive=sensitive))
     return bool(passes[0])

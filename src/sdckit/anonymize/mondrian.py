@@ -734,6 +734,7 @@ def run(table: Table, params: MondrianParams, context: Context) -> Release:
     from sdckit.anonymize.base import quasi_identifiers as schema_quasi_identifiers
 
     models = params.privacy_models(table)
+    _refuse_table_models(models)
     names: Sequence[str] | None
     if isinstance(params, MondrianCall):
         names, hierarchies, whole = params.quasi_identifiers, params.hierarchies, params.whole
@@ -746,6 +747,22 @@ def run(table: Table, params: MondrianParams, context: Context) -> Release:
     progress = context.progress
     classes, n_classes, splits, tree = _partition(dimensions, models, sensitive, params.mode, progress)
     return _release(table, dimensions, classes, n_classes, params, splits, tree)
+
+
+def _refuse_table_models(models: Sequence[PrivacyModel]) -> None:
+    """Mondrian judges each cut by its children's classes; the risk-based models (average risk,
+    sample and population uniqueness) judge the whole table, which no cut sees (use generalize)."""
+    from sdckit.params import spell
+
+    table_level = [model.name for model in models if getattr(model, "table_level", False)]
+    if table_level:
+        names = ", ".join(
+            spell(name) for name in ("average_risk", "sample_uniqueness", "population_uniqueness")
+        )
+        raise ConfigError(
+            f"mondrian: {names} judge the whole table, not a cut's classes ({', '.join(table_level)}); "
+            "use generalize for them"
+        )
 
 
 def _sensitive_of(

@@ -41,6 +41,28 @@ BetaVariantOption = Annotated[str, typer.Option("--beta-variant", help="basic or
 DeltaDisclosureOption = Annotated[
     float | None, typer.Option("--delta-disclosure", help="Required delta of delta-disclosure privacy.")
 ]
+SamplingFractionOption = Annotated[
+    float | None, typer.Option("--sampling-fraction", help="Sampling fraction n / N of the population.")
+]
+PopulationSizeOption = Annotated[
+    float | None, typer.Option("--population-size", help="Population size N (records of the population).")
+]
+AverageRiskOption = Annotated[
+    float | None, typer.Option("--average-risk", help="Largest average re-identification risk.")
+]
+SampleUniquenessOption = Annotated[
+    float | None, typer.Option("--sample-uniqueness", help="Largest share of sample uniques.")
+]
+PopulationUniquenessOption = Annotated[
+    float | None,
+    typer.Option(
+        "--population-uniqueness",
+        help="Largest share of population uniques (with --sampling-fraction or --population-size).",
+    ),
+]
+UniquenessModelOption = Annotated[
+    str, typer.Option("--uniqueness-model", help="pitman, zayatz, snb or dankar (population uniqueness).")
+]
 
 
 def check(
@@ -62,6 +84,12 @@ def check(
     beta: BetaOption = None,
     beta_variant: BetaVariantOption = "basic",
     delta_disclosure: DeltaDisclosureOption = None,
+    sampling_fraction: SamplingFractionOption = None,
+    population_size: PopulationSizeOption = None,
+    average_risk: AverageRiskOption = None,
+    sample_uniqueness: SampleUniquenessOption = None,
+    population_uniqueness: PopulationUniquenessOption = None,
+    uniqueness_model: UniquenessModelOption = "dankar",
     missing: Annotated[
         str | None,
         typer.Option(
@@ -78,24 +106,14 @@ def check(
     chunk_rows: ChunkRowsOption = None,
     quiet: QuietOption = False,
 ) -> None:
-    """Achieved k-anonymity, l-diversity and t-closeness of a table (β-likeness and δ-disclosure
-    privacy with --beta and --delta-disclosure), and its violating classes.
-
-    The table is read as a release (Config.read_release): identifiers the release dropped are not
-    needed, the delimiter is found, and generalized values such as 20-29, {a,b} or '*' are classes as
-    written. A null matches every value by default (--missing wildcard, as risk counts; only
-    k-anonymity is then checked when the quasi-identifiers hold nulls); --missing category makes it
-    a value of its own. -q prints the verdict alone (no tables, no progress).
-    With --original, k is also reported as an adversary who knows the original values sees the
-    release: the fewest released records whose values cover a record's quasi-identifiers.
-    Without -k/-l/-t/--beta/--delta-disclosure the achieved values are reported with nothing
-    required; with them, exit status 3 says that a required model is not satisfied (the --summary is
-    written all the same).
-    """
     with user_errors():
         outputs = Outputs([data, config, *([original] if original else [])])
         outputs.file(summary, "--summary", (".json",))
         asked = _asked(k, l, l_variant, c, t, t_distance, beta, beta_variant, delta_disclosure)
+        population = (sampling_fraction, population_size)
+        asked.update(
+            _risk(average_risk, sample_uniqueness, population_uniqueness, uniqueness_model, *population)
+        )
         _validate(asked)
         settings = load_settings(config, InlineRoles(qi, sensitive, weight))
         treatment = _treatment(settings, missing)
@@ -124,6 +142,34 @@ def _asked(*values: Any) -> dict[str, Any]:
     if asked["beta"] is None and asked["beta_variant"] == "basic" and asked["delta_disclosure"] is None:
         del asked["beta"], asked["beta_variant"], asked["delta_disclosure"]
     return asked
+
+
+# The command's help (its docstring, set here to keep the command's body short).
+check.__doc__ = CHECK_HELP = """Achieved k-anonymity, l-diversity and t-closeness of a table (β-likeness and
+δ-disclosure privacy with --beta and --delta-disclosure, average risk, sample and population
+uniqueness with --average-risk, --sample-uniqueness and --population-uniqueness), and its violating
+classes.
+
+The table is read as a release (Config.read_release): identifiers the release dropped are not
+needed, the delimiter is found, and generalized values such as 20-29, {a,b} or '*' are classes as
+written. A null matches every value by default (--missing wildcard, as risk counts; only
+k-anonymity is then checked when the quasi-identifiers hold nulls); --missing category makes it
+a value of its own. -q prints the verdict alone (no tables, no progress).
+With --original, k is also reported as an adversary who knows the original values sees the
+release: the fewest released records whose values cover a record's quasi-identifiers.
+Without a required model the achieved values are reported with nothing required; with one,
+exit status 3 says that a required model is not satisfied (the --summary is written all the same).
+"""
+
+
+def _risk(average: Any, uniques: Any, population: Any, model: str, *sizes: Any) -> dict[str, Any]:
+    """The risk-based models' parameters as the verdict takes them (``risk``), only those given."""
+    given = dict(average_risk=average, sample_uniqueness=uniques, population_uniqueness=population)
+    given.update(zip(("sampling_fraction", "population_size"), sizes, strict=True))
+    chosen = {name: value for name, value in given.items() if value is not None}
+    if model != "dankar":
+        chosen["uniqueness_model"] = model
+    return {"risk": chosen} if chosen else {}
 
 
 def _treatment(settings: Any, missing: str | None) -> str:
@@ -162,10 +208,13 @@ def _validate(asked: dict) -> None:
     """-k, -l and -t are validated as the methods validate them (finite, in range, whole l)."""
     from sdckit.params import PrivacyModelParams, option_name
 
-    if any(asked.get(name) is not None for name in ("k", "l", "t", "beta", "delta_disclosure")):
+    if any(asked.get(name) is not None for name in ("k", "l", "t", "beta", "delta_disclosure", "risk")):
         fields = PrivacyModelParams.model_fields
+        flat = {name: value for name, value in asked.items() if name != "risk"}
         PrivacyModelParams.parse(
-            asked, spell=lambda name: option_name(name, fields.get(name)), method="check"
+            flat | asked.get("risk", {}),
+            spell=lambda name: option_name(name, fields.get(name)),
+            method="check",
         )
 
 

@@ -1,7 +1,8 @@
 """Privacy models evaluated over all equivalence classes at once.
 
 k-anonymity; distinct, entropy and recursive (c,l)-diversity; t-closeness with equal, ordered and
-hierarchical ground distance; basic and enhanced β-likeness; δ-disclosure privacy. Each model reads
+hierarchical ground distance; basic and enhanced β-likeness; δ-disclosure privacy; and, judging the
+whole table, average re-identification risk, sample uniqueness and population uniqueness. Each model reads
 :class:`ClassStatistics` (class sizes and sparse per-class counts of the sensitive values) and returns
 a :class:`ModelResult` (per class: passes, and the k, l, t, β or δ it achieves).
 """
@@ -20,11 +21,13 @@ from sdckit.models.closeness import DISTANCES, TCloseness
 from sdckit.models.disclosure import DeltaDisclosure
 from sdckit.models.diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from sdckit.models.likeness import BETA_LIKENESS, BasicBetaLikeness, EnhancedBetaLikeness
+from sdckit.models.risk_based import AverageRisk, PopulationUniqueness, SampleUniqueness, TableModel
 
 __all__ = [
     "BETA_LIKENESS",
     "DISTANCES",
     "TOLERANCE",
+    "AverageRisk",
     "CheckReport",
     "BasicBetaLikeness",
     "ClassStatistics",
@@ -34,10 +37,13 @@ __all__ = [
     "EntropyLDiversity",
     "KAnonymity",
     "ModelResult",
+    "PopulationUniqueness",
     "PrivacyModel",
     "RecursiveCLDiversity",
+    "SampleUniqueness",
     "SensitiveCounts",
     "TCloseness",
+    "TableModel",
     "check_table",
     "evaluate_all",
 ]

@@ -370,14 +370,24 @@ def whole_table(statistics: ClassStatistics) -> ClassStatistics:
 
 
 def evaluate_all(
-    models: Sequence[PrivacyModel], statistics: ClassStatistics
+    models: Sequence[PrivacyModel], statistics: ClassStatistics, budget: float = math.inf
 ) -> tuple[np.ndarray, list[ModelResult]]:
-    """Evaluate every model; returns the per-class mask of classes passing all of them, and the results."""
-    results = [model.evaluate(statistics) for model in models]
+    """Evaluate every model; returns the per-class mask of classes passing all of them, and the results.
+
+    Table-level models (``table_level``, :mod:`sdckit.models.risk_based`) come after the class-level
+    ones, in their order, each told which classes the models before it fail (``enforce``) and the
+    records a search may suppress (``budget``: past it, the node fails however many are suppressed)."""
+    results: list[ModelResult | None] = [None] * len(models)
     passes = np.ones(statistics.n_classes, dtype=bool)
-    for result in results:
-        passes &= result.passes
-    return passes, results
+    for index, model in enumerate(models):
+        if not getattr(model, "table_level", False):
+            results[index] = result = model.evaluate(statistics)
+            passes &= result.passes
+    for index, model in enumerate(models):
+        if getattr(model, "table_level", False):
+            results[index] = result = model.enforce(statistics, passes.copy(), budget)  # type: ignore[attr-defined]
+            passes &= result.passes
+    return passes, [result for result in results if result is not None]
 
 
 # Parameters: the rules of k, l, c and t are sdckit.params' (Argument), shared with the parameters objects
