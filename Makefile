@@ -45,7 +45,7 @@ browser:
 # modules it rewrites for its assertions, and Python the compiled sdckit modules, in __pycache__ (both
 # ignored by git), so each worker's collection costs about 6 s of CPU from the second run on instead of 15.
 # -p no:faker -p no:anyio: plugins of two dependencies (Faker, anyio) that no test uses, which import
-# faker and trio into every worker (about 2 s of its start under load).
+# faker and trio into every process (about 0.2 s of CPU each).
 PYTEST := PYTHONDONTWRITEBYTECODE= HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest \
 	-p no:faker -p no:anyio
 test: $(STAMP) $(COMPILED) browser
