@@ -260,7 +260,7 @@ def test_the_search_draws_its_first_step_by_the_exponential_mechanism():
     step are (1, 1) and (2, 0). 6,000 searches of one step with ε_search 6 (seeds 0-5,999): their
     frequencies follow exp(ε·score/2) of the two scores, within a chi-square bound of 1 - 1e-6."""
     problem = small_problem(k=2)
-    params = SafePubParams(steps=1)
+    params = SafePubParams(steps=1, final_choice="best")  # the walk alone
     counts = Counter()
     for seed in range(6000):
         _, _, visited, _, draws, per_draw = _search(problem, params, 6.0, np.random.default_rng(seed))
@@ -330,8 +330,10 @@ def test_summary_states_the_privacy_of_the_release():
     assert figures["delta"] == 1e-3
     assert figures["beta"] == pytest.approx(1 - math.exp(-1.8))
     assert figures["k"] == k_threshold(1.8, 1e-3)
-    assert figures["epsilon_per_draw"] == pytest.approx(0.04)
-    assert figures["steps"] == 5 and figures["draws"] == 5
+    # The default final choice is one more accounted draw: 6 draws of 0.2 / 6.
+    assert figures["epsilon_per_draw"] == pytest.approx(0.2 / 6)
+    assert figures["steps"] == 5 and figures["draws"] == 6
+    assert figures["final_choice"] == "exponential"
     assert figures["scheme"] == "data-dependent" and set(figures["levels"]) == {"age", "sex"}
     assert figures["released"] + figures["suppressed"] == figures["sampled"]
     assert figures["not_generalized"] == ["note"]
@@ -353,7 +355,8 @@ def test_a_walk_that_runs_out_of_candidates_states_what_it_spent():
     # The lattice has 6 nodes: the walk runs out of candidates long before 50 steps (a visited node
     # comes back as a candidate only as a predecessor of a more general one, as in ARX).
     table = table_of(["20", "25", "30", "35"] * 50, ["F", "M"] * 100)
-    figures = safepub(table, epsilon=2.0, delta=1e-3, steps=50, seed=2).figures_as(SafePubFigures)
+    release = safepub(table, epsilon=2.0, delta=1e-3, steps=50, final_choice="best", seed=2)
+    figures = release.figures_as(SafePubFigures)
     assert 5 <= figures.draws < 20 and figures.steps == figures.draws
     assert figures.epsilon_search == pytest.approx(figures.draws * 0.2 / 50)
 
@@ -576,3 +579,14 @@ def test_data_independent_release_is_arx_release_on_arx_sample(shared_data, monk
         assert figures.k == k_threshold(2.0, delta) + 1
         assert table.n_records - int(figures.released.sum()) == suppressed
         assert release.table.data.group_by(list(ADULT_NAMES)).len().height == classes
+
+
+def test_the_best_final_choice_says_it_is_outside_the_stated_epsilon():
+    table = table_of(["20", "25", "30", "35"] * 50, ["F", "M"] * 100)
+    release = safepub(table, epsilon=2.0, delta=1e-3, steps=4, final_choice="best", seed=4)
+    spec = METHODS.get("safepub")
+    figures = spec.summary(release)
+    assert figures["draws"] == 4 and figures["epsilon_per_draw"] == pytest.approx(0.2 / 4)
+    assert any("outside the stated ε" in line for line in spec.report(figures))
+    accounted = spec.summary(safepub(table, epsilon=2.0, delta=1e-3, steps=4, seed=4))
+    assert not any("outside the stated ε" in line for line in spec.report(accounted))
