@@ -226,10 +226,15 @@ RISK_THRESHOLD_BOUNDS = Field(ge=0, le=1)
 SAMPLING_FRACTION_BOUNDS = Field(gt=0, le=1)
 #: Population size of a population model: positive (at least the records, checked on the data).
 POPULATION_SIZE_BOUNDS = Field(gt=0)
+#: δmin and δmax of δ-presence (Finite): shares in [0, 1].
+DELTA_PRESENCE_BOUNDS = Field(ge=0, le=1)
+#: Significance level of estimated k-map (Finite): in [0, 1], as ARX's KMap.
+SIGNIFICANCE_BOUNDS = Field(ge=0, le=1)
 
 LVariant = Literal["distinct", "entropy", "recursive"]
 TDistance = Literal["equal", "ordered", "hierarchical"]
 BetaVariant = Literal["basic", "enhanced"]
+KMapEstimator = Literal["poisson", "zero_truncated_poisson"]
 UniquenessModel = Literal["pitman", "zayatz", "snb", "dankar"]
 L_VARIANTS: tuple[str, ...] = typing.get_args(LVariant)
 T_DISTANCES: tuple[str, ...] = typing.get_args(TDistance)
@@ -344,15 +349,55 @@ class PrivacyModelParams(MethodParams):
         POPULATION_SIZE_BOUNDS,
         Field(description="Population size, for population uniqueness."),
     ] = None
+    research_subset: Annotated[
+        str | None,
+        Field(
+            description="Column marking the research subset (yes/no, true/false, 1/0) of the population "
+            "table given, for delta-presence and k-map; released: the rows marked yes."
+        ),
+    ] = None
+    delta_min: Annotated[
+        Finite | None,
+        DELTA_PRESENCE_BOUNDS,
+        Field(
+            description="Lower bound of delta-presence (Nergiz et al., 2007): each class's share of research-"
+            "subset records among its population records at least this (default 0 with delta_max)."
+        ),
+    ] = None
+    delta_max: Annotated[
+        Finite | None,
+        DELTA_PRESENCE_BOUNDS,
+        Field(
+            description="Upper bound of delta-presence: each class's share of research-subset records "
+            "among its population records at most this (default 1 with delta_min)."
+        ),
+    ] = None
+    k_map: Annotated[
+        Whole | None,
+        K_BOUNDS,
+        Field(
+            description="k of k-map: each released class matches at least k population records (counted "
+            "with research_subset, else estimated with sampling_fraction or population_size)."
+        ),
+    ] = None
+    k_map_estimator: Annotated[
+        KMapEstimator,
+        Field(description="Population model of estimated k-map: poisson or zero_truncated_poisson."),
+    ] = "poisson"
+    significance_level: Annotated[
+        Finite, SIGNIFICANCE_BOUNDS, Field(description="Significance level of estimated k-map.")
+    ] = 0.01
 
     @model_validator(mode="after")
     def _some_model(self) -> Self:
         asked = (self.k, self.l, self.t, self.beta, self.delta_disclosure)
         risks = (self.average_risk, self.sample_uniqueness, self.population_uniqueness)
-        if all(value is None for value in (*asked, *risks)):
+        presence = (self.delta_min, self.delta_max, self.k_map)
+        if all(value is None for value in (*asked, *risks, *presence)):
             raise ValueError(
                 "needs at least one privacy model: {k}, {l}, {t}, {beta}, {delta_disclosure}, "
-                "{average_risk}, {sample_uniqueness} or {population_uniqueness}"
+                "{average_risk}, {sample_uniqueness}, {population_uniqueness}, {delta_min}/{delta_max} "
+                "or {k_map}"
             )
         if (
             self.l is not None
@@ -374,7 +419,38 @@ class PrivacyModelParams(MethodParams):
         "uniqueness_model": "dankar",
         "sampling_fraction": None,
         "population_size": None,
+        "research_subset": None,
+        "delta_min": None,
+        "delta_max": None,
+        "k_map": None,
+        "k_map_estimator": "poisson",
+        "significance_level": 0.01,
     }
+
+    @property
+    def _estimated_k_map(self) -> bool:
+        return self.k_map is not None and self.research_subset is None
+
+    @model_validator(mode="after")
+    def _presence_rules(self) -> Self:
+        """δ-presence needs the research subset; k-map takes the research subset or a population
+        (sampling_fraction or population_size); nothing else reads the research subset."""
+        presence = self.delta_min is not None or self.delta_max is not None
+        if presence and self.research_subset is None:
+            raise ValueError("delta-presence ({delta_min}/{delta_max}) needs {research_subset}")
+        low = 0.0 if self.delta_min is None else self.delta_min
+        if presence and low > (1.0 if self.delta_max is None else self.delta_max):
+            raise ValueError("{delta_min} must be at most {delta_max}")
+        if self.research_subset is not None and not presence and self.k_map is None:
+            raise ValueError("{research_subset} is only used by delta-presence and {k_map}")
+        population = self.sampling_fraction is not None or self.population_size is not None
+        if self._estimated_k_map and not population:
+            raise ValueError("{k_map} needs {research_subset}, or {sampling_fraction} or {population_size}")
+        if not self._estimated_k_map and (
+            self.k_map_estimator != "poisson" or self.significance_level != 0.01
+        ):
+            raise ValueError("{k_map_estimator} and {significance_level} are only used by estimated {k_map}")
+        return self
 
     @model_validator(mode="after")
     def _population_given(self) -> Self:
@@ -383,8 +459,10 @@ class PrivacyModelParams(MethodParams):
         if len(given) == 2:
             raise ValueError("takes {sampling_fraction} or {population_size}, not both")
         if self.population_uniqueness is None:
-            if given:
-                raise ValueError(f"{{{given[0]}}} is only used by {{population_uniqueness}}")
+            if given and not self._estimated_k_map:
+                raise ValueError(
+                    f"{{{given[0]}}} is only used by {{population_uniqueness}} and estimated {{k_map}}"
+                )
             if self.uniqueness_model != "dankar":
                 raise ValueError("{uniqueness_model} is only used by {population_uniqueness}")
         elif not given:
@@ -476,6 +554,40 @@ class PrivacyModelParams(MethodParams):
                     sampling_fraction=self.sampling_fraction,
                 )
             )
+        return models + self._presence_models(table)
+
+    def _presence_models(self, table: Any) -> list[Any]:
+        """δ-presence and k-map, when asked (the research-subset column checked on ``table``)."""
+        from sdckit.models.kmap import EstimatedKMap, KMap
+        from sdckit.models.presence import DeltaPresence
+
+        models: list[Any] = []
+        subset = self.research_subset
+        if subset is not None:
+            if subset not in table.data.columns:
+                raise ConfigError(
+                    f"{spell('research_subset')} '{subset}' is not a column of the data "
+                    f"(columns: {', '.join(table.data.columns)})"
+                )
+            if self.delta_min is not None or self.delta_max is not None:
+                low = 0.0 if self.delta_min is None else self.delta_min
+                high = 1.0 if self.delta_max is None else self.delta_max
+                models.append(DeltaPresence(subset, low, high))
+            if self.k_map is not None:
+                models.append(KMap(self.k_map, subset))
+        elif self.k_map is not None:
+            n = table.n_records
+            fraction = self.sampling_fraction
+            if self.population_size is not None:
+                if self.population_size < n:
+                    raise ConfigError(
+                        f"{spell('population_size')} must be at least the number of records ({n:,}), "
+                        f"got {self.population_size:g}"
+                    )
+                fraction = n / self.population_size
+            assert fraction is not None  # _presence_rules
+            estimator = self.k_map_estimator
+            models.append(EstimatedKMap(self.k_map, fraction, self.significance_level, estimator, n))
         return models
 
 
@@ -493,20 +605,30 @@ def privacy_models(
     delta_disclosure: float | None = None,
     method: str | None = None,
     risk: dict[str, Any] | None = None,
+    presence: dict[str, Any] | None = None,
 ) -> list[Any]:
     """Privacy model objects for ``table`` (none when no model is asked): the parameters checked by
     :class:`PrivacyModelParams` (``method`` names the caller in a message about two of them), then
     :meth:`PrivacyModelParams.privacy_models`. ``risk`` holds the risk-based models' parameters
     (average_risk, sample_uniqueness, population_uniqueness, uniqueness_model, sampling_fraction,
-    population_size), when asked."""
+    population_size), when asked; ``presence`` those of δ-presence and k-map (research_subset,
+    delta_min, delta_max, k_map, k_map_estimator, significance_level)."""
     risk = risk or {}
+    presence = presence or {}
     thresholds = ("average_risk", "sample_uniqueness", "population_uniqueness")
-    asked_none = k is None and l is None and t is None and beta is None and delta_disclosure is None
-    if asked_none and all(risk.get(name) is None for name in thresholds):
+    if (
+        k is None
+        and l is None
+        and t is None
+        and beta is None
+        and delta_disclosure is None
+        and all(risk.get(name) is None for name in thresholds)
+        and all(presence.get(name) is None for name in ("delta_min", "delta_max", "k_map"))
+    ):
         return []
     fields = PrivacyModelParams.model_fields
     asked = {"k": k, "l": l, "l_variant": l_variant, "c": c, "t": t, "t_distance": t_distance}
-    asked.update(beta=beta, beta_variant=beta_variant, delta_disclosure=delta_disclosure, **risk)
+    asked.update(beta=beta, beta_variant=beta_variant, delta_disclosure=delta_disclosure, **risk, **presence)
     params = PrivacyModelParams.parse(
         asked,
         spell=lambda name: spell(name, option_name(name, fields.get(name))),

@@ -41,6 +41,23 @@ BetaVariantOption = Annotated[str, typer.Option("--beta-variant", help="basic or
 DeltaDisclosureOption = Annotated[
     float | None, typer.Option("--delta-disclosure", help="Required delta of delta-disclosure privacy.")
 ]
+ResearchSubsetOption = Annotated[
+    str | None,
+    typer.Option(
+        "--research-subset",
+        help="Column marking the research subset (yes/no) of the population table checked, for "
+        "--delta-min/--delta-max and --k-map.",
+    ),
+]
+DeltaMinOption = Annotated[float | None, typer.Option("--delta-min", help="Lower bound of delta-presence.")]
+DeltaMaxOption = Annotated[float | None, typer.Option("--delta-max", help="Upper bound of delta-presence.")]
+KMapOption = Annotated[int | None, typer.Option("--k-map", help="Required k of k-map.")]
+KMapEstimatorOption = Annotated[
+    str, typer.Option("--k-map-estimator", help="poisson or zero_truncated_poisson (estimated k-map).")
+]
+SignificanceOption = Annotated[
+    float, typer.Option("--significance-level", help="Significance level of estimated k-map.")
+]
 SamplingFractionOption = Annotated[
     float | None, typer.Option("--sampling-fraction", help="Sampling fraction n / N of the population.")
 ]
@@ -84,6 +101,12 @@ def check(
     beta: BetaOption = None,
     beta_variant: BetaVariantOption = "basic",
     delta_disclosure: DeltaDisclosureOption = None,
+    research_subset: ResearchSubsetOption = None,
+    delta_min: DeltaMinOption = None,
+    delta_max: DeltaMaxOption = None,
+    k_map: KMapOption = None,
+    k_map_estimator: KMapEstimatorOption = "poisson",
+    significance_level: SignificanceOption = 0.01,
     sampling_fraction: SamplingFractionOption = None,
     population_size: PopulationSizeOption = None,
     average_risk: AverageRiskOption = None,
@@ -110,15 +133,13 @@ def check(
         outputs = Outputs([data, config, *([original] if original else [])])
         outputs.file(summary, "--summary", (".json",))
         asked = _asked(k, l, l_variant, c, t, t_distance, beta, beta_variant, delta_disclosure)
-        population = (sampling_fraction, population_size)
-        asked.update(
-            _risk(average_risk, sample_uniqueness, population_uniqueness, uniqueness_model, *population)
-        )
+        population = (k_map_estimator, significance_level, sampling_fraction, population_size)
+        asked.update(_presence(research_subset, delta_min, delta_max, k_map, *population))
+        asked.update(_risk(average_risk, sample_uniqueness, population_uniqueness, uniqueness_model))
         _validate(asked)
         settings = load_settings(config, InlineRoles(qi, sensitive, weight))
         treatment = _treatment(settings, missing)
         result = _verdict(Scale(engine, scheduler, workers, chunk_rows), data, settings, asked, treatment)
-        checked = result.report
         report = _header(data, result)
         if not quiet:
             report.add(_achieved(result))
@@ -126,7 +147,7 @@ def check(
         if result.required:
             verdict_text = "[bold green]satisfied[/]" if result.satisfied else "[bold red]not satisfied[/]"
             report.line(f"required {', '.join(result.required)}: {verdict_text}")
-            if show > 0 and checked.violating().height and not quiet:
+            if show > 0 and result.report.violating().height and not quiet:
                 report.add(_violating(result, show))
         stage_json(outputs, summary, figures)
         unmet = None if result.satisfied else f"{data.name} does not satisfy {', '.join(result.failing)}"
@@ -146,9 +167,9 @@ def _asked(*values: Any) -> dict[str, Any]:
 
 # The command's help (its docstring, set here to keep the command's body short).
 check.__doc__ = CHECK_HELP = """Achieved k-anonymity, l-diversity and t-closeness of a table (β-likeness and
-δ-disclosure privacy with --beta and --delta-disclosure, average risk, sample and population
-uniqueness with --average-risk, --sample-uniqueness and --population-uniqueness), and its violating
-classes.
+δ-disclosure privacy with --beta and --delta-disclosure, δ-presence and k-map with --delta-min,
+--delta-max and --k-map, average risk, sample and population uniqueness with --average-risk,
+--sample-uniqueness and --population-uniqueness), and its violating classes.
 
 The table is read as a release (Config.read_release): identifiers the release dropped are not
 needed, the delimiter is found, and generalized values such as 20-29, {a,b} or '*' are classes as
@@ -162,14 +183,26 @@ exit status 3 says that a required model is not satisfied (the --summary is writ
 """
 
 
-def _risk(average: Any, uniques: Any, population: Any, model: str, *sizes: Any) -> dict[str, Any]:
+def _risk(average: Any, uniques: Any, population: Any, model: str) -> dict[str, Any]:
     """The risk-based models' parameters as the verdict takes them (``risk``), only those given."""
     given = dict(average_risk=average, sample_uniqueness=uniques, population_uniqueness=population)
-    given.update(zip(("sampling_fraction", "population_size"), sizes, strict=True))
     chosen = {name: value for name, value in given.items() if value is not None}
     if model != "dankar":
         chosen["uniqueness_model"] = model
     return {"risk": chosen} if chosen else {}
+
+
+def _presence(*values: Any) -> dict[str, Any]:
+    """δ-presence and k-map's parameters as the verdict takes them (``presence``: research_subset,
+    delta_min, delta_max, k_map, k_map_estimator, significance_level, sampling_fraction,
+    population_size), only those given (none when neither model is asked)."""
+    names = ("research_subset", "delta_min", "delta_max", "k_map", "k_map_estimator", "significance_level")
+    given = dict(zip((*names, "sampling_fraction", "population_size"), values, strict=True))
+    defaults = {"k_map_estimator": "poisson", "significance_level": 0.01}
+    chosen = {
+        name: value for name, value in given.items() if value is not None and defaults.get(name) != value
+    }
+    return {"presence": chosen} if chosen else {}
 
 
 def _treatment(settings: Any, missing: str | None) -> str:
@@ -208,11 +241,12 @@ def _validate(asked: dict) -> None:
     """-k, -l and -t are validated as the methods validate them (finite, in range, whole l)."""
     from sdckit.params import PrivacyModelParams, option_name
 
-    if any(asked.get(name) is not None for name in ("k", "l", "t", "beta", "delta_disclosure", "risk")):
+    nested = ("presence", "risk")
+    if any(asked.get(name) is not None for name in ("k", "l", "t", "beta", "delta_disclosure", *nested)):
         fields = PrivacyModelParams.model_fields
-        flat = {name: value for name, value in asked.items() if name != "risk"}
+        flat = {name: value for name, value in asked.items() if name not in nested}
         PrivacyModelParams.parse(
-            flat | asked.get("risk", {}),
+            flat | asked.get("presence", {}) | asked.get("risk", {}),
             spell=lambda name: option_name(name, fields.get(name)),
             method="check",
         )

@@ -20,7 +20,9 @@ from sdckit.models.check import CheckReport, check_table
 from sdckit.models.closeness import DISTANCES, TCloseness
 from sdckit.models.disclosure import DeltaDisclosure
 from sdckit.models.diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+from sdckit.models.kmap import EstimatedKMap, KMap
 from sdckit.models.likeness import BETA_LIKENESS, BasicBetaLikeness, EnhancedBetaLikeness
+from sdckit.models.presence import DeltaPresence
 from sdckit.models.risk_based import AverageRisk, PopulationUniqueness, SampleUniqueness, TableModel
 
 __all__ = [
@@ -32,10 +34,13 @@ __all__ = [
     "BasicBetaLikeness",
     "ClassStatistics",
     "DeltaDisclosure",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EnhancedBetaLikeness",
+    "EstimatedKMap",
     "EntropyLDiversity",
     "KAnonymity",
+    "KMap",
     "ModelResult",
     "PopulationUniqueness",
     "PrivacyModel",

@@ -289,6 +289,7 @@ def verdict(
     beta: float | None = None,
     beta_variant: str = "basic",
     delta_disclosure: float | None = None,
+    presence: dict[str, Any] | None = None,
     risk: dict[str, Any] | None = None,
     missing: str = "wildcard",
     multiplicity: np.ndarray | None = None,
@@ -298,9 +299,11 @@ def verdict(
     ``missing="wildcard"`` (the default, as ``risk.missing``) and nulls among the quasi-identifiers a
     null matches every value and only k-anonymity is reported (l, t, β and δ need exact classes);
     without nulls both treatments count alike, so every model is reported. The verdict's ``missing``
-    is the treatment asked for. ``risk`` holds the parameters of the risk-based models (average_risk,
-    sample_uniqueness, population_uniqueness, uniqueness_model, sampling_fraction, population_size),
-    whose figure is the table's, the suppressed group one class of it."""
+    is the treatment asked for. ``presence`` holds the parameters of δ-presence and k-map
+    (research_subset, delta_min, delta_max, k_map, k_map_estimator, significance_level,
+    sampling_fraction, population_size), checked when given; ``risk`` those of the risk-based models
+    (average_risk, sample_uniqueness, population_uniqueness, uniqueness_model; the population in
+    ``presence``), whose figure is the table's, the suppressed group one class of it."""
     from sdckit.params import privacy_models
     from sdckit.table import Role
 
@@ -310,15 +313,14 @@ def verdict(
         raise ConfigError("no attribute has role quasi-identifier in the configuration")
     has_nulls = bool(table.data.select(pl.any_horizontal(pl.col(names).is_null()).any()).item())
     wildcard = missing == "wildcard" and has_nulls
-    if wildcard and any(
-        value is not None for value in (l, t, beta, delta_disclosure, *(risk or {}).values())
-    ):
+    exact = (l, t, beta, delta_disclosure, *(presence or {}).values(), *(risk or {}).values())
+    if wildcard and any(value is not None for value in exact):
         raise ConfigError(
             "with nulls as wildcards only k-anonymity can be checked (a null joins every class, so classes "
             f"overlap); check l and t with nulls as a category ({spell('missing')} category)"
         )
     likeness: dict[str, Any] = dict(beta=beta, beta_variant=beta_variant, delta_disclosure=delta_disclosure)
-    likeness.update(risk=risk)
+    likeness.update(presence=presence, risk=risk)
     required = privacy_models(
         table, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, **likeness, method="check"
     )
