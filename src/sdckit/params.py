@@ -342,12 +342,12 @@ class PrivacyModelParams(MethodParams):
     sampling_fraction: Annotated[
         Finite | None,
         SAMPLING_FRACTION_BOUNDS,
-        Field(description="Sampling fraction, for population uniqueness."),
+        Field(description="Sampling fraction n / N, for population uniqueness and estimated k-map."),
     ] = None
     population_size: Annotated[
         Finite | None,
         POPULATION_SIZE_BOUNDS,
-        Field(description="Population size, for population uniqueness."),
+        Field(description="Population size N, for population uniqueness and estimated k-map."),
     ] = None
     research_subset: Annotated[
         str | None,
