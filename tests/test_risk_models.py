@@ -148,6 +148,22 @@ def test_population_uniqueness_is_risk_reidentifications(model, fraction):
         assert achieved == pytest.approx(expected, rel=1e-12)
 
 
+def test_average_risk_and_uniques_are_risk_reidentifications():
+    """The prosecutor average of ``risk reidentification`` (its journalist and marketer averages
+    without weights) and its sample uniques, on the same table."""
+    frame = random_release(3)
+    keys = ["a", "b", "c"]
+    schema = Schema(tuple(Attribute(name, Role.QUASI_IDENTIFIER) for name in keys))
+    summary = reidentification_risk(Table(frame, schema), missing="category").summary()
+    observed = class_sizes(frame, keys)
+    average = AverageRisk(1.0).figure(observed)
+    assert average == pytest.approx(summary["prosecutor"]["average"], rel=1e-12)
+    assert average == pytest.approx(summary["journalist"]["average"], rel=1e-12)
+    assert average == pytest.approx(summary["marketer"]["average"], rel=1e-12)
+    uniques = SampleUniqueness(1.0).figure(observed)
+    assert uniques == pytest.approx(summary["sample_uniques_percent"] / 100, rel=1e-12) and uniques > 0
+
+
 def zayatz_by_formula(class_sizes: np.ndarray, population: int) -> float:
     """Zayatz (1991): the sample uniques times the probability that a sample unique is unique in
     the population, P(unique | size 1 in the sample) from hypergeometric draws, over the sampling
