@@ -381,9 +381,11 @@ def test_speed_fifteen_objects():
     x = rng.random((15, 15))
     s = (x + x.T) / 2
     for function in ("jaccard", "intersection"):
-        start = time.perf_counter()
+        # The CPU time of this process (the search is single-threaded): the same bound without load,
+        # and not failed by the time a loaded machine keeps the process waiting for a core.
+        start = time.process_time()
         result = overlapping_correlation_clustering(s, 8, max_labels=2, beta=2, function=function, seed=1)
-        assert time.perf_counter() - start < 1.0
+        assert time.process_time() - start < 1.0
         assert result.n_groups >= 2
 
 
