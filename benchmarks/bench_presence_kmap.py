@@ -13,10 +13,10 @@ For each row sdckit's best time of ``--repeats`` searches in this process, the n
 optimum and the ratio to the k-anonymity row at the same limit. When ARX's harness is built
 (``/tmp/arx``, ``benchmarks/arx/build.sh``; ``--arx DIR``), the same configurations run in one JVM and
 each row also shows ARX's optimum, the transformations ARX checked, ARX's median thread CPU time and
-the ratio sdckit / ARX (below 1: sdckit faster). ARX counts the suppression limit and Loss over the
-research subset, sdckit over the table given (the population), so with suppression the optima of the
-research-subset rows may differ; the column ``same`` says whether they agree. The peak resident
-memory of the process is printed at the end.
+the ratio sdckit / ARX (below 1: sdckit faster). Both count the suppression limit and Loss over the
+research subset; δ-presence with suppression may still differ (sdckit's group of suppressed records
+must satisfy the model, ARX does not check it); the column ``same`` says whether they agree. The peak
+resident memory of the process is printed at the end.
 
 Usage::
 

@@ -44,6 +44,7 @@ import polars as pl
 from sdckit import _kernels_lattice
 from sdckit.anonymize._lattice_fused import fused, roll_up_compiled
 from sdckit.anonymize._lattice_helpers import Helpers
+from sdckit.anonymize._research_subset import count_population, released_only
 from sdckit.anonymize._suppressed_group import group_holds, star_codes
 from sdckit.context import ProgressCallback
 from sdckit.frequency import (
@@ -311,7 +312,7 @@ class Search:
         self.star_codes = star_codes(hierarchies)
         self._scratch = np.full(4 * count + 1024, -1, dtype=np.int32) if self._fast_k else None
         self._sums = np.empty(4 * count + 1024, dtype=np.float64) if self._fast_k else None
-        self._whole_counts = weights is None
+        self._whole_counts = count_population(self, table, weights)  # and a research subset's counts
         self.evaluations = 0
         self.rolled_up = 0
         # Evaluated nodes kept to derive the classes of their generalizations from (roll-up): levels,
@@ -631,7 +632,7 @@ class Search:
             monotone_ok = float(sizes[~monotone_passes].sum()) <= self.max_suppressed + 1e-9
         node = Node(levels, classes, n_classes, sizes, passes, n_suppressed, satisfied, monotone_ok)
         node.first, node.parent, node.class_of = first, parent, class_of
-        node.satisfied = satisfied and self.suppressed_group_holds(node, statistics)
+        node.satisfied = released_only(self, node, results) and self.suppressed_group_holds(node, statistics)
         self._keep_source(node, statistics)
         return node
 

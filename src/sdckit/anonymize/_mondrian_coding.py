@@ -330,24 +330,40 @@ def _in_sensitive_domain(
 
 
 def _statistics(
-    child: np.ndarray, n_children: int, sizes: np.ndarray, index: np.ndarray, sensitive: list[_Sensitive]
+    child: np.ndarray,
+    n_children: int,
+    sizes: np.ndarray,
+    index: np.ndarray,
+    sensitive: list[_Sensitive],
+    subset: np.ndarray | None = None,
+    records: Sequence[str] = (),
 ) -> ClassStatistics:
     """Class statistics of the children of one partition (``child`` = child of each of its records).
 
     Built like :meth:`SensitiveCounts.from_codes`, but with the whole table's distribution as
-    ``overall`` (what t-closeness compares with), not the partition's.
+    ``overall`` (what t-closeness compares with), not the partition's. With ``subset`` (a research
+    subset's 0/1 per record) the sizes and the counts count the subset's records, those of the
+    ``records`` attributes (the subset's column) every record (sdckit.anonymize._research_subset).
     """
+    weights = None if subset is None else subset[index]
+    if weights is not None:
+        sizes = np.bincount(child, weights=weights, minlength=n_children)
     counts = {}
     for attribute in sensitive:
         n_values = attribute.n_values
         keys = child * n_values + attribute.codes[index]
         cells = n_children * n_values
+        counted = None if attribute.name in records else weights
         if cells <= max(_DENSE_CELLS, 4 * len(keys)):
-            dense = np.bincount(keys, minlength=cells)
+            dense = np.bincount(keys, weights=counted, minlength=cells)
             cell = np.flatnonzero(dense)
             values = dense[cell]
-        else:
+        elif counted is None:
             cell, values = np.unique(keys, return_counts=True)
+        else:
+            cell, inverse = np.unique(keys, return_inverse=True)
+            values = np.bincount(inverse, weights=counted, minlength=len(cell))
+            cell, values = cell[values > 0], values[values > 0]
         counts[attribute.name] = SensitiveCounts(
             attribute=attribute.name,
             classes=cell // n_values,

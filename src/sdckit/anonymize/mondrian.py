@@ -45,6 +45,7 @@ from sdckit.frequency import encode_column
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy
 from sdckit.labels import range_labels, set_labels
 from sdckit.models import KAnonymity, PrivacyModel, evaluate_all
+from sdckit.models.presence import released_classes, subset_columns, subset_weights
 from sdckit.params import PrivacyModelParams
 from sdckit.scale import methods as scaled
 from sdckit.table import Role, Schema, Table
@@ -228,6 +229,7 @@ class _Cutter:
     smallest: int  # records every child needs at least (the largest k; 1 without k-anonymity)
     only_k: bool  # k-anonymity alone: the children's sizes decide, no class statistics needed
     relaxed: bool
+    subset: np.ndarray | None = None  # a research subset's 0/1 per record (sizes count its records)
 
     @classmethod
     def of(
@@ -236,7 +238,11 @@ class _Cutter:
         models: Sequence[PrivacyModel],
         sensitive: list[_Sensitive],
         mode: str,
+        subset: np.ndarray | None = None,
     ) -> _Cutter:
+        # With a research subset a child may hold fewer than k records of the population: it is
+        # allowed with k subset records, or with none (it releases nothing).
+        largest_k = max([m.k for m in models if isinstance(m, KAnonymity)], default=1)
         return cls(
             codes=np.stack([d.codes for d in dimensions]).astype(np.int32),
             kinds=[d.kind for d in dimensions],
@@ -250,9 +256,10 @@ class _Cutter:
             ancestors=[d.ancestors for d in dimensions],
             models=models,
             sensitive=sensitive,
-            smallest=max([m.k for m in models if isinstance(m, KAnonymity)], default=1),
+            smallest=largest_k if subset is None else 1,
             only_k=all(isinstance(m, KAnonymity) for m in models),
             relaxed=mode == "relaxed",
+            subset=subset,
         )
 
     def cut(self, index: np.ndarray) -> tuple[list[np.ndarray], int, int, list[int]] | None:
@@ -286,8 +293,12 @@ class _Cutter:
                     child = (~left).astype(np.int64)
             if not self.only_k:
                 assert child is not None
-                statistics = _statistics(child, len(sizes), sizes, index, self.sensitive)
-                allowed, _ = evaluate_all(self.models, statistics)
+                statistics = _statistics(
+                    child, len(sizes), sizes, index, self.sensitive, self.subset, subset_columns(self.models)
+                )
+                allowed, results = evaluate_all(self.models, statistics)
+                if self.subset is not None:
+                    allowed, _ = released_classes(self.models, results, statistics.sizes, allowed)
                 if not allowed.all():
                     continue
             if left is not None:
@@ -413,10 +424,12 @@ def _partition(
     sensitive: list[_Sensitive],
     mode: str,
     progress: ProgressCallback | None,
+    subset: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int, int, dict[str, np.ndarray]]:
     """The class of every record (numbered in order of first record), the number of classes, the
-    number of cuts, and the cut tree (the arrays of :class:`CutTree`)."""
-    cutter = _Cutter.of(dimensions, models, sensitive, mode)
+    number of cuts, and the cut tree (the arrays of :class:`CutTree`); ``subset``: a research
+    subset's 0/1 per record (:func:`sdckit.models.presence.subset_weights`)."""
+    cutter = _Cutter.of(dimensions, models, sensitive, mode, subset)
     n = len(dimensions[0].codes)
     classes = np.empty(n, dtype=np.int64)
     n_classes = placed = splits = next_report = 0
@@ -743,9 +756,12 @@ def run(table: Table, params: MondrianParams, context: Context) -> Release:
     if table.n_records == 0:
         raise ConfigError("the data has no records")
     dimensions = _resolve(table, names, hierarchies, whole)
-    sensitive = _sensitive_of(table, models, dimensions, whole)
+    subset = subset_weights(table, models, None)  # the models count a research subset's records
+    sensitive = _sensitive_of(table, models, dimensions, whole, subset)
     progress = context.progress
-    classes, n_classes, splits, tree = _partition(dimensions, models, sensitive, params.mode, progress)
+    classes, n_classes, splits, tree = _partition(
+        dimensions, models, sensitive, params.mode, progress, subset
+    )
     return _release(table, dimensions, classes, n_classes, params, splits, tree)
 
 
@@ -766,7 +782,11 @@ def _refuse_table_models(models: Sequence[PrivacyModel]) -> None:
 
 
 def _sensitive_of(
-    table: Table, models: Sequence[PrivacyModel], dimensions: list[_Dimension], whole: WholeTable | None
+    table: Table,
+    models: Sequence[PrivacyModel],
+    dimensions: list[_Dimension],
+    whole: WholeTable | None,
+    subset: np.ndarray | None = None,
 ) -> list[_Sensitive]:
     """The sensitive attributes of ``models`` coded, once the whole table is known to satisfy them
     (else no partition can)."""
@@ -783,7 +803,9 @@ def _sensitive_of(
     sensitive = _encode_sensitive(table, models, whole)
     n = table.n_records
     everyone = np.arange(n, dtype=np.int64)
-    statistics = _statistics(np.zeros(n, dtype=np.int64), 1, np.array([n]), everyone, sensitive)
+    statistics = _statistics(
+        np.zeros(n, dtype=np.int64), 1, np.array([n]), everyone, sensitive, subset, subset_columns(models)
+    )
     try:
         for model in models:
             model.check_feasible(statistics)

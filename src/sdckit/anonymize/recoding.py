@@ -48,6 +48,7 @@ from sdckit.errors import ConfigError
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy
 from sdckit.labels import SUPPRESSED
 from sdckit.models import DistinctLDiversity, KAnonymity, PrivacyModel
+from sdckit.models.presence import subset_weights
 from sdckit.params import Finite, PrivacyModelParams, Whole, spell
 from sdckit.scale import methods as scaled
 from sdckit.table import Role, Schema, Table
@@ -342,6 +343,8 @@ def _generalize(
             )
         if model.sensitive_attribute in names:
             raise ConfigError(f"'{model.sensitive_attribute}' cannot be both quasi-identifier and sensitive")
+    # Class sizes, the suppression limit and the metric over the research subset, if any (ARX's count)
+    weights = subset_weights(table, models, weights)
     _check_metric_options(params, names)
     options = params.metric_options()
     search = Search(table, names, resolved, models, float(suppression_limit), metric, weights, options)

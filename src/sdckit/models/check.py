@@ -31,7 +31,8 @@ from sdckit.frequency import (
     group_records,
     wildcard_pattern_sizes,
 )
-from sdckit.models.base import ClassStatistics, ModelResult, PrivacyModel, evaluate_all
+from sdckit.models.base import ClassStatistics, ModelResult, PrivacyModel, SensitiveCounts, evaluate_all
+from sdckit.models.presence import released_classes, subset_columns, subset_weights
 from sdckit.params import spell
 from sdckit.table import Table
 
@@ -225,8 +226,16 @@ def check_table(
         first = first[order]
         suppressed = keys == n_keys - 1
     sensitive = [model.sensitive_attribute for model in models if model.sensitive_attribute is not None]
+    # With a research subset its records are counted (ARX's count, as generalize and Mondrian count
+    # them), the models reading the population from its column's counts in records.
+    columns = subset_columns(models)
+    counted = subset_weights(table, models, weights) if columns else weights
     if sensitive or (weights is not None and not wildcard):
-        statistics = ClassStatistics.from_records(keys, n_keys, data, sensitive, weights)
+        statistics = ClassStatistics.from_records(keys, n_keys, data, sensitive, counted)
+        population = {
+            name: SensitiveCounts.from_column(data.get_column(name), keys, n_keys) for name in columns
+        }
+        statistics = ClassStatistics(sizes=statistics.sizes, sensitive={**statistics.sensitive, **population})
     else:
         if weights is not None:
             kept = keys >= 0
@@ -236,6 +245,9 @@ def check_table(
             sizes = _wildcard_sizes(data.select(quasi_identifiers)[first], sizes)
         statistics = ClassStatistics(sizes=sizes)
     passes_all, results = evaluate_all(models, statistics)
+    if columns:
+        passes_all, results = released_classes(models, results, statistics.sizes, passes_all)
+        multiplicity = np.asarray(counted, dtype=np.int64)  # the records counted: the subset's
 
     return CheckReport(
         n_records=data.height if multiplicity is None else int(multiplicity.sum()),

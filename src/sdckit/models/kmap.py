@@ -45,7 +45,7 @@ from sdckit.models.base import (
     number_text,
     whole_table,
 )
-from sdckit.models.presence import subset_counts
+from sdckit.models.presence import population_counts, subset_counts
 from sdckit.params import K_BOUNDS, SIGNIFICANCE_BOUNDS, Argument, Finite, Whole, spell
 
 _K = Argument("k_map", Whole, K_BOUNDS)
@@ -110,6 +110,7 @@ class KMap(PrivacyModel):
     sensitive_attribute: str
     monotonic = True
     monotonic_with_suppression = False
+    counts_records = True  # the column's counts are of records, the sizes over the subset
 
     def __init__(self, k: int, research_subset: str) -> None:
         self.k: int = _K(k)
@@ -119,7 +120,7 @@ class KMap(PrivacyModel):
     def evaluate(self, statistics: ClassStatistics) -> ModelResult:
         inside = subset_counts(statistics, self.sensitive_attribute)
         released = inside > 0
-        sizes = statistics.sizes.astype(np.float64)
+        sizes = population_counts(statistics, self.sensitive_attribute)
         return ModelResult(
             model=self.name,
             passes=~released | (sizes >= self.k - TOLERANCE),
@@ -129,7 +130,7 @@ class KMap(PrivacyModel):
 
     def check_feasible(self, statistics_of_whole_table: ClassStatistics) -> None:
         whole = whole_table(statistics_of_whole_table)
-        total = float(whole.sizes.sum())
+        total = float(population_counts(whole, self.sensitive_attribute).sum())
         if subset_counts(whole, self.sensitive_attribute).sum() > 0 and total < self.k - TOLERANCE:
             raise ConfigError(
                 f"{self.name} cannot be satisfied: the population has {number_text(total)} records"

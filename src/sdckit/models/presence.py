@@ -30,7 +30,11 @@ databases. Proceedings of the 2007 ACM SIGMOD International Conference on Manage
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+import polars as pl
 
 from sdckit.errors import ConfigError
 from sdckit.models.base import (
@@ -45,11 +49,28 @@ from sdckit.models.base import (
 )
 from sdckit.params import DELTA_PRESENCE_BOUNDS, Argument, Finite, spell
 
+if TYPE_CHECKING:
+    from sdckit.table import Table
+
 _DELTA_MIN = Argument("delta_min", Finite, DELTA_PRESENCE_BOUNDS)
 _DELTA_MAX = Argument("delta_max", Finite, DELTA_PRESENCE_BOUNDS)
 
 _YES = frozenset({"yes", "y", "true", "t", "1", "1.0"})
 _NO = frozenset({"no", "n", "false", "f", "0", "0.0"})
+
+
+def _member(value: object, column: str) -> bool:
+    """Whether a value of the research-subset column marks a member (ConfigError if it marks none)."""
+    text = str(value).strip().lower() if value is not None else None
+    if text in _YES:
+        return True
+    if text not in _NO:
+        shown = "a missing value" if value is None else repr(value)
+        raise ConfigError(
+            f"the research subset column '{column}' ({spell('research_subset')}) must "
+            f"hold yes/no, true/false or 1/0 for every record, got {shown}"
+        )
+    return False
 
 
 def subset_members(counts: SensitiveCounts) -> np.ndarray:
@@ -58,30 +79,110 @@ def subset_members(counts: SensitiveCounts) -> np.ndarray:
     Any other value (a null included) is a ConfigError naming the column. Computed once per counts."""
     key = "research subset"
     if key not in counts._cache:
-        members = np.zeros(counts.n_values, dtype=bool)
-        for code, value in enumerate(counts.categories.to_list()):
-            text = str(value).strip().lower() if value is not None else None
-            if text in _YES:
-                members[code] = True
-            elif text not in _NO:
-                shown = "a missing value" if value is None else repr(value)
-                raise ConfigError(
-                    f"the research subset column '{counts.attribute}' ({spell('research_subset')}) must "
-                    f"hold yes/no, true/false or 1/0 for every record, got {shown}"
-                )
-        counts._cache[key] = members
+        counts._cache[key] = np.array(
+            [_member(value, counts.attribute) for value in counts.categories.to_list()], dtype=bool
+        )
     cached: np.ndarray = counts._cache[key]
     return cached
 
 
 def subset_counts(statistics: ClassStatistics, column: str) -> np.ndarray:
-    """Per class, the records (or sum of weights) of the research subset marked by ``column``."""
+    """Per class, the records of the research subset marked by ``column``."""
     counts = statistics.counts_of(column)
     members = subset_members(counts)
     inside = members[counts.values]
     return np.bincount(
         counts.classes[inside], weights=counts.counts[inside], minlength=statistics.n_classes
     ).astype(np.float64)
+
+
+def population_counts(statistics: ClassStatistics, column: str) -> np.ndarray:
+    """Per class, the records of the population table: the counts of every value of ``column``.
+
+    Read from the column's counts, not from ``statistics.sizes``: generalization, Mondrian and
+    ``check`` count the class sizes, the suppression limit and the metric over the research subset
+    (what is released, as ARX does: :func:`subset_weights`), and the column's counts stay counts of
+    records."""
+    counts = statistics.counts_of(column)
+    return np.bincount(counts.classes, weights=counts.counts, minlength=statistics.n_classes).astype(
+        np.float64
+    )
+
+
+def subset_columns(models: Sequence[PrivacyModel]) -> list[str]:
+    """The research-subset columns of the models stated against a population table (``counts_records``)."""
+    return [str(m.sensitive_attribute) for m in models if getattr(m, "counts_records", False)]
+
+
+def research_subset(models: Sequence[PrivacyModel]) -> str | None:
+    """The research-subset column of the models stated against a population table, if any (one
+    column: two different ones are a ConfigError)."""
+    columns = set(subset_columns(models))
+    if len(columns) > 1:
+        raise ConfigError(
+            f"the models name different research subsets ({', '.join(sorted(columns))}): "
+            f"give one {spell('research_subset')}"
+        )
+    return next(iter(columns), None)
+
+
+def released_classes(
+    models: Sequence[PrivacyModel], results: Sequence[ModelResult], sizes: np.ndarray, passes: np.ndarray
+) -> tuple[np.ndarray, list[ModelResult]]:
+    """With a research subset (``sizes`` count its records), ARX's rule for a class without a subset
+    record: nothing of it is released, so it passes every model but δ-presence (an adversary who
+    holds the population still learns that its people are not in the study), its achieved value
+    left out of the worst (+inf, or -inf where lower is better). Returns the classes passing every
+    model (``passes``, of :func:`sdckit.models.evaluate_all`, amended) and the results."""
+    empty = sizes <= 0
+    if not empty.any():
+        return passes, list(results)
+    changed, presence_ok = [], np.ones(len(sizes), dtype=bool)
+    for model, result in zip(models, results, strict=True):
+        if isinstance(model, DeltaPresence):
+            changed.append(result)
+            presence_ok &= result.passes
+            continue
+        blank = np.inf if result.higher_is_better else -np.inf
+        changed.append(
+            ModelResult(
+                model=result.model,
+                passes=result.passes | empty,
+                achieved=np.where(empty, blank, result.achieved),
+                higher_is_better=result.higher_is_better,
+            )
+        )
+    return passes | (empty & presence_ok), changed
+
+
+def subset_weights(
+    table: Table, models: Sequence[PrivacyModel], weights: np.ndarray | None
+) -> np.ndarray | None:
+    """The weights that count the released records: with a research subset, 1 for a record of the
+    subset and 0 for the rest of the population (class sizes, the suppression limit and the metric
+    are then over the subset, as ARX counts them), else ``weights`` unchanged. Sampling weights
+    with a research subset are a ConfigError: the data is a population table, whose records stand
+    for themselves."""
+    column = research_subset(models)
+    if column is None or column not in table.data.columns:
+        return weights
+    if weights is not None:
+        raise ConfigError(
+            f"sampling weights cannot be combined with a research subset ({spell('research_subset')} "
+            f"'{column}'): the data is the population table, each record one person"
+        )
+    series = table.data.get_column(column)
+    values = series.unique(maintain_order=True)
+    marked = values.filter(
+        pl.Series([_member(value, column) for value in values.to_list()], dtype=pl.Boolean)
+    )
+    members = series.is_in(marked.implode()).to_numpy()
+    if not members.any():
+        raise ConfigError(
+            f"the privacy models cannot be satisfied: the research subset column '{column}' "
+            f"({spell('research_subset')}) marks no record, so nothing is released"
+        )
+    return members.astype(np.float64)
 
 
 class DeltaPresence(PrivacyModel):
@@ -95,6 +196,7 @@ class DeltaPresence(PrivacyModel):
     sensitive_attribute: str
     monotonic = True
     monotonic_with_suppression = False
+    counts_records = True  # the column's counts are of records, the sizes over the subset
 
     def __init__(self, research_subset: str, delta_min: float = 0.0, delta_max: float = 1.0) -> None:
         self.sensitive_attribute = attribute_parameter(research_subset)
@@ -113,7 +215,7 @@ class DeltaPresence(PrivacyModel):
     def deltas(self, statistics: ClassStatistics) -> np.ndarray:
         """δ of every class: its subset records over its population records (0 for an empty class)."""
         inside = subset_counts(statistics, self.sensitive_attribute)
-        sizes = statistics.sizes
+        sizes = population_counts(statistics, self.sensitive_attribute)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(sizes > 0, inside / np.where(sizes > 0, sizes, 1.0), 0.0)
 
@@ -131,7 +233,7 @@ class DeltaPresence(PrivacyModel):
         suppressed records) partition the table, and a δ in the bounds for every part puts their
         population-weighted mean, the whole table's δ, in the bounds too."""
         whole = whole_table(statistics_of_whole_table)
-        delta = float(self.deltas(whole)[0]) if whole.sizes.sum() > 0 else 0.0
+        delta = float(self.deltas(whole)[0])
         if not self.delta_min - TOLERANCE <= delta <= self.delta_max + TOLERANCE:
             raise ConfigError(
                 f"{self.name} cannot be satisfied: the research subset is {delta:.6g} of the whole "

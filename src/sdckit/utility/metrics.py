@@ -322,7 +322,7 @@ def average_class_size(view: GeneralizationView) -> float:
     ``nan`` when no class is kept.
     """
     kept, _, _ = _record_weights(view, ignore_suppression=False)
-    suppressed_classes = np.zeros(view.n_classes, dtype=bool)
+    suppressed_classes = _empty_classes(view)
     suppressed_classes[view.classes[np.asarray(view.suppressed, dtype=bool)]] = True
     n_kept_classes = view.n_classes - int(np.count_nonzero(suppressed_classes))
     if n_kept_classes <= 0:
@@ -346,7 +346,17 @@ def average_class_size_arx(view: GeneralizationView) -> float:
     suppressed_classes[view.classes[suppressed]] = True
     n_suppressed_classes = int(np.count_nonzero(suppressed_classes))
     groups = view.n_classes - n_suppressed_classes + (1 if n_suppressed_classes else 0)
+    groups -= int(np.count_nonzero(_empty_classes(view) & ~suppressed_classes))
     return float(n) / groups
+
+
+def _empty_classes(view: GeneralizationView) -> np.ndarray:
+    """Classes of zero weight (a research subset's classes without a subset record: nothing of them
+    is released, and ARX counts no such class); none when every combination weighs something."""
+    counts = np.asarray(view.counts, dtype=np.float64)
+    if not len(counts) or counts.min() > 0:
+        return np.zeros(view.n_classes, dtype=bool)
+    return np.bincount(view.classes, weights=counts, minlength=view.n_classes) <= 0
 
 
 # --------------------------------------------------------------------------------------------------
