@@ -134,15 +134,19 @@ def rolled_node(  # pragma: no cover - compiled
 ):
     """A node rolled up from a source and judged in one call, for k-anonymity with models on one
     sensitive attribute: ``kinds`` 1 equal-distance t-closeness, 2 basic and 3 enhanced β-likeness,
-    ``limits`` their thresholds (tolerance included), ``monotone`` whether each counts as monotone
-    (``k`` = the largest k minus the tolerance, or -inf). The same values as the models' own
-    evaluation (:mod:`sdckit.models._kernels`' EMD; the gains in the same floating-point steps as
-    numpy's). Returns the roll-up (as :func:`roll_up_classes`, :func:`roll_up_pairs`), the per-class
-    passes, and the records of the classes failing any model and failing a monotone one (summed in
-    class order: exact for whole counts, which the caller requires). ``table``: a scratch of -1;
-    ``stack`` and ``index`` as :func:`_rolled_classes` reads them.
+    4 distinct l-diversity, 5 δ-disclosure privacy, ``limits`` their thresholds (tolerance included
+    for kinds 1-3; l minus it for kind 4, which passes at or above it; δ itself for kind 5, strict),
+    ``monotone`` whether each counts as monotone (``k`` = the largest k minus the tolerance, or
+    -inf). The same values as the models' own evaluation (:mod:`sdckit.models._kernels`' EMD; the
+    gains in the same floating-point steps as numpy's). Returns the roll-up (as
+    :func:`roll_up_classes`, :func:`roll_up_pairs`), the per-class passes, and the records of the
+    classes failing any model and failing a monotone one (summed in class order: exact for whole
+    counts, which the caller requires). ``table``: a scratch of -1; ``stack`` and ``index`` as
+    :func:`_rolled_classes` reads them.
     The first value is False (the others empty) when the node's key range reaches 2**62
-    (``level_counts``: the classes of every attribute at every level)."""
+    (``level_counts``: the classes of every attribute at every level), or when a δ-disclosure
+    value |ln(q/p)| lies within 1e-12 (relative) of δ: numpy's logarithm, which the model takes,
+    differs from numba's in the last bit for some values, so the caller then takes the general path."""
     if _mixed_product(levels, level_counts) < 0:
         no_ints = np.empty(0, dtype=np.int64)
         no_floats = np.empty(0, dtype=np.float64)
@@ -158,6 +162,7 @@ def rolled_node(  # pragma: no cover - compiled
         class_of, pair_classes, pair_values, pair_counts, n_classes, n_values
     )
     starts, totals = segments(classes, counts, n_classes)
+    unsure = False
     passes = np.empty(n_classes, dtype=np.bool_)
     monotone_passes = np.empty(n_classes, dtype=np.bool_)
     for c in range(n_classes):
@@ -165,6 +170,34 @@ def rolled_node(  # pragma: no cover - compiled
         monotone_passes[c] = passes[c]
     for m in range(kinds.shape[0]):
         kind = kinds[m]
+        if kind == 4:  # distinct l-diversity: at least ``limits[m]`` values (whole counts: one triple each)
+            for c in range(n_classes):
+                ok = starts[c + 1] - starts[c] >= limits[m]
+                passes[c] = passes[c] and ok
+                if monotone[m]:
+                    monotone_passes[c] = monotone_passes[c] and ok
+            continue
+        if kind == 5:  # δ-disclosure: |ln(q/p)| < δ, strictly; a class lacking a value of the table fails
+            present = 0
+            for v in range(n_values):
+                if overall[v] > 0:
+                    present += 1
+            margin = 1e-12 * abs(limits[m])
+            for c in range(n_classes):
+                ok = starts[c + 1] - starts[c] >= present
+                if ok:
+                    for i in range(starts[c], starts[c + 1]):
+                        q = counts[i] / totals[c]
+                        gap = abs(np.log(q / overall[values[i]]))
+                        if abs(gap - limits[m]) <= margin:
+                            unsure = True  # numba's log may differ from numpy's in the last bit
+                        elif not gap < limits[m]:
+                            ok = False
+                            break
+                passes[c] = passes[c] and ok
+                if monotone[m]:
+                    monotone_passes[c] = monotone_passes[c] and ok
+            continue
         if kind == 1:
             achieved = equal_emd(starts, values, counts, totals, overall)
         else:
@@ -187,6 +220,12 @@ def rolled_node(  # pragma: no cover - compiled
             passes[c] = passes[c] and ok
             if monotone[m]:
                 monotone_passes[c] = monotone_passes[c] and ok
+    if unsure:
+        no_ints = np.empty(0, dtype=np.int64)
+        no_floats = np.empty(0, dtype=np.float64)
+        no_flags = np.empty(0, dtype=np.bool_)
+        no_codes = np.empty(0, dtype=np.int32)
+        return False, no_codes, no_ints, no_floats, no_ints, no_codes, no_floats, no_flags, 0.0, 0.0
     suppressed = 0.0
     monotone_suppressed = 0.0
     for c in range(n_classes):

@@ -1,4 +1,5 @@
-"""One compiled call per lattice node for k-anonymity with t-closeness or β-likeness
+"""One compiled call per lattice node for k-anonymity with t-closeness, β-likeness, distinct
+l-diversity or δ-disclosure privacy
 (:mod:`sdckit.anonymize._lattice_search`).
 
 With a suppression limit, these models are not monotone and the search evaluates most of the lattice
@@ -11,7 +12,10 @@ for the nodes that need them (a satisfied node's suppressed group, a new roll-up
 
 Eligible: whole counts (no weights: the suppressed records are then summed exactly in any order),
 the combinations' code stack, one sensitive attribute, and only :class:`KAnonymity`, equal-distance
-:class:`TCloseness`, :class:`BasicBetaLikeness` and :class:`EnhancedBetaLikeness` models.
+:class:`TCloseness`, :class:`BasicBetaLikeness`, :class:`EnhancedBetaLikeness`, :class:`DistinctLDiversity`
+(whole counts: a class's distinct values are its triples, as the model counts them) and
+:class:`DeltaDisclosure` models (numba's logarithm; a node with a value within 1e-12 of δ, where it
+may differ from numpy's, takes the general path).
 """
 
 from __future__ import annotations
@@ -21,7 +25,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sdckit import _kernels_lattice, _kernels_rollup
-from sdckit.models import BasicBetaLikeness, EnhancedBetaLikeness, KAnonymity, TCloseness
+from sdckit.models import (
+    BasicBetaLikeness,
+    DeltaDisclosure,
+    DistinctLDiversity,
+    EnhancedBetaLikeness,
+    KAnonymity,
+    TCloseness,
+)
 from sdckit.models.base import TOLERANCE, ClassStatistics, SensitiveCounts
 
 if TYPE_CHECKING:
@@ -49,11 +60,11 @@ class Fused:
         self.table = np.full(4 * len(search.combinations.counts) + 1024, -1, dtype=np.int32)
         with np.errstate(divide="ignore"):
             self.log_overall = np.log(self.overall)  # numpy's log, as EnhancedBetaLikeness takes it
+        # The combinations as the classes of a source (Fused.grouped), built on first use.
+        self._bottom: tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     def evaluate(self, search: Search, levels: tuple[int, ...]) -> Node | None:
         """The node at ``levels``, or None when it has no source to roll up from (yet)."""
-        from sdckit.anonymize._lattice_search import Node
-
         at = np.asarray(levels, dtype=np.int64)
         chosen = int(_kernels_lattice.choose_source(search._source_levels, search._source_classes, at)[0])
         from_node = chosen >= 0 and search._sources[chosen] is not None
@@ -66,26 +77,70 @@ class Fused:
                 return None
             source, sensitive = helper
             stack, index = search._helpers.codes(source)
-        pair_classes, pair_values, pair_counts = sensitive[self.attribute]
+        assert source.first is not None
+        pairs = sensitive[self.attribute]
+        node = self._judge(search, levels, at, stack, index, source, source.first, source.sizes, pairs)
+        if node is not None and from_node:
+            search.rolled_up += 1  # from an evaluated node (as Search._roll_up counts)
+        return node
+
+    def grouped(self, search: Search, levels: tuple[int, ...]) -> Node | None:
+        """The node at ``levels`` grouped from the combinations themselves (the general path's
+        grouping when no node or helper can be rolled up from: each combination a class of the
+        bottom node, its triples the combinations'), judged in the same call; None when the key
+        range does not fit in int64."""
+        if self._bottom is None:
+            combination, values, counts = search.combinations.sensitive[self.attribute][:3]
+            rows = np.arange(len(search.combinations.counts), dtype=np.int64)
+            sizes = np.ascontiguousarray(search.combinations.counts, dtype=np.float64)
+            pairs = (np.ascontiguousarray(combination, dtype=np.int64), values, counts)
+            self._bottom = (rows, sizes, pairs)
+        rows, sizes, pairs = self._bottom
+        at = np.asarray(levels, dtype=np.int64)
+        return self._judge(search, levels, at, search.stack, rows, None, rows, sizes, pairs)
+
+    def _judge(
+        self,
+        search: Search,
+        levels: tuple[int, ...],
+        at: np.ndarray,
+        stack: Any,
+        index: np.ndarray,
+        parent: Node | None,
+        source_first: np.ndarray,
+        source_sizes: np.ndarray,
+        pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ) -> Node | None:
+        """One compiled call: the node at ``levels`` (``at``: as an array) from a source's classes
+        (their codes at ``stack[:, :, index]``, first combinations, sizes and triples), its verdicts,
+        the records suppressed; its suppressed group checked when satisfied, and kept as a source when
+        it may serve as one. ``parent``: the source node (its classes map through ``class_of``), or None
+        when the source's classes are the combinations (``class_of`` is then the node's classes).
+        None when the key range does not fit in int64."""
+        from sdckit.anonymize._lattice_search import Node
+
+        pair_classes, pair_values, pair_counts = pairs
         (fits, class_of, first, sizes, classes, values, counts, passes, suppressed, monotone_suppressed) = (
             _kernels_rollup.rolled_node(
-                stack, index, at, search._level_counts, source.first, source.sizes, self.table,
+                stack, index, at, search._level_counts, source_first, source_sizes, self.table,
                 pair_classes, pair_values, pair_counts, self.n_values, self.overall, self.log_overall,
                 self.k, self.kinds, self.limits, self.monotone,
             )
         )  # fmt: skip
         if not fits:
             return None
-        if from_node:
-            search.rolled_up += 1  # from an evaluated node (as Search._roll_up counts)
         n_classes = len(sizes)
         n_suppressed = float(suppressed)
         satisfied = n_suppressed <= search.max_suppressed + 1e-9
         monotone_ok = satisfied
         if not search.all_monotone:
             monotone_ok = float(monotone_suppressed) <= search.max_suppressed + 1e-9
-        node = Node(levels, None, n_classes, sizes, passes, n_suppressed, satisfied, monotone_ok)
-        node.first, node.parent, node.class_of = first, source, class_of
+        if parent is None:
+            node = Node(levels, class_of, n_classes, sizes, passes, n_suppressed, satisfied, monotone_ok)
+        else:
+            node = Node(levels, None, n_classes, sizes, passes, n_suppressed, satisfied, monotone_ok)
+            node.parent, node.class_of = parent, class_of
+        node.first = first
         statistics: ClassStatistics | None = None
         if satisfied:
             statistics = self.statistics(sizes, classes, values, counts)
@@ -129,6 +184,12 @@ def fused(search: Search) -> Fused | None:
         elif type(model) is EnhancedBetaLikeness:
             kinds.append(3)
             limits.append(model.beta + TOLERANCE)
+        elif type(model) is DistinctLDiversity:
+            kinds.append(4)
+            limits.append(model.l - TOLERANCE)
+        elif type(model) is DeltaDisclosure:
+            kinds.append(5)
+            limits.append(model.delta)
         else:
             return None
     (attribute,) = attributes

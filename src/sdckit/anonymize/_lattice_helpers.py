@@ -100,3 +100,17 @@ class Helpers:
         self.bytes += sum(sum(array.nbytes for array in triple) for triple in sensitive.values())
         self.built += 1
         return helper
+
+
+def present_pairs(pair: np.ndarray, weights: np.ndarray | None, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys of ``pair`` (a (combination, value) cell per record, below ``cells``), in
+    order, and the weights summed per key in record order (a count without weights), as
+    ``np.unique(pair, return_inverse=True)`` and a bincount of the inverse give them: through a direct
+    table of the cells when it is small next to the records (Adult: 12,458 combinations x 14
+    occupations for 30,162 records, a third of np.unique's time), else through np.unique."""
+    if cells <= 8 * len(pair) + 1024:
+        present = np.flatnonzero(np.bincount(pair, minlength=cells))
+        counts = np.bincount(pair, weights=weights, minlength=cells).astype(np.float64)
+        return present, counts[present]
+    present, inverse = np.unique(pair, return_inverse=True)
+    return present, np.bincount(inverse, weights=weights, minlength=len(present)).astype(np.float64)

@@ -43,7 +43,7 @@ import polars as pl
 
 from sdckit import _kernels_lattice
 from sdckit.anonymize._lattice_fused import fused, roll_up_compiled
-from sdckit.anonymize._lattice_helpers import Helpers
+from sdckit.anonymize._lattice_helpers import Helpers, present_pairs
 from sdckit.anonymize._research_subset import count_population, released_only
 from sdckit.anonymize._suppressed_group import group_holds, star_codes
 from sdckit.context import ProgressCallback
@@ -202,10 +202,7 @@ def distinct_combinations(
                 n_values += 1
                 categories = pl.concat([categories, pl.Series([None], dtype=categories.dtype)])
             pair = keys.astype(np.int64) * n_values + codes
-            unique_pairs, inverse = np.unique(pair, return_inverse=True)
-            pair_counts = np.bincount(inverse, weights=weights, minlength=len(unique_pairs)).astype(
-                np.float64
-            )
+            unique_pairs, pair_counts = present_pairs(pair, weights, n_combinations * n_values)
             overall = np.bincount(codes, weights=weights, minlength=n_values).astype(np.float64) / total
             sensitive_data[name] = (
                 unique_pairs // n_values,
@@ -605,6 +602,9 @@ class Search:
         if fused_node is not None:
             return fused_node
         rolled = self._roll_up(levels) or self._helpers.roll_up(self, levels)  # evaluated node, or helper
+        fused_node = self._fused.grouped(self, levels) if rolled is None and self._fused else None
+        if fused_node is not None:  # grouped from the combinations and judged in one call
+            return fused_node
         parent = class_of = first = classes = None
         if rolled is not None:
             parent, class_of, first, statistics = rolled
