@@ -39,7 +39,7 @@ from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.models import ClassStatistics, KAnonymity, PrivacyModel, check_table
 from sdckit.models.kmap import EstimatedKMap, KMap, derived_k
-from sdckit.models.presence import DeltaPresence
+from sdckit.models.presence import DeltaPresence, subset_figures
 from sdckit.table import Table
 from test_recoding import ADULT_COLUMNS, hierarchies_strategy
 
@@ -605,6 +605,8 @@ def test_the_suppression_limit_counts_the_research_subset():
     assert release.levels == {"g": 0}
     assert searched(release)["metric_value"] == pytest.approx(2 / 6)
     assert release.suppressed_records.sum() == 3  # a and b's people, 2 of them in the study
+    figures = subset_figures(release.original, [KMap(3, "study")], release.suppressed_records)
+    assert figures["research_subset"] == {"column": "study", "records": 6, "suppressed_records": 2}
     assert_attacker_bounds(release.table.data, ["g"], [KMap(3, "study")])
     # check counts the records released: 6, of which 2 suppressed.
     report = check_table(release.table, ["g"], [KMap(3, "study")], missing="category")
@@ -742,6 +744,10 @@ def test_anonymize_methods_take_the_models(tmp_path, method):
     assert sorted(groups.rows()) == [("ab", 6, 3), ("c", 3, 0)]
     text = summary.read_text()
     assert "(0, 0.5)-presence (study)" in text and "3-map (study)" in text
+    if method == "generalize":  # the subset's records: 3 released, none suppressed
+        subset = json.loads(text)["research_subset"]
+        assert subset == {"column": "study", "records": 3, "suppressed_records": 0}
+        assert "research subset 'study': 3 records released, 0 of them suppressed" in result.output
 
 
 def test_params_and_recipes():

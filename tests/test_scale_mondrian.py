@@ -244,6 +244,7 @@ def test_centroids(frame, parquet, config, tmp_path):
         ({"seed": -1}, "seed"),
         ({"params": MondrianParams(k=N + 1)}, "k must be at most"),
         ({"params": MondrianParams(l=3)}, "2 distinct values"),
+        ({"params": MondrianParams(research_subset="gifted", k_map=3)}, "does not take a research subset"),
     ],
 )
 def test_bad_input(parquet, config, tmp_path, options, named):

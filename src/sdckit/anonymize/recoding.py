@@ -48,7 +48,7 @@ from sdckit.errors import ConfigError
 from sdckit.hierarchy import MISSING_LABEL, Hierarchy
 from sdckit.labels import SUPPRESSED
 from sdckit.models import DistinctLDiversity, KAnonymity, PrivacyModel
-from sdckit.models.presence import subset_weights
+from sdckit.models.presence import subset_figures, subset_report, subset_weights
 from sdckit.params import Finite, PrivacyModelParams, Whole, spell
 from sdckit.scale import methods as scaled
 from sdckit.table import Role, Schema, Table
@@ -494,6 +494,7 @@ def _generalize_summary(release: Release) -> dict[str, Any]:
         "achieved": achieved(release, models),
         "heuristic": release.heuristic,
         "search": release.figures_as(GeneralizeFigures).search,
+        **subset_figures(release.original, models, release.suppressed_records),
     }
 
 
@@ -501,7 +502,8 @@ def _generalize_report(figures: dict[str, Any]) -> list[str]:
     from sdckit.anonymize.base import achieved_report, classes_report
 
     levels = ", ".join(f"{name} {level}" for name, level in figures["levels"].items())
-    return [f"generalization levels: {levels}", *classes_report(figures), *achieved_report(figures)]
+    lines = [*classes_report(figures), *subset_report(figures), *achieved_report(figures)]
+    return [f"generalization levels: {levels}", *lines]
 
 
 def _generalize_released(release: Release) -> Table:

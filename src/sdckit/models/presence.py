@@ -31,7 +31,7 @@ databases. Proceedings of the 2007 ACM SIGMOD International Conference on Manage
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -124,6 +124,35 @@ def research_subset(models: Sequence[PrivacyModel]) -> str | None:
             f"give one {spell('research_subset')}"
         )
     return next(iter(columns), None)
+
+
+def subset_figures(table: Table, models: Sequence[PrivacyModel], suppressed: np.ndarray) -> dict[str, Any]:
+    """A release's figures over its research subset, if the models have one (else none): the column,
+    the records of the subset and those of them suppressed (what the suppression limit counts)."""
+    column = research_subset(models)
+    if column is None:
+        return {}
+    inside = subset_weights(table, models, None)
+    assert inside is not None
+    members = inside > 0
+    return {
+        "research_subset": {
+            "column": column,
+            "records": int(members.sum()),
+            "suppressed_records": int((members & np.asarray(suppressed, dtype=bool)).sum()),
+        }
+    }
+
+
+def subset_report(figures: dict[str, Any]) -> list[str]:
+    """The line of :func:`subset_figures` in a method's report (none without a research subset)."""
+    subset = figures.get("research_subset")
+    if not subset:
+        return []
+    return [
+        f"research subset '{subset['column']}': {subset['records']:,} records released, "
+        f"{subset['suppressed_records']:,} of them suppressed"
+    ]
 
 
 def released_classes(

@@ -80,6 +80,7 @@ from sdckit.errors import ConfigError
 from sdckit.frequency import encode, encode_column, group_keys
 from sdckit.hierarchy import Hierarchy, missing_values_refused
 from sdckit.models import ClassStatistics, ModelResult, SensitiveCounts, evaluate_all
+from sdckit.params import spell
 from sdckit.scale._mondrian_cuts import Axis, FragmentCuts, coordinates, plan_cuts
 from sdckit.scale.dataset import Dataset, Partition, PartitionReader
 from sdckit.scale.engine import Engine
@@ -384,6 +385,11 @@ def run_mondrian(
     _check_missing(dataset, config, quasi_identifiers, numeric, surveys)
     sample = pl.concat([s["sample"] for s in surveys], how="vertical")
     schema, axes, whole = _whole_table(config, schema, quasi_identifiers, numeric, sensitive, surveys)
+    if getattr(params, "research_subset", None) is not None:  # merges and checks count every record
+        raise ConfigError(
+            f"mondrian over partitions does not take a research subset ({spell('research_subset')}: "
+            "delta-presence, k-map against a population table): run it in memory"
+        )
     models = tuple(params.privacy_models(SimpleNamespace(schema=schema, n_records=n)))
     _check_feasible(models, whole, sensitive, n)
 
