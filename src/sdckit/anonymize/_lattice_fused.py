@@ -64,7 +64,9 @@ class Fused:
         self._bottom: tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     def evaluate(self, search: Search, levels: tuple[int, ...]) -> Node | None:
-        """The node at ``levels``, or None when it has no source to roll up from (yet)."""
+        """The node at ``levels`` rolled up from an evaluated node or a helper, else grouped from the
+        combinations (:meth:`grouped`); None when the key range does not fit in int64 or a δ-disclosure
+        value is too close to δ (the general path then takes it, asking for a helper again)."""
         at = np.asarray(levels, dtype=np.int64)
         chosen = int(_kernels_lattice.choose_source(search._source_levels, search._source_classes, at)[0])
         from_node = chosen >= 0 and search._sources[chosen] is not None
@@ -72,9 +74,11 @@ class Fused:
             source, sensitive = search._sources[chosen]
             stack, index = search.stack, source.first
         else:
-            helper = search._helpers.source(search, levels, ask=False)
+            # Asked as the general path asks (a helper is built on its second request); without
+            # one, the node is grouped from the combinations in the same call.
+            helper = search._helpers.source(search, levels)
             if helper is None:
-                return None
+                return self.grouped(search, levels)
             source, sensitive = helper
             stack, index = search._helpers.codes(source)
         assert source.first is not None
