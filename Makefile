@@ -64,7 +64,6 @@ bench: $(STAMP) $(COMPILED)
 	$(BIN)/python benchmarks/bench_shapes.py --quick
 	$(BIN)/python benchmarks/bench_generalization.py
 	$(BIN)/python benchmarks/bench_risk_models.py --repeats 1
-	$(BIN)/python benchmarks/bench_risk_models.py --repeats 1
 	$(BIN)/python benchmarks/bench_text_codes.py
 	$(BIN)/python benchmarks/bench_local.py
 	$(BIN)/python benchmarks/bench_slicing.py
