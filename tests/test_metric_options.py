@@ -533,8 +533,10 @@ def test_classification_target_outside_the_quasi_identifiers_matches_arx_and_hel
     original = Table(frame, schema)
     accuracy = {}
     for name, made in (("loss", plain), ("classification", release)):
-        # As `sdckit utility classifier` measures (generalized values drawn back, forest, seed 0).
+        # As `sdckit utility classifier --model tree` measures (generalized values drawn back, seed 0);
+        # a tree, not the default forest, to keep the suite's time (the forest: 0.7896 -> 0.8037).
         drawn = prepared(original, made.table, ["salary-class", *SEVEN], "draw", 0)
-        accuracy[name] = classifier_utility(original, drawn.table, "salary-class", SEVEN).accuracy_release
-    # Measured: 0.7896 under Loss, 0.8037 for classification (0.8038 trained on the original).
+        measured = classifier_utility(original, drawn.table, "salary-class", SEVEN, model="tree")
+        accuracy[name] = measured.accuracy_release
+    # Measured with the tree: 0.7737 under Loss, 0.7917 for classification.
     assert accuracy["classification"] > accuracy["loss"] + 0.01
