@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import csv
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -274,47 +273,12 @@ class Hierarchy:
         does not hand out as string views, or leaves that are not distinct (the Enum's error then
         stands); the caller then codes the column through the Enum.
         """
-        if column.dtype != pl.String or sys.byteorder != "little":
-            return None
         table = self._text_table()
         if table is None:
             return None
-        import pyarrow as pa
-
         from sdckit import _kernels_text
 
-        # Each chunk as Arrow has it (no copy): its views, validity bitmap and data buffers, by address.
-        chunks: list[Any] = []
-        buffers: list[Any] = []
-        sizes: list[Any] = []
-        arrays: list[Any] = []
-        for part in column.get_chunks() if column.n_chunks() > 1 else (column,):
-            array = part.to_arrow(compat_level=_NEWEST)
-            if not isinstance(array, pa.Array) or not pa.types.is_string_view(array.type):
-                return None
-            n, offset = len(array), array.offset
-            validity, views, *data = array.buffers()
-            if n == 0:
-                continue
-            if views is None or views.size < 16 * (offset + n):
-                return None
-            if array.null_count:
-                if validity is None or 8 * validity.size < offset + n:
-                    return None
-                bitmap = validity.address
-            else:
-                bitmap = 0
-            chunks.append((views.address + 16 * offset, bitmap, n, offset, len(buffers), len(data)))
-            buffers += [buffer.address for buffer in data]
-            sizes += [buffer.size for buffer in data]
-            arrays.append(array)  # keeps the buffers alive until the codes are out
-        out = np.empty(len(column), dtype=np.int32)
-        label_bytes, slots, multiplier = table
-        _kernels_text.text_codes(
-            np.array(chunks, dtype=np.int64).reshape(-1, 6), np.array(buffers, dtype=np.int64),
-            np.array(sizes, dtype=np.int64), label_bytes, slots, multiplier, out,
-        )  # fmt: skip
-        return out
+        return _kernels_text.view_codes(column, table)
 
     def leaf_code_expression(self, name: str) -> pl.Expr:
         """For a text column ``name``: the leaf codes as an expression (null where no leaf matches),
@@ -731,25 +695,14 @@ class Hierarchy:
             self._cache["enum"] = pl.Enum(list(self.labels[0]))
         return self._cache["enum"]
 
-    def _text_table(self) -> tuple[np.ndarray, ...] | None:
+    def _text_table(self) -> tuple[np.ndarray, np.ndarray, np.uint64] | None:
         """The leaves as UTF-8 bytes, their hash table and its multiplier
         (:func:`sdckit._kernels_text.text_table`); None when two leaves are spelled alike or a leaf is not
         valid UTF-8."""
         if "text table" not in self._cache:
             from sdckit import _kernels_text
 
-            try:
-                encoded = [label.encode("utf-8") for label in self.labels[0]]
-            except UnicodeEncodeError:
-                self._cache["text table"] = None
-                return None
-            label_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-            label_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-            np.cumsum([len(label) for label in encoded], out=label_offsets[1:])
-            slots, multiplier, duplicate = _kernels_text.text_table(label_bytes, label_offsets)
-            self._cache["text table"] = (
-                None if duplicate >= 0 else (label_bytes, slots, np.uint64(multiplier))
-            )
+            self._cache["text table"] = _kernels_text.label_table(self.labels[0])
         return self._cache["text table"]
 
     def _line(self, row: int) -> int:
@@ -760,8 +713,6 @@ class Hierarchy:
 
 
 _SNIFF_BYTES = 64 * 1024
-#: polars' newest Arrow flavour: text as string views.
-_NEWEST = pl.CompatLevel.newest()
 
 
 def _where(name: str, source: str | None, line: int | None = None) -> str:
