@@ -75,3 +75,27 @@ def query_filter(node: dict) -> pl.Expr:
         "in": lambda: pl.any_horizontal([column == item for item in value]),
     }[node["op"]]()
     return comparison.fill_null(False)
+
+
+def pruned_equals_exhaustive(table, models, **arguments):
+    """Run the full-domain search as it prunes and with every node evaluated (``exhaustive=True``),
+    assert that both find the same node, metric value and suppressed records, and return the two
+    releases; None when both say that no node satisfies the models."""
+    import pytest
+
+    from sdckit.anonymize.recoding import GeneralizeFigures, full_domain_generalization
+    from sdckit.errors import ConfigError
+
+    try:
+        fast = full_domain_generalization(table, models, **arguments)
+    except ConfigError as error:
+        assert "cannot be satisfied" in str(error)
+        with pytest.raises(ConfigError, match="cannot be satisfied"):
+            full_domain_generalization(table, models, exhaustive=True, **arguments)
+        return None
+    slow = full_domain_generalization(table, models, exhaustive=True, **arguments)
+    assert fast.levels == slow.levels
+    value = [release.figures_as(GeneralizeFigures).search["metric_value"] for release in (fast, slow)]
+    assert value[0] == value[1]
+    assert fast.n_suppressed == slow.n_suppressed
+    return fast, slow
