@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.test_recoding import problems
 
-from sdckit.anonymize._lattice_search import Search, optimum
+from sdckit.anonymize._lattice_search import Search
+from sdckit.anonymize._lattice_walk import optimum
 from sdckit.models import (
     BasicBetaLikeness,
     DeltaDisclosure,

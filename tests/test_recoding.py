@@ -27,7 +27,8 @@ from pycanon import anonymity as pycanon
 
 from conftest import make_table
 from oracles import pruned_equals_exhaustive
-from sdckit.anonymize._lattice_search import Search, bounded_search
+from sdckit.anonymize._lattice_search import Search
+from sdckit.anonymize._lattice_walk import bounded_search
 from sdckit.anonymize.recoding import (
     CLASS_FREE_BOUND,
     GeneralizeFigures,

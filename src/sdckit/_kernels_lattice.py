@@ -421,7 +421,7 @@ def bounded_walk_k(
     satisfied,
     until,
 ):  # pragma: no cover - compiled
-    """The loop of ``_lattice_search.bounded_search`` without suppression, under k-anonymity alone with
+    """The loop of ``_lattice_walk.bounded_search`` without suppression, under k-anonymity alone with
     whole counts whose keys fit in int64 at every node, compiled: from position ``index`` of the
     ``order`` (by increasing bound) of the lattice (``lattice``: levels of every node, strides,
     top levels, tags, evaluated flags), the next node neither tagged failing nor evaluated is taken,

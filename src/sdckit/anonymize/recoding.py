@@ -32,14 +32,8 @@ import numpy as np
 import polars as pl
 from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
-from sdckit.anonymize._lattice_search import (
-    CLASS_FREE_BOUND,
-    Node,
-    Search,
-    exhaustive_search,
-    heuristic_search,
-    optimum,
-)
+from sdckit.anonymize._lattice_search import CLASS_FREE_BOUND, Node, Search
+from sdckit.anonymize._lattice_walk import exhaustive_search, heuristic_search, optimum
 from sdckit.anonymize._recoding_transform import GENERALIZE
 from sdckit.anonymize.base import Context, models_unmet, register_method, run_method
 from sdckit.anonymize.release import Figures, Release

@@ -1,0 +1,305 @@
+"""The strategies that find the optimal node of the full-domain lattice (:mod:`sdckit.anonymize.recoding`),
+given a :class:`~sdckit.anonymize._lattice_search.Search` that evaluates nodes: the classification of
+the lattice by binary searches along chains (monotone models), the search bounded by the metric's
+level bound (ARX's Flash idea with predictive tagging), the exhaustive search the tests compare with,
+and the labelled greedy heuristic for lattices larger than ``max_nodes``. See
+:mod:`sdckit.anonymize._lattice_search` for what is exact and why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sdckit import _kernels_lattice
+from sdckit.anonymize._lattice_search import Node, Search
+from sdckit.context import ProgressCallback
+
+
+def _tag(search: Search, status: np.ndarray, start: int, value: int) -> None:
+    """Tag ``start`` and all its generalizations (value 1) or specializations (value -1)."""
+    _kernels_lattice.tag_closure(
+        status, search.level_matrix, search.strides, search.max_levels, int(start), int(value), value > 0
+    )
+
+
+def _chain(search: Search, status: np.ndarray, start: int, rank: np.ndarray) -> list[int]:
+    """A chain of untagged nodes upwards from ``start``: each step raises the attribute ``j`` with the
+    smallest ``rank[node, j]`` (ties: the first attribute), up to a node with no untagged successor."""
+    return _kernels_lattice.upward_chain(
+        status, search.level_matrix, search.strides, search.max_levels, int(start), rank
+    ).tolist()
+
+
+def _binary_search(
+    search: Search, status: np.ndarray, chain: list[int], visit: Callable[[int], bool]
+) -> None:
+    """Find where the monotone models start to hold along ``chain`` with a binary search; every
+    evaluated node tags its generalizations (holding) or specializations (failing)."""
+    low, high = 0, len(chain) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        if status[chain[middle]] != 0:
+            # Tagged by an earlier step of this search: move towards the unknown part.
+            if status[chain[middle]] > 0:
+                high = middle - 1
+            else:
+                low = middle + 1
+            continue
+        if visit(chain[middle]):
+            high = middle - 1
+        else:
+            low = middle + 1
+
+
+def _classify(search: Search, progress: ProgressCallback | None) -> np.ndarray:
+    """Satisfied (1) or not (-1) for every node, by binary searches along chains (monotone case).
+    Along a chain, the attribute with the most levels left is raised first (ties: the first one)."""
+    status = np.zeros(search.size, dtype=np.int8)
+    rank = -(search.max_levels - search.level_matrix).astype(np.float64)  # fewer levels left: later
+
+    def visit(node: int) -> bool:
+        # Tagged by the models within the limit (monotone); whether the suppressed group holds them
+        # too is not monotone, so the candidates are evaluated again (optimum).
+        satisfied = search.evaluate(search.levels_of(node)).monotone_ok
+        _tag(search, status, node, 1 if satisfied else -1)
+        return satisfied
+
+    for start in search.order():
+        start = int(start)
+        if status[start] != 0:
+            continue
+        _binary_search(search, status, _chain(search, status, start, rank), visit)
+        if progress is not None:
+            progress(int(np.count_nonzero(status)), search.size)
+    return status
+
+
+@dataclass
+class Best:
+    node: Node | None = None
+    value: float = math.inf
+    height: int = 0
+
+    def offer(self, node: Node, value: float) -> None:
+        if math.isnan(value):
+            # Undefined (e.g. the average class size when every record is suppressed): worst.
+            value = math.inf
+        height = sum(node.levels)
+        if self.node is None or (value, height, node.levels) < (self.value, self.height, self.node.levels):
+            self.node, self.value, self.height = node, value, height
+
+
+def optimum(
+    search: Search,
+    monotone: bool,
+    suppression_limit: float,
+    progress: ProgressCallback | None,
+    top: Node | None = None,
+) -> tuple[Best, dict[str, Any]]:
+    statistics: dict[str, Any] = {"lattice_size": search.size}
+    if search.class_free_bound:
+        return bounded_search(search, progress, statistics, top)
+    best = Best()
+    pruned = np.zeros(search.size, dtype=bool)
+    order = search.order()
+    if monotone:
+        status = _classify(search, progress)
+        statistics["satisfying_nodes"] = int(np.count_nonzero(status > 0))
+        if suppression_limit <= 0 and search.metric.monotonic_without_suppression:
+            # Metrics are monotone without suppression (classification is not): only minimal
+            # satisfying nodes can be optimal.
+            minimal = (status > 0) & search.without_predecessor(status > 0)
+            candidates = [int(node) for node in order if minimal[node]]
+            statistics["candidates"] = len(candidates)
+            for node in candidates:
+                result = search.evaluate(search.levels_of(node))
+                best.offer(result, search.value(result))
+            return best, statistics
+        candidates = [int(node) for node in order if status[node] > 0]
+    else:
+        candidates = [int(node) for node in order]
+    statistics["candidates"] = len(candidates)
+    for index, node in enumerate(candidates):
+        if pruned[search.predecessors(node)].any():
+            pruned[node] = True
+            continue
+        result = search.evaluate(search.levels_of(node))
+        if best.node is not None and search.lower_bound(result) >= best.value:
+            pruned[node] = True
+            continue
+        if result.satisfied:
+            best.offer(result, search.value(result))
+        if progress is not None and index % 64 == 0:
+            progress(index + 1, len(candidates))
+    statistics["pruned_by_bound"] = int(np.count_nonzero(pruned))
+    return best, statistics
+
+
+def bounded_search(
+    search: Search, progress: ProgressCallback | None, statistics: dict[str, Any], top: Node | None
+) -> tuple[Best, dict[str, Any]]:
+    """The optimum for a metric whose bound depends on the levels only (ARX's Flash idea: predictive
+    tagging with the monotone models, pruning with the metric's bound).
+
+    ``bound[v]`` is at most the value of ``v`` and of every generalization of ``v``, whatever is
+    suppressed, so a node whose bound exceeds the best value found cannot win (ties are kept: the
+    best is then chosen by height and levels). Each evaluated node tags, through the models whose
+    satisfaction is monotone (all of them without suppression; k-anonymity and distinct l-diversity
+    with it), its generalizations as holding or its specializations as failing; a node tagged failing
+    is never evaluated. Every other node whose bound does not exceed the best is evaluated, so the
+    result is the exhaustive search's.
+
+    The order differs with and without suppression (it changes how many nodes are evaluated, never
+    the result). Without suppression a satisfying node's value is its bound, so nodes are taken by
+    increasing bound, and the status of an untagged one is found by a binary search along a chain
+    of untagged nodes above it (each step raising the attribute of the smallest bound), which tags
+    large failing down-sets at once. With suppression few satisfying nodes have a bound below the
+    optimum but many failing ones do; the lattice is walked top-down (by decreasing height, then
+    bound), so that the failing nodes evaluated are the highest ones, whose specializations they
+    tag, and the satisfying nodes found early bound the rest.
+    """
+    bounds = search.level_bounds()
+    status = np.zeros(search.size, dtype=np.int8)
+    evaluated = np.zeros(search.size, dtype=bool)
+    best = Best()
+    cutoff = math.inf
+
+    def offer(node: int, result: Node) -> None:
+        nonlocal cutoff
+        if result.satisfied and bounds[node] <= cutoff:  # else its value cannot reach the best
+            best.offer(result, search.value(result))
+            cutoff = best.value + 1e-9 * max(1.0, abs(best.value))
+
+    def visit(node: int, result: Node | None = None) -> bool:
+        if result is None:
+            result = search.evaluate(search.levels_of(node))
+        evaluated[node] = True
+        _tag(search, status, node, 1 if result.monotone_ok else -1)
+        offer(node, result)
+        if progress is not None and search.evaluations % 64 == 0:
+            progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
+        return result.monotone_ok
+
+    if top is not None:
+        visit(search.size - 1, top)
+    top_down = search.max_suppressed > 0
+    if top_down:
+        statistics["strategy"] = "top-down, predictive tagging and the metric's bound"
+        order = np.lexsort((bounds, -search.heights))  # stable: ties in node order
+    else:
+        statistics["strategy"] = "by increasing bound, binary searches along chains"
+        order = np.lexsort((search.heights, bounds))  # stable: ties in node order
+        # Along a chain, raise the attribute whose successor has the smallest bound.
+        rank = _kernels_lattice.successor_bounds(
+            bounds, search.level_matrix, search.strides, search.max_levels
+        )
+    ordered_bounds = bounds[order]
+    if not top_down and search.walks_compiled():
+        # The same loop, compiled: it returns whenever a satisfying node may be offered, so that its
+        # value is computed here and the cutoff lowered, in the order the nodes were visited, and
+        # every 64 evaluations, so that progress is reported and Ctrl-C is not held up.
+        first, sizes = search.compiled_sources()
+        counters = np.zeros(2, dtype=np.int64)
+        visits = np.empty(search.size, dtype=np.int64)
+        satisfied = np.empty(search.size, dtype=bool)
+        lattice = (search.level_matrix, search.strides, search.max_levels, status, evaluated)
+        evaluation = (
+            search.stack,
+            search._level_counts,
+            search.combinations.counts,
+            search.k_only,
+            search._scratch,
+            search._sums,
+            search.max_suppressed,
+            counters,
+        )
+        kept = (search._source_levels, search._source_classes)
+        index, done, reported = 0, False, search.evaluations // 64
+        while not done:
+            index, n_visits, done = _kernels_lattice.bounded_walk_k(
+                order, ordered_bounds, bounds, rank, lattice, evaluation, kept, first, sizes, index, cutoff,
+                visits, satisfied, int(counters[0]) + 64,
+            )  # fmt: skip
+            for node, ok in zip(visits[:n_visits].tolist(), satisfied[:n_visits].tolist(), strict=True):
+                if ok and bounds[node] <= cutoff:
+                    offer(node, search.node_k(search.levels_of(node)))
+            if progress is not None and (search.evaluations + int(counters[0])) // 64 > reported:
+                reported = (search.evaluations + int(counters[0])) // 64
+                progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
+        search.evaluations += int(counters[0])
+        search.rolled_up += int(counters[1])
+        search.forget_sources()
+        statistics["candidates"] = int(np.count_nonzero(evaluated))
+        return best, statistics
+
+    def next_open(index: int) -> int:
+        """The position, from ``index`` on, of the next node in the order that is neither tagged
+        failing nor evaluated (nor, top-down, above the cutoff): vectorized, a block at a time."""
+        while index < len(order):
+            block = order[index : index + 512]
+            open_ = (status[block] >= 0) & ~evaluated[block]
+            if top_down:
+                open_ &= ordered_bounds[index : index + 512] <= cutoff  # not sorted by bound here
+            first = int(np.argmax(open_))
+            if open_[first]:
+                return index + first
+            index += 512
+        return len(order)
+
+    index = 0
+    while True:
+        index = next_open(index)
+        if index >= len(order):
+            break
+        node = int(order[index])
+        index += 1
+        if ordered_bounds[index - 1] > cutoff:
+            break  # sorted by bound: no later node can win
+        if not top_down and status[node] == 0:
+            _binary_search(search, status, _chain(search, status, node, rank), visit)
+        if status[node] >= 0 and not evaluated[node]:
+            visit(node)
+    statistics["candidates"] = int(np.count_nonzero(evaluated))
+    return best, statistics
+
+
+def exhaustive_search(search: Search) -> tuple[Best, dict[str, Any]]:
+    best = Best()
+    for node in search.order():
+        result = search.evaluate(search.levels_of(int(node)))
+        if result.satisfied:
+            best.offer(result, search.value(result))
+    return best, {"lattice_size": search.size, "strategy": "exhaustive"}
+
+
+def heuristic_search(search: Search, progress: ProgressCallback | None = None) -> tuple[Best, dict[str, Any]]:
+    levels = [0] * len(search.max_levels)
+    current = search.evaluate(levels)
+    steps = 0
+    most_steps = int(np.sum(search.max_levels))  # each step raises one attribute by one level
+    while not current.satisfied:
+        if progress is not None:
+            progress(steps, most_steps)
+        options = []
+        for j in range(len(levels)):
+            if levels[j] < search.max_levels[j]:
+                trial = list(levels)
+                trial[j] += 1
+                result = search.evaluate(trial)
+                options.append((result.n_suppressed, search.value(result), j, result))
+        if not options:
+            break
+        _, _, j, current = min(options, key=lambda option: option[:3])
+        levels[j] += 1
+        steps += 1
+    if progress is not None:
+        progress(most_steps, most_steps)
+    best = Best()
+    if current.satisfied:
+        best.offer(current, search.value(current))
+    return best, {"lattice_size": search.size, "heuristic_steps": steps}
