@@ -280,8 +280,16 @@ class _Sensitive:
 
 
 def _encode_sensitive(
-    table: Table, models: Sequence[PrivacyModel], whole: WholeTable | None = None
+    table: Table,
+    models: Sequence[PrivacyModel],
+    whole: WholeTable | None = None,
+    subset: np.ndarray | None = None,
+    records: Sequence[str] = (),
 ) -> list[_Sensitive]:
+    """The sensitive attributes of ``models`` coded, each with the distribution t-closeness compares
+    with: the whole table's, or with ``subset`` (a research subset's 0/1 per record) the subset's,
+    as the class counts are (:func:`_statistics`) and as generalize and ``check`` count it; the
+    ``records`` attributes (the subset's column) count every record."""
     result = []
     for name in dict.fromkeys(m.sensitive_attribute for m in models if m.sensitive_attribute is not None):
         codes, n_values, has_missing, categories = encode_column(table.column(name))
@@ -298,7 +306,8 @@ def _encode_sensitive(
             n_values += 1
             categories = pl.concat([categories, pl.Series([None], dtype=categories.dtype)])
         codes = codes.astype(np.int64)
-        overall = np.bincount(codes, minlength=n_values).astype(np.float64)
+        weights = None if subset is None or name in records else subset
+        overall = np.bincount(codes, weights=weights, minlength=n_values).astype(np.float64)
         overall /= max(overall.sum(), 1.0)
         result.append(_Sensitive(name, codes, n_values, overall, categories.alias(name)))
     return result

@@ -800,7 +800,7 @@ def _sensitive_of(
             )
         if attribute in names:
             raise ConfigError(f"'{attribute}' cannot be both quasi-identifier and sensitive")
-    sensitive = _encode_sensitive(table, models, whole)
+    sensitive = _encode_sensitive(table, models, whole, subset, subset_columns(models))
     n = table.n_records
     everyone = np.arange(n, dtype=np.int64)
     statistics = _statistics(
