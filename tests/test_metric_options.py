@@ -276,6 +276,88 @@ def test_pruned_search_equals_exhaustive_search(problem, limit, k):
     fast, slow = found
 
 
+@st.composite
+def loss_problems(draw):
+    """Random tables of 2-3 quasi-identifiers for Loss, with or without attribute weights."""
+    frame, names, hierarchies, _, _ = draw(problems())
+    weights = None
+    if draw(st.booleans()):
+        weights = {name: draw(st.sampled_from([0.0, 0.5, 1.0, 3.0])) for name in names}
+        weights[names[0]] = 1.0
+    return frame, names, hierarchies, weights
+
+
+@pytest.mark.parametrize("gs", [0.0, 0.1, 0.5, 0.9, 1.0])
+@pytest.mark.parametrize("limit", [0.0, 0.1, 0.4])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(problem=loss_problems(), k=st.integers(1, 4))
+def test_gs_factor_pruned_search_equals_exhaustive_search(gs, limit, problem, k):
+    """Every gs-factor, with and without suppression: at gs-factor 1 the clean nodes are searched
+    first and the others bounded by their least suppression (sdckit.anonymize._lattice_clean)."""
+    frame, names, hierarchies, weights = problem
+    options = {"gs_factor": gs} if weights is None else {"gs_factor": gs, "attribute_weights": weights}
+    found = pruned_equals_exhaustive(
+        Table.from_frame(frame),
+        [KAnonymity(k)],
+        quasi_identifiers=names,
+        hierarchies=hierarchies,
+        suppression_limit=limit,
+        metric="loss",
+        **options,
+    )
+    if found is not None and gs == 1.0 and limit > 0:
+        assert searched(found[0]).get("clean_nodes_first") is True
+
+
+@pytest.mark.parametrize("gs", [0.0, 0.25, 0.5, 0.9, 1.0])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=loss_problems(), k=st.integers(2, 4))
+def test_suppressing_bound_is_below_every_node_that_suppresses(gs, problem, k):
+    """The bound of a node that suppresses records (at least the least combination count) is at most
+    its Loss, at every node that does, and equals the level bound at least 0."""
+    frame, names, hierarchies, weights = problem
+    search = Search(
+        Table.from_frame(frame),
+        names,
+        [hierarchies[n] for n in names],
+        [KAnonymity(k)],
+        0.5,
+        "loss",
+        None,
+        MetricOptions(gs_factor=gs, attribute_weights=weights or {names[0]: 1.0}),
+    )
+    least = float(search.combinations.counts.min())
+    bounds = search.loss_bounds(least)
+    assert np.array_equal(search.loss_bounds(0.0), search.level_bounds())
+    assert np.all(bounds >= search.level_bounds())
+    for node in range(search.size):
+        result = search.evaluate(search.levels_of(node))
+        if result.n_suppressed > 0:
+            assert bounds[node] <= search.value(result) + 1e-12
+
+
+def test_suppressing_bound_by_hand():
+    # FIVE at gs-factor 1 (gF 0, sF 1): a node suppressing at least one record costs at least 1/5 per
+    # attribute: sqrt(1.2 * 1.2) - 1 = 0.2 everywhere; node (0, 0) suppresses 3 records: 0.6.
+    # At gs-factor 0.5 (gF = sF = 1), node (1, 0): a's shares 1/2 (sum 2.5), b's 1/2 (2.5); one record
+    # suppressed adds 1 - 1/2 to each: a (3 - 1.25) / 3.75 = 7/15, b (3 - 2.5) / 2.5 = 1/5.
+    search = Search(
+        Table.from_frame(FIVE), ["a", "b"], [A, B], [KAnonymity(2)], 0.6, "loss", None,
+        MetricOptions(gs_factor=1.0),
+    )  # fmt: skip
+    assert search.loss_bounds(1.0) == pytest.approx(np.full(search.size, 0.2), abs=1e-12)
+    assert search.value(search.evaluate([0, 0])) == pytest.approx(0.6)
+    search = Search(
+        Table.from_frame(FIVE), ["a", "b"], [A, B], [KAnonymity(2)], 0.6, "loss", None,
+        MetricOptions(gs_factor=0.5, attribute_weights={"a": 1.0}),
+    )  # fmt: skip
+    assert search.loss_bounds(1.0)[search.node_of([1, 0])] == pytest.approx(
+        math.sqrt((1 + 7 / 15) * 1.2) - 1, abs=1e-12
+    )
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), st.sampled_from([0.0, 0.2]))
 def test_each_bound_is_below_every_generalization(problem, limit):

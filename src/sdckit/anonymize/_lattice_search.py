@@ -72,7 +72,7 @@ from sdckit.models import (
 from sdckit.models.base import TOLERANCE
 from sdckit.table import Table
 from sdckit.utility.metrics import loss_per_attribute
-from sdckit.utility.objectives import MetricOptions, loss_attribute_bounds
+from sdckit.utility.objectives import MetricOptions, loss_attribute_bounds, suppressing_loss_bounds
 from sdckit.utility.view import GeneralizationView
 
 _SOURCES = 32  # evaluated nodes kept for roll-up
@@ -654,9 +654,11 @@ class Search:
     def lower_bound(self, node: Node) -> float:
         return float(self.metric.lower_bound(node.view(self, suppress=False), self.max_suppressed))
 
-    def loss_bounds(self) -> np.ndarray:
+    def loss_bounds(self, least: float = 0.0) -> np.ndarray:
         """ARX Loss of every node computed as if nothing were suppressed: a lower bound of the
-        Loss of the node and of every generalization of it, whatever is suppressed.
+        Loss of the node and of every generalization of it, whatever is suppressed. With ``least``
+        (options set), a lower bound of the Loss of a node that suppresses records weighing at least
+        that much (:func:`sdckit.utility.objectives.suppressing_loss_attributes`).
 
         Per-attribute Loss without suppression depends only on that attribute's level, so it is
         measured once per (attribute, level) and combined for all nodes by the geometric mean.
@@ -665,10 +667,13 @@ class Search:
         for level in range(per_attribute.shape[1]):
             levels = tuple(min(level, int(m)) for m in self.max_levels)
             view = self._unsuppressed_view(levels)
+            gs_factor, weights = self.options.gs_factor, self.options.attribute_weights
             per_attribute[:, level] = (
                 list(loss_per_attribute(view).values())
                 if self.options.is_default
-                else loss_attribute_bounds(view, self.options.gs_factor, self.options.attribute_weights)
+                else loss_attribute_bounds(view, gs_factor, weights)
+                if least <= 0
+                else suppressing_loss_bounds(view, gs_factor, weights, least)
             )
         logs = np.zeros(self.size)
         per_attribute = np.log1p(per_attribute)  # per (attribute, level), then gathered: same values

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from sdckit import _kernels_lattice
+from sdckit.anonymize._lattice_clean import clean_first
 from sdckit.anonymize._lattice_search import Node, Search
 from sdckit.context import ProgressCallback
 
@@ -168,6 +169,13 @@ def bounded_search(
     evaluated = np.zeros(search.size, dtype=bool)
     best = Best()
     cutoff = math.inf
+    seeded = clean_first(search, bounded_search)
+    if seeded is not None:  # gs-factor 1: the clean nodes first, then a bound for the others
+        bounds, clean, value = seeded
+        statistics["clean_nodes_first"] = True
+        if clean is not None:
+            best.offer(clean, value)
+            cutoff = best.value + 1e-9 * max(1.0, abs(best.value))
 
     def offer(node: int, result: Node) -> None:
         nonlocal cutoff

@@ -75,6 +75,7 @@ __all__ = [
     "factors",
     "loss_attributes",
     "search_metric",
+    "suppressing_loss_bounds",
     "target_of",
     "weighted_loss",
 ]
@@ -127,6 +128,44 @@ def loss_attributes(
             charged = 0.0
         least = generalization * n / domain
         result[j] = max((generalization * kept_share + charged - least) / (n - least), 0.0)
+    return result
+
+
+def suppressing_loss_attributes(view: GeneralizationView, gs_factor: float, least: float) -> np.ndarray:
+    """A lower bound of the Loss of every quasi-identifier under ``gs_factor`` at ``view``'s levels for
+    a node that suppresses records weighing at least ``least`` in all (the view's own suppression is
+    ignored: every record is counted).
+
+    Proof. Per attribute ``A`` with ``|D|`` leaves, let ``s_r`` be the share of record ``r``'s
+    generalized value and ``T = sum_r w_r s_r`` over all records. Kept, ``r`` costs ``gF·s_r``;
+    suppressed, ``1`` when ``sF = 1`` and ``s_r + sF·(1 - s_r)`` otherwise (then ``gF = 1``). So
+    ``S_A = gF·T + sum over the suppressed records of w_r·e(s_r)`` with the increment ``e(s) = 1 - gF·s``
+    (``sF = 1``) or ``sF·(1 - s)`` (``gF = 1``), both at least 0 and decreasing in ``s``; hence
+    ``S_A >= gF·T + W·e(s_max)`` for suppressed records weighing ``W >= least``, ``s_max`` the largest
+    share of a value present at this level. The normalization ``(S_A - m) / (n - m)`` and the clip at 0
+    are increasing in ``S_A``; an attribute with one leaf costs ``sF·W / n >= sF·least / n``. The same
+    records are suppressed in every attribute, and the weighted geometric mean is increasing in each
+    term, so these terms combined bound the node's Loss. With ``least = 0`` they are
+    :func:`loss_attributes` with ``ignore_suppression`` (ARX's ``MetricMDNMLoss`` bound: ``gF·T``)."""
+    frequencies = _leaf_frequencies(view, True, need_all=True)
+    n = frequencies.n
+    result = np.zeros(len(view.hierarchies), dtype=np.float64)
+    if n <= 0:
+        return result
+    generalization, suppression = factors(gs_factor)
+    for j, (hierarchy, level) in enumerate(zip(view.hierarchies, view.levels, strict=True)):
+        domain = hierarchy.n_leaves
+        every = frequencies.all_records[j]
+        if domain <= 1:
+            result[j] = suppression * least / n
+            continue
+        share = hierarchy.leaves_under(int(level)) / domain
+        present = share[every > 0]
+        largest = float(present.max()) if present.size else 1.0
+        increment = 1.0 - generalization * largest if suppression == 1.0 else suppression * (1.0 - largest)
+        least_cost = generalization * n / domain
+        charged = generalization * float(every @ share) + least * increment
+        result[j] = max((charged - least_cost) / (n - least_cost), 0.0)
     return result
 
 
@@ -440,6 +479,14 @@ def loss_attribute_bounds(
     return loss_attributes(view, gs_factor, ignore_suppression=True) * _normalized(
         _resolve_weights(view, weights)
     )
+
+
+def suppressing_loss_bounds(
+    view: GeneralizationView, gs_factor: float, weights: Mapping[str, float] | None, least: float
+) -> np.ndarray:
+    """``w_A`` times :func:`suppressing_loss_attributes` (weights divided by the largest): the terms of
+    the Loss bound of a node that suppresses records weighing at least ``least``."""
+    return suppressing_loss_attributes(view, gs_factor, least) * _normalized(_resolve_weights(view, weights))
 
 
 @dataclass(frozen=True)
