@@ -32,6 +32,7 @@ import numpy as np
 import polars as pl
 from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
+from sdckit import _kernels_release
 from sdckit.anonymize._lattice_search import CLASS_FREE_BOUND, Node, Search
 from sdckit.anonymize._lattice_walk import exhaustive_search, heuristic_search, optimum
 from sdckit.anonymize._recoding_transform import GENERALIZE
@@ -400,47 +401,50 @@ def _release(
     figures: GeneralizeFigures,
     heuristic: bool,
 ) -> Release:
-    record_combination = search.combinations.record_combination
-    combination_suppressed = ~node.passes[node.classes]
-    suppressed = combination_suppressed[record_combination]
-    record_classes = np.where(suppressed, -1, node.classes[record_combination]).astype(np.int64)
-    columns = []
-    # NCP of every cell: per combination, then one gather over the records.
-    combination_penalty = np.empty((len(combination_suppressed), len(search.quasi_identifiers)))
+    q = len(search.quasi_identifiers)
+    # Released as Enums of the levels' labels (and '*'): the text a user sees, stored as small integer
+    # codes that later checks group exactly without hashing text. A node of the missing value
+    # (MISSING_LABEL) is released as a missing value: the Enum's null.
+    category_lists = []
     for j, hierarchy in enumerate(search.hierarchies):
-        level = node.levels[j]
-        combination_penalty[:, j] = hierarchy.ncp(level)[search.generalized[j][level]]
-    combination_penalty[combination_suppressed] = 1.0
-    penalty = np.take(combination_penalty, record_combination, axis=0)  # rows: faster than [index]
-    # A missing value suppressed from the start is a suppressed cell in a record that is not suppressed.
-    suppressed_cells = np.repeat(suppressed[:, None], len(search.quasi_identifiers), axis=1)
-    for j, name in enumerate(search.quasi_identifiers):
-        hierarchy = search.hierarchies[j]
-        level = node.levels[j]
-        # Released as an Enum of the level's labels (and '*'): the text a user sees, stored as small
-        # integer codes that later checks group exactly without hashing text. A node of the missing
-        # value (MISSING_LABEL) is released as a missing value: the Enum's null.
-        categories = list(hierarchy.labels[level])
+        categories = list(hierarchy.labels[node.levels[j]])
         if SUPPRESSED not in categories:
             categories.append(SUPPRESSED)
+        category_lists.append(categories)
+    record_classes, suppressed, penalty, released_codes = _record_arrays(
+        search, node, [categories.index(SUPPRESSED) for categories in category_lists]
+    )
+    # A missing value suppressed from the start is a suppressed cell in a record that is not suppressed.
+    suppressed_cells = np.repeat(suppressed[:, None], q, axis=1)
+    columns = {}
+    for j, name in enumerate(search.quasi_identifiers):
+        hierarchy = search.hierarchies[j]
+        categories = category_lists[j]
         missing_node = categories.index(MISSING_LABEL) if MISSING_LABEL in categories else -1
         if missing_node >= 0:
             categories[missing_node] = _PLACEHOLDER  # an Enum category is never null; nulled below
         text = pl.Series(name, categories, dtype=pl.String)  # one conversion of the labels, not two
         labels = text.cast(pl.Enum(text))
-        codes = np.where(combination_suppressed, categories.index(SUPPRESSED), search.generalized[j][level])
         # numpy indexing (no expression round trip) by uint32, which polars takes without a copy
-        column = labels[codes.astype(np.uint32)[record_combination]]
+        column = labels[released_codes[j]]
         if missing_node >= 0:
             column = column.cast(pl.String).replace(_PLACEHOLDER, None)
             categories.pop(missing_node)
             column = column.cast(pl.Enum(categories))
         if hierarchy.missing == "suppress":
             leaves = search.combinations.leaf_codes[:, j] == hierarchy.missing_leaf
-            suppressed_cells[:, j] |= leaves[record_combination]
-        columns.append(column)
-    identifiers = [a.name for a in table.schema.with_role(Role.IDENTIFIER)]
-    released = table.data.with_columns(columns).drop(identifiers)
+            suppressed_cells[:, j] |= leaves[search.combinations.record_combination]
+        columns[name] = column
+    identifiers = {a.name for a in table.schema.with_role(Role.IDENTIFIER)}
+    # The data's columns in their order, the quasi-identifiers replaced and the identifiers left out
+    # (a frame of the Series: no expression round trip).
+    released = pl.DataFrame(
+        [
+            columns.get(name, table.data.get_column(name))
+            for name in table.data.columns
+            if name not in identifiers
+        ]
+    )
     schema = Schema(tuple(a for a in table.schema.attributes if a.role is not Role.IDENTIFIER))
     view = node.view(search)
     search_figures = {**figures.search, "metric_value": search.value(node)}
@@ -460,6 +464,41 @@ def _release(
         params=params,
         figures=dataclasses.replace(figures, search=search_figures),
     )
+
+
+def _record_arrays(
+    search: Search, node: Node, stars: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per record of the release: its class (-1: suppressed), whether it is suppressed, the NCP of each
+    cell (1 when suppressed) and each quasi-identifier's released code (a row per attribute; ``stars``:
+    the code of '*' per attribute). One compiled pass over the records
+    (:func:`sdckit._kernels_release.release_records`) gathers them from the node's per-combination
+    codes and the NCP of every node of each chosen level."""
+    record_combination = np.ascontiguousarray(search.combinations.record_combination, dtype=np.int32)
+    q, count, n = len(search.hierarchies), len(search.combinations.counts), len(record_combination)
+    codes = np.empty((q, count), dtype=np.int32)
+    ncp = [hierarchy.ncp(node.levels[j]) for j, hierarchy in enumerate(search.hierarchies)]
+    code_penalty = np.zeros((q, max(len(values) for values in ncp)), dtype=np.float64)
+    for j, values in enumerate(ncp):
+        codes[j] = search.generalized[j][node.levels[j]]
+        code_penalty[j, : len(values)] = values
+    classes = np.empty(n, dtype=np.int64)
+    suppressed = np.empty(n, dtype=bool)
+    penalty = np.empty((n, q), dtype=np.float64)
+    released = np.empty((q, n), dtype=np.uint32)
+    _kernels_release.release_records(
+        record_combination,
+        np.ascontiguousarray(node.classes, dtype=np.int32),
+        np.ascontiguousarray(node.passes, dtype=np.bool_),
+        codes,
+        code_penalty,
+        np.asarray(stars, dtype=np.int64),
+        classes,
+        suppressed,
+        penalty,
+        released,
+    )
+    return classes, suppressed, penalty, released
 
 
 def release_metrics(release: Release) -> dict[str, float]:

@@ -1,0 +1,51 @@
+"""Compiled (numba) loop that builds the record-level arrays of a full-domain generalization release
+(:func:`sdckit.anonymize.recoding._release`) from the chosen node's per-combination codes in one pass
+over the records: instead of a numpy gather per array and per attribute (suppression flags, classes,
+each released column's codes, the (records x attributes) cell penalties)."""
+
+from __future__ import annotations
+
+# sdckit._numba first: a thread that meets numba here waits, under that module's import lock, for a
+# background warm-up importing numba to finish (two threads entering numba's import cycles at once
+# get half-initialized modules).
+from sdckit._numba import njit
+
+
+@njit(cache=True, nogil=True)
+def release_records(
+    record_combination,
+    combination_class,
+    passes,
+    codes,
+    code_penalty,
+    star,
+    classes,
+    suppressed,
+    penalty,
+    released,
+):  # pragma: no cover - compiled
+    """The arrays of a release, record by record.
+
+    Record r belongs to combination ``record_combination[r]`` (int32), whose class at the node is
+    ``combination_class[c]`` (int32) and whose code at the node's level of attribute j is
+    ``codes[j, c]`` (int32); a class whose ``passes`` (bool) is False is suppressed. Writes, per
+    record: ``classes[r]`` (int64; -1 when suppressed), ``suppressed[r]`` (bool), and per attribute j
+    the released code ``released[j, r]`` (uint32; ``star[j]``, the code of '*', when suppressed) and
+    the cell penalty ``penalty[r, j]`` (float64; ``code_penalty[j, code]``, 1 when suppressed)."""
+    m = codes.shape[0]
+    for r in range(record_combination.shape[0]):
+        c = record_combination[r]
+        cls = combination_class[c]
+        if passes[cls]:
+            classes[r] = cls
+            suppressed[r] = False
+            for j in range(m):
+                code = codes[j, c]
+                released[j, r] = code
+                penalty[r, j] = code_penalty[j, code]
+        else:
+            classes[r] = -1
+            suppressed[r] = True
+            for j in range(m):
+                released[j, r] = star[j]
+                penalty[r, j] = 1.0
