@@ -505,6 +505,120 @@ def test_adult_finds_arx_tests_transformations(adult, model, levels):
     assert tuple(release.levels[c] for c in ADULT_COLUMNS) == levels
 
 
+# The Pitman estimator's root, node by node against ARX (benchmarks/arx/PopulationFigures.java runs ARX's
+# RiskModelPopulationUniqueness on the same class sizes; benchmarks/arx/population_nodes.py). Its closed-
+# form likelihood equations have roots outside the parameter space (alpha < 0 with theta + (u - 1) alpha
+# < 0, where the likelihood's log(theta + i alpha) is undefined). Both solvers found such roots: sdckit's
+# old random restarts in [0, start) (a negative start theta), ARX's prepared start values elsewhere. The
+# estimate is the root inside, the likelihood's maximum found directly (Nelder-Mead) as an oracle.
+
+
+def pitman_likelihood_maximum(class_sizes: np.ndarray, population: float) -> float:
+    n, u = int(class_sizes.sum()), len(class_sizes)
+
+    def minus_log_likelihood(x: np.ndarray) -> float:
+        theta, alpha = x
+        if alpha >= 1 or theta + alpha <= 0 or theta + (u - 1) * alpha <= 0:
+            return 1e300
+        value = sum(math.log(theta + i * alpha) for i in range(1, u))
+        value -= sum(math.log(theta + i) for i in range(1, n))
+        value += sum(math.log(k - alpha) for j in class_sizes for k in range(1, int(j)))
+        return -value
+
+    from scipy import optimize
+
+    best = min(
+        (
+            optimize.minimize(
+                minus_log_likelihood,
+                x0=start,
+                method="Nelder-Mead",
+                options={"xatol": 1e-12, "fatol": 1e-13, "maxiter": 40000},
+            )
+            for start in ([5.0, 0.5], [20.0, 0.2], [50.0, -0.3], [100.0, 0.8])
+        ),
+        key=lambda result: result.fun,
+    )
+    theta, alpha = best.x
+    return math.exp(math.lgamma(theta + 1) - math.lgamma(theta + alpha)) * population**alpha
+
+
+def histogram(text: str) -> np.ndarray:
+    return np.array(
+        [int(size) for pair in text.split() for size in [pair.split(":")[0]] * int(pair.split(":")[1])]
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "population", "arx"),
+    [
+        # The first try from ModelPitman's start (theta -1.3) leaves theta >= 0; ARX's start values find
+        # (theta, alpha) = (15.61, 0.492): 83.18976 (sdckit's random restarts found none: NaN).
+        ("1:15 2:1 3:2", 460, 83.18976003312471),
+        # ARX's solver ends at (1.0e10, -1.0e7), N^alpha = 0: no estimate (0); a root of lower likelihood
+        # (log-likelihood -56.98) than the maximum (32.58, 0.802), -49.20: 2339.43.
+        ("1:54 2:2 3:3", 6700, None),
+        # ARX's at (3.96e8, 3.61), alpha > 1: 7e-12; inside (24.04, -0.823): 0.8419.
+        ("1:8 2:2 3:2 4:1 5:2 6:1 7:2 8:2", 1360, None),
+    ],
+)
+def test_pitman_takes_the_root_inside_the_parameter_space(text, population, arx):
+    from sdckit.risk._risk_estimators import pitman_uniques
+
+    class_sizes = histogram(text)
+    value = pitman_uniques(class_sizes, int(class_sizes.sum()), population)
+    assert value == pytest.approx(pitman_likelihood_maximum(class_sizes, population), rel=1e-5)
+    if arx is not None:
+        assert value == pytest.approx(arx, rel=2e-6)
+
+
+def test_pitman_validity_and_arx_start_values():
+    from sdckit.risk._risk_estimators import START_VALUES, pitman_valid
+
+    # ARXSolverConfiguration.getDefaultStartValues: (d1, d2) for d1, d2 in 0, .33, .66, .99.
+    assert START_VALUES[:5] == ((0.0, 0.0), (0.0, 0.33), (0.0, 0.66), (0.0, 0.99), (0.33, 0.0))
+    assert len(START_VALUES) == 16 and START_VALUES[-1] == pytest.approx((0.99, 0.99), abs=1e-15)
+    # ARX's roots above: outside; the likelihood's maxima: inside.
+    assert not pitman_valid(395586465.8503412, 3.611488206193821, 21)
+    assert not pitman_valid(584.440941207579, -0.5188509282720848, 1471)  # Adult, see below
+    assert pitman_valid(32.584, 0.802, 59) and pitman_valid(24.04, -0.8227, 21)
+
+
+def adult_class_sizes(shared_data, levels: tuple[int, ...]) -> np.ndarray:
+    """Adult's class sizes at ``levels`` (ARX's hierarchy files read directly, not through sdckit)."""
+    frame = pl.read_csv(shared_data("adult", "adult.csv"), separator=";", infer_schema=False)
+    columns = []
+    for column, level in zip(ADULT_COLUMNS, levels, strict=True):
+        rows = [
+            line.split(";")
+            for line in shared_data("adult", f"adult_hierarchy_{column}.csv").read_text().splitlines()
+        ]
+        mapping = {row[0]: row[level] for row in rows if row and row[0]}
+        columns.append(frame.get_column(column).replace_strict(mapping, return_dtype=pl.String))
+    grouped = pl.DataFrame(columns).group_by(list(ADULT_COLUMNS)).len()
+    return grouped.get_column("len").to_numpy().astype(np.int64)
+
+
+@pytest.mark.parametrize(
+    ("levels", "expected"),
+    [
+        # sdckit's old optimum for Dankar at a sampling fraction of 0.01 (the population 3,016,200):
+        # its random restarts found (34874, -47.2), outside: 1e-87 uniques, a pass. ARX and now sdckit:
+        # (146.32, 0.5534): 35731.97, a share of 0.0118 > 0.001.
+        ((0, 1, 1, 0, 1, 0, 1, 1, 0), 35731.971262929444),
+        # ARX's optimum for the same: ARX's root (584.4, -0.519) is outside (theta + 1470 alpha < 0) and
+        # gives 6.92 uniques, a pass; the root inside, (38.18, 0.429), 4842.4: a share of 0.0016, a fail.
+        ((0, 4, 0, 0, 1, 1, 0, 2, 0), 4842.413828314874),
+    ],
+)
+def test_pitman_on_adult_nodes_against_arx(shared_data, levels, expected):
+    from sdckit.risk._risk_estimators import pitman_uniques
+
+    class_sizes = adult_class_sizes(shared_data, levels)
+    n = int(class_sizes.sum())
+    assert pitman_uniques(class_sizes, n, n / 0.01) == pytest.approx(expected, rel=1e-8)
+
+
 # Wiring ----------------------------------------------------------------------------------------------
 
 # Ten records: classes a (1), b (1), c (3), d (5): 4 classes / 10 = 0.4, uniques 0.2.

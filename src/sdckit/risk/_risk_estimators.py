@@ -98,29 +98,63 @@ ITERATIONS_PER_TRY = 1000
 ITERATIONS_TOTAL = 10000
 
 
+def _start_values() -> tuple[tuple[float, float], ...]:
+    """ARX's ``ARXSolverConfiguration.getDefaultStartValues``: the 16 points (d1, d2) for d1, d2 in
+    0, 0.33, 0.66, 0.99 (accumulated by += 0.33 as ARX does), d1 the outer loop."""
+    grid = []
+    d = 0.0
+    while d < 1.0:
+        grid.append(d)
+        d += 0.33
+    return tuple((d1, d2) for d1 in grid for d2 in grid)
+
+
+START_VALUES = _start_values()
+
+
 def _newton(
     function: Callable[[float, float], tuple[float, float]],
     jacobian: Callable[[float, float], np.ndarray],
     start: tuple[float, float],
     constraint: Callable[[float, float], bool] | None = None,
+    accept: Callable[[float, float], bool] | None = None,
 ) -> tuple[float, float]:
-    """ARX's NewtonRaphson2D: tries from ``start``, then from random points in [0, start)."""
+    """Newton-Raphson in two unknowns as ARX 3.9.2's NewtonRaphson2D with its default
+    (deterministic) configuration: a try from ``start``, then one from each of ARX's 16 prepared
+    start values (:data:`START_VALUES`); each try ends when a step leaves ``constraint``, gives a
+    non-finite point or exceeds ``ITERATIONS_PER_TRY`` steps; a point whose two equations are within
+    ``ACCURACY`` of 0 is the root. NaN when no try finds one within ``ITERATIONS_TOTAL`` steps.
+
+    Deviations from ARX: where ARX gives up after its prepared start values, sdckit goes on from
+    points drawn uniformly in [0, start) (seeded: the same points every call), as the
+    newtonraphson library does without prepared values, until ``ITERATIONS_TOTAL`` steps in all (on
+    Adult, the SNB equations' root is often found only so). ARX's solver also stops after 100 ms a try
+    and 1 s in all (wall clock: its result depends on the machine's load; sdckit counts steps
+    only), and it gives up after the first step from its 16th start value (an off-by-one in the
+    jar's loop; sdckit gives that start a full try). ``accept``: a root where it is false is no
+    solution (the try ends, the next start is tried), as a root outside the model's parameter space
+    (:func:`pitman_valid`)."""
     rng = np.random.default_rng(0)
     total = 0
-    first = True
+    tries = 0
     while total <= ITERATIONS_TOTAL:
-        if first:
-            x, y = start
-            first = False
+        if tries == 0:
+            begin = start
+        elif tries <= len(START_VALUES):
+            begin = START_VALUES[tries - 1]
         else:
-            x, y = rng.random() * start[0], rng.random() * start[1]
+            begin = (rng.random() * start[0], rng.random() * start[1])
+        tries += 1
+        x, y = np.float64(begin[0]), np.float64(begin[1])  # as Java's doubles: x / 0 is no error
         iterations = 0
         while True:
             total += 1
             with np.errstate(all="ignore"):
                 f1, f2 = function(x, y)
             if abs(f1) <= ACCURACY and abs(f2) <= ACCURACY:
-                return x, y
+                if accept is None or accept(x, y):
+                    return float(x), float(y)
+                break
             with np.errstate(all="ignore"):
                 matrix = jacobian(x, y)
                 determinant = matrix[0, 0] * matrix[1, 1] - matrix[0, 1] * matrix[1, 0]
@@ -207,6 +241,16 @@ def pitman_equations(
     return function, jacobian
 
 
+def pitman_valid(theta: float, alpha: float, classes: float) -> bool:
+    """Whether (theta, alpha) lies where the Pitman sampling formula's likelihood of ``classes``
+    classes is defined: alpha < 1 and theta + i alpha > 0 for i = 1 .. classes - 1 (its factors
+    log(theta + i alpha)). The closed-form likelihood equations (digamma, trigamma) extend past it and
+    have roots there (alpha < 0 with theta + (classes - 1) alpha < 0: on Adult, ARX's and the random
+    restarts' solvers found such roots and gave 7 and 1e-87 population uniques where the root inside
+    gives 4842 and 35732); such a root is no maximum-likelihood estimate."""
+    return alpha < 1 and theta + alpha > 0 and theta + (classes - 1) * alpha > 0
+
+
 def pitman_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
     """Population uniques by the Pitman model (Hoshino 2001), as ARX's ``ModelPitman``."""
     from scipy import special  # imported when used: scipy is slow to import at start-up
@@ -221,7 +265,9 @@ def pitman_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
     t = (n * u * c - c1 * (n - 1) * (2 * u + c)) / (2 * c1 * u + c1 * c - n * c)
     a = (t * (c1 - n) + (n - 1) * c1) / (n * u)
     function, jacobian = pitman_equations(class_sizes, n)
-    theta, alpha = _newton(function, jacobian, (t, a), constraint=lambda x, y: x >= 0)
+    theta, alpha = _newton(
+        function, jacobian, (t, a), constraint=lambda x, y: x >= 0, accept=lambda x, y: pitman_valid(x, y, u)
+    )
     if math.isnan(theta) or math.isnan(alpha) or alpha == 0:
         return math.nan
     candidates = []
