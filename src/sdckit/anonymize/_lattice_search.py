@@ -46,6 +46,7 @@ import numpy as np
 import polars as pl
 
 from sdckit import _kernels_lattice
+from sdckit.anonymize._lattice_encoding import sensitive_codes
 from sdckit.anonymize._lattice_fused import fused, roll_up_compiled
 from sdckit.anonymize._lattice_helpers import Helpers, present_pairs
 from sdckit.anonymize._research_subset import count_population, released_only
@@ -54,7 +55,6 @@ from sdckit.frequency import (
     class_value_counts,
     combine_codes,
     dense_keys,
-    encode,
     extend_keys,
     first_of_groups,
     initial_keys,
@@ -194,12 +194,11 @@ def distinct_combinations(
     total = float(counts.sum())
     sensitive_data = {}
     if sensitive:
-        encoding = encode(table.data, list(sensitive))
-        for j, name in enumerate(sensitive):
-            codes = encoding.codes[j].astype(np.int64)
-            n_values = encoding.cardinalities[j]
-            categories = encoding.categories[j]
-            if encoding.has_missing[j]:
+        by_name = sensitive_codes(table, sensitive)
+        for name in sensitive:
+            codes, n_values, has_missing, categories = by_name[name]
+            codes = codes.astype(np.int64)
+            if has_missing:
                 # A missing sensitive value is a value of its own.
                 codes = np.where(codes < 0, n_values, codes)
                 n_values += 1
