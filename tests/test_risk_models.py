@@ -619,6 +619,31 @@ def test_pitman_on_adult_nodes_against_arx(shared_data, levels, expected):
     assert pitman_uniques(class_sizes, n, n / 0.01) == pytest.approx(expected, rel=1e-8)
 
 
+def test_compiled_snb_solver_takes_the_python_solvers_steps():
+    """snb_parameters' compiled Newton-Raphson (risk/_kernels_population.py) returns the very root (or
+    NaN) of the Python solver _newton with the central-difference Jacobian, on random histograms."""
+    from sdckit.risk import _risk_estimators as estimators
+
+    generator = np.random.default_rng(5)
+    drawn = np.random.default_rng(0)
+    assert np.array_equal([drawn.random() for _ in range(6)], estimators._random_starts()[:6])
+    found = 0
+    for _ in range(40):
+        u = int(generator.integers(5, 200))
+        class_sizes = generator.integers(1, 20, size=u) * (generator.random(u) > 0.4) + 1
+        n = int(class_sizes.sum())
+        population = float(generator.choice([n * 1.5, n * 5, n * 50, n * 1e4]))
+        values, counts = np.unique(class_sizes, return_counts=True)
+        c1, c2 = float(counts[values == 1].sum()), float(counts[values == 2].sum())
+        k = estimators.shlosser_classes(class_sizes, n / population)
+        function = estimators.snb_equations(k, n / population, c1, c2)
+        expected = estimators._newton(function, estimators._difference_jacobian(function), (1.0, 1.0))
+        _, alpha, beta = estimators.snb_parameters(class_sizes, n, population)
+        assert (alpha, beta) == expected or (math.isnan(alpha) and math.isnan(expected[0]))
+        found += not math.isnan(alpha)
+    assert found >= 10
+
+
 # Wiring ----------------------------------------------------------------------------------------------
 
 # Ten records: classes a (1), b (1), c (3), d (5): 4 classes / 10 = 0.4, uniques 0.2.

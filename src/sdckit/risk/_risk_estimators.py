@@ -325,9 +325,34 @@ def snb_parameters(class_sizes: np.ndarray, n: int, population: float) -> tuple[
     c1, c2 = counts[sizes == 1].sum(), counts[sizes == 2].sum()
     f = n / population
     k = shlosser_classes(class_sizes, f)
-    function = snb_equations(k, f, c1, c2)
-    alpha, beta = _newton(function, _difference_jacobian(function), (1.0, 1.0))
+    from sdckit.risk._kernels_population import snb_newton
+
+    # _newton(function, _difference_jacobian(function), (1.0, 1.0)) on snb_equations(k, f, c1, c2),
+    # compiled (the same steps; tests/test_risk_models.py compares the two).
+    alpha, beta = snb_newton(
+        float(k),
+        float(f),
+        float(c1),
+        float(c2),
+        START_ARRAY,
+        _random_starts(),
+        ACCURACY,
+        ITERATIONS_PER_TRY,
+        ITERATIONS_TOTAL,
+    )
     return k, alpha, beta
+
+
+START_ARRAY = np.array(START_VALUES, dtype=np.float64)
+_RANDOM_STARTS: list[np.ndarray] = []
+
+
+def _random_starts() -> np.ndarray:
+    """The points _newton draws after the prepared start values (``default_rng(0)``, two a try; no more
+    tries than steps): the same every call, drawn once."""
+    if not _RANDOM_STARTS:
+        _RANDOM_STARTS.append(np.random.default_rng(0).random(2 * (ITERATIONS_TOTAL + 1)))
+    return _RANDOM_STARTS[0]
 
 
 def snb_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
