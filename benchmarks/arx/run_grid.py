@@ -6,7 +6,10 @@ quasi-identifiers and sensitive attribute as the sdckit side), all in one JVM: `
 untimed passes over every row first (the JIT compiler warms up on all of them), then per row
 ``--warmup`` untimed calls and ``--repeats`` timed calls (thread CPU of the calling thread). The output
 file is what ``bench_generalization.py --arx FILE`` reads: ``{"rows": [{"models", "k", "limit", "cpu_seconds"
-(median), "nodes" (transformations ARX checked), "levels", "loss", "suppressed", ...}]}``.
+(median), "nodes" (transformations ARX checked), "levels", "loss", "suppressed", ...}]}``; with
+``--output``, also ``cpu_seconds_output``: the same call timed with ``output=true`` (ARX's
+``anonymize`` and then the optimum's output table built and every cell read, as sdckit's call builds
+its release), each such configuration right after its row's in the same JVM.
 
 Build ARX and the harness first (``benchmarks/arx/build.sh ARX_SOURCE /tmp/arx``). Usage::
 
@@ -31,8 +34,9 @@ from _common import ADULT  # noqa: E402
 from bench_generalization import ARX_GRID_ROWS, COLUMNS, SENSITIVE, harness_models  # noqa: E402
 
 
-def configuration(models: str, k: int, limit: float, repeats: int, warmup: int) -> str:
-    """The harness configuration of one grid row."""
+def configuration(models: str, k: int, limit: float, repeats: int, warmup: int, output: bool = False) -> str:
+    """The harness configuration of one grid row (``output``: the timed call also builds and reads
+    the optimum's output table, as sdckit's call builds its release)."""
     quasi_identifiers = list(COLUMNS) if models == "k" else [c for c in COLUMNS if c != SENSITIVE]
     lines = [
         f"name={models}|{k}|{limit}",
@@ -45,6 +49,7 @@ def configuration(models: str, k: int, limit: float, repeats: int, warmup: int) 
         "metric=loss",
         f"repeats={repeats}",
         f"warmup={warmup}",
+        *(["output=true"] if output else []),
     ]
     return "\n".join(lines)
 
@@ -60,6 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--java", default="java", help="the java executable")
     parser.add_argument("--only", help="run only the rows whose model set is in this comma list")
+    parser.add_argument(
+        "--output",
+        action="store_true",
+        help="time every row a second time with output=true (anonymize, then build and read the "
+        "optimum's output table), in the same JVM: cpu_seconds_output",
+    )
     arguments = parser.parse_args(argv)
     classpath_file = arguments.build / "classpath.txt"
     if not classpath_file.exists():
@@ -69,10 +80,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = [row for row in ARX_GRID_ROWS if arguments.only is None or row[0] in arguments.only.split(",")]
     # A first pass over every row (one call each, untimed) warms the JVM's compiler on all of them.
     passes = [(1, 0)] * arguments.warm_passes + [(arguments.repeats, arguments.warmup)]
+    # With --output, each row's configuration with output=true follows it in every pass.
+    variants = (False, True) if arguments.output else (False,)
     paths = []
     try:
         for repeats, warmup in passes:
-            text = "\n---\n".join(configuration(*row, repeats, warmup) for row in rows)
+            configurations = (
+                configuration(*row, repeats, warmup, output) for row in rows for output in variants
+            )
+            text = "\n---\n".join(configurations)
             with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
                 handle.write(text + "\n")
                 paths.append(handle.name)
@@ -88,10 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     if completed.returncode != 0:
         sys.stderr.write(completed.stderr)
         raise SystemExit(f"the harness exited {completed.returncode}")
-    timed = completed.stdout.splitlines()[len(rows) * arguments.warm_passes :]
+    timed = completed.stdout.splitlines()[len(rows) * len(variants) * arguments.warm_passes :]
     results = []
-    for line, (models, k, limit) in zip(timed, rows, strict=True):
+    lines = timed[:: len(variants)]
+    with_output = timed[1 :: len(variants)] if arguments.output else [None] * len(rows)
+    for line, extra, (models, k, limit) in zip(lines, with_output, rows, strict=True):
         output = json.loads(line)
+        built = {} if extra is None else json.loads(extra)
         results.append(
             {
                 "models": models,
@@ -104,10 +123,20 @@ def main(argv: list[str] | None = None) -> int:
                 "loss": output["loss"],
                 "suppressed": output.get("suppressed"),
                 "classes": output.get("classes"),
+                **(
+                    {
+                        "cpu_seconds_output": built["cpu_seconds_median"],
+                        "cpu_seconds_output_all": built["cpu_seconds"],
+                    }
+                    if built
+                    else {}
+                ),
             }
         )
+        with_table = f"  with output {built['cpu_seconds_median'] * 1e3:8.1f} ms" if built else ""
         print(
-            f"{models:<5} k={k:<3} {limit:>5.0%}  ARX {output['cpu_seconds_median'] * 1e3:8.1f} ms  "
+            f"{models:<5} k={k:<3} {limit:>5.0%}  ARX {output['cpu_seconds_median'] * 1e3:8.1f} ms"
+            f"{with_table}  "
             f"{output['nodes_checked']:>6,} nodes  levels {output['levels']}",
             flush=True,
         )
