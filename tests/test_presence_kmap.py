@@ -22,25 +22,28 @@ import json
 import math
 import subprocess
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 from typer.testing import CliRunner
 
 from oracles import pruned_equals_exhaustive
 from sdckit.anonymize._lattice_search import Search
+from sdckit.anonymize._research_subset import limit_in_effect
 from sdckit.anonymize.mondrian import mondrian
 from sdckit.anonymize.recoding import GeneralizeFigures, GeneralizeParams, full_domain_generalization
 from sdckit.cli import app
 from sdckit.errors import ConfigError
 from sdckit.hierarchy import Hierarchy
 from sdckit.models import ClassStatistics, KAnonymity, PrivacyModel, check_table
+from sdckit.models.base import TOLERANCE
 from sdckit.models.kmap import EstimatedKMap, KMap, derived_k
-from sdckit.models.presence import DeltaPresence, subset_figures
+from sdckit.models.presence import DeltaPresence, subset_figures, subset_weights
 from sdckit.table import Table
 from test_recoding import ADULT_COLUMNS, hierarchies_strategy
 
@@ -162,8 +165,9 @@ def test_estimated_k_map_is_k_prime_anonymity():
 def test_names_flags_and_feasibility():
     presence, kmap = DeltaPresence("study", 0.1, 0.5), KMap(3, "study")
     assert presence.name == "(0.1, 0.5)-presence (study)" and kmap.name == "3-map (study)"
+    assert presence.monotonic and not presence.monotonic_with_suppression
+    assert kmap.monotonic and kmap.monotonic_with_suppression  # the sizes count the subset: proved below
     for model in (presence, kmap):
-        assert model.monotonic and not model.monotonic_with_suppression
         assert model.sensitive_attribute == "study"
     estimated = EstimatedKMap(3, 0.5)
     assert estimated.monotonic and estimated.monotonic_with_suppression
@@ -221,15 +225,22 @@ def test_a_union_lies_between_its_two_classes(first, second, k):
         assert KMap(k, "study").evaluate(merged).passes.all()
 
 
-# (model, groups, marks, suppression limit, records suppressed at (a, b, c) and at (a+b, c)): class a
-# fails, b and c pass, a + b fails, so within the limit the node (a, b, c) satisfies the model and its
-# generalization does not.
+# (model, groups, marks, suppression limit, records suppressed at (a, b, c) and at (a+b, c), counted
+# over the population and over the research subset): class a fails, b and c pass, a + b fails, so
+# within the limit the node (a, b, c) satisfies the model and its generalization does not.
 COUNTER_EXAMPLES = [
-    # a {y}: δ 1 > 0.4; b {n}: δ 0; c {y n n n}: δ 1/4; a + b {y n}: δ 1/2 > 0.4.
-    (DeltaPresence("study", 0.0, 0.4), "abcccc", "ynynnn", 0.2, (1, 2)),
-    # a {y}: 1 person < 3; b {n}: no study record; c {y y y}: 3 people; a + b {y n}: 2 people < 3.
-    (KMap(3, "study"), "abccc", "ynyyy", 0.2, (1, 2)),
+    # a {y y}: δ 1 > 0.4; b {y n n}: δ 1/3; c {y n n n}: δ 1/4; a + b {y y y n n}: δ 3/5 > 0.4.
+    (DeltaPresence("study", 0.0, 0.4), "aabbbcccc", "yyynnynnn", 0.5, {False: (2, 5), True: (2, 3)}),
 ]
+AB_C = Hierarchy.from_rows("g", [["a", "AB", "*"], ["b", "AB", "*"], ["c", "C", "*"]])
+
+
+def subset_search(groups: str, marks: str, hierarchy, models, limit: float, counted: bool = True):
+    """A search over one quasi-identifier g (one letter per record), the class sizes counting the
+    research subset's records (as generalization counts them) or, ``counted=False``, the population's."""
+    frame = pl.DataFrame({"g": list(groups), "study": ["yes" if m == "y" else "no" for m in marks]})
+    inside = np.array([m == "y" for m in marks], dtype=float) if counted else None
+    return Search(Table.from_frame(frame), ["g"], [hierarchy], models, limit, "loss", inside)
 
 
 @pytest.mark.parametrize(("model", "groups", "marks", "limit", "suppressed"), COUNTER_EXAMPLES)
@@ -240,12 +251,68 @@ def test_not_monotone_with_suppression_counter_examples(model, groups, marks, li
     merged = groups.replace("b", "a")
     assert model.evaluate(statistics(merged, marks)).passes.tolist() == [False, True]
     # The same through the lattice: node (a, b, c) suppresses a, within the limit; (a+b, c) does not fit.
-    hierarchy = Hierarchy.from_rows("g", [["a", "AB", "*"], ["b", "AB", "*"], ["c", "C", "*"]])
-    frame = pl.DataFrame({"g": list(groups), "study": ["yes" if m == "y" else "no" for m in marks]})
-    search = Search(Table.from_frame(frame), ["g"], [hierarchy], [model], limit, "loss", None)
-    nodes = [search.evaluate([level]) for level in (0, 1)]
-    assert tuple(int(node.n_suppressed) for node in nodes) == suppressed
-    assert suppressed[0] <= limit * len(groups) < suppressed[1]
+    for counted in (False, True):
+        search = subset_search(groups, marks, AB_C, [model], limit, counted)
+        nodes = [search.evaluate([level]) for level in (0, 1)]
+        assert tuple(int(node.n_suppressed) for node in nodes) == suppressed[counted]
+        records = marks.count("y") if counted else len(marks)
+        assert suppressed[counted][0] <= limit * records < suppressed[counted][1]
+
+
+def test_k_map_is_monotone_with_suppression_over_the_research_subset():
+    """The union of a passing class without subset records with a failing one fails, but releases no
+    more records: a {y}, 1 person < 3, fails; b {n} passes (nothing released); a + b {y n}, 2 people,
+    fails. Counted over the population the generalization suppresses 2 records where (a, b, c)
+    suppressed 1 (why the flag was down); counted over the research subset, as generalization counts,
+    1 and 1: a generalization suppresses a subset of the records its specialization suppresses."""
+    model = KMap(3, "study")
+    assert model.evaluate(statistics("abccc", "ynyyy")).passes.tolist() == [False, True, True]
+    assert model.evaluate(statistics("aaccc", "ynyyy")).passes.tolist() == [False, True]
+    population = subset_search("abccc", "ynyyy", AB_C, [model], 0.2, counted=False)
+    assert [population.evaluate([level]).n_suppressed for level in (0, 1)] == [1, 2]
+    subset = subset_search("abccc", "ynyyy", AB_C, [model], 0.25, counted=True)
+    assert [subset.evaluate([level]).n_suppressed for level in (0, 1)] == [1, 1]
+    assert subset.all_monotone and [subset.evaluate([level]).monotone_ok for level in (0, 1, 2)] == [True] * 3
+
+
+# Where one-sided δ-presence alone is not (a node satisfying the models suppresses records), so the
+# limit stays: (models, groups, marks, hierarchy, limit), the node at level 1 satisfying them with
+# records suppressed. Both bounds: a {y} (δ 1) too high, b {y n n n n} (δ 0.2) too low, their group
+# {y y n n n n} (δ 1/3) within [0.3, 0.7]. With k-anonymity: a {y} fails both, b {y n n n} (δ 1/4)
+# fails k=2 only, their group (δ 2/5, 2 records) passes both. A class labelled '*' among others: a
+# {y n n n} (δ 1/4) passes, labelled '*' at level 1; b {y} (δ 1) fails and is suppressed, and
+# joins it: the group {y y n n n} (δ 2/5) passes.
+TWO_SIDED = [DeltaPresence("study", 0.3, 0.7)]
+WITH_K = [KAnonymity(2), DeltaPresence("study", 0.0, 0.5)]
+ABC_UP = Hierarchy.from_rows("g", [["a", "a", "*"], ["b", "b", "*"], ["c", "c", "*"]])
+STAR_AMONG_OTHERS = Hierarchy.from_rows("g", [["a", "*", "*"], ["b", "B", "*"], ["c", "C", "*"]])
+SUPPRESSING = [
+    (TWO_SIDED, "abbbbbcc", "yynnnnyn", ABC_UP, 0.7),
+    (WITH_K, "abbbbcccccc", "yynnnyynnnn", ABC_UP, 0.5),
+    ([DeltaPresence("study", 0.0, 0.5)], "aaaabccc", "ynnnyynn", STAR_AMONG_OTHERS, 0.5),
+]
+
+
+@pytest.mark.parametrize(("models", "groups", "marks", "hierarchy", "limit"), SUPPRESSING)
+def test_where_presence_suppresses_records_the_limit_stays(models, groups, marks, hierarchy, limit):
+    search = subset_search(groups, marks, hierarchy, models, limit)
+    assert search.max_suppressed == limit * marks.count("y") > 0
+    node = search.evaluate([1])
+    assert 0 < node.n_suppressed <= search.max_suppressed and node.satisfied
+    assert limit_in_effect(models, [hierarchy], limit) == limit
+
+
+def test_one_sided_presence_alone_suppresses_nothing():
+    """δmin = 0 (or δmax = 1) alone: the search is the one without suppression."""
+    for model in (DeltaPresence("study", 0.0, 0.5), DeltaPresence("study", 0.2, 1.0)):
+        assert limit_in_effect([model], [AB_C], 0.3) == 0.0
+        assert limit_in_effect([model, model], [AB_C], 0.3) == 0.0
+    both = [DeltaPresence("study", 0.0, 0.5), DeltaPresence("study", 0.2, 1.0)]  # bounds on both sides
+    assert limit_in_effect(both, [AB_C], 0.3) == 0.3
+    search = subset_search("abcccc", "ynynnn", AB_C, [DeltaPresence("study", 0.0, 0.4)], 0.5)
+    assert search.max_suppressed == 0 and search.all_monotone
+    node = search.evaluate([0])  # a (δ 1) fails: its group alone would fail too
+    assert node.n_suppressed == 1 and not node.satisfied and not node.monotone_ok
 
 
 @st.composite
@@ -343,6 +410,86 @@ def test_without_suppression_satisfaction_is_monotone_on_every_lattice_edge(prob
         for j, name in enumerate(names):
             if ok and levels[j] < hierarchies[name].n_levels - 1:
                 assert verdicts[levels[:j] + (levels[j] + 1,) + levels[j + 1 :]], (levels, j, models)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(
+    problems(),
+    st.sampled_from([(0.0, 0.3), (0.0, 0.6), (0.1, 1.0), (0.3, 1.0)]),
+    st.sampled_from([0.05, 0.3, 0.6]),
+    st.sampled_from(["loss", "dm"]),
+)
+def test_one_sided_presence_at_a_limit_equals_the_exhaustive_search_at_it(problem, bounds, limit, metric):
+    """One-sided δ-presence alone, searched as without suppression (limit_in_effect), finds the node,
+    value and suppressed records of the exhaustive search at the limit itself, every node evaluated
+    with the limit as given (limit_in_effect bypassed)."""
+    frame, names, hierarchies, _ = problem
+    models = [DeltaPresence("study", *bounds)]
+    arguments = dict(quasi_identifiers=names, hierarchies=hierarchies, suppression_limit=limit, metric=metric)
+    table = Table.from_frame(frame)
+    as_given = mock.patch("sdckit.anonymize._lattice_search.limit_in_effect", lambda models, h, limit: limit)
+    with as_given:
+        try:
+            slow = full_domain_generalization(table, models, exhaustive=True, **arguments)
+        except ConfigError as error:
+            assert "cannot be satisfied" in str(error)
+            with pytest.raises(ConfigError, match="cannot be satisfied"):
+                full_domain_generalization(table, models, **arguments)
+            return
+    fast = full_domain_generalization(table, models, **arguments)
+    assert fast.levels == slow.levels and fast.n_suppressed == slow.n_suppressed == 0
+    assert searched(fast)["metric_value"] == searched(slow)["metric_value"] and searched(fast)["monotone"]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(problems(), st.sampled_from([0.0, 0.05, 0.3]))
+def test_compiled_nodes_equal_the_general_path(problem, limit):
+    """Every node of the lattice judged in one compiled call (_lattice_subset) and by the general
+    path (the models' own evaluation, released_only, the suppressed group): the same classes, sizes,
+    verdicts, records suppressed and flags, with the sizes counting the research subset."""
+    frame, names, hierarchies, models = problem
+    assume(not any(isinstance(m, EstimatedKMap) for m in models))
+    assume((frame.get_column("study") == "yes").any())
+    table = Table.from_frame(frame)
+    inside = subset_weights(table, models, None)
+    searches = [
+        Search(table, names, [hierarchies[n] for n in names], models, limit, "loss", inside) for _ in "ab"
+    ]
+    assert searches[0]._subset is not None
+    searches[1]._subset = None
+    for node in searches[0].order():
+        levels = searches[0].levels_of(int(node))
+        fast, slow = (search.evaluate(levels) for search in searches)
+        assert np.array_equal(fast.classes, slow.classes) and np.array_equal(fast.sizes, slow.sizes)
+        assert np.array_equal(fast.passes, slow.passes)
+        assert (fast.n_suppressed, fast.satisfied, fast.monotone_ok) == (
+            slow.n_suppressed,
+            slow.satisfied,
+            slow.monotone_ok,
+        )
+
+
+def test_estimated_k_map_is_searched_as_k_anonymity():
+    """Estimated k-map is k'-anonymity class by class: the search takes k-anonymity's compiled path
+    and finds k'-anonymity's node, value and evaluations."""
+    model = EstimatedKMap(5, 0.05, 0.05, "poisson")
+    assert model.derived_k == 3
+    table = Table.from_frame(pl.DataFrame({"g": list("aabbbcccc")}))
+    search = Search(table, ["g"], [AB_C], [model], 0.0, "loss", None)
+    assert search.k_only == 3 - TOLERANCE and search._fast_k
+    for limit in (0.0, 0.3):
+        found = [
+            full_domain_generalization(table, [m], quasi_identifiers=["g"], hierarchies={"g": AB_C},
+                                       suppression_limit=limit)
+            for m in (model, KAnonymity(3))
+        ]  # fmt: skip
+        # Level 0 fails: a (2 records) fails 3-anonymity, and so would its suppressed group.
+        assert found[0].levels == found[1].levels == {"g": 1}
+        assert searched(found[0]) == searched(found[1])
 
 
 # The attacker --------------------------------------------------------------------------------------
@@ -525,7 +672,9 @@ def test_adult_presence_at_5_percent_differs_from_arx_by_the_suppressed_group(
         (frame["study"] == "yes").to_numpy().astype(float),
     )
     node = search.evaluate(levels)
-    assert node.n_suppressed == 114 and node.monotone_ok and not node.satisfied
+    # Within the limit (150.8 records), but its group fails: one-sided δ-presence alone suppresses
+    # nothing in any release, so the search is the one without suppression (limit_in_effect).
+    assert node.n_suppressed == 114 <= 0.05 * 3016 and not node.satisfied and search.max_suppressed == 0
     assert search.value(node) == pytest.approx(value, rel=1e-9)
     release = arx_run(frame, hierarchies, _DP02, 0.05, metric)
     assert tuple(release.levels[c] for c in ARX_EIGHT) != levels

@@ -121,6 +121,11 @@ WORKLOAD: tuple[Step, ...] = (
         f"anonymize generalize people.csv {PEOPLE} -k 3 -l 1.5 --l-variant entropy "
         "--suppression-limit 0.1 -o g7.csv --quiet"
     ),
+    # δ-presence and k-map against a population: nodes judged in one call (_kernels_subset)
+    _s(
+        "anonymize generalize population.csv -c population.yaml --research-subset study --delta-max 0.5 "
+        "--k-map 3 --suppression-limit 0.1 -o g8.csv --quiet"
+    ),
     _s(f"anonymize local-suppression people.csv {PEOPLE} -k 3 -o ls.csv --quiet"),
     _s(f"anonymize local-suppression people.csv {PEOPLE} -k 3 --missing category -o ls2.csv --quiet"),
     _s(f"anonymize targeted-suppression people.csv {PEOPLE} --delta 1 -o ts.csv --quiet"),
@@ -277,6 +282,21 @@ def write_inputs(folder: Path, records: int = 3000, seed: int = 7) -> None:
         "  weight:      {kind: numeric}\n"
         "data: {weights: weight}\n"
         "risk: {alpha: 100, epsilon: 0.01, missing: wildcard}\n",
+        encoding="utf-8",
+    )
+    # A population table with a research subset (every 7th person), no weights, for δ-presence and k-map.
+    people.select("sex", "zip", "birth_year", "education").with_columns(
+        pl.Series("study", np.where(np.arange(records) % 7 == 0, "yes", "no"))
+    ).write_csv(folder / "population.csv")
+    (folder / "population.yaml").write_text(
+        "attributes:\n"
+        "  birth_year:  {role: quasi-identifier, kind: numeric,\n"
+        "                hierarchy: {intervals: {width: 5, bottom: 1930, top: 2010}}}\n"
+        "  sex:         {role: quasi-identifier, hierarchy: {order: [F, M]}}\n"
+        "  zip:         {role: quasi-identifier, kind: categorical, hierarchy: {mask: 5}}\n"
+        "  education:   {role: quasi-identifier, kind: ordinal,\n"
+        "                hierarchy: {intervals: {width: 2, bottom: 1, top: 7}}}\n"
+        "  study:       {role: insensitive}\n",
         encoding="utf-8",
     )
     (folder / "census.yaml").write_text(

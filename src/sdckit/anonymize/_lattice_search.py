@@ -49,7 +49,8 @@ from sdckit import _kernels_lattice
 from sdckit.anonymize._lattice_encoding import sensitive_codes
 from sdckit.anonymize._lattice_fused import fused, roll_up_compiled
 from sdckit.anonymize._lattice_helpers import Helpers, present_pairs
-from sdckit.anonymize._research_subset import count_population, released_only
+from sdckit.anonymize._lattice_subset import subset_nodes
+from sdckit.anonymize._research_subset import count_population, limit_in_effect, released_only
 from sdckit.anonymize._suppressed_group import group_holds, star_codes
 from sdckit.frequency import (
     class_value_counts,
@@ -63,13 +64,13 @@ from sdckit.frequency import (
 from sdckit.hierarchy import Hierarchy, missing_values_refused
 from sdckit.models import (
     ClassStatistics,
-    KAnonymity,
     ModelResult,
     PrivacyModel,
     SensitiveCounts,
     evaluate_all,
 )
 from sdckit.models.base import TOLERANCE
+from sdckit.models.kmap import anonymity_k
 from sdckit.table import Table
 from sdckit.utility.metrics import loss_per_attribute
 from sdckit.utility.objectives import MetricOptions, loss_attribute_bounds, suppressing_loss_bounds
@@ -234,6 +235,8 @@ class Search:
         self.quasi_identifiers = tuple(quasi_identifiers)
         self.hierarchies = tuple(hierarchies)
         self.models = list(models)
+        # 0 when no node satisfying the models can suppress a record (one-sided δ-presence alone)
+        suppression_limit = limit_in_effect(self.models, self.hierarchies, suppression_limit)
         # The models whose satisfaction within the limit is monotone in the lattice: with no
         # suppression every monotonic model; with suppression k-anonymity and distinct l-diversity.
         self.monotone_models = [
@@ -244,9 +247,11 @@ class Search:
         self.all_monotone = len(self.monotone_models) == len(self.models)
         # k-anonymity alone (the usual case): a class passes when its size reaches the largest k,
         # as KAnonymity.evaluate says, without building the models' results.
+        # (estimated k-map is k'-anonymity: anonymity_k)
+        anonymity = [anonymity_k(m) for m in self.models]
         self.k_only = (
-            max(m.k for m in self.models if isinstance(m, KAnonymity)) - TOLERANCE
-            if self.models and all(type(m) is KAnonymity for m in self.models)
+            max(k for k in anonymity if k is not None) - TOLERANCE
+            if self.models and all(k is not None for k in anonymity)
             else None
         )
         sensitive = sorted({m.sensitive_attribute for m in models if m.sensitive_attribute})
@@ -322,6 +327,7 @@ class Search:
         self._sources: list[Any] = [None] * _SOURCES
         self._helpers = Helpers(self.stack)  # sources the search does not evaluate (top-down roll-up)
         self._fused = fused(self)  # one compiled call per node (k with t-closeness or β-likeness)
+        self._subset = subset_nodes(self)  # and for δ-presence and k-map against a population
         self.leaf_frequencies = tuple(
             value_frequencies(leaf_codes, j, self.combinations.counts, h.n_leaves)
             for j, h in enumerate(hierarchies)
@@ -601,6 +607,8 @@ class Search:
             if node is not None:
                 return node
         fused_node = None if self._fused is None else self._fused.evaluate(self, levels)
+        if fused_node is None and self._subset is not None:
+            fused_node = self._subset.evaluate(self, levels)
         if fused_node is not None:
             return fused_node
         rolled = self._roll_up(levels) or self._helpers.roll_up(self, levels)  # evaluated node, or helper

@@ -17,12 +17,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sdckit.anonymize._lattice_helpers import present_pairs
+from sdckit.errors import ConfigError
 from sdckit.frequency import encode
-from sdckit.models import ModelResult
-from sdckit.models.presence import DeltaPresence, subset_columns
+from sdckit.labels import SUPPRESSED
+from sdckit.models import ModelResult, PrivacyModel
+from sdckit.models.presence import DeltaPresence, _member, subset_columns
 
 if TYPE_CHECKING:
     from sdckit.anonymize._lattice_search import Node, Search
+    from sdckit.hierarchy import Hierarchy
     from sdckit.table import Table
 
 
@@ -33,16 +37,77 @@ def count_population(search: Search, table: Table, weights: np.ndarray | None) -
     research subset's)."""
     columns = subset_columns(search.models)
     for name in columns:
-        combination, values, _, n_values, _, categories = search.combinations.sensitive[name]
-        codes = encode(table.data, [name]).codes[0].astype(np.int64)
-        codes = np.where(codes < 0, n_values - 1, codes)  # a missing value (distinct_combinations)
-        keys = search.combinations.record_combination.astype(np.int64)
-        pairs, inverse = np.unique(keys * n_values + codes, return_inverse=True)
-        assert np.array_equal(pairs // n_values, combination) and np.array_equal(pairs % n_values, values)
-        counts = np.bincount(inverse, minlength=len(pairs)).astype(np.float64)
-        overall = np.bincount(codes, minlength=n_values).astype(np.float64) / max(len(codes), 1)
-        search.combinations.sensitive[name] = (combination, values, counts, n_values, overall, categories)
+        combination, values, counts, n_values, _, categories = search.combinations.sensitive[name]
+        derived = _population_pairs(search, name, weights)
+        if derived is None:
+            codes = encode(table.data, [name]).codes[0].astype(np.int64)
+            codes = np.where(codes < 0, n_values - 1, codes)  # a missing value (distinct_combinations)
+            keys = search.combinations.record_combination.astype(np.int64)
+            cells = len(search.combinations.counts) * n_values
+            pairs, derived = present_pairs(keys * n_values + codes, None, cells)
+            assert np.array_equal(pairs // n_values, combination) and np.array_equal(pairs % n_values, values)
+        n = len(search.combinations.record_combination)
+        overall = np.bincount(values, weights=derived, minlength=n_values) / max(n, 1)
+        search.combinations.sensitive[name] = (combination, values, derived, n_values, overall, categories)
     return weights is None or bool(columns)
+
+
+def _population_pairs(search: Search, name: str, weights: np.ndarray | None) -> np.ndarray | None:
+    """The records of every (combination, value) pair of the research-subset column ``name``, derived
+    from the pairs counted with the subset's weights (1 for a member, 0 for the rest) without coding
+    the column again: a member value's pair counts its records already, and where one value marks
+    the rest, its pair holds the combination's records less its members'. None when that does not
+    apply (no weights, several non-member values, or weights that are not the subset's)."""
+    if weights is None:
+        return None
+    combination, values, counts, n_values = search.combinations.sensitive[name][:4]
+    categories = search.combinations.sensitive[name][5]
+    try:
+        members = np.array([_member(value, name) for value in categories.to_list()], dtype=bool)
+    except ConfigError:
+        return None  # a value that marks nothing: the models say so
+    inside = members[values]
+    outside_values = np.unique(values[~inside])
+    if len(outside_values) > 1 or np.any(counts[~inside] != 0):
+        return None
+    n_combinations = len(search.combinations.counts)
+    people = np.bincount(search.combinations.record_combination, minlength=n_combinations)
+    members_per_combination = np.bincount(
+        combination[inside], weights=counts[inside], minlength=n_combinations
+    )
+    derived = counts.astype(np.float64, copy=True)
+    rest = combination[~inside]
+    derived[~inside] = people[rest] - members_per_combination[rest]
+    weighed = np.array_equal(members_per_combination, search.combinations.counts)
+    if np.any(derived[~inside] <= 0) or not weighed:
+        return None  # weights other than the subset's
+    return derived
+
+
+def limit_in_effect(models: Sequence[PrivacyModel], hierarchies: Sequence[Hierarchy], limit: float) -> float:
+    """The suppression limit a generalization search under ``models`` needs: 0 when no node that
+    satisfies them can suppress a record, else ``limit``.
+
+    That is so for δ-presence alone with one bound free (every model's ``delta_min`` 0, or every
+    model's ``delta_max`` 1): each class that fails lies beyond the same bound, and so does the
+    group of suppressed records, whose δ is their population-weighted mean (at least the smallest of
+    them, or at most the largest; the counts are whole numbers and rounding is monotone, so the
+    computed δ too), so the group fails and the node with it (:mod:`sdckit.anonymize._suppressed_group`).
+    The class labelled ``*`` on every quasi-identifier joins the group and could bring it back
+    within the bound, unless it is the node's only class: so the limit is kept when some level with
+    a ``*`` label has another label, in every hierarchy. A node satisfying the models at the limit
+    then satisfies them without suppression and conversely (no class fails), the metric's value is
+    the same (nothing suppressed), and the search is the one without suppression, monotonic, with
+    the same optimum (tests/test_presence_kmap.py: exhaustive search at the limit against it)."""
+    if limit <= 0 or not models or not all(type(m) is DeltaPresence for m in models):
+        return limit
+    presence = [m for m in models if isinstance(m, DeltaPresence)]
+    if not (all(m.delta_min <= 0 for m in presence) or all(m.delta_max >= 1 for m in presence)):
+        return limit
+    star_levels = [[labels for labels in h.labels if SUPPRESSED in labels] for h in hierarchies]
+    if all(star_levels) and any(len(labels) > 1 for levels in star_levels for labels in levels):
+        return limit
+    return 0.0
 
 
 def released_only(search: Search, node: Node, results: Sequence[ModelResult]) -> bool:

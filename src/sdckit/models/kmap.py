@@ -17,8 +17,15 @@ Two settings, as ARX's ``KMap``:
 
 **Monotonicity.** Estimated k-map is k'-anonymity: monotonic, with suppression too. k-map against a
 population table is monotonic (a union of passing classes either has no subset record or holds a
-class of population >= k), not with suppression: a passing class without subset records merged with
-a failing one fails (tests/test_presence_kmap.py).
+class of population >= k), and monotonic with suppression as generalization counts the records
+released (the class sizes and the suppression limit are over the research subset,
+:func:`sdckit.models.presence.subset_weights`), as ARX declares it (``KMap``: ``super(true, true)``):
+a class of a generalization that fails holds subset records and fewer than k people, so each class of
+the node below inside it has fewer than k people too, and either fails or holds no subset record.
+Every record it suppresses was suppressed below: a generalization suppresses a subset of the records
+its specialization suppresses. (The union of a passing class without subset records with a failing
+one fails, but adds no released record to those suppressed; counted over the population table, it
+would: tests/test_presence_kmap.py.)
 
 References
 ----------
@@ -36,6 +43,7 @@ from typing import Literal
 import numpy as np
 
 from sdckit.errors import ConfigError
+from sdckit.models.anonymity import KAnonymity
 from sdckit.models.base import (
     TOLERANCE,
     ClassStatistics,
@@ -109,7 +117,8 @@ class KMap(PrivacyModel):
 
     sensitive_attribute: str
     monotonic = True
-    monotonic_with_suppression = False
+    # With suppression too, as the sizes count the subset's records (the module's docstring proves it).
+    monotonic_with_suppression = True
     counts_records = True  # the column's counts are of records, the sizes over the subset
 
     def __init__(self, k: int, research_subset: str) -> None:
@@ -185,3 +194,13 @@ class EstimatedKMap(PrivacyModel):
         total = float(whole_table(statistics_of_whole_table).sizes.sum())
         if total < self.derived_k - TOLERANCE:
             raise ConfigError(f"{self.name} cannot be satisfied: only {number_text(total)} records")
+
+
+def anonymity_k(model: PrivacyModel) -> int | None:
+    """The k of the k-anonymity a model is, class by class: k-anonymity's k and estimated k-map's k'
+    (:class:`EstimatedKMap` passes a class of at least k' records, as ``KAnonymity(k')`` does, with
+    the same tolerance), else None. A search under such models alone judges a node by its class
+    sizes only (:class:`sdckit.anonymize._lattice_search.Search`'s ``k_only``)."""
+    if type(model) is EstimatedKMap:
+        return model.derived_k
+    return model.k if type(model) is KAnonymity else None

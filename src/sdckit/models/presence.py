@@ -18,6 +18,18 @@ between them: the union of two passing classes passes (monotonic under generaliz
 declares). It is not monotonic with suppression: a passing class merged with a failing one can fail
 (tests/test_presence_kmap.py proves both and shows the lattice counter-example).
 
+**One-sided δ-presence suppresses nothing.** With ``delta_min = 0`` every failing class has δ above
+``delta_max``, so the group of suppressed records (their union, a mean of those δ: at least the
+smallest, and rounding is monotone) fails too; a generalization search releases that group as one
+more class that must satisfy the models (issue 36; :mod:`sdckit.anonymize._suppressed_group`), so a
+node satisfying δ-presence alone suppresses no record, whatever the limit, and the search under
+these models is the search without suppression (monotonic: its nodes and optimum are the same).
+Likewise with ``delta_max = 1`` (every failing class below ``delta_min``). It fails when another
+model joins (a class failing k-anonymity but not δ-presence can bring the group's δ into the bounds),
+when both bounds bind (a class above and one below average out), and where a class labelled ``*``
+on every quasi-identifier, which joins the group, can be one of several classes
+(:func:`sdckit.anonymize._research_subset.limit_in_effect`; counter-examples in the tests).
+
 **Achieved value** of a class: its δ; the worst class is the one of largest δ (the bound δmax is the
 privacy guarantee; δmin guards against inferring absence).
 

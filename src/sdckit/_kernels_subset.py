@@ -1,0 +1,113 @@
+"""A lattice node judged in one compiled call under δ-presence and k-map against a population table,
+with k-anonymity (:mod:`sdckit.anonymize._lattice_subset`).
+
+With a research subset the class sizes count the subset's records (what is released) and the models
+read each class's population; the two are all a node needs: δ = size / population, k-map compares
+the population with k where the size is positive, k-anonymity the size with k. So a node is the
+classes of a source's classes (:func:`sdckit._kernels_rollup._rolled_classes`: an evaluated node, a
+helper, or the combinations themselves), two sums per class, and the verdicts, in one call instead of
+the (class, value) triples of the research-subset column, a model object per model and a dozen numpy
+steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sdckit._numba import njit
+
+# isort: split
+from sdckit._kernels_lattice import _mixed_product
+from sdckit._kernels_rollup import _rolled_classes
+
+
+@njit(cache=True, nogil=True)
+def subset_node(  # pragma: no cover - compiled
+    stack,
+    index,
+    rows,
+    source_sizes,
+    source_people,
+    levels,
+    level_counts,
+    table,
+    k,
+    presence_low,
+    presence_high,
+    presence_monotone,
+    map_k,
+    map_monotone,
+):
+    """The node at ``levels`` from a source's classes (codes at ``stack[j, level, index[i]]``, first
+    combinations ``rows``, sizes ``source_sizes``: records of the subset, whole numbers, and
+    ``source_people``: records of the population), judged under k-anonymity (a class passes at a
+    size of at least ``k``: the largest k minus the tolerance, or -inf), δ-presence (δ = size /
+    people, or 0 for a class of no people, within [``presence_low``, ``presence_high``], the bounds
+    widened by the tolerance) and k-map (a class passes without subset records or with at least
+    ``map_k`` people, k minus the tolerance), ``*_monotone`` whether each model counts as monotone
+    (k-anonymity does). A class without subset records releases nothing: it passes, and one failing
+    δ-presence fails the node (:func:`sdckit.anonymize._research_subset.released_only`).
+
+    Returns whether the key range fits in int64 (else the rest is empty), the class of each source
+    class, the first combination, size and people of each class, the per-class passes, the records
+    of the classes failing any model and failing a monotone one (whole numbers: exact in any order),
+    and whether a class without subset records fails a δ-presence model, and a monotone one."""
+    if _mixed_product(levels, level_counts) < 0:
+        no_ints = np.empty(0, dtype=np.int64)
+        no_floats = np.empty(0, dtype=np.float64)
+        no_codes = np.empty(0, dtype=np.int32)
+        no_flags = np.empty(0, dtype=np.bool_)
+        return False, no_codes, no_ints, no_floats, no_floats, no_flags, 0.0, 0.0, False, False
+    cards = np.empty(levels.shape[0], dtype=np.int64)
+    for j in range(levels.shape[0]):
+        cards[j] = level_counts[j, levels[j]]
+    class_of, first, sizes = _rolled_classes(stack, index, levels, cards, rows, source_sizes, table)
+    n_classes = sizes.shape[0]
+    people = np.zeros(n_classes, dtype=np.float64)
+    for i in range(class_of.shape[0]):
+        people[class_of[i]] += source_people[i]
+    passes = np.empty(n_classes, dtype=np.bool_)
+    suppressed = 0.0
+    monotone_suppressed = 0.0
+    empty_fails = False
+    empty_fails_monotone = False
+    for c in range(n_classes):
+        size = sizes[c]
+        delta = size / people[c] if people[c] > 0 else 0.0
+        if size <= 0:  # nothing of it is released: it passes, unless δ-presence fails it
+            for m in range(presence_low.shape[0]):
+                if not (delta >= presence_low[m] and delta <= presence_high[m]):
+                    empty_fails = True
+                    if presence_monotone[m]:
+                        empty_fails_monotone = True
+            passes[c] = True
+            continue
+        ok = size >= k
+        monotone_ok = ok
+        for m in range(presence_low.shape[0]):
+            inside = delta >= presence_low[m] and delta <= presence_high[m]
+            ok = ok and inside
+            if presence_monotone[m]:
+                monotone_ok = monotone_ok and inside
+        for m in range(map_k.shape[0]):
+            inside = people[c] >= map_k[m]
+            ok = ok and inside
+            if map_monotone[m]:
+                monotone_ok = monotone_ok and inside
+        passes[c] = ok
+        if not ok:
+            suppressed += size
+        if not monotone_ok:
+            monotone_suppressed += size
+    return (
+        True,
+        class_of,
+        first,
+        sizes,
+        people,
+        passes,
+        suppressed,
+        monotone_suppressed,
+        empty_fails,
+        empty_fails_monotone,
+    )

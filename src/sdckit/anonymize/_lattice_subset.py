@@ -1,0 +1,179 @@
+"""One compiled call per lattice node for δ-presence and k-map against a population table, alone or
+with k-anonymity (:mod:`sdckit.anonymize._lattice_search`).
+
+With a research subset (:mod:`sdckit.models.presence`) the search's class sizes count the subset's
+records and the models read each class's population from the subset column's (class, value) counts.
+A class's subset records are its size (the weights are 1 for a member, 0 for the rest), and its
+population the sum of its combinations' records, so a node needs two sums per class and no triple:
+:func:`sdckit._kernels_subset.subset_node` rolls the node up from a source (an evaluated node kept
+here, a helper of :mod:`._lattice_helpers`, or the combinations), sums both and judges every class,
+with ARX's rule for a class without subset records
+(:func:`sdckit.anonymize._research_subset.released_only`). The same classes, numbered alike, sizes,
+verdicts and records suppressed as :meth:`Search.evaluate`'s general path (exact sums of whole
+numbers; tests/test_presence_kmap.py compares both node by node), so the same nodes are tagged,
+offered and chosen. The (class, value) counts are built only for a node whose suppressed group must
+be checked.
+
+Eligible: whole counts, the combinations' code stack, sizes that count the research subset (as
+generalization weighs them), and only :class:`KAnonymity`, :class:`DeltaPresence` and :class:`KMap`
+models.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sdckit import _kernels_lattice, _kernels_subset
+from sdckit.models import DeltaPresence, KAnonymity, KMap
+from sdckit.models.base import TOLERANCE
+from sdckit.models.presence import research_subset, subset_members
+
+if TYPE_CHECKING:
+    from sdckit.anonymize._lattice_search import Node, Search
+
+_SOURCES = 32  # evaluated nodes kept to roll up from, as Search keeps
+
+
+class SubsetNodes:
+    """The compiled evaluation of one search's nodes, or :func:`subset_nodes` gives None."""
+
+    def __init__(self, search: Search, people: np.ndarray) -> None:
+        models = search.models
+        ks = [model.k for model in models if type(model) is KAnonymity]
+        self.k = max(ks) - TOLERANCE if ks else -np.inf
+        presence = [model for model in models if type(model) is DeltaPresence]
+        self.presence_low = np.array([model.delta_min - TOLERANCE for model in presence], dtype=np.float64)
+        self.presence_high = np.array([model.delta_max + TOLERANCE for model in presence], dtype=np.float64)
+        self.presence_monotone = np.array([model in search.monotone_models for model in presence], dtype=bool)
+        maps = [model for model in models if type(model) is KMap]
+        self.map_k = np.array([model.k - TOLERANCE for model in maps], dtype=np.float64)
+        self.map_monotone = np.array([model in search.monotone_models for model in maps], dtype=bool)
+        count = len(search.combinations.counts)
+        self.people = people  # records of the population per combination
+        self.rows = np.arange(count, dtype=np.int64)
+        self.sizes = np.ascontiguousarray(search.combinations.counts, dtype=np.float64)
+        self.table = np.full(4 * count + 1024, -1, dtype=np.int32)
+        # Evaluated nodes kept as sources (levels, classes; free: max) and their people per class.
+        self.source_levels = np.zeros((_SOURCES, len(search.hierarchies)), dtype=np.int64)
+        self.source_classes = np.full(_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)
+        self.sources: list[tuple[Node, tuple[Any, ...]] | None] = [None] * _SOURCES  # node, source
+        self.helper_people: dict[tuple[int, ...], np.ndarray] = {}
+
+    def evaluate(self, search: Search, levels: tuple[int, ...]) -> Node | None:
+        """The node at ``levels``, rolled up from a kept node, else from its helper (asked as the
+        general path asks), else grouped from the combinations; None when the key range does not fit
+        in int64 (the general path then takes it)."""
+        at = np.asarray(levels, dtype=np.int64)
+        chosen, replaced = _kernels_lattice.choose_source(self.source_levels, self.source_classes, at)
+        kept = self.sources[chosen] if chosen >= 0 else None
+        parent, source = kept if kept is not None else self._source(search, levels)
+        stack, index, rows, sizes, people = source
+        result = _kernels_subset.subset_node(
+            stack, index, rows, sizes, people, at, search._level_counts, self.table, self.k,
+            self.presence_low, self.presence_high, self.presence_monotone, self.map_k, self.map_monotone,
+        )  # fmt: skip
+        if not result[0]:
+            return None
+        if kept is not None:
+            search.rolled_up += 1  # from an evaluated node (as Search._roll_up counts)
+        return self._node(search, levels, parent, result[1:], int(replaced))
+
+    def _source(self, search: Search, levels: tuple[int, ...]) -> tuple[Node | None, tuple[Any, ...]]:
+        """The node's helper (asked as the general path asks), else the combinations: the source node
+        (None for the combinations) and its stack, index, first combinations, sizes and people."""
+        helper = search._helpers.source(search, levels)
+        if helper is None:
+            return None, (search.stack, self.rows, self.rows, self.sizes, self.people)
+        parent = helper[0]
+        people = self.helper_people.get(parent.levels)
+        if people is None:
+            people = np.bincount(parent.classes, weights=self.people, minlength=parent.n_classes)
+            self.helper_people[parent.levels] = people
+        stack, index = search._helpers.codes(parent)
+        return parent, (stack, index, parent.first, parent.sizes, people)
+
+    def _node(
+        self,
+        search: Search,
+        levels: tuple[int, ...],
+        parent: Node | None,
+        result: tuple[Any, ...],
+        replaced: int,
+    ) -> Node:
+        """The :class:`Node` of one call (``result``: :func:`_kernels_subset.subset_node`'s after the
+        first value), its suppressed group checked when satisfied, kept as a source (with its people
+        per class) when it may serve as one."""
+        from sdckit.anonymize._lattice_search import Node
+
+        class_of, first, sizes, people, passes, suppressed, monotone_suppressed = result[:7]
+        empty_fails, empty_monotone = result[7:]
+        n_classes = len(sizes)
+        n_suppressed = float(suppressed)
+        satisfied = n_suppressed <= search.max_suppressed + 1e-9
+        monotone_ok = satisfied
+        if not search.all_monotone:
+            monotone_ok = float(monotone_suppressed) <= search.max_suppressed + 1e-9
+        if empty_fails:  # ARX's rule for a class without subset records (released_only)
+            satisfied = False
+            monotone_ok = monotone_ok and not empty_monotone
+        node = Node(levels, None, n_classes, sizes, passes, n_suppressed, satisfied, monotone_ok, first)
+        if parent is None:
+            node.known_classes = class_of
+        else:
+            node.parent, node.class_of = parent, class_of
+        if satisfied and n_suppressed > 0:
+            statistics = search.statistics(node.classes, n_classes, sizes)
+            node.satisfied = search.suppressed_group_holds(node, statistics)
+        few = 10 * n_classes <= 9 * len(search.combinations.counts)
+        if few and n_classes < self.source_classes[replaced]:
+            self.sources[replaced] = (node, (search.stack, first, first, sizes, people))
+            self.source_levels[replaced] = levels
+            self.source_classes[replaced] = n_classes
+        return node
+
+
+def subset_nodes(search: Search) -> SubsetNodes | None:
+    """The compiled evaluation for ``search``'s models, or None when they are not all eligible or the
+    sizes do not count the research subset's records."""
+    column = research_subset(search.models)
+    if column is None or search.stack is None or not search._whole_counts:
+        return None
+    if set(search.combinations.sensitive) != {column}:
+        return None
+    if not all(type(model) in (KAnonymity, DeltaPresence, KMap) for model in search.models):
+        return None
+    combination, values, counts = search.combinations.sensitive[column][:3]
+    members = _members(search, column)
+    if members is None:
+        return None
+    count = len(search.combinations.counts)
+    inside = members[values]
+    subset = np.bincount(combination[inside], weights=counts[inside], minlength=count)
+    if not np.array_equal(subset, search.combinations.counts):
+        return None  # the sizes count the population (no subset weights): the general path
+    people = np.bincount(combination, weights=counts, minlength=count).astype(np.float64)
+    return SubsetNodes(search, people)
+
+
+def _members(search: Search, column: str) -> Any:
+    """Per value code of the research-subset column, whether it marks a member; None when a value
+    marks neither (the models' evaluation then says so)."""
+    from sdckit.errors import ConfigError
+    from sdckit.models import SensitiveCounts
+
+    combination, values, counts, n_values, overall, categories = search.combinations.sensitive[column]
+    probe = SensitiveCounts(
+        attribute=column,
+        classes=combination,
+        values=values,
+        counts=counts,
+        n_values=n_values,
+        overall=overall,
+        categories=categories,
+    )
+    try:
+        return subset_members(probe)
+    except ConfigError:
+        return None
