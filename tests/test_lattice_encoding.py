@@ -54,3 +54,14 @@ def test_same_as_encode(name):
     assert codes.tolist() == expected.codes[0].tolist()
     assert (n_values, has_missing) == (expected.cardinalities[0], expected.has_missing[0])
     assert categories.equals(expected.categories[0], check_names=True)
+
+
+def test_many_distinct_texts():
+    # more distinct texts (900) than the first hash table takes (512): the count starts again larger
+    values = [None if i % 11 == 0 else f"value {i % 900:04d}" + "-long" * (i % 3) for i in range(3000)]
+    frame = pl.DataFrame({"many": values})
+    expected = encode(frame, ["many"])
+    codes, n_values, has_missing, categories = sensitive_codes(Table.from_frame(frame), ["many"])["many"]
+    assert n_values == expected.cardinalities[0] > 512
+    assert codes.tolist() == expected.codes[0].tolist()
+    assert has_missing and categories.equals(expected.categories[0], check_names=True)

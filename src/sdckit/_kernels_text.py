@@ -284,11 +284,12 @@ def label_table(labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.uint6
     return None if duplicate >= 0 else (label_bytes, slots, np.uint64(multiplier))
 
 
-def view_codes(column: pl.Series, table: tuple[np.ndarray, np.ndarray, np.uint64]) -> np.ndarray | None:
-    """The label (of :func:`label_table`) of every value of a text column: int32, a new array, -1 for
-    a missing value and for a value no label spells; None for a column that is not ``String`` or that
-    polars does not hand to Arrow as string views (no copy: each chunk's views, validity bitmap and
-    data buffers are read where they lie, by :func:`text_codes`)."""
+def _string_views(column: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Any]] | None:
+    """The Arrow ``string_view`` chunks of a text column as :func:`text_codes` and
+    :func:`text_distinct` read them (``chunks``, ``buffers``, ``sizes``; see :func:`text_codes`) and the
+    Arrow arrays that keep their buffers alive; None for a column that is not ``String`` or that polars
+    does not hand to Arrow as string views (no copy: the views, bitmaps and buffers are read where
+    they lie)."""
     if column.dtype != pl.String or sys.byteorder != "little":
         return None
     import pyarrow as pa
@@ -317,10 +318,112 @@ def view_codes(column: pl.Series, table: tuple[np.ndarray, np.ndarray, np.uint64
         buffers += [buffer.address for buffer in data]
         sizes += [buffer.size for buffer in data]
         arrays.append(array)  # keeps the buffers alive until the codes are out
+    return (
+        np.array(chunks, dtype=np.int64).reshape(-1, 6),
+        np.array(buffers, dtype=np.int64),
+        np.array(sizes, dtype=np.int64),
+        arrays,
+    )
+
+
+def view_codes(column: pl.Series, table: tuple[np.ndarray, np.ndarray, np.uint64]) -> np.ndarray | None:
+    """The label (of :func:`label_table`) of every value of a text column: int32, a new array, -1 for
+    a missing value and for a value no label spells; None for a column that is not ``String`` or that
+    polars does not hand to Arrow as string views (no copy: each chunk's views, validity bitmap and
+    data buffers are read where they lie, by :func:`text_codes`)."""
+    views = _string_views(column)
+    if views is None:
+        return None
+    chunks, buffers, sizes, _arrays = views  # the arrays keep the buffers alive until the codes are out
     out = np.empty(len(column), dtype=np.int32)
     label_bytes, slots, multiplier = table
-    text_codes(
-        np.array(chunks, dtype=np.int64).reshape(-1, 6), np.array(buffers, dtype=np.int64),
-        np.array(sizes, dtype=np.int64), label_bytes, slots, multiplier, out,
-    )  # fmt: skip
+    text_codes(chunks, buffers, sizes, label_bytes, slots, multiplier, out)
     return out
+
+
+@njit(cache=True, nogil=True)
+def text_distinct(chunks, buffers, sizes, table, out, first_rows):  # pragma: no cover - compiled
+    """Number the distinct texts of a text column held as Arrow ``string_view`` arrays (read as
+    :func:`text_codes` reads them) in order of first appearance: ``out[i]`` (int32) the number of value
+    i (-1: null), ``first_rows[d]`` the first row of text d. ``table`` (all 0, a power of two of rows
+    of 4 words: the text's two words, its number + 1, the address of its bytes) takes up to half as
+    many texts as it has rows. Returns the number of distinct texts; -1 when the table is too small
+    (the caller starts again with a larger one); -2 when a view points outside its buffers."""
+    mask = np.uint64(table.shape[0] - 1)
+    bits = 0
+    while (1 << bits) < table.shape[0]:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    room = table.shape[0] // 2
+    distinct = 0
+    position = 0
+    for c in range(chunks.shape[0]):
+        views = chunks[c, 0]
+        validity = chunks[c, 1]
+        n = chunks[c, 2]
+        bit_offset = chunks[c, 3]
+        first_buffer = chunks[c, 4]
+        n_buffers = chunks[c, 5]
+        for i in range(n):
+            if validity != 0:
+                bit = bit_offset + i
+                if (_byte_at(validity + (bit >> 3)) >> (bit & 7)) & 1 == 0:
+                    out[position + i] = -1
+                    continue
+            first = _word_at(views + 16 * i)
+            second = _word_at(views + 16 * i + 8)
+            length = np.int64(first & _LOW)
+            long = length > 12
+            address = 0
+            if long:
+                buffer = np.int64(second & _LOW)
+                offset = np.int64(second >> np.uint64(32))
+                if buffer >= n_buffers or offset + length > sizes[first_buffer + buffer]:
+                    return -2
+                address = buffers[first_buffer + buffer] + offset
+                second = _long_hash(address, length)
+            else:
+                first, second = _short_words(first, second)
+            slot = _text_slot(first, second, _FIBONACCI, shift)
+            code = -1
+            while table[slot, 2] != 0:
+                if ((table[slot, 0] == first) & (table[slot, 1] == second)) and (
+                    not long or _same_long(address, np.int64(table[slot, 3]), length)
+                ):
+                    code = np.int64(table[slot, 2]) - 1
+                    break
+                slot = (slot + _ONE) & mask
+            if code < 0:
+                if distinct >= room:
+                    return -1
+                code = distinct
+                table[slot, 0] = first
+                table[slot, 1] = second
+                table[slot, 2] = np.uint64(code + 1)
+                table[slot, 3] = np.uint64(address)
+                first_rows[code] = position + i
+                distinct += 1
+            out[position + i] = code
+        position += n
+    return distinct
+
+
+def view_distinct(column: pl.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """The number of every value of a text column among its distinct texts in order of first
+    appearance (int32, -1 for a missing value) and the first row of each distinct text; None where
+    :func:`_string_views` does not apply or a view points outside its buffers."""
+    views = _string_views(column)
+    if views is None:
+        return None
+    chunks, buffers, sizes, _arrays = views  # the arrays keep the buffers alive until the numbers are out
+    out = np.empty(len(column), dtype=np.int32)
+    first_rows = np.empty(len(column), dtype=np.int64)
+    rows = 1024
+    while True:
+        distinct = text_distinct(
+            chunks, buffers, sizes, np.zeros((rows, 4), dtype=np.uint64), out, first_rows
+        )
+        if distinct != -1:
+            break
+        rows = max(4 * rows, 1 << (2 * len(column) + 2).bit_length())  # then every text fits
+    return None if distinct < 0 else (out, first_rows[:distinct].copy())
