@@ -126,6 +126,11 @@ WORKLOAD: tuple[Step, ...] = (
         "anonymize generalize population.csv -c population.yaml --research-subset study --delta-max 0.5 "
         "--k-map 3 --suppression-limit 0.1 -o g8.csv --quiet"
     ),
+    # the classification metric for a target that is not a quasi-identifier (_kernels_objectives)
+    _s(
+        f"anonymize generalize people.csv {PEOPLE} -k 3 --suppression-limit 0.05 --metric classification "
+        "--target smoker -o g9.csv --quiet"
+    ),
     _s(f"anonymize local-suppression people.csv {PEOPLE} -k 3 -o ls.csv --quiet"),
     _s(f"anonymize local-suppression people.csv {PEOPLE} -k 3 --missing category -o ls2.csv --quiet"),
     _s(f"anonymize targeted-suppression people.csv {PEOPLE} --delta 1 -o ts.csv --quiet"),

@@ -1,0 +1,78 @@
+"""Compiled (numba) loop of the classification metric (:mod:`sdckit.utility.objectives`): the
+(class x target value) table of a lattice node's records and each class's two largest cells, in one
+pass over the (combination, target value, records) triples, in place of numpy's bincount, reshape
+and partition per call (the metric's value and its bound read the same table)."""
+
+from __future__ import annotations
+
+# sdckit._numba first (see sdckit._kernels_release).
+from sdckit._numba import njit  # isort: skip
+
+import numpy as np
+
+
+@njit(cache=True, nogil=True)
+def class_target_table(
+    classes, pair_combination, pair_values, pair_counts, n_classes, width
+):  # pragma: no cover
+    """The (class x value) table of records and, per class, its largest and second largest cells.
+
+    Triple ``p`` adds ``pair_counts[p]`` records of value ``pair_values[p]`` to the class
+    ``classes[pair_combination[p]]`` (int64 arrays; counts float64), in the order of the triples, as
+    numpy's weighted bincount sums them. The two largest cells are those ``np.partition`` leaves at a
+    row's end (equal cells count twice; 0 for the second when ``width`` is 1)."""
+    table = np.zeros((n_classes, width))
+    for p in range(len(pair_combination)):
+        table[classes[pair_combination[p]], pair_values[p]] += pair_counts[p]
+    top1 = np.zeros(n_classes)
+    top2 = np.zeros(n_classes)
+    for c in range(n_classes):
+        if width == 1:
+            top1[c] = table[c, 0]
+            continue
+        largest, second = table[c, 0], table[c, 1]
+        if second > largest:
+            largest, second = second, largest
+        for v in range(2, width):
+            cell = table[c, v]
+            if cell > largest:
+                second = largest
+                largest = cell
+            elif cell > second:
+                second = cell
+        top1[c] = largest
+        top2[c] = second
+    return table, top1, top2
+
+
+@njit(cache=True, nogil=True)
+def kept_classes(classes, suppressed, pair_combination, pair_values, n_classes):  # pragma: no cover
+    """Which classes are kept (their combinations not ``suppressed``) and the largest target value
+    of a triple of a kept class plus 1 (0 when no class is kept)."""
+    kept = np.zeros(n_classes, dtype=np.bool_)
+    for c in range(len(classes)):
+        if not suppressed[c]:
+            kept[classes[c]] = True
+    width = 0
+    for p in range(len(pair_combination)):
+        if not suppressed[pair_combination[p]] and pair_values[p] + 1 > width:
+            width = pair_values[p] + 1
+    return kept, width
+
+
+@njit(cache=True, nogil=True)
+def classification_bound(sizes, top1, gs_factor, infrequent, no_majority, max_suppressed):  # pragma: no cover
+    """The two sums of :func:`sdckit.utility.objectives._classification_bound` over the classes
+    (``sizes``, ``top1``): ``sum_i min(pS·|E_i|, k_i)`` and ``sum_i k_i`` less ``max_suppressed``
+    times the largest saving per record, ``k_i = min(pI·(|E_i| - top1_i), pN·|E_i|)``."""
+    least = 0.0
+    total = 0.0
+    saving = 0.0
+    for c in range(len(sizes)):
+        size = sizes[c]
+        kept = min(infrequent * (size - top1[c]), no_majority * size)
+        least += min(gs_factor * size, kept)
+        total += kept
+        if size > 0:
+            saving = max(saving, (kept - gs_factor * size) / size)
+    return least, total - max_suppressed * saving
