@@ -9,30 +9,42 @@ quasi-identifiers with ARX's hierarchies, Loss metric. Rows (each at 0% and 5% s
 * ``5-map``: k-map against the population table (the research subset's classes);
 * ``5-map estimated``: k-map estimated from the sample (Poisson, significance 0.01, sampling fraction 0.1).
 
-For each row sdckit's best time of ``--repeats`` searches in this process, the nodes it evaluated, its
-optimum and the ratio to the k-anonymity row at the same limit. When ARX's harness is built
-(``/tmp/arx``, ``benchmarks/arx/build.sh``; ``--arx DIR``), the same configurations run in one JVM and
-each row also shows ARX's optimum, the transformations ARX checked, ARX's median thread CPU time and
-the ratio sdckit / ARX (below 1: sdckit faster). Both count the suppression limit and Loss over the
-research subset; δ-presence with suppression may still differ (sdckit's group of suppressed records
-must satisfy the model, ARX does not check it); the column ``same`` says whether they agree. The peak
-resident memory of the process is printed at the end.
+For each row sdckit's CPU time per search (``time.process_time``, the median of ``--repeats`` calls after
+one untimed call with the same arguments), the nodes it evaluated, its optimum and the ratio to the
+k-anonymity row at the same limit. When ARX's harness is built (``/tmp/arx``, ``benchmarks/arx/build.sh``;
+``--arx DIR``), the same configurations run in one JVM first, and each row also shows ARX's optimum, the
+transformations ARX checked, ARX's median thread CPU time (after 2 untimed calls) and the ratio sdckit /
+ARX (below 1: sdckit faster; 0.33 is 3x). Both count the suppression limit and Loss over the research
+subset; δ-presence with suppression may still differ (sdckit's group of suppressed records must satisfy
+the model, ARX does not check it); the column ``same`` says whether they agree.
+
+``--before`` also times each row as the search ran before the compiled evaluation of these models
+(``sdckit.anonymize._lattice_subset``), k-map's flag of monotonicity with suppression, the search of
+one-sided δ-presence without suppression and estimated k-map as k'-anonymity: those four are switched
+off in this process for the "before" call of each row, alternating with the "after" call, and the row
+shows both times, both node counts and whether both find the same node. The peak resident memory of the
+process is printed at the end.
 
 Usage::
 
     python benchmarks/bench_presence_kmap.py
-    python benchmarks/bench_presence_kmap.py --repeats 5 --arx /tmp/arx
+    python benchmarks/bench_presence_kmap.py --repeats 5 --arx /tmp/arx --before
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 
@@ -40,7 +52,6 @@ from _common import (
     ADULT,
     ADULT_COLUMNS,
     adult_missing,
-    best_time,
     load_adult_text,
     peak_rss_mib,
     print_header,
@@ -111,11 +122,59 @@ def run_arx(directory: Path, flags: Path, repeats: int) -> dict[tuple[str, float
     return results
 
 
+@contextlib.contextmanager
+def before() -> Iterator[None]:
+    """The search as it was before the compiled evaluation of δ-presence and k-map (issue 38): no
+    one-call evaluation, k-map not monotonic with suppression, the limit kept with one-sided
+    δ-presence, estimated k-map judged by its model (not as k'-anonymity)."""
+    from sdckit.anonymize import _lattice_search
+    from sdckit.models import KAnonymity
+    from sdckit.models.kmap import KMap
+
+    def k_only(model: Any) -> int | None:
+        return model.k if type(model) is KAnonymity else None
+
+    with (
+        mock.patch.object(_lattice_search, "subset_nodes", lambda search: None),
+        mock.patch.object(_lattice_search, "limit_in_effect", lambda models, hierarchies, limit: limit),
+        mock.patch.object(_lattice_search, "anonymity_k", k_only),
+        mock.patch.object(KMap, "monotonic_with_suppression", False),
+    ):
+        yield
+
+
+def cpu_times(
+    search: Callable[[], Any], repeats: int, old: bool
+) -> tuple[list[float], list[float], Any, Any]:
+    """One untimed call of each variant, then ``repeats`` timed calls of the new search (and, with
+    ``old``, of the search before, alternating): their CPU times and last releases."""
+    new_times: list[float] = []
+    old_times: list[float] = []
+    release = search()
+    previous = None
+    if old:
+        with before():
+            previous = search()
+    for _ in range(repeats):
+        start = time.process_time()
+        release = search()
+        new_times.append(time.process_time() - start)
+        if old:
+            with before():
+                start = time.process_time()
+                previous = search()
+                old_times.append(time.process_time() - start)
+    return new_times, old_times, release, previous
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--share", type=float, default=0.1, help="share of Adult in the research subset")
     parser.add_argument("--arx", type=Path, default=Path("/tmp/arx"), help="ARX build with the harness")
+    parser.add_argument(
+        "--before", action="store_true", help="also time each row as searched before (alternating calls)"
+    )
     arguments = parser.parse_args(argv)
     missing = adult_missing(QUASI_IDENTIFIERS)
     if missing:
@@ -149,7 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"ARX              not built ({harness} absent): ratios against k-anonymity only")
 
-    header = f"{'model':<20} {'limit':>5} {'nodes':>6} {'seconds':>8} {'vs k':>6} {'levels':<26}"
+    header = f"{'model':<20} {'limit':>5} {'nodes':>6} {'cpu s':>7} {'vs k':>6} {'levels':<26}"
+    if arguments.before:
+        header += f" {'before':>7} {'nodes':>6} {'same':>4}"
     if arx:
         header += f" {'ARX nodes':>9} {'ARX cpu s':>9} {'vs ARX':>7} {'ARX levels':<26} same"
     print(header)
@@ -168,14 +229,19 @@ def main(argv: list[str] | None = None) -> int:
                     metric="loss",
                 )
 
-            seconds, release = best_time(search, arguments.repeats)
+            times, old_times, release, previous = cpu_times(search, arguments.repeats, arguments.before)
+            seconds = statistics.median(times)
             baseline.setdefault(limit, seconds)
             levels = [release.levels[c] for c in QUASI_IDENTIFIERS]
             nodes = release.figures_as(GeneralizeFigures).search["evaluations"]
             line = (
-                f"{row:<20} {limit:>5.2f} {nodes:>6} {seconds:>8.3f} {seconds / baseline[limit]:>6.2f} "
+                f"{row:<20} {limit:>5.2f} {nodes:>6} {seconds:>7.4f} {seconds / baseline[limit]:>6.2f} "
                 f"{str(levels):<26}"
             )
+            if previous is not None:
+                old_nodes = previous.figures_as(GeneralizeFigures).search["evaluations"]
+                same = "yes" if previous.levels == release.levels else "no"
+                line += f" {statistics.median(old_times):>7.4f} {old_nodes:>6} {same:>4}"
             theirs = arx.get((row, limit))
             if theirs is not None:
                 cpu = float(theirs["cpu_seconds_median"])

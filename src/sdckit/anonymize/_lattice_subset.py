@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sdckit import _kernels_lattice, _kernels_subset
+from sdckit.anonymize._lattice_helpers import BUDGET_BYTES
 from sdckit.models import DeltaPresence, KAnonymity, KMap
 from sdckit.models.base import TOLERANCE
 from sdckit.models.presence import research_subset, subset_members
@@ -59,7 +60,10 @@ class SubsetNodes:
         self.source_levels = np.zeros((_SOURCES, len(search.hierarchies)), dtype=np.int64)
         self.source_classes = np.full(_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)
         self.sources: list[tuple[Node, tuple[Any, ...]] | None] = [None] * _SOURCES  # node, source
-        self.helper_people: dict[tuple[int, ...], np.ndarray] = {}
+        # Helper nodes (not evaluated, never offered): by levels, the node and its source arrays.
+        self.helpers: dict[tuple[int, ...], tuple[Node, tuple[Any, ...]]] = {}
+        self.asked: set[tuple[int, ...]] = set()
+        self.helper_bytes = 0
 
     def evaluate(self, search: Search, levels: tuple[int, ...]) -> Node | None:
         """The node at ``levels``, rolled up from a kept node, else from its helper (asked as the
@@ -81,18 +85,37 @@ class SubsetNodes:
         return self._node(search, levels, parent, result[1:], int(replaced))
 
     def _source(self, search: Search, levels: tuple[int, ...]) -> tuple[Node | None, tuple[Any, ...]]:
-        """The node's helper (asked as the general path asks), else the combinations: the source node
-        (None for the combinations) and its stack, index, first combinations, sizes and people."""
-        helper = search._helpers.source(search, levels)
-        if helper is None:
-            return None, (search.stack, self.rows, self.rows, self.sizes, self.people)
-        parent = helper[0]
-        people = self.helper_people.get(parent.levels)
-        if people is None:
-            people = np.bincount(parent.classes, weights=self.people, minlength=parent.n_classes)
-            self.helper_people[parent.levels] = people
-        stack, index = search._helpers.codes(parent)
-        return parent, (stack, index, parent.first, parent.sizes, people)
+        """The node's helper, else the combinations: the source node (None for the combinations) and
+        its stack, index, first combinations, sizes and people. A helper is the node at
+        ``min(level, 1)`` per attribute (:mod:`._lattice_helpers`), grouped from the combinations by
+        the same call the second time it is asked for (its classes, sizes and people only: no
+        triples), while the kept helpers hold less than ``BUDGET_BYTES``."""
+        combinations = (search.stack, self.rows, self.rows, self.sizes, self.people)
+        key = tuple(min(level, 1) for level in levels)
+        helper = self.helpers.get(key)
+        if helper is not None:
+            return helper
+        if key == levels or key not in self.asked or self.helper_bytes >= BUDGET_BYTES:
+            self.asked.add(key)
+            return None, combinations
+        at = np.asarray(key, dtype=np.int64)
+        nothing = np.zeros(0, dtype=np.float64)
+        result = _kernels_subset.subset_node(
+            *combinations, at, search._level_counts, self.table, -np.inf, nothing, nothing,
+            np.zeros(0, dtype=bool), nothing, np.zeros(0, dtype=bool),
+        )  # fmt: skip
+        if not result[0]:
+            return None, combinations
+        from sdckit.anonymize._lattice_search import Node
+
+        class_of, first, sizes, people, passes = result[1:6]
+        node = Node(key, class_of, len(sizes), sizes, passes, 0.0, False, False, first)
+        assert search.stack is not None  # subset_nodes requires it
+        codes = np.ascontiguousarray(search.stack[:, :, first])
+        helper = (node, (codes, np.arange(len(first), dtype=np.int64), first, sizes, people))
+        self.helpers[key] = helper
+        self.helper_bytes += class_of.nbytes + codes.nbytes + 4 * first.nbytes + passes.nbytes
+        return helper
 
     def _node(
         self,
