@@ -113,17 +113,12 @@ def _rolled_classes(stack, index, levels, cards, rows, source_sizes, table):  # 
 
 
 @njit(cache=True, nogil=True)
-def rolled_node(  # pragma: no cover - compiled
-    stack,
-    index,
-    levels,
-    level_counts,
-    rows,
-    source_sizes,
-    table,
-    pair_classes,
-    pair_values,
-    pair_counts,
+def verdicts(  # pragma: no cover - compiled
+    sizes,
+    starts,
+    values,
+    counts,
+    totals,
     n_values,
     overall,
     log_overall,
@@ -131,40 +126,15 @@ def rolled_node(  # pragma: no cover - compiled
     kinds,
     limits,
     monotone,
+    passes,
+    monotone_passes,
 ):
-    """A node rolled up from a source and judged in one call, for k-anonymity with models on one
-    sensitive attribute: ``kinds`` 1 equal-distance t-closeness, 2 basic and 3 enhanced β-likeness,
-    4 distinct l-diversity, 5 δ-disclosure privacy, ``limits`` their thresholds (tolerance included
-    for kinds 1-3; l minus it for kind 4, which passes at or above it; δ itself for kind 5, strict),
-    ``monotone`` whether each counts as monotone (``k`` = the largest k minus the tolerance, or
-    -inf). The same values as the models' own evaluation (:mod:`sdckit.models._kernels`' EMD; the
-    gains in the same floating-point steps as numpy's). Returns the roll-up (as
-    :func:`roll_up_classes`, :func:`roll_up_pairs`), the per-class passes, and the records of the
-    classes failing any model and failing a monotone one (summed in class order: exact for whole
-    counts, which the caller requires). ``table``: a scratch of -1; ``stack`` and ``index`` as
-    :func:`_rolled_classes` reads them.
-    The first value is False (the others empty) when the node's key range reaches 2**62
-    (``level_counts``: the classes of every attribute at every level), or when a δ-disclosure
-    value |ln(q/p)| lies within 1e-12 (relative) of δ: numpy's logarithm, which the model takes,
-    differs from numba's in the last bit for some values, so the caller then takes the general path."""
-    if _mixed_product(levels, level_counts) < 0:
-        no_ints = np.empty(0, dtype=np.int64)
-        no_floats = np.empty(0, dtype=np.float64)
-        no_flags = np.empty(0, dtype=np.bool_)
-        no_codes = np.empty(0, dtype=np.int32)
-        return False, no_codes, no_ints, no_floats, no_ints, no_codes, no_floats, no_flags, 0.0, 0.0
-    cards = np.empty(levels.shape[0], dtype=np.int64)
-    for j in range(levels.shape[0]):
-        cards[j] = level_counts[j, levels[j]]
-    class_of, first, sizes = _rolled_classes(stack, index, levels, cards, rows, source_sizes, table)
-    n_classes = sizes.shape[0]
-    classes, values, counts = roll_up_pairs(
-        class_of, pair_classes, pair_values, pair_counts, n_classes, n_values
-    )
-    starts, totals = segments(classes, counts, n_classes)
+    """The per-class verdicts of :func:`rolled_node`'s models, written into ``passes`` (every model)
+    and ``monotone_passes`` (the monotone ones), for ``n_classes = len(totals)`` classes of ``sizes``
+    whose (value, count) triples run from ``starts[c]`` to ``starts[c + 1]`` sorted by value, with
+    ``totals`` their sums; returns whether a δ-disclosure value lies too close to δ (see there)."""
+    n_classes = totals.shape[0]
     unsure = False
-    passes = np.empty(n_classes, dtype=np.bool_)
-    monotone_passes = np.empty(n_classes, dtype=np.bool_)
     for c in range(n_classes):
         passes[c] = sizes[c] >= k
         monotone_passes[c] = passes[c]
@@ -220,6 +190,65 @@ def rolled_node(  # pragma: no cover - compiled
             passes[c] = passes[c] and ok
             if monotone[m]:
                 monotone_passes[c] = monotone_passes[c] and ok
+    return unsure
+
+
+@njit(cache=True, nogil=True)
+def rolled_node(  # pragma: no cover - compiled
+    stack,
+    index,
+    levels,
+    level_counts,
+    rows,
+    source_sizes,
+    table,
+    pair_classes,
+    pair_values,
+    pair_counts,
+    n_values,
+    overall,
+    log_overall,
+    k,
+    kinds,
+    limits,
+    monotone,
+):
+    """A node rolled up from a source and judged in one call, for k-anonymity with models on one
+    sensitive attribute: ``kinds`` 1 equal-distance t-closeness, 2 basic and 3 enhanced β-likeness,
+    4 distinct l-diversity, 5 δ-disclosure privacy, ``limits`` their thresholds (tolerance included
+    for kinds 1-3; l minus it for kind 4, which passes at or above it; δ itself for kind 5, strict),
+    ``monotone`` whether each counts as monotone (``k`` = the largest k minus the tolerance, or
+    -inf). The same values as the models' own evaluation (:mod:`sdckit.models._kernels`' EMD; the
+    gains in the same floating-point steps as numpy's). Returns the roll-up (as
+    :func:`roll_up_classes`, :func:`roll_up_pairs`), the per-class passes, and the records of the
+    classes failing any model and failing a monotone one (summed in class order: exact for whole
+    counts, which the caller requires). ``table``: a scratch of -1; ``stack`` and ``index`` as
+    :func:`_rolled_classes` reads them.
+    The first value is False (the others empty) when the node's key range reaches 2**62
+    (``level_counts``: the classes of every attribute at every level), or when a δ-disclosure
+    value |ln(q/p)| lies within 1e-12 (relative) of δ: numpy's logarithm, which the model takes,
+    differs from numba's in the last bit for some values, so the caller then takes the general path."""
+    if _mixed_product(levels, level_counts) < 0:
+        no_ints = np.empty(0, dtype=np.int64)
+        no_floats = np.empty(0, dtype=np.float64)
+        no_flags = np.empty(0, dtype=np.bool_)
+        no_codes = np.empty(0, dtype=np.int32)
+        return False, no_codes, no_ints, no_floats, no_ints, no_codes, no_floats, no_flags, 0.0, 0.0
+    cards = np.empty(levels.shape[0], dtype=np.int64)
+    for j in range(levels.shape[0]):
+        cards[j] = level_counts[j, levels[j]]
+    class_of, first, sizes = _rolled_classes(stack, index, levels, cards, rows, source_sizes, table)
+    n_classes = sizes.shape[0]
+    classes, values, counts = roll_up_pairs(
+        class_of, pair_classes, pair_values, pair_counts, n_classes, n_values
+    )
+    starts, totals = segments(classes, counts, n_classes)
+    passes = np.empty(n_classes, dtype=np.bool_)
+    monotone_passes = np.empty(n_classes, dtype=np.bool_)
+    unsure = verdicts(
+        sizes, starts, values, counts, totals, n_values, overall, log_overall, k, kinds, limits, monotone,
+        passes, monotone_passes,
+    )  # fmt: skip
     if unsure:
         no_ints = np.empty(0, dtype=np.int64)
         no_floats = np.empty(0, dtype=np.float64)

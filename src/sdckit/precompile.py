@@ -108,7 +108,8 @@ WORKLOAD: tuple[Step, ...] = (
         f"anonymize generalize people.csv {PEOPLE} -k 3 -l 2 -t 0.4 --suppression-limit 0.1 -o g2.csv --quiet"
     ),
     _s(f"anonymize generalize people.csv {PEOPLE} -k 3 -o g3.csv --quiet"),
-    # k with t-closeness under a suppression limit: nodes rolled up from helpers and judged in one call
+    # k with t-closeness under a suppression limit: the compiled top-down walk (_kernels_walk), nodes
+    # rolled up from helpers and judged in one call
     _s(f"anonymize generalize people.csv {PEOPLE} -k 3 -t 0.4 --suppression-limit 0.1 -o g5.csv --quiet"),
     # few quasi-identifier combinations, many records each: classes rolled up from a finer node
     _s(

@@ -18,6 +18,7 @@ import numpy as np
 from sdckit import _kernels_lattice
 from sdckit.anonymize._lattice_clean import clean_first
 from sdckit.anonymize._lattice_search import Node, Search
+from sdckit.anonymize._lattice_walk_compiled import walk_top_down, walks_top_down
 from sdckit.context import ProgressCallback
 
 
@@ -207,6 +208,13 @@ def bounded_search(
             bounds, search.level_matrix, search.strides, search.max_levels
         )
     ordered_bounds = bounds[order]
+    if top_down and walks_top_down(search):
+        # The same loop, compiled (_lattice_walk_compiled): offered nodes come back here in visit order.
+        walk_top_down(
+            search, order, ordered_bounds, bounds, status, evaluated, lambda: cutoff, offer, visit, progress
+        )
+        statistics["candidates"] = int(np.count_nonzero(evaluated))
+        return best, statistics
     if not top_down and search.walks_compiled():
         # The same loop, compiled: it returns whenever a satisfying node may be offered, so that its
         # value is computed here and the cutoff lowered, in the order the nodes were visited, and
