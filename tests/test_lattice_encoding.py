@@ -65,3 +65,15 @@ def test_many_distinct_texts():
     assert n_values == expected.cardinalities[0] > 512
     assert codes.tolist() == expected.codes[0].tolist()
     assert has_missing and categories.equals(expected.categories[0], check_names=True)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_counted_pairs(weighted):
+    from sdckit.anonymize._lattice_encoding import counted_pairs
+
+    pair = np.array([5, 2, 5, 9, 2, 5, 0])
+    weights = np.array([1.0, 2.0, 0.5, 1.0, 1.0, 3.0, 2.5]) if weighted else None
+    present, counts = counted_pairs(pair, weights, 12)
+    assert present.tolist() == [0, 2, 5, 9]
+    expected = [2.5, 3.0, 4.5, 1.0] if weighted else [1.0, 2.0, 3.0, 1.0]
+    assert counts.dtype == np.float64 and counts.tolist() == expected

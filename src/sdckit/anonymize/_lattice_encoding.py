@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
+from sdckit.anonymize._lattice_helpers import present_pairs
 from sdckit.frequency import encode
 from sdckit.table import Table
 
@@ -72,3 +73,14 @@ def _text_codes(column: pl.Series) -> Coded | None:
     rank[order] = np.arange(len(order), dtype=np.int32)
     rank[-1] = -1  # a missing value (-1) stays -1
     return rank[seen], len(order), column.null_count() > 0, categories  # encode's categories, named as there
+
+
+def counted_pairs(pair: np.ndarray, weights: np.ndarray | None, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sdckit.anonymize._lattice_helpers.present_pairs` (the distinct (combination, value) cells
+    in order and their counts), with one count over the cells instead of two when there are no
+    weights (the count itself says which cells are present)."""
+    if weights is None and cells <= 8 * len(pair) + 1024:
+        tally = np.bincount(pair, minlength=cells)
+        present = np.flatnonzero(tally)
+        return present, tally[present].astype(np.float64)
+    return present_pairs(pair, weights, cells)

@@ -46,9 +46,9 @@ import numpy as np
 import polars as pl
 
 from sdckit import _kernels_lattice
-from sdckit.anonymize._lattice_encoding import sensitive_codes
+from sdckit.anonymize._lattice_encoding import counted_pairs, sensitive_codes
 from sdckit.anonymize._lattice_fused import fused, roll_up_compiled
-from sdckit.anonymize._lattice_helpers import Helpers, present_pairs
+from sdckit.anonymize._lattice_helpers import Helpers
 from sdckit.anonymize._lattice_subset import subset_nodes
 from sdckit.anonymize._research_subset import count_population, limit_in_effect, released_only
 from sdckit.anonymize._suppressed_group import group_holds, star_codes
@@ -205,7 +205,7 @@ def distinct_combinations(
                 n_values += 1
                 categories = pl.concat([categories, pl.Series([None], dtype=categories.dtype)])
             pair = keys.astype(np.int64) * n_values + codes
-            unique_pairs, pair_counts = present_pairs(pair, weights, n_combinations * n_values)
+            unique_pairs, pair_counts = counted_pairs(pair, weights, n_combinations * n_values)
             overall = np.bincount(codes, weights=weights, minlength=n_values).astype(np.float64) / total
             sensitive_data[name] = (
                 unique_pairs // n_values,
