@@ -298,7 +298,8 @@ def combine_codes(
 
     Mixed-radix keys of as many columns as fit in 62 bits, one compiled pass per column; when the next
     column would not fit, the key so far is replaced by its dense number, so one hashed pass is
-    needed per 62 bits rather than per column (46 columns of 2 to 64 values take 3).
+    needed per 62 bits rather than per column (46 columns of 2 to 64 values take 3). Once the columns
+    so far set every record apart, the rest cannot join any: record r is group r, of one record.
     """
     combined = np.zeros(n, dtype=np.int64)
     bound = 1
@@ -306,6 +307,8 @@ def combine_codes(
         radix = int(cardinality) + 1
         if bound * radix >= 2**62:
             dense, dense_sizes = _kernels_counting.densify_hashed(combined)
+            if len(dense_sizes) == n:
+                return np.arange(n, dtype=np.int32), np.ones(n, dtype=np.int64)
             combined, bound = dense.astype(np.int64), len(dense_sizes)
         _kernels_counting.mix_codes(combined, codes, radix)
         bound *= radix

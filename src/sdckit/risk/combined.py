@@ -38,7 +38,7 @@ the IISE Annual Conference.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,17 +53,13 @@ from sdckit.coverage import AttributeCover, attribute_covers
 from sdckit.errors import ConfigError, InputError
 from sdckit.frequency import (
     Encoding,
-    add_contributions,
     add_known_contributions,
     add_value_weights,
     check_missing,
     check_weights,
     combine_codes,
-    coverage_group_sizes,
     dense_keys,
     encode,
-    extend_keys,
-    first_of_groups,
     grouped_quantiles,
     initial_keys,
     key_extender,
@@ -73,6 +69,7 @@ from sdckit.frequency import (
 from sdckit.hierarchy import Hierarchy
 from sdckit.measures import register_measure
 from sdckit.params import Finite, MethodParams, Whole
+from sdckit.risk._combined_coverage import _coverage_known_sets, _inverse
 from sdckit.table import Role, Table
 
 QUANTILES = (0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
@@ -250,13 +247,6 @@ class _Node:
     sizes: np.ndarray
     # Sum of W(A) * W(r(A)) over the attributes of the known set, per record.
     known_weight: np.ndarray
-
-
-def _inverse(counts: np.ndarray) -> np.ndarray:
-    """1 / count, and 0 for a count of 0: a group whose records all have weight 0 (only such records
-    are in it, since a record counts itself) stands for nobody, and its records' risks are 0."""
-    counts = np.asarray(counts, dtype=np.float64)
-    return np.divide(1.0, counts, out=np.zeros_like(counts), where=counts > 0)
 
 
 def _measured_attributes(table: Table, epsilon: float, weights_column: str | None) -> list[str]:
@@ -561,6 +551,10 @@ def _sampling_weights(table: Table, weights: str | np.ndarray | None) -> np.ndar
 PIPELINE_FROM = 50_000
 # Known sets whose contributions may wait (their keys are kept until then).
 PENDING = 4
+# A leaf known set (one no kept set extends) whose contributions would be added while fewer than
+# this many sets wait in the worker thread has its keys found there too, with its own scratch
+# tables: the main thread goes on to the next set instead of leaving the worker idle.
+HANDOVER_BELOW = 2
 
 
 class _Contributions:
@@ -579,15 +573,25 @@ class _Contributions:
     def __enter__(self) -> _Contributions:
         return self
 
-    def add(self, *arguments: Any) -> None:
+    def add(self, *arguments: Any, kernel: Callable[..., None] | None = None) -> None:
+        """Add the next set's contributions: ``kernel(*arguments)``, by default
+        :func:`~sdckit.frequency.add_known_contributions`."""
+        accumulate = self._accumulate if kernel is None else kernel
         if self._pool is None:
-            self._accumulate(*arguments)
+            accumulate(*arguments)
             self._report()
             return
-        self._pending.append(self._pool.submit(self._accumulate, *arguments))
+        self._pending.append(self._pool.submit(accumulate, *arguments))
         while self._pending and (len(self._pending) > PENDING or self._pending[0].done()):
             self._pending.popleft().result()
             self._report()
+
+    def idle(self) -> bool:
+        """Whether the worker thread has at most :data:`HANDOVER_BELOW` sets left before it idles
+        (never without a worker)."""
+        if self._pool is None:
+            return False
+        return sum(not future.done() for future in self._pending) < HANDOVER_BELOW
 
     def _report(self) -> None:
         self._done += 1
@@ -604,6 +608,41 @@ class _Contributions:
         finally:
             if self._pool is not None:
                 self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Handover:
+    """A leaf known set's keys found in the worker thread, then its contributions added there
+    (:meth:`extend_and_add`): the same keys, sizes and contributions as in the main thread, with
+    scratch tables of the worker's own."""
+
+    def __init__(
+        self, n: int, skip_singletons: bool, multiplicity: np.ndarray, combinations: np.ndarray
+    ) -> None:
+        self._n = n
+        self._skip_singletons = skip_singletons
+        self._multiplicity = multiplicity
+        self._combinations = combinations
+        self._extender: Any = None
+
+    def extend_and_add(self, extension: tuple[Any, ...], index: int, *arguments: Any) -> None:
+        """Extend the parent's keys by ``extension`` (parent keys, parent sizes, codes and
+        cardinality), write the set's combinations, and add its contributions
+        (:func:`sdckit.frequency.add_known_contributions` with ``arguments`` and the new keys)."""
+        if self._extender is None:
+            self._extender = key_extender(self._n)
+        parent_keys, parent_sizes, codes, cardinality = extension
+        keys, sizes, untracked = self._extender.extend(
+            parent_keys,
+            parent_sizes,
+            codes,
+            cardinality,
+            self._skip_singletons,
+            self._multiplicity,
+            any_order=self._skip_singletons,
+        )
+        self._combinations[index] = len(sizes) + untracked
+        *contribution, alone = arguments
+        add_known_contributions(*contribution, keys, 1.0 / sizes, alone)
 
 
 def _plain_known_sets(
@@ -639,10 +678,37 @@ def _plain_known_sets(
     # (a set at that depth is the parent of none but its descendants, which come before the next).
     known_buffers: list[np.ndarray] = []
     stack: list[_Node] = []
+    # Leaves whose group inverse is 1 / size may have their keys found in the worker thread.
+    parents = {known_set[:-1] for known_set in known_sets} if weights is None else set()
+    handover = _Handover(n_patterns, skip_singletons, multiplicity, combinations)
     with _Contributions(n_patterns >= PIPELINE_FROM, progress, len(known_sets)) as contributions:
         for index, known_set in enumerate(known_sets):
             untracked = 0
             depth = len(known_set)
+            if (
+                depth
+                and weights is None
+                and known_set not in parents
+                and not (wildcard and any(patterns.has_missing[j] for j in known_set))
+                and contributions.idle()
+            ):
+                while stack and stack[-1].known_set != known_set[:-1]:
+                    stack.pop()
+                parent, attribute = stack[-1], known_set[-1]
+                added = consequence[candidates[attribute]]
+                known_weight = parent.known_weight
+                if added is not zero:
+                    while len(known_buffers) < depth:
+                        known_buffers.append(np.empty(n_patterns, dtype=np.float64))
+                    known_weight = known_buffers[depth - 1]
+                pk = float(np.prod([probabilities[j] for j in known_set]))
+                pk_of_set[index] = pk
+                contributions.add(
+                    (parent.keys, parent.sizes, patterns.codes[attribute], patterns.cardinalities[attribute]),
+                    index, risk, best, top, np.int32(index), pk * alpha, pattern_total, parent.known_weight,
+                    added, added is not zero, known_weight, alone, kernel=handover.extend_and_add,
+                )  # fmt: skip
+                continue
             if not depth:
                 keys, sizes = initial_keys(n_patterns)
                 sizes = np.array([n] if n else [], dtype=np.int64)
@@ -753,89 +819,6 @@ def schema_hierarchies(table: Table) -> dict[str, Hierarchy]:
         for attribute in table.schema
         if isinstance(attribute.hierarchy, Hierarchy)
     }
-
-
-def _coverage_known_sets(
-    covers: list[AttributeCover],
-    representative: np.ndarray,
-    released_sizes: np.ndarray,
-    known_sets: list[tuple[int, ...]],
-    probabilities: list[float],
-    alpha: float,
-    consequence: dict[str, np.ndarray],
-    zero: np.ndarray,
-    pattern_total: np.ndarray,
-    state: tuple[np.ndarray, ...],
-    progress: ProgressCallback | None,
-) -> None:
-    """The loop over known sets of :func:`combined_risk` with an original: per known set, the
-    patterns are grouped by their original values and the released records by their labels (keys
-    extended from the parent set's), and each target group's count is the coverage count of the
-    released groups (:func:`sdckit.frequency.coverage_group_sizes`)."""
-    risk, best, top, combinations, pk_of_set = state
-    n_patterns = len(representative)
-    target_slots = [np.ascontiguousarray(cover.target_slots[representative]) for cover in covers]
-    names = [cover.name for cover in covers]
-    # The released records collapse to their distinct label patterns, with their counts (weights).
-    keys, sizes = initial_keys(len(released_sizes))
-    for cover in covers:
-        keys, sizes = extend_keys(keys, sizes, cover.released_labels, len(cover.labels))
-    first = first_of_groups(keys.astype(np.int64), len(sizes))
-    released_labels = [np.ascontiguousarray(cover.released_labels[first]) for cover in covers]
-    released_sizes = np.bincount(keys, weights=released_sizes, minlength=len(sizes))
-    n_released = len(sizes)
-    target_extender = key_extender(n_patterns)
-    released_extender = key_extender(n_released)
-    alone = np.zeros(n_patterns, dtype=np.float64)  # unused: no pattern is left untracked
-    stack: list[tuple[tuple[int, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    for index, known_set in enumerate(known_sets):
-        if not known_set:
-            t_keys, t_sizes = initial_keys(n_patterns)
-            r_keys, r_sizes = initial_keys(n_released)
-            known_weight = zero
-            pk = 1.0
-        else:
-            while stack and stack[-1][0] != known_set[:-1]:
-                stack.pop()
-            _, parent_t, parent_t_sizes, parent_r, parent_r_sizes, known_weight = stack[-1]
-            attribute = known_set[-1]
-            cover = covers[attribute]
-            t_keys, t_sizes, _ = target_extender.extend(
-                parent_t, parent_t_sizes, target_slots[attribute], cover.n_slots
-            )
-            r_keys, r_sizes, _ = released_extender.extend(
-                parent_r, parent_r_sizes, released_labels[attribute], len(cover.labels)
-            )
-            if consequence[names[attribute]] is not zero:
-                known_weight = known_weight + consequence[names[attribute]]
-            pk = float(np.prod([probabilities[j] for j in known_set]))
-        counts, distinct = coverage_group_sizes(
-            t_keys,
-            len(t_sizes),
-            [target_slots[j] for j in known_set],
-            r_keys,
-            len(r_sizes),
-            [released_labels[j] for j in known_set],
-            released_sizes,
-            [(covers[j].pointer, covers[j].covering) for j in known_set],
-        )
-        pk_of_set[index] = pk
-        combinations[index] = distinct
-        add_contributions(
-            risk,
-            best,
-            top,
-            np.int32(index),
-            pk * alpha,
-            pattern_total,
-            known_weight,
-            t_keys,
-            _inverse(counts),
-            alone,
-        )
-        stack.append((known_set, t_keys, t_sizes, r_keys, r_sizes, known_weight))
-        if progress is not None:
-            progress(index + 1, len(known_sets))
 
 
 # The measure: parameters, run, figures, registration ------------------------------------------
