@@ -644,6 +644,24 @@ def test_compiled_snb_solver_takes_the_python_solvers_steps():
     assert found >= 10
 
 
+def test_zayatz_remembers_scipys_probabilities():
+    """zayatz_uniques keeps scipy's hypergeom.pmf(1, N, j, n) per (N, n): the same estimate, bit for
+    bit, as the formula with scipy called afresh, on the first call and the next."""
+    from scipy import stats
+
+    from sdckit.risk._risk_estimators import zayatz_uniques
+
+    class_sizes = histogram("1:30 2:10 3:5 5:3 10:2")
+    n = int(class_sizes.sum())
+    for population in (317238626.0, n / 0.01, n / 0.01, 1.5 * n):
+        values, counts = np.unique(class_sizes, return_counts=True)
+        u, whole = counts.sum(), round(population)
+        share = 30 / u * stats.hypergeom.pmf(1, whole, 1, n)
+        conditional = share / np.sum(counts / u * stats.hypergeom.pmf(1, whole, values, n))
+        expected = 30 * conditional / (n / population)
+        assert zayatz_uniques(class_sizes, n, population) == float(expected)
+
+
 # Wiring ----------------------------------------------------------------------------------------------
 
 # Ten records: classes a (1), b (1), c (3), d (5): 4 classes / 10 = 0.4, uniques 0.2.

@@ -176,18 +176,35 @@ def _histogram(class_sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sizes, counts.astype(np.float64)
 
 
-def zayatz_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
-    """Population uniques by Zayatz (1991), as ARX's ``ModelZayatz``."""
+_ONE_SUCCESS: dict[tuple[int, int], dict[int, float]] = {}
+
+
+def _one_success(whole: int, sizes: np.ndarray, n: int) -> np.ndarray:
+    """scipy's ``hypergeom.pmf(1, whole, sizes, n)``, remembered per (whole, n): scipy takes about
+    0.2 ms a value for a population of 10^8 and a search asks for the same few sizes at every node
+    (the same values: each is scipy's, computed once)."""
     from scipy import stats  # imported when used: scipy is slow to import at start-up
 
+    if len(_ONE_SUCCESS) > 64:
+        _ONE_SUCCESS.clear()
+    known = _ONE_SUCCESS.setdefault((whole, n), {})
+    missing = [int(size) for size in sizes if int(size) not in known]
+    if missing:
+        values = np.atleast_1d(stats.hypergeom.pmf(1, whole, np.array(missing, dtype=np.int64), n))
+        known.update(zip(missing, (float(value) for value in values), strict=True))
+    return np.array([known[int(size)] for size in sizes], dtype=np.float64)
+
+
+def zayatz_uniques(class_sizes: np.ndarray, n: int, population: float) -> float:
+    """Population uniques by Zayatz (1991), as ARX's ``ModelZayatz``."""
     sizes, counts = _histogram(class_sizes)
     c1 = counts[sizes == 1].sum()
     if c1 == 0:
         return 0.0
     u = counts.sum()
     whole = round(population)
-    probabilities = stats.hypergeom.pmf(1, whole, sizes, n)
-    conditional = (c1 / u * stats.hypergeom.pmf(1, whole, 1, n)) / np.sum(counts / u * probabilities)
+    probabilities = _one_success(whole, sizes, n)
+    conditional = (c1 / u * _one_success(whole, np.array([1]), n)[0]) / np.sum(counts / u * probabilities)
     return float(c1 * conditional / (n / population))
 
 
