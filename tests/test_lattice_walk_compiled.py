@@ -87,7 +87,7 @@ def assert_same_walk(compiled: Search, python: Search, monkeypatch: pytest.Monke
     return calls_c
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(problems(), st.sampled_from(sorted(MODELS)), st.integers(1, 6), st.sampled_from([0.02, 0.1, 0.3]))
 def test_the_same_nodes_and_optimum_as_the_python_loop(problem, kind, k, limit):
     with pytest.MonkeyPatch.context() as monkeypatch:
@@ -175,3 +175,36 @@ def test_a_hand_computed_walk():
     for levels, suppressed in [((1, 1), 6.0), ((2, 0), 5.0), ((1, 0), 3.0), ((0, 0), 12.0)]:
         node = search.evaluate(levels)
         assert node.n_suppressed >= suppressed and not node.satisfied
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_large_lattice_returns_for_progress_and_equals_the_python_loop(seed):
+    # 6 attributes of 27 leaves, 4 levels each (4,096 nodes), a sensitive attribute of 6 values, k=3
+    # and 0.3-closeness within 5%: more than 64 evaluations, so the kernel also returns every 64
+    # evaluations (progress, Ctrl-C) and resumes where it was.
+    rng = np.random.default_rng(seed)
+    names = [f"a{j}" for j in range(6)]
+    leaves = [str(i) for i in range(27)]
+    rows = [[leaf, f"g{int(leaf) // 3}", f"h{int(leaf) // 9}", "*"] for leaf in leaves]
+    hierarchies = [Hierarchy.from_rows(name, rows) for name in names]
+    columns = {name: rng.choice(leaves, size=3_000, p=rng.dirichlet(np.ones(27))) for name in names}
+    columns["s"] = rng.choice(list("uvwxyz"), size=3_000, p=rng.dirichlet(np.ones(6)))
+    table = Table.from_frame(pl.DataFrame(columns))
+    runs = []
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for compiled in (True, False):
+            models = [KAnonymity(3), TCloseness("s", 0.3, "equal")]
+            search = Search(table, names, hierarchies, models, 0.05, "loss", None)
+            reports: list[int] = []
+            with monkeypatch.context() as patch:
+                if not compiled:
+                    patch.setattr(lattice_walk, "walks_top_down", lambda search: False)
+                best, statistics = bounded_search(
+                    search, lambda done, _, reports=reports: reports.append(done), {}, None
+                )
+            assert search.evaluations > 64 and reports  # progress reported along the way
+            assert reports == sorted(reports)
+            node = best.node
+            assert node is not None
+            runs.append((node.levels, best.value, node.n_suppressed, statistics, search.evaluations))
+    assert runs[0] == runs[1]
