@@ -62,7 +62,6 @@ class SubsetNodes:
         self.sources: list[tuple[Node, tuple[Any, ...]] | None] = [None] * _SOURCES  # node, source
         # Helper nodes (not evaluated, never offered): by levels, the node and its source arrays.
         self.helpers: dict[tuple[int, ...], tuple[Node, tuple[Any, ...]]] = {}
-        self.asked: set[tuple[int, ...]] = set()
         self.helper_bytes = 0
 
     def evaluate(self, search: Search, levels: tuple[int, ...]) -> Node | None:
@@ -88,15 +87,15 @@ class SubsetNodes:
         """The node's helper, else the combinations: the source node (None for the combinations) and
         its stack, index, first combinations, sizes and people. A helper is the node at
         ``min(level, 1)`` per attribute (:mod:`._lattice_helpers`), grouped from the combinations by
-        the same call the second time it is asked for (its classes, sizes and people only: no
-        triples), while the kept helpers hold less than ``BUDGET_BYTES``."""
+        the same call when first asked for (its classes, sizes and people only: no triples, so it
+        costs about one grouping and the rows of the node rolled up from it are a fifth of the
+        combinations on Adult), while the kept helpers hold less than ``BUDGET_BYTES``."""
         combinations = (search.stack, self.rows, self.rows, self.sizes, self.people)
         key = tuple(min(level, 1) for level in levels)
         helper = self.helpers.get(key)
         if helper is not None:
             return helper
-        if key == levels or key not in self.asked or self.helper_bytes >= BUDGET_BYTES:
-            self.asked.add(key)
+        if key == levels or self.helper_bytes >= BUDGET_BYTES:
             return None, combinations
         at = np.asarray(key, dtype=np.int64)
         nothing = np.zeros(0, dtype=np.float64)
