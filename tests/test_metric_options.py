@@ -316,7 +316,8 @@ def test_gs_factor_pruned_search_equals_exhaustive_search(gs, limit, problem, k)
 @given(problem=loss_problems(), k=st.integers(2, 4))
 def test_suppressing_bound_is_below_every_node_that_suppresses(gs, problem, k):
     """The bound of a node that suppresses records (at least the least combination count) is at most
-    its Loss, at every node that does, and equals the level bound at least 0."""
+    its Loss, at every node that does, and equals the level bound at least 0; so is the bound from
+    the records a node suppresses (Search.lower_bound_suppressed)."""
     frame, names, hierarchies, weights = problem
     search = Search(
         Table.from_frame(frame),
@@ -336,6 +337,11 @@ def test_suppressing_bound_is_below_every_node_that_suppresses(gs, problem, k):
         result = search.evaluate(search.levels_of(node))
         if result.n_suppressed > 0:
             assert bounds[node] <= search.value(result) + 1e-12
+        # From the records the node suppresses: at most its value, at least the bound above.
+        refined = search.lower_bound_suppressed(result)
+        assert refined <= search.value(result) + 1e-12
+        if result.n_suppressed > 0:
+            assert refined >= bounds[node] - 1e-12
 
 
 def test_suppressing_bound_by_hand():
@@ -349,6 +355,8 @@ def test_suppressing_bound_by_hand():
     )  # fmt: skip
     assert search.loss_bounds(1.0) == pytest.approx(np.full(search.size, 0.2), abs=1e-12)
     assert search.value(search.evaluate([0, 0])) == pytest.approx(0.6)
+    # From the 3 records node (0, 0) suppresses: 3/5 per attribute, its value.
+    assert search.lower_bound_suppressed(search.evaluate([0, 0])) == pytest.approx(0.6, abs=1e-12)
     search = Search(
         Table.from_frame(FIVE), ["a", "b"], [A, B], [KAnonymity(2)], 0.6, "loss", None,
         MetricOptions(gs_factor=0.5, attribute_weights={"a": 1.0}),
@@ -356,6 +364,10 @@ def test_suppressing_bound_by_hand():
     assert search.loss_bounds(1.0)[search.node_of([1, 0])] == pytest.approx(
         math.sqrt((1 + 7 / 15) * 1.2) - 1, abs=1e-12
     )
+    # Node (0, 0) suppresses 3 records, each leaf's share 1/4 (a) and 1/2 (b), so each costs 3/4 and
+    # 1/2 more than kept: a (1.25 + 2.25 - 1.25) / 3.75 = 0.6, b (2.5 + 1.5 - 2.5) / 2.5 = 0.6, the value.
+    assert search.lower_bound_suppressed(search.evaluate([0, 0])) == pytest.approx(0.6, abs=1e-12)
+    assert search.value(search.evaluate([0, 0])) == pytest.approx(0.6, abs=1e-12)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

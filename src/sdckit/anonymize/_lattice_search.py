@@ -73,7 +73,12 @@ from sdckit.models.base import TOLERANCE
 from sdckit.models.kmap import anonymity_k
 from sdckit.table import Table
 from sdckit.utility.metrics import loss_per_attribute
-from sdckit.utility.objectives import MetricOptions, loss_attribute_bounds, suppressing_loss_bounds
+from sdckit.utility.objectives import (
+    MetricOptions,
+    SuppressedLossBound,
+    loss_attribute_bounds,
+    suppressing_loss_bounds,
+)
 from sdckit.utility.view import GeneralizationView
 
 _SOURCES = 32  # evaluated nodes kept for roll-up
@@ -701,6 +706,30 @@ class Search:
             suppressed=np.zeros(count, dtype=bool),
             leaf_frequencies=self.leaf_frequencies,
         )
+
+    def lower_bound_suppressed(self, node: Node) -> float:
+        """A lower bound of the value of an evaluated ``node`` from its levels and the records it
+        suppresses (``node.n_suppressed``), before its classes are computed: for Loss with a
+        gs-factor or attribute weights (:class:`sdckit.utility.objectives.SuppressedLossBound`),
+        else -inf (no bound)."""
+        bound: SuppressedLossBound | None
+        known = vars(self)  # built on first use, kept on the search
+        if "_suppressed_bound" in known:
+            bound = known["_suppressed_bound"]
+        else:
+            bound = None
+            if self.metric.name == "loss" and not self.options.is_default and self.hierarchies:
+                depth = int(self.max_levels.max()) + 1
+                views = [
+                    self._unsuppressed_view(tuple(min(level, int(m)) for m in self.max_levels))
+                    for level in range(depth)
+                ]
+                options = self.options
+                bound = SuppressedLossBound.build(views, options.gs_factor, options.attribute_weights)
+            known["_suppressed_bound"] = bound
+        if bound is None or node.n_suppressed <= 0:
+            return -math.inf
+        return float(bound(node.levels, node.n_suppressed))
 
     def lower_bound_of_levels(self, levels: tuple[int, ...]) -> float:
         """The metric's bound at ``levels`` without computing classes (class-free metrics only)."""

@@ -180,7 +180,9 @@ def bounded_search(
 
     def offer(node: int, result: Node) -> None:
         nonlocal cutoff
-        if result.satisfied and bounds[node] <= cutoff:  # else its value cannot reach the best
+        # else its value cannot reach the best (nor, with what it suppresses, Loss's: the classes
+        # are not computed then)
+        if result.satisfied and bounds[node] <= cutoff and search.lower_bound_suppressed(result) <= cutoff:
             best.offer(result, search.value(result))
             cutoff = best.value + 1e-9 * max(1.0, abs(best.value))
 

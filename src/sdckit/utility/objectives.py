@@ -69,6 +69,7 @@ __all__ = [
     "DEFAULT_GS_FACTOR",
     "GS_FACTOR_METRICS",
     "MetricOptions",
+    "SuppressedLossBound",
     "WEIGHTED_METRICS",
     "Target",
     "classification",
@@ -171,6 +172,61 @@ def suppressing_loss_attributes(view: GeneralizationView, gs_factor: float, leas
 
 def _normalized(weights: np.ndarray) -> np.ndarray:
     return weights / float(weights.max())
+
+
+@dataclass(frozen=True)
+class SuppressedLossBound:
+    """The bound of :func:`suppressing_loss_attributes` for any levels and suppressed weight, from
+    per (attribute, level) terms measured once: at an evaluated node, whose suppressed records are
+    counted (``Node.n_suppressed``) before its classes are, the weighted Loss is at least
+    ``bound(levels, n_suppressed)``, so a node whose bound exceeds the best value found is not
+    weighed (its classes are not computed). Adult, 8 quasi-identifiers, k = 5, 5%: at gs-factor 0.9
+    one satisfying node of 394 whose level bound lies below the optimum has this bound below it."""
+
+    charged: np.ndarray  # (d, levels): gF times the records' summed shares (0 for one leaf)
+    increment: np.ndarray  # (d, levels): least extra cost of a suppressed record (sF for one leaf)
+    least: np.ndarray  # (d,): ARX's minimum gF·n/|D| (0 for one leaf)
+    weights: np.ndarray  # (d,): divided by the largest
+    n: float
+
+    @classmethod
+    def build(
+        cls, views: list[GeneralizationView], gs_factor: float, weights: Mapping[str, float] | None
+    ) -> SuppressedLossBound:
+        """From the views with every attribute at level 0, 1, ... (capped at its top), nothing
+        suppressed."""
+        d = len(views[0].hierarchies)
+        charged, increment = np.zeros((d, len(views))), np.zeros((d, len(views)))
+        least = np.zeros(d)
+        generalization, suppression = factors(gs_factor)
+        n = 0.0
+        for level, view in enumerate(views):
+            frequencies = _leaf_frequencies(view, True, need_all=True)
+            n = frequencies.n
+            for j, (hierarchy, at) in enumerate(zip(view.hierarchies, view.levels, strict=True)):
+                domain = hierarchy.n_leaves
+                if domain <= 1:
+                    increment[j, level] = suppression
+                    continue
+                every = frequencies.all_records[j]
+                share = hierarchy.leaves_under(int(at)) / domain
+                present = share[every > 0]
+                largest = float(present.max()) if present.size else 1.0
+                increment[j, level] = (
+                    1.0 - generalization * largest if suppression == 1.0 else suppression * (1.0 - largest)
+                )
+                charged[j, level] = generalization * float(every @ share)
+                least[j] = generalization * n / domain
+        return cls(charged, increment, least, _normalized(_resolve_weights(views[0], weights)), n)
+
+    def __call__(self, levels: tuple[int, ...], suppressed: float) -> float:
+        if self.n <= 0 or not levels:
+            return 0.0
+        at = np.asarray(levels, dtype=np.int64)
+        rows = np.arange(len(at))
+        charged = self.charged[rows, at] + suppressed * self.increment[rows, at]
+        per_attribute = np.maximum((charged - self.least) / (self.n - self.least), 0.0)
+        return float(np.exp(np.mean(np.log1p(per_attribute * self.weights))) - 1.0)
 
 
 def weighted_loss(
