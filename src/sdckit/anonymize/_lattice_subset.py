@@ -63,6 +63,11 @@ class SubsetNodes:
         # Helper nodes (not evaluated, never offered): by levels, the node and its source arrays.
         self.helpers: dict[tuple[int, ...], tuple[Node, tuple[Any, ...]]] = {}
         self.helper_bytes = 0
+        # The first helpers built, by their levels and classes, for choose_source (a helper is grouped
+        # from the one below it with the fewest classes).
+        self.helper_levels = np.zeros((256, len(search.hierarchies)), dtype=np.int64)
+        self.helper_classes = np.zeros(256, dtype=np.int64)
+        self.helper_order: list[tuple[int, ...]] = []
 
     def evaluate(self, search: Search, levels: tuple[int, ...]) -> Node | None:
         """The node at ``levels``, rolled up from a kept node, else from its helper (asked as the
@@ -98,22 +103,38 @@ class SubsetNodes:
         if key == levels or self.helper_bytes >= BUDGET_BYTES:
             return None, combinations
         at = np.asarray(key, dtype=np.int64)
+        # From the kept helper below it with the fewest classes, if any (its classes are unions of
+        # that one's, as of the combinations'), else from the combinations.
+        count = len(self.helper_order)
+        chosen = int(
+            _kernels_lattice.choose_source(self.helper_levels[:count], self.helper_classes[:count], at)[0]
+        )
+        below, source = (None, combinations) if chosen < 0 else self.helpers[self.helper_order[chosen]]
         nothing = np.zeros(0, dtype=np.float64)
+        stack, index, rows, source_sizes, source_people = source
         result = _kernels_subset.subset_node(
-            *combinations, at, search._level_counts, self.table, -np.inf, nothing, nothing,
-            np.zeros(0, dtype=bool), nothing, np.zeros(0, dtype=bool),
+            stack, index, rows, source_sizes, source_people, at, search._level_counts, self.table, -np.inf,
+            nothing, nothing, np.zeros(0, dtype=bool), nothing, np.zeros(0, dtype=bool),
         )  # fmt: skip
         if not result[0]:
             return None, combinations
         from sdckit.anonymize._lattice_search import Node
 
         class_of, first, sizes, people, passes = result[1:6]
-        node = Node(key, class_of, len(sizes), sizes, passes, 0.0, False, False, first)
+        node = Node(key, None, len(sizes), sizes, passes, 0.0, False, False, first)
+        if below is None:
+            node.known_classes = class_of
+        else:
+            node.parent, node.class_of = below, class_of
         assert search.stack is not None  # subset_nodes requires it
         codes = np.ascontiguousarray(search.stack[:, :, first])
         helper = (node, (codes, np.arange(len(first), dtype=np.int64), first, sizes, people))
         self.helpers[key] = helper
         self.helper_bytes += class_of.nbytes + codes.nbytes + 4 * first.nbytes + passes.nbytes
+        if count < len(self.helper_classes):
+            self.helper_levels[count] = key
+            self.helper_classes[count] = len(sizes)
+            self.helper_order.append(key)
         return helper
 
     def _node(
