@@ -662,6 +662,23 @@ def test_zayatz_remembers_scipys_probabilities():
         assert zayatz_uniques(class_sizes, n, population) == float(expected)
 
 
+def test_trigamma_of_a_float_is_the_arrays():
+    """_trigamma's path for one float (the Pitman solver's arguments) gives the array path's value for
+    a 0-d array bit for bit, the reflection formula's negative arguments and the poles included."""
+    from sdckit.risk._risk_estimators import _trigamma
+
+    generator = np.random.default_rng(1)
+    points = np.concatenate(
+        [generator.normal(0, 5, 300), generator.normal(0, 1e4, 300), [0.0, -1.0, -2.5, 1e-300, 1e10]]
+    )
+    # As the solver called it before: one 0-d array at a time (np.sin over a longer array may take
+    # numpy's vectorized loop, which can differ in the last bit).
+    array = np.array([_trigamma(np.asarray(x)) for x in points])
+    single = np.array([_trigamma(float(x)) for x in points])
+    assert np.array_equal(array, single)
+    assert math.isnan(_trigamma(math.nan))
+
+
 # Wiring ----------------------------------------------------------------------------------------------
 
 # Ten records: classes a (1), b (1), c (3), d (5): 4 classes / 10 = 0.4, uniques 0.2.

@@ -142,6 +142,8 @@ class TableModel(PrivacyModel):
             return 0
         within = suppressed + np.cumsum(sorted_sizes) <= budget + 1e-9
         high = int(np.count_nonzero(within)) if math.isfinite(budget) else len(sorted_sizes)
+        if high == 0 < len(sorted_sizes):
+            return len(sorted_sizes)  # nothing more within the budget: the figure is ``start``, not met
         if high < len(sorted_sizes) and not self._met(self._figure_after(sorted_sizes, suppressed, high)):
             return len(sorted_sizes)  # not met within the budget: the search's node fails
         low, found = 1, len(sorted_sizes) if high == len(sorted_sizes) else high

@@ -213,6 +213,13 @@ def _trigamma(x: Any) -> Any:
     recurses for a long time on large negative arguments)."""
     from scipy import special  # imported when used: scipy is slow to import at start-up
 
+    if isinstance(x, float):  # a Python or numpy float: the same operations without the arrays
+        with np.errstate(all="ignore"):
+            if x > 0:
+                return special.zeta(2, x)
+            if math.isnan(x):
+                return math.nan
+            return np.pi**2 / np.sin(np.pi * x) ** 2 - special.zeta(2, 1 - x)
     x = np.asarray(x, dtype=np.float64)
     positive = x > 0
     # Each branch only sees arguments > 0: zeta(2, q) is slow for large negative q.
