@@ -53,6 +53,13 @@ def rows(estimators: bool) -> list[tuple[str, Callable[[], Any], float]]:
                         limit,
                     )
                 )
+            chosen.append(
+                (
+                    f"pu-DANKARf-{limit}",
+                    lambda: PopulationUniqueness(0.001, "dankar", sampling_fraction=0.01),
+                    limit,
+                )
+            )
     return chosen
 
 
@@ -67,7 +74,11 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--estimators", action="store_true", help="also Pitman, Zayatz and SNB (slow)")
+    parser.add_argument(
+        "--estimators",
+        action="store_true",
+        help="also Pitman, Zayatz and SNB (USA) and Dankar at a sampling fraction of 0.01",
+    )
     parser.add_argument("--arx", type=Path, help="ARX's harness output (JSON lines) for these rows")
     arguments = parser.parse_args(argv)
     print_header(argv)
