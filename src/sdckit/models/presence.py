@@ -212,18 +212,36 @@ def subset_weights(
             f"sampling weights cannot be combined with a research subset ({spell('research_subset')} "
             f"'{column}'): the data is the population table, each record one person"
         )
-    series = table.data.get_column(column)
-    values = series.unique(maintain_order=True)
-    marked = values.filter(
-        pl.Series([_member(value, column) for value in values.to_list()], dtype=pl.Boolean)
-    )
-    members = series.is_in(marked.implode()).to_numpy()
+    members = _members_by_code(table, column)
+    if members is None:  # a value that marks nothing: named in order of appearance, as before
+        series = table.data.get_column(column)
+        values = series.unique(maintain_order=True)
+        marked = values.filter(
+            pl.Series([_member(value, column) for value in values.to_list()], dtype=pl.Boolean)
+        )
+        members = series.is_in(marked.implode()).to_numpy()
     if not members.any():
         raise ConfigError(
             f"the privacy models cannot be satisfied: the research subset column '{column}' "
             f"({spell('research_subset')}) marks no record, so nothing is released"
         )
     return members.astype(np.float64)
+
+
+def _members_by_code(table: Table, column: str) -> np.ndarray | None:
+    """Whether each record of a text column is a member, through the column's codes (one compiled pass
+    over its values, :func:`sdckit.anonymize._lattice_encoding.sensitive_codes`) and one look-up per
+    distinct value; None for another column, a missing value or a value that marks nothing."""
+    from sdckit.anonymize._lattice_encoding import sensitive_codes
+
+    if table.data.schema[column] != pl.String:
+        return None
+    codes, _, has_missing, categories = sensitive_codes(table, [column])[column]
+    values = categories.to_list()
+    if has_missing or any(str(v).strip().lower() not in _YES | _NO for v in values):
+        return None
+    marks = np.array([_member(value, column) for value in values], dtype=bool)
+    return marks[codes]
 
 
 class DeltaPresence(PrivacyModel):
