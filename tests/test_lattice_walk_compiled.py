@@ -172,6 +172,11 @@ def test_a_hand_computed_walk():
     assert best.node.levels == (1, 2)
     assert best.node.n_suppressed == 0.0
     assert sorted(best.node.sizes.tolist()) == [10.0, 10.0]
+    # k with distinct l-diversity alone (all monotone) keeps the Python loop
+    monotone = Search(
+        table, ["x", "y"], [x, y], [KAnonymity(2), DistinctLDiversity("s", 2)], 0.1, "loss", None
+    )
+    assert monotone._fused is not None and not walk_compiled.walks_top_down(monotone)
     for levels, suppressed in [((1, 1), 6.0), ((2, 0), 5.0), ((1, 0), 3.0), ((0, 0), 12.0)]:
         node = search.evaluate(levels)
         assert node.n_suppressed >= suppressed and not node.satisfied

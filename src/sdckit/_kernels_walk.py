@@ -37,8 +37,8 @@ DONE, OFFER, PROGRESS, UNSURE = 0, 1, 2, 3
 def _group(
     codes, base, count, levels, cards, source_sizes, table, combined, class_of, sizes
 ):  # pragma: no cover
-    """The classes at ``levels`` of the source rows ``base .. base + count`` (their codes at
-    ``codes[j, level, row]``, sizes ``source_sizes[row]``), numbered by first appearance, into
+    """The classes at ``levels`` of ``count`` source rows (row i: codes ``codes[j, level, i]``, size
+    ``source_sizes[base + i]``), numbered by first appearance, into
     ``class_of[:count]``, and their sizes summed in row order into ``sizes``; returns how many. Through
     the scratch ``table`` (all -1, restored) when the mixed-radix key range fits in it, else a hash
     table; attributes with one class at their level are skipped (``key * 1 + 0``)."""
@@ -52,7 +52,7 @@ def _group(
         upper *= radix
         row = codes[j, levels[j]]
         for i in range(count):
-            combined[i] = combined[i] * radix + row[base + i]
+            combined[i] = combined[i] * radix + row[i]
     n_classes = 0
     if upper <= table.shape[0]:
         for i in range(count):
@@ -79,9 +79,9 @@ def _group(
 
 @njit(cache=True, nogil=True)
 def _judge(codes, base, count, levels, source_sizes, triples, models, scratch, limit):  # pragma: no cover
-    """The node at ``levels`` from a source (rows ``base .. base + count`` of ``codes`` and
-    ``source_sizes``; ``triples``: its (class, value, count) triples, classes numbered from 0 at
-    ``base``), judged: whether a δ-disclosure value was too close to δ, the records of the classes
+    """The node at ``levels`` from a source of ``count`` classes (codes ``codes[j, level, i]``, sizes
+    ``source_sizes[base + i]``; ``triples``: its (class, value, count) triples, classes numbered from
+    0), judged: whether a δ-disclosure value was too close to δ, the records of the classes
     failing any model, and of those failing a monotone one.
 
     Both sums are exact (whole counts), so once they pass ``limit`` (the suppression limit) the node's
@@ -186,6 +186,9 @@ def _build_helper(stack, levels, bottom, models, scratch, pools, counters):  # p
         cards[j] = level_counts[j, levels[j]]
     n_classes = _group(stack, 0, count, levels, cards, combination_counts, table, combined, class_of, sizes)
     at, slot = counters[3], counters[2]
+    # The helper's codes: one (attribute, level, class) block of the pool, written where used.
+    width = stack.shape[0] * stack.shape[1]
+    block = codes[at * width : (at + n_classes) * width].reshape((stack.shape[0], stack.shape[1], n_classes))
     first = np.empty(n_classes, dtype=np.int64)
     found = 0
     for i in range(count):
@@ -196,9 +199,9 @@ def _build_helper(stack, levels, bottom, models, scratch, pools, counters):  # p
         # The nodes using the helper are at level 0 where it is, at level 1 or above where it is at 1.
         for level in range(levels[j], stack.shape[1] if levels[j] > 0 else 1):
             row = stack[j, level]
-            out = codes[j, level]
+            out = block[j, level]
             for c in range(n_classes):
-                out[at + c] = row[first[c]]
+                out[c] = row[first[c]]
     for c in range(n_classes):
         pool_sizes[at + c] = sizes[c]
     mapped = np.empty(pair_classes.shape[0], dtype=np.int64)
@@ -254,6 +257,7 @@ def top_down_walk(
     combination_counts, pair_classes, pair_values, pair_counts = bottom
     codes, pool_sizes, pool_classes, pool_values, pool_counts, class_start, triple_start = pools
     count = combination_counts.shape[0]
+    width = stack.shape[0] * stack.shape[1]
     d = strides.shape[0]
     levels = np.empty(d, dtype=np.int64)
     size = order.shape[0]
@@ -297,8 +301,11 @@ def top_down_walk(
                 pool_counts[first_triple:last_triple],
             )
             n_source = class_start[slot + 1] - first_class
+            block = codes[first_class * width : (first_class + n_source) * width].reshape(
+                (stack.shape[0], stack.shape[1], n_source)
+            )
             unsure, suppressed, monotone_suppressed = _judge(
-                codes, first_class, n_source, levels, pool_sizes, helper_triples, models, scratch, limit
+                block, first_class, n_source, levels, pool_sizes, helper_triples, models, scratch, limit
             )
         else:
             unsure, suppressed, monotone_suppressed = _judge(
