@@ -23,6 +23,7 @@ def release_records(
     suppressed,
     penalty,
     released,
+    cells,
 ):  # pragma: no cover - compiled
     """The arrays of a release, record by record.
 
@@ -31,7 +32,8 @@ def release_records(
     ``codes[j, c]`` (int32); a class whose ``passes`` (bool) is False is suppressed. Writes, per
     record: ``classes[r]`` (int64; -1 when suppressed), ``suppressed[r]`` (bool), and per attribute j
     the released code ``released[j, r]`` (uint32; ``star[j]``, the code of '*', when suppressed) and
-    the cell penalty ``penalty[r, j]`` (float64; ``code_penalty[j, code]``, 1 when suppressed)."""
+    the cell penalty ``penalty[r, j]`` (float64; ``code_penalty[j, code]``, 1 when suppressed) and
+    whether the cell is suppressed, ``cells[r, j]`` (bool: when the record is)."""
     m = codes.shape[0]
     for r in range(record_combination.shape[0]):
         c = record_combination[r]
@@ -43,9 +45,11 @@ def release_records(
                 code = codes[j, c]
                 released[j, r] = code
                 penalty[r, j] = code_penalty[j, code]
+                cells[r, j] = False
         else:
             classes[r] = -1
             suppressed[r] = True
             for j in range(m):
                 released[j, r] = star[j]
                 penalty[r, j] = 1.0
+                cells[r, j] = True

@@ -401,7 +401,6 @@ def _release(
     figures: GeneralizeFigures,
     heuristic: bool,
 ) -> Release:
-    q = len(search.quasi_identifiers)
     # Released as Enums of the levels' labels (and '*'): the text a user sees, stored as small integer
     # codes that later checks group exactly without hashing text. A node of the missing value
     # (MISSING_LABEL) is released as a missing value: the Enum's null.
@@ -411,11 +410,11 @@ def _release(
         if SUPPRESSED not in categories:
             categories.append(SUPPRESSED)
         category_lists.append(categories)
-    record_classes, suppressed, penalty, released_codes = _record_arrays(
+    # A missing value suppressed from the start is a suppressed cell in a record that is not suppressed
+    # (added below to the cells of the suppressed records).
+    record_classes, suppressed, penalty, released_codes, suppressed_cells = _record_arrays(
         search, node, [categories.index(SUPPRESSED) for categories in category_lists]
     )
-    # A missing value suppressed from the start is a suppressed cell in a record that is not suppressed.
-    suppressed_cells = np.repeat(suppressed[:, None], q, axis=1)
     columns = {}
     for j, name in enumerate(search.quasi_identifiers):
         hierarchy = search.hierarchies[j]
@@ -468,10 +467,11 @@ def _release(
 
 def _record_arrays(
     search: Search, node: Node, stars: Sequence[int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per record of the release: its class (-1: suppressed), whether it is suppressed, the NCP of each
-    cell (1 when suppressed) and each quasi-identifier's released code (a row per attribute; ``stars``:
-    the code of '*' per attribute). One compiled pass over the records
+    cell (1 when suppressed), each quasi-identifier's released code (a row per attribute; ``stars``:
+    the code of '*' per attribute) and whether each cell is suppressed (when the record is). One
+    compiled pass over the records
     (:func:`sdckit._kernels_release.release_records`) gathers them from the node's per-combination
     codes and the NCP of every node of each chosen level."""
     record_combination = np.ascontiguousarray(search.combinations.record_combination, dtype=np.int32)
@@ -486,6 +486,7 @@ def _record_arrays(
     suppressed = np.empty(n, dtype=bool)
     penalty = np.empty((n, q), dtype=np.float64)
     released = np.empty((q, n), dtype=np.uint32)
+    cells = np.empty((n, q), dtype=bool)
     _kernels_release.release_records(
         record_combination,
         np.ascontiguousarray(node.classes, dtype=np.int32),
@@ -497,8 +498,9 @@ def _record_arrays(
         suppressed,
         penalty,
         released,
+        cells,
     )
-    return classes, suppressed, penalty, released
+    return classes, suppressed, penalty, released, cells
 
 
 def release_metrics(release: Release) -> dict[str, float]:
