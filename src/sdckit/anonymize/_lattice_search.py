@@ -664,6 +664,15 @@ class Search:
         return float(self.metric.value(node.view(self)))
 
     def lower_bound(self, node: Node) -> float:
+        if node.known_classes is None and node.compute is not None and self._fast_k:
+            # The classes as node_k numbers them (the compiled grouping), without node_k's second
+            # verdict on the suppressed group, which the node has.
+            at = np.array(node.levels, dtype=np.int64)
+            counts = self.combinations.counts
+            grouped = _kernels_lattice.classes_k(
+                self.stack, at, self._level_counts, counts, self.k_only, self._scratch
+            )
+            node.known_classes, node.compute = grouped[1], None
         return float(self.metric.lower_bound(node.view(self, suppress=False), self.max_suppressed))
 
     def loss_bounds(self, least: float = 0.0) -> np.ndarray:

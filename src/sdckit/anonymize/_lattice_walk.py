@@ -58,27 +58,51 @@ def _binary_search(
             low = middle + 1
 
 
-def _classify(search: Search, progress: ProgressCallback | None) -> np.ndarray:
-    """Satisfied (1) or not (-1) for every node, by binary searches along chains (monotone case).
-    Along a chain, the attribute with the most levels left is raised first (ties: the first one)."""
-    status = np.zeros(search.size, dtype=np.int8)
-    rank = -(search.max_levels - search.level_matrix).astype(np.float64)  # fewer levels left: later
+#: The classes of the satisfying nodes a :class:`_Classifier` keeps for the candidates' loop, at most.
+_KEPT_CLASSES = 2**20
 
-    def visit(node: int) -> bool:
+
+class _Classifier:
+    """Satisfied (1), not (-1) or not known yet (0) for every node, found by binary searches along
+    chains (monotone case): along a chain, the attribute with the most levels left is raised first
+    (ties: the first one). The satisfying nodes evaluated go into ``kept`` (when given; up to
+    :data:`_KEPT_CLASSES` classes in all), so that the candidates' loop does not evaluate them again."""
+
+    def __init__(self, search: Search, kept: dict[int, Node] | None = None) -> None:
+        self.search, self.kept, self.room = search, kept, _KEPT_CLASSES
+        self.status = np.zeros(search.size, dtype=np.int8)
+        self.rank = -(search.max_levels - search.level_matrix).astype(np.float64)  # fewer left: later
+
+    def visit(self, node: int) -> bool:
         # Tagged by the models within the limit (monotone); whether the suppressed group holds them
-        # too is not monotone, so the candidates are evaluated again (optimum).
-        satisfied = search.evaluate(search.levels_of(node)).monotone_ok
-        _tag(search, status, node, 1 if satisfied else -1)
+        # too is not monotone: that is the node's own verdict (satisfied), kept with it.
+        result = self.search.evaluate(self.search.levels_of(node))
+        satisfied = result.monotone_ok
+        _tag(self.search, self.status, node, 1 if satisfied else -1)
+        if satisfied and self.kept is not None and result.n_classes <= self.room:
+            self.kept[node] = result
+            self.room -= result.n_classes
         return satisfied
 
+    def classify(self, start: int) -> int:
+        """The status of ``start``, by a binary search along a chain from it when not known."""
+        if self.status[start] == 0:
+            chain = _chain(self.search, self.status, start, self.rank)
+            _binary_search(self.search, self.status, chain, self.visit)
+        return int(self.status[start])
+
+
+def _classify(
+    search: Search, progress: ProgressCallback | None, kept: dict[int, Node] | None = None
+) -> np.ndarray:
+    """Satisfied (1) or not (-1) for every node (:class:`_Classifier`)."""
+    classifier = _Classifier(search, kept)
     for start in search.order():
-        start = int(start)
-        if status[start] != 0:
-            continue
-        _binary_search(search, status, _chain(search, status, start, rank), visit)
-        if progress is not None:
-            progress(int(np.count_nonzero(status)), search.size)
-    return status
+        if classifier.status[start] == 0:
+            classifier.classify(int(start))
+            if progress is not None:
+                progress(int(np.count_nonzero(classifier.status)), search.size)
+    return classifier.status
 
 
 @dataclass
@@ -109,35 +133,47 @@ def optimum(
     best = Best()
     pruned = np.zeros(search.size, dtype=bool)
     order = search.order()
-    if monotone:
-        status = _classify(search, progress)
+    kept: dict[int, Node] = {}  # satisfying nodes evaluated by the classification
+    if monotone and suppression_limit <= 0 and search.metric.monotonic_without_suppression:
+        status = _classify(search, progress, kept)
         statistics["satisfying_nodes"] = int(np.count_nonzero(status > 0))
-        if suppression_limit <= 0 and search.metric.monotonic_without_suppression:
-            # Metrics are monotone without suppression (classification is not): only minimal
-            # satisfying nodes can be optimal.
-            minimal = (status > 0) & search.without_predecessor(status > 0)
-            candidates = [int(node) for node in order if minimal[node]]
-            statistics["candidates"] = len(candidates)
-            for node in candidates:
-                result = search.evaluate(search.levels_of(node))
-                best.offer(result, search.value(result))
-            return best, statistics
-        candidates = [int(node) for node in order if status[node] > 0]
-    else:
-        candidates = [int(node) for node in order]
-    statistics["candidates"] = len(candidates)
-    for index, node in enumerate(candidates):
-        if pruned[search.predecessors(node)].any():
+        # Metrics are monotone without suppression (classification is not): only minimal
+        # satisfying nodes can be optimal.
+        minimal = (status > 0) & search.without_predecessor(status > 0)
+        candidates = [int(node) for node in order if minimal[node]]
+        statistics["candidates"] = len(candidates)
+        for node in candidates:
+            result = kept.pop(node) if node in kept else search.evaluate(search.levels_of(node))
+            best.offer(result, search.value(result))
+        return best, statistics
+    # Every node by height, then levels. With monotone models a node's status is found (a binary
+    # search along a chain from it, which tags others) only when no node below prunes it: a node's
+    # bound holds for its generalizations, also against a best value found after it (ARX's pruning
+    # of earlier candidates when the optimum improves), and a pruned node prunes its generalizations.
+    classifier = _Classifier(search, kept) if monotone else None
+    bounds = np.full(search.size, -math.inf)
+    candidates_seen = 0
+    for index, node in enumerate(order.tolist()):
+        below = search.predecessors(node)
+        if pruned[below].any() or (best.node is not None and np.any(bounds[below] >= best.value)):
             pruned[node] = True
             continue
-        result = search.evaluate(search.levels_of(node))
-        if best.node is not None and search.lower_bound(result) >= best.value:
-            pruned[node] = True
+        if classifier is not None and classifier.classify(node) < 0:
             continue
+        candidates_seen += 1
+        result = kept.pop(node) if node in kept else search.evaluate(search.levels_of(node))
+        if best.node is not None:
+            bounds[node] = search.lower_bound(result)
+            if bounds[node] >= best.value:
+                pruned[node] = True
+                continue
         if result.satisfied:
             best.offer(result, search.value(result))
         if progress is not None and index % 64 == 0:
-            progress(index + 1, len(candidates))
+            progress(index + 1, search.size)
+    statistics["candidates"] = candidates_seen
+    if classifier is not None:
+        statistics["classified_nodes"] = int(np.count_nonzero(classifier.status))
     statistics["pruned_by_bound"] = int(np.count_nonzero(pruned))
     return best, statistics
 
