@@ -67,9 +67,11 @@ class Helpers:
         self, search: Search, levels: tuple[int, ...], ask: bool = True
     ) -> tuple[Node, dict[str, Any]] | None:
         """The helper of the node at ``levels`` (built on the second request), or None; none with
-        weights (a roll-up sums them in another order than a grouping: the search stays as it was)."""
+        weights (a roll-up sums them in another order than a grouping: the search stays as it was),
+        and none without suppression (the search then walks up from the bottom, and the nodes it
+        evaluated below are the sources; Adult k=5 + 3-diversity at 0%: 22.6 -> 21.0 ms)."""
         key = tuple(min(level, 1) for level in levels)
-        if key == levels or not search._whole_counts:
+        if key == levels or not search._whole_counts or search.max_suppressed <= 0:
             return None
         helper = self.kept.get(key)
         if helper is None:
