@@ -213,3 +213,27 @@ def test_a_large_lattice_returns_for_progress_and_equals_the_python_loop(seed):
             assert node is not None
             runs.append((node.levels, best.value, node.n_suppressed, statistics, search.evaluations))
     assert runs[0] == runs[1]
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    problems(),
+    st.sampled_from(["t", "enhanced", "delta", "t+l2"]),
+    st.integers(1, 4),
+    st.sampled_from([0.05, 0.3]),
+)
+def test_hashed_grouping_and_sorted_triples_as_the_python_loop(problem, kind, k, limit):
+    """The kernel's other paths, forced: a grouping table of one slot (every node's classes through the
+    hash table) and no dense cells (every node's triples counted and sorted by aggregate_pairs)."""
+    scratch = walk_compiled._scratch
+
+    def small(count: int, n_triples: int, n_values: int) -> tuple[np.ndarray, ...]:
+        arrays = list(scratch(count, n_triples, n_values))
+        arrays[0] = np.full(1, -1, dtype=np.int32)
+        arrays[4], arrays[5] = np.zeros(0), np.zeros(0, dtype=np.bool_)
+        return tuple(arrays)
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(walk_compiled, "_scratch", small)
+        compiled, python = pair(problem, MODELS[kind](), k, limit)
+        assert_same_walk(compiled, python, monkeypatch)
