@@ -96,7 +96,7 @@ class SubsetNodes:
         costs about one grouping and the rows of the node rolled up from it are a fifth of the
         combinations on Adult), while the kept helpers hold less than ``BUDGET_BYTES``."""
         combinations = (search.stack, self.rows, self.rows, self.sizes, self.people)
-        key = tuple(min(level, 1) for level in levels)
+        key = tuple([1 if level > 0 else 0 for level in levels])
         helper = self.helpers.get(key)
         if helper is not None:
             return helper
@@ -126,11 +126,11 @@ class SubsetNodes:
             node.known_classes = class_of
         else:
             node.parent, node.class_of = below, class_of
-        assert search.stack is not None  # subset_nodes requires it
-        codes = np.ascontiguousarray(search.stack[:, :, first])
-        helper = (node, (codes, np.arange(len(first), dtype=np.int64), first, sizes, people))
+        # Its classes' codes read in place (stack[j, level, first[i]]): a copy of them costs more than
+        # the scattered reads it saves.
+        helper = (node, (search.stack, first, first, sizes, people))
         self.helpers[key] = helper
-        self.helper_bytes += class_of.nbytes + codes.nbytes + 4 * first.nbytes + passes.nbytes
+        self.helper_bytes += class_of.nbytes + 3 * first.nbytes + passes.nbytes
         if count < len(self.helper_classes):
             self.helper_levels[count] = key
             self.helper_classes[count] = len(sizes)
