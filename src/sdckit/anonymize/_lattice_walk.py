@@ -131,7 +131,6 @@ def optimum(
     if search.class_free_bound:
         return bounded_search(search, progress, statistics, top)
     best = Best()
-    pruned = np.zeros(search.size, dtype=bool)
     order = search.order()
     kept: dict[int, Node] = {}  # satisfying nodes evaluated by the classification
     if monotone and suppression_limit <= 0 and search.metric.monotonic_without_suppression:
@@ -151,21 +150,25 @@ def optimum(
     # bound holds for its generalizations, also against a best value found after it (ARX's pruning
     # of earlier candidates when the optimum improves), and a pruned node prunes its generalizations.
     classifier = _Classifier(search, kept) if monotone else None
-    bounds = np.full(search.size, -math.inf)
+    # Per node, +inf once pruned, else its bound when computed (-inf before): one look-up of its
+    # immediate predecessors (the last slot, -inf, stands for a missing one) says whether it is pruned.
+    floor = np.full(search.size + 1, -math.inf)
+    below = np.where(
+        search.level_matrix > 0, np.arange(search.size)[:, None] - search.strides[None, :], search.size
+    )
     candidates_seen = 0
     for index, node in enumerate(order.tolist()):
-        below = search.predecessors(node)
-        if pruned[below].any() or (best.node is not None and np.any(bounds[below] >= best.value)):
-            pruned[node] = True
+        if floor[below[node]].max() >= best.value:  # best.value is inf until a node is offered
+            floor[node] = math.inf
             continue
         if classifier is not None and classifier.classify(node) < 0:
             continue
         candidates_seen += 1
         result = kept.pop(node) if node in kept else search.evaluate(search.levels_of(node))
         if best.node is not None:
-            bounds[node] = search.lower_bound(result)
-            if bounds[node] >= best.value:
-                pruned[node] = True
+            floor[node] = search.lower_bound(result)
+            if floor[node] >= best.value:
+                floor[node] = math.inf
                 continue
         if result.satisfied:
             best.offer(result, search.value(result))
@@ -174,7 +177,7 @@ def optimum(
     statistics["candidates"] = candidates_seen
     if classifier is not None:
         statistics["classified_nodes"] = int(np.count_nonzero(classifier.status))
-    statistics["pruned_by_bound"] = int(np.count_nonzero(pruned))
+    statistics["pruned_by_bound"] = int(np.count_nonzero(floor[:-1] == math.inf))
     return best, statistics
 
 
