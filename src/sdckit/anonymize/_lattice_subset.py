@@ -70,12 +70,17 @@ class SubsetNodes:
         self.helper_order: list[tuple[int, ...]] = []
 
     def evaluate(self, search: Search, levels: tuple[int, ...]) -> Node | None:
-        """The node at ``levels``, rolled up from a kept node, else from its helper (asked as the
-        general path asks), else grouped from the combinations; None when the key range does not fit
-        in int64 (the general path then takes it)."""
+        """The node at ``levels``, rolled up from the kept node below it with the fewest classes or its
+        helper if that has fewer, else from its helper (built on the first request), else grouped from
+        the combinations; None when the key range does not fit in int64 (the general path then takes
+        it)."""
         at = np.asarray(levels, dtype=np.int64)
         chosen, replaced = _kernels_lattice.choose_source(self.source_levels, self.source_classes, at)
         kept = self.sources[chosen] if chosen >= 0 else None
+        if kept is not None:
+            helper = self.helpers.get(tuple([1 if level > 0 else 0 for level in levels]))
+            if helper is not None and len(helper[1][3]) < len(kept[1][3]):
+                kept = None
         parent, source = kept if kept is not None else self._source(search, levels)
         stack, index, rows, sizes, people = source
         result = _kernels_subset.subset_node(

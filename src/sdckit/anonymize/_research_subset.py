@@ -67,8 +67,8 @@ def _population_pairs(search: Search, name: str, weights: np.ndarray | None) -> 
     except ConfigError:
         return None  # a value that marks nothing: the models say so
     inside = members[values]
-    outside_values = np.unique(values[~inside])
-    if len(outside_values) > 1 or np.any(counts[~inside] != 0):
+    outside_values = np.count_nonzero(np.bincount(values[~inside], minlength=n_values))
+    if outside_values > 1 or np.any(counts[~inside] != 0):
         return None
     n_combinations = len(search.combinations.counts)
     people = np.bincount(search.combinations.record_combination, minlength=n_combinations)
