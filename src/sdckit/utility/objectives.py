@@ -260,6 +260,11 @@ class Target:
     values: np.ndarray  # (P,) int64
     counts: np.ndarray  # (P,) float64
 
+    @functools.cached_property
+    def width(self) -> int:
+        """The largest value code plus 1 (0 without pairs)."""
+        return int(self.values.max()) + 1 if len(self.values) else 0
+
 
 def target_of(
     data: pl.DataFrame,
@@ -352,12 +357,12 @@ def _target_table(
     last = _LAST_TABLE[0]
     if last is not None and last[0] is view.classes and last[1] is target:
         return last[2]
-    width = int(target.values.max()) + 1
+    width = target.width
     if view.n_classes * width > 2**22:
         return None
     from sdckit._kernels_objectives import class_target_table
 
-    classes = np.asarray(view.classes).astype(np.int64, copy=False)
+    classes = np.asarray(view.classes)  # int32 or int64: the kernel takes either
     table = class_target_table(
         classes, target.combination, target.values, target.counts, view.n_classes, width
     )
@@ -421,7 +426,7 @@ def classification(view: GeneralizationView, target: Target, gs_factor: float = 
         if table is not None:
             from sdckit._kernels_objectives import kept_classes
 
-            classes = np.asarray(view.classes).astype(np.int64, copy=False)
+            classes = np.asarray(view.classes)
             passes, width = kept_classes(
                 classes, suppressed, target.combination, target.values, view.n_classes
             )
