@@ -4,8 +4,8 @@ For each node (generalization levels of Adult's 9 quasi-identifiers, in ARX's or
 marital-status, education, native-country, workclass, occupation, salary-class) the class sizes are
 counted from ARX's hierarchy files directly (not through sdckit), then
 
-* sdckit's Pitman, Zayatz, SNB and Dankar population uniques (``sdckit.risk._risk_estimators``) and
-  the figure of ``PopulationUniqueness`` (``--model``), with the CPU time of each estimator;
+* sdckit's Pitman, Zayatz and SNB population uniques (``sdckit.risk._risk_estimators``) with the CPU
+  time of each, and SNB's K, (alpha, beta) and the residuals of its two equations there;
 * ARX's for the same histogram, by benchmarks/arx/PopulationFigures.java (built into ``--build``):
   its numbers, the solver's parameters and residuals, and what its criterion decides.
 
@@ -14,6 +14,12 @@ Usage::
     javac -cp "$(cat /tmp/arx/classpath.txt)" -d /tmp/arx_sn benchmarks/arx/PopulationFigures.java
     python benchmarks/arx/population_nodes.py --population 317238626 \\
         0,3,0,0,1,1,1,0,0 0,4,1,1,3,2,0,2,0
+    python benchmarks/arx/population_nodes.py --population 317238626 --curve 0.05 0,3,0,0,1,1,0,0,0
+
+``--curve LIMIT``: at each node, ARX's figure after suppressing the j smallest classes for every j
+(ARX leaves them out of the histogram), ARX's binary search over it (``suppressWhileNotFulfilledBinary``
+with ``RiskBasedCriterion``'s abort beyond the budget) step by step, and sdckit's figure (the
+suppressed records one more class) at the counts it visits.
 """
 
 from __future__ import annotations
@@ -138,7 +144,6 @@ def curve(
     out of the histogram) and its binary search; sdckit's figure (the suppressed records one more
     class) at the j ARX's search visits and at sdckit's own count."""
     from sdckit.models import PopulationUniqueness
-    from sdckit.models.base import ClassStatistics  # noqa: F401  (sdckit's enforce works on statistics)
 
     sizes = class_sizes(frame, node)
     lines = [
@@ -174,6 +179,22 @@ def curve(
     )
     met = [j for j in range(len(sizes) + 1) if sizes[:j].sum() <= budget and (0 < figures[j] <= threshold)]
     print(json.dumps({"arx_fulfilled_within_budget": met[:5], "count": len(met)}))
+    within = int(np.searchsorted(np.cumsum(sizes), budget, side="right"))
+    for j in sorted({0, within // 4, within // 2, 3 * within // 4, within}):
+        row = theirs[j]
+        print(
+            json.dumps(
+                {
+                    "j": j,
+                    "records": int(sizes[:j].sum()),
+                    "arx_figure": figures[j],
+                    "arx_pitman": row.get("pitman"),
+                    "arx_theta": row.get("pitman_theta"),
+                    "arx_alpha": row.get("pitman_alpha"),
+                    "sdckit_figure": ours_after(j),
+                }
+            )
+        )
 
 
 def main(argv: list[str]) -> int:
