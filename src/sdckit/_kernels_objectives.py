@@ -63,16 +63,38 @@ def kept_classes(classes, suppressed, pair_combination, pair_values, n_classes):
 @njit(cache=True, nogil=True)
 def classification_bound(sizes, top1, gs_factor, infrequent, no_majority, max_suppressed):  # pragma: no cover
     """The two sums of :func:`sdckit.utility.objectives._classification_bound` over the classes
-    (``sizes``, ``top1``): ``sum_i min(pS·|E_i|, k_i)`` and ``sum_i k_i`` less ``max_suppressed``
-    times the largest saving per record, ``k_i = min(pI·(|E_i| - top1_i), pN·|E_i|)``."""
+    (``sizes``, ``top1``): ``sum_i min(pS·|E_i|, k_i)`` and ``sum_i k_i`` less an upper bound of the
+    saving of suppressing classes of at most ``max_suppressed`` records, ``k_i = min(pI·(|E_i| -
+    top1_i), pN·|E_i|)``: a class saves ``k_i - pS·|E_i|``, ``r_i`` per record; the records are put
+    in 64 buckets of ``r`` up to the largest, and the buckets filled from the top, each record
+    counted at its bucket's upper edge (the fractional knapsack's optimum with every ``r_i`` rounded
+    up, so at least any suppression's saving, and at most the largest ``r_i`` times the limit)."""
     least = 0.0
     total = 0.0
-    saving = 0.0
+    largest = 0.0
     for c in range(len(sizes)):
         size = sizes[c]
         kept = min(infrequent * (size - top1[c]), no_majority * size)
         least += min(gs_factor * size, kept)
         total += kept
         if size > 0:
-            saving = max(saving, (kept - gs_factor * size) / size)
-    return least, total - max_suppressed * saving
+            largest = max(largest, (kept - gs_factor * size) / size)
+    if largest <= 0.0:
+        return least, total
+    buckets = np.zeros(64)
+    for c in range(len(sizes)):
+        size = sizes[c]
+        if size > 0:
+            kept = min(infrequent * (size - top1[c]), no_majority * size)
+            ratio = (kept - gs_factor * size) / size
+            if ratio > 0.0:
+                buckets[min(int(ratio / largest * 64.0), 63)] += size
+    saving = 0.0
+    room = max_suppressed
+    for b in range(63, -1, -1):
+        if room <= 0.0:
+            break
+        taken = min(room, buckets[b])
+        saving += taken * largest * (b + 1) / 64.0
+        room -= taken
+    return least, total - saving

@@ -476,9 +476,12 @@ def _classification_bound(
     of ``E_i`` kept, ``min(pI·(|E_i| - top1(E_i)), pN·|E_i|)``, the suppressed classes ``S`` of
     ``E_i``, a set of at most ``L`` records, cost ``pS·|E_i|`` each and the others at least ``k_i``, so
     the penalty is at least ``sum_i k_i - sum_{i in S} (k_i - pS·|E_i|)``, and that saving is at most
-    ``L·max_i (k_i / |E_i| - pS)``. The larger of the two bounds is taken (Adult, seven
-    quasi-identifiers, k = 5, 5%, gs-factor 0.25: 218 instead of 1,060 satisfying nodes left with a
-    bound below the optimum). Scaled down by 1e-12 (and the second less 1e-12 of ``sum_i k_i``)
+    the fractional knapsack's optimum over the classes (weights ``|E_i|``, savings per record
+    ``k_i / |E_i| - pS``, capacity ``L``), itself at most that of the savings per record rounded up
+    to 64 buckets (:func:`sdckit._kernels_objectives.classification_bound`) and at most ``L`` times
+    the largest. The larger of the two bounds is taken (Adult, seven quasi-identifiers, k = 5, 5%,
+    gs-factor 0.25, with ``L`` times the largest: 218 instead of 1,060 satisfying nodes left with a
+    bound below the optimum). Scaled down by 1e-12 (and the second less 1e-12 of the records)
     against rounding.
     """
     n = view.n_records
