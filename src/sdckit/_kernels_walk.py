@@ -172,33 +172,38 @@ def _judge(codes, base, count, levels, source_sizes, triples, models, scratch, l
 
 
 @njit(cache=True, nogil=True)
-def _build_helper(stack, levels, bottom, models, scratch, pools, counters):  # pragma: no cover - compiled
-    """Group the combinations at the helper's ``levels`` and append its classes to the ``pools``: the
-    codes of each class's first combination at every level, its size, and its (class, value, count)
-    triples (classes numbered from 0); ``counters[3]``, ``counters[4]``: the pools' fill."""
+def _build_helper(  # pragma: no cover - compiled
+    source, base, n_source, source_sizes, source_triples, levels, models, scratch, pools, counters
+):
+    """Group a source's ``n_source`` classes (the combinations, or a helper below: codes
+    ``source[j, level, i]``, sizes ``source_sizes[base + i]``, (class, value, count) triples) at the
+    helper's ``levels`` and append its classes to the ``pools``: the codes of each class's first source
+    class at every level a node or helper above may read, its size, and its triples (classes numbered
+    from 0, by first appearance, as a grouping of the combinations numbers them; the sums are of whole
+    counts, the same in any order); ``counters[2:5]``: the helpers, classes and triples pooled."""
     level_counts, n_values = models[0], models[1]
-    combination_counts, pair_classes, pair_values, pair_counts = bottom
+    pair_classes, pair_values, pair_counts = source_triples
     table, combined, class_of, sizes = scratch[0], scratch[1], scratch[2], scratch[3]
-    codes, pool_sizes, pool_classes, pool_values, pool_counts, class_start, triple_start = pools
-    count = combination_counts.shape[0]
+    codes, pool_sizes, pool_classes, pool_values, pool_counts, class_start, triple_start, nodes = pools
     cards = np.empty(levels.shape[0], dtype=np.int64)
     for j in range(levels.shape[0]):
         cards[j] = level_counts[j, levels[j]]
-    n_classes = _group(stack, 0, count, levels, cards, combination_counts, table, combined, class_of, sizes)
+    n_classes = _group(source, base, n_source, levels, cards, source_sizes, table, combined, class_of, sizes)
     at, slot = counters[3], counters[2]
-    # The helper's codes: one (attribute, level, class) block of the pool, written where used.
-    width = stack.shape[0] * stack.shape[1]
-    block = codes[at * width : (at + n_classes) * width].reshape((stack.shape[0], stack.shape[1], n_classes))
+    # The helper's codes: one (attribute, level, class) block of the pool.
+    d, depth = source.shape[0], source.shape[1]
+    block = codes[at * d * depth : (at + n_classes) * d * depth].reshape((d, depth, n_classes))
     first = np.empty(n_classes, dtype=np.int64)
     found = 0
-    for i in range(count):
-        if class_of[i] == found:  # the first combination of class ``found``
+    for i in range(n_source):
+        if class_of[i] == found:  # the first source class of class ``found``
             first[found] = i
             found += 1
-    for j in range(stack.shape[0]):
-        # The nodes using the helper are at level 0 where it is, at level 1 or above where it is at 1.
-        for level in range(levels[j], stack.shape[1] if levels[j] > 0 else 1):
-            row = stack[j, level]
+    for j in range(d):
+        # Where the helper is at level 1, what uses it is at level 1 or above; where it is at 0, a
+        # node using it is at 0 and a helper built from it at 0 or 1 and above.
+        for level in range(levels[j], depth):
+            row = source[j, level]
             out = block[j, level]
             for c in range(n_classes):
                 out[c] = row[first[c]]
@@ -255,7 +260,7 @@ def top_down_walk(
     level_matrix, strides, max_levels, status, evaluated, max_suppressed, all_monotone = lattice
     slots, budget = helpers
     combination_counts, pair_classes, pair_values, pair_counts = bottom
-    codes, pool_sizes, pool_classes, pool_values, pool_counts, class_start, triple_start = pools
+    codes, pool_sizes, pool_classes, pool_values, pool_counts, class_start, triple_start, helper_nodes = pools
     count = combination_counts.shape[0]
     width = stack.shape[0] * stack.shape[1]
     d = strides.shape[0]
@@ -278,8 +283,8 @@ def top_down_walk(
                 helper += levels[j] * strides[j]
         slot = -2 if own else slots[helper]
         if slot == -1:
-            # Built here when the budget allows (else the node is grouped from the combinations).
-            # (the pools hold as much as the budget allows)
+            # Built here when the budget allows (else the node is grouped from the combinations; the
+            # pools hold as much as the budget allows).
             classes_after, triples_after = counters[3] + count, counters[4] + pair_classes.shape[0]
             if classes_after * budget[0] + triples_after * budget[1] > budget[2]:
                 slots[helper] = -2
@@ -287,7 +292,40 @@ def top_down_walk(
             else:
                 for j in range(d):
                     levels[j] = min(level_matrix[node, j], 1)
-                _build_helper(stack, levels, bottom, models, scratch, pools, counters)
+                # From the pooled helper below it with the fewest classes, else from the combinations.
+                below, fewest = -1, count
+                for h in range(counters[2]):
+                    n_h = class_start[h + 1] - class_start[h]
+                    if n_h >= fewest:
+                        continue
+                    ok = True
+                    for j in range(d):
+                        if level_matrix[helper_nodes[h], j] > levels[j]:
+                            ok = False
+                            break
+                    if ok:
+                        below, fewest = h, n_h
+                helper_nodes[counters[2]] = helper
+                if below < 0:
+                    triples = bottom[1:]
+                    _build_helper(
+                        stack, 0, count, combination_counts, triples, levels, models, scratch, pools, counters
+                    )  # fmt: skip
+                else:
+                    first_class, first_triple = class_start[below], triple_start[below]
+                    last_triple = triple_start[below + 1]
+                    source = codes[first_class * width : (first_class + fewest) * width].reshape(
+                        (stack.shape[0], stack.shape[1], fewest)
+                    )
+                    triples_of = (
+                        pool_classes[first_triple:last_triple],
+                        pool_values[first_triple:last_triple],
+                        pool_counts[first_triple:last_triple],
+                    )
+                    _build_helper(
+                        source, first_class, fewest, pool_sizes, triples_of, levels, models, scratch, pools,
+                        counters,
+                    )  # fmt: skip
                 slot = counters[2] - 1
                 slots[helper] = slot
                 for j in range(d):

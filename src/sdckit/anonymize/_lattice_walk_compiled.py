@@ -59,6 +59,7 @@ class _Pools:
         self.counts = np.empty(triples, dtype=np.float64)
         self.class_start = np.zeros(search.size + 1, dtype=np.int64)
         self.triple_start = np.zeros(search.size + 1, dtype=np.int64)
+        self.nodes = np.zeros(search.size, dtype=np.int64)  # the lattice node of each helper
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         return (
@@ -69,6 +70,7 @@ class _Pools:
             self.counts,
             self.class_start,
             self.triple_start,
+            self.nodes,
         )
 
 
