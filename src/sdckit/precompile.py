@@ -448,13 +448,58 @@ def collect(cache_dir: Path, staging: Path) -> int:
 # The build ------------------------------------------------------------------------------------------
 
 
-def _worker(folder: Path, lane: int, lanes: int) -> int:
+class PeerCaches:
+    """The kernels the other workload processes have compiled so far, taken into this process's
+    numba cache (``own``) before each step: a kernel both lanes need (the counting and text kernels,
+    the linkage distances) is then compiled by the lane that gets to it first and loaded by the other,
+    instead of compiled twice (29 versions were compiled by both lanes; measured side by side, the
+    build's CPU 211 s -> 205 s, the same 216 versions). Only an index whose file changed since the
+    last look is read; one caught half-written by its process (an index names a data file before it
+    is written) is skipped and read again before the next step. :func:`collect` merges every lane's
+    cache as before."""
+
+    def __init__(self, own: Path, peers: Sequence[Path]) -> None:
+        self.own = own
+        self.peers = list(peers)
+        self.seen: dict[Path, int] = {}
+        self.taken = 0
+
+    def take(self) -> int:
+        """Add to ``own`` what the peers compiled since the last call; returns how many versions."""
+        added = 0
+        for peer in self.peers:
+            for index in sorted(peer.glob("*/*.nbi")):
+                try:
+                    changed = index.stat().st_mtime_ns
+                    if self.seen.get(index) == changed:
+                        continue
+                    _version, stamp, _overloads = _read_index(index)
+                    target = self.own / index.parent.name
+                    target.mkdir(parents=True, exist_ok=True)
+                    added += add_versions(str(index.parent), str(target), index.name[: -len(".nbi")], stamp)
+                except (OSError, EOFError, pickle.UnpicklingError):
+                    continue
+                self.seen[index] = changed
+        self.taken += added
+        return added
+
+
+def _worker(folder: Path, lane: int, lanes: int, peers: Sequence[Path] = ()) -> int:
     """A workload process: the steps of ``lane`` (every step when there is one lane), in ``folder``
-    (its NUMBA_CACHE_DIR is set by the parent)."""
+    (its NUMBA_CACHE_DIR is set by the parent), taking before each step what the processes whose
+    caches are ``peers`` compiled meanwhile (:class:`PeerCaches`)."""
+    started = time.perf_counter()
     steps = [step for step in WORKLOAD if step.lane % lanes == lane]
-    failures = run_steps(folder, steps, sys.stderr)
+    shared = PeerCaches(Path(os.environ["NUMBA_CACHE_DIR"]), peers) if peers else None
+    failures = []
+    for step in steps:
+        if shared is not None:
+            shared.take()
+        failures += run_steps(folder, [step], sys.stderr)
     for failure in failures:
         sys.stderr.write(f"error: {failure}\n")
+    taken = f", {shared.taken} compiled versions taken from the other lanes" if shared else ""
+    sys.stderr.write(f"lane {lane}: {len(steps)} steps in {time.perf_counter() - started:.1f} s{taken}\n")
     return 1 if failures else 0
 
 
@@ -488,6 +533,8 @@ def build(processes: int = 2, records: int = 3000, log: TextIO = sys.stderr) -> 
                 str(lanes),
                 "--data",
                 str(data),
+                "--peers",
+                *(str(scratch / f"cache-{other}") for other in range(lanes) if other != number),
             ]
             workers.append(
                 (cache, subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True))
@@ -576,9 +623,10 @@ def main(arguments: Sequence[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=2, help="workload processes at a time (default 2)")
     parser.add_argument("--worker", nargs=2, type=int, help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--peers", nargs="*", type=Path, default=[], help=argparse.SUPPRESS)
     given = parser.parse_args(arguments)
     if given.worker:
-        return _worker(given.data, given.worker[0], given.worker[1])
+        return _worker(given.data, given.worker[0], given.worker[1], given.peers)
     if given.check:
         current, line = check()
         print(line)
