@@ -311,6 +311,40 @@ def test_gs_factor_pruned_search_equals_exhaustive_search(gs, limit, problem, k)
         assert searched(found[0]).get("clean_nodes_first") is True
 
 
+C3 = Hierarchy.from_rows("b", [["p", "pq", "*"], ["q", "pq", "*"], ["r", "rs", "*"], ["s", "rs", "*"]])
+C2 = Hierarchy.from_rows("c", [["u", "*"], ["v", "*"]])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pruned_search_equals_exhaustive_with_record_weights(seed):
+    """Record weights, whole or not and some 0: the least suppressed weight of the gs-factor 1
+    split, the suppressed-records bound of Loss and the classification bound's limit hold too."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(15, 60))
+    frame = pl.DataFrame(
+        {
+            "a": rng.choice(list("xyzw"), n).tolist(),
+            "b": rng.choice(list("pqrs"), n).tolist(),
+            "c": rng.choice(list("uv"), n).tolist(),
+            "t": rng.choice(list("ABC"), n).tolist(),
+        }
+    )
+    weights = rng.choice([0.0, 0.5, 1.0, 2.5, 3.0], n) if seed % 2 else rng.integers(1, 4, n).astype(float)
+    metric = "classification" if seed % 3 == 0 else "loss"
+    extra = {"target": "t"} if metric == "classification" else {"attribute_weights": {"a": 1.0, "b": 2.0}}
+    pruned_equals_exhaustive(
+        Table.from_frame(frame),
+        [KAnonymity(int(rng.integers(2, 5)))],
+        quasi_identifiers=["a", "b", "c"],
+        hierarchies={"a": A, "b": C3, "c": C2},
+        suppression_limit=[0.1, 0.3][seed % 2],
+        metric=metric,
+        weights=weights,
+        gs_factor=[0.0, 0.3, 0.5, 0.9, 1.0, 1.0][seed % 6],
+        **extra,
+    )
+
+
 @pytest.mark.parametrize("gs", [0.0, 0.25, 0.5, 0.9, 1.0])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=loss_problems(), k=st.integers(2, 4))
