@@ -284,8 +284,15 @@ def target_of(
     n_values = encoding.cardinalities[0] + 1
     codes = np.where(codes < 0, n_values - 1, codes)  # a missing value is a class of its own
     pair = record_combination.astype(np.int64) * n_values + codes
-    unique, inverse = np.unique(pair, return_inverse=True)
-    counts = np.bincount(inverse, weights=weights, minlength=len(unique)).astype(np.float64)
+    cells = (int(record_combination.max()) + 1) * n_values if len(pair) else 0
+    if cells <= 4 * len(pair) + 1024:
+        # A direct count over the (combination, value) cells: the pairs present in order, each one's
+        # records summed in record order, as np.unique and a bincount over its inverse give them.
+        unique = np.flatnonzero(np.bincount(pair, minlength=cells))
+        counts = np.bincount(pair, weights=weights, minlength=cells)[unique].astype(np.float64)
+    else:
+        unique, inverse = np.unique(pair, return_inverse=True)
+        counts = np.bincount(inverse, weights=weights, minlength=len(unique)).astype(np.float64)
     return Target(name, -1, unique // n_values, unique % n_values, counts)
 
 
