@@ -237,3 +237,54 @@ def test_hashed_grouping_and_sorted_triples_as_the_python_loop(problem, kind, k,
         monkeypatch.setattr(walk_compiled, "_scratch", small)
         compiled, python = pair(problem, MODELS[kind](), k, limit)
         assert_same_walk(compiled, python, monkeypatch)
+
+
+def test_a_helper_built_from_a_helper_below_as_from_the_combinations():
+    # The helper at levels (1, 1, 0, ...) built from the combinations and from the helper (1, 0, 0, ...)
+    # pooled before it: the same classes in the same order, sizes, triples and codes at levels >= 1.
+    rng = np.random.default_rng(3)
+    names = [f"a{j}" for j in range(4)]
+    leaves = [str(i) for i in range(27)]
+    rows = [[leaf, f"g{int(leaf) // 3}", f"h{int(leaf) // 9}", "*"] for leaf in leaves]
+    hierarchies = [Hierarchy.from_rows(name, rows) for name in names]
+    columns = {name: rng.choice(leaves, size=2_000) for name in names}
+    columns["s"] = rng.choice(list("uvwxyz"), size=2_000)
+    table = Table.from_frame(pl.DataFrame(columns))
+    search = Search(table, names, hierarchies, [KAnonymity(3), TCloseness("s", 0.3)], 0.05, "loss", None)
+    fused, combinations = search._fused, search.combinations
+    assert fused is not None and search.stack is not None
+    count = len(combinations.counts)
+    pair_classes, pair_values, pair_counts = combinations.sensitive["s"][:3]
+    bottom = (pair_classes.astype(np.int64), pair_values.astype(np.int32), pair_counts.astype(np.float64))
+    models = (search._level_counts, fused.n_values, fused.overall, fused.log_overall, float(fused.k))
+    models += (fused.kinds, fused.limits, fused.monotone)
+    scratch = walk_compiled._scratch(count, len(pair_classes), fused.n_values)
+    pools = walk_compiled._Pools(search, 4 * count, 4 * len(pair_classes)).arrays()
+    counters = np.zeros(5, dtype=np.int64)
+    low, high = np.array([1, 0, 0, 0]), np.array([1, 1, 0, 0])
+    sizes = np.ascontiguousarray(combinations.counts, dtype=np.float64)
+    for levels in (low, high):  # slots 0 and 1: from the combinations
+        _kernels_walk._build_helper(
+            search.stack, 0, count, sizes, bottom, levels, models, scratch, pools, counters
+        )
+    codes, pool_sizes, classes, values, counts, class_start, triple_start, _ = pools
+    d, depth = search.stack.shape[:2]
+    n_low = int(class_start[1])
+    source = codes[: n_low * d * depth].reshape((d, depth, n_low))
+    triples = tuple(array[: triple_start[1]] for array in (classes, values, counts))
+    _kernels_walk._build_helper(source, 0, n_low, pool_sizes, triples, high, models, scratch, pools, counters)
+    n = int(class_start[2] - class_start[1])
+    assert 0 < n < n_low and int(class_start[3] - class_start[2]) == n
+    one, two = (
+        slice(int(class_start[1]), int(class_start[2])),
+        slice(int(class_start[2]), int(class_start[3])),
+    )
+    assert np.array_equal(pool_sizes[one], pool_sizes[two])
+    first, second = (slice(int(triple_start[s]), int(triple_start[s + 1])) for s in (1, 2))
+    for array in (classes, values, counts):
+        assert np.array_equal(array[first], array[second])
+    width = d * depth
+    blocks = [
+        codes[start * width : (start + n) * width].reshape((d, depth, n)) for start in (one.start, two.start)
+    ]
+    assert np.array_equal(blocks[0][:, 1:], blocks[1][:, 1:])  # every level >= 1 is written in both
