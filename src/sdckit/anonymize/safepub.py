@@ -56,6 +56,7 @@ import numpy as np
 import polars as pl
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
+from sdckit import _kernels_lattice
 from sdckit.anonymize._safepub_privacy import (
     draw_epsilon,
     exponential_mechanism,
@@ -208,6 +209,45 @@ class _Problem:
             [h.leaf_counts(level)[codes] / max(h.n_leaves, 1) for level, codes in enumerate(per_level)]
             for h, per_level in zip(self.hierarchies, self.generalized, strict=True)
         ]
+        self.total = float(self.counts.sum())  # whole numbers: exact in any order
+        # A node is grouped by the full-domain search's compiled call (``classes_k``): the codes as
+        # one padded (attribute, level, combination) array of the narrowest type, the class count of
+        # every (attribute, level) as the mixed radix, and a scratch table (all -1, left so).
+        # Skipped (the numpy path of :meth:`classes`) when that array would be large.
+        count, m = len(self.counts), len(self.hierarchies)
+        depth = max((h.n_levels for h in self.hierarchies), default=0)
+        self.stack: np.ndarray | None = None
+        if count and m and m * depth * count * 4 <= 256 * 2**20:
+            widest = max(h.n_leaves for h in self.hierarchies)
+            dtype = np.uint8 if widest <= 2**8 else np.uint16 if widest <= 2**16 else np.int32
+            self.stack = np.zeros((m, depth, count), dtype=dtype)
+            for j, h in enumerate(self.hierarchies):
+                _kernels_lattice.level_codes(
+                    self.stack[j],
+                    np.ascontiguousarray(h.codes, dtype=np.int32),
+                    np.ascontiguousarray(self.leaf_codes[:, j], dtype=np.int32),
+                )
+            self.level_counts = np.ones((m, depth), dtype=np.int64)
+            for j, per_level in enumerate(self.cards):
+                self.level_counts[j, : len(per_level)] = per_level
+            self.scratch = np.full(4 * count + 1024, -1, dtype=np.int32)
+
+    def grouped(self, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
+        """The node's classes for its score, in one compiled call: the class of every combination
+        (numbered by first appearance, not as :meth:`classes` numbers them), the records of every
+        class, whether each class reaches k, and the records of those that do not (sums of whole
+        numbers: exact, as numpy's). None when the keys would not fit in int64 (or no array)."""
+        if self.stack is None:
+            return None
+        fits, keys, sizes, _, passes, _, suppressed = _kernels_lattice.classes_k(
+            self.stack,
+            np.array(levels, dtype=np.int64),
+            self.level_counts,
+            self.counts,
+            float(self.k),
+            self.scratch,
+        )
+        return (keys, sizes, passes, float(suppressed)) if fits else None
 
     def classes(self, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Class of every combination and the records of every class."""
@@ -233,18 +273,27 @@ class _Problem:
 def node_scores(problem: _Problem, levels: tuple[int, ...], score: str) -> float:
     """The score of the node at ``levels`` on the sample, divided by its sensitivity (SafePub's
     Section 5; higher is better)."""
-    classes, sizes = problem.classes(levels)
     k, n = problem.k, problem.n_records
-    released = sizes[classes] >= k if len(classes) else np.zeros(0, dtype=bool)
-    released_records = float(problem.counts[released].sum())
+    grouped = problem.grouped(levels)
+    if grouped is not None:
+        keys, sizes, class_released, suppressed = grouped
+        released = class_released[keys]
+        released_records = problem.total - suppressed
+    else:
+        classes, sizes = problem.classes(levels)
+        released = sizes[classes] >= k if len(classes) else np.zeros(0, dtype=bool)
+        class_released = sizes >= k
+        released_records = float(problem.counts[released].sum())
     if score == "loss":
         m = len(problem.hierarchies)
         shares = np.zeros(len(problem.counts))
         for j, level in enumerate(levels):
             shares += problem.shares[j][level]
-        penalty = float((problem.counts[released] * shares[released]).sum()) / m + (n - released_records)
+        # The products of the released combinations in their order, summed by numpy (pairwise):
+        # the same floating-point sum whichever way the classes were found.
+        shares *= problem.counts
+        penalty = float(shares[released].sum()) / m + (n - released_records)
         return -penalty / (k - 1 if k > 1 else 1)
-    class_released = sizes >= k
     penalty = float((sizes[class_released] ** 2).sum()) + n * (n - released_records)
     sensitivity = n * (k * k / (k - 1) + 1 if k > 1 else 5)
     return -penalty / sensitivity
