@@ -260,6 +260,12 @@ def test_compiled_grouping_scores_equal_the_numpy_path_exactly(seed):
         for score in ("loss", "discernibility"):
             assert node_scores(problem, node, score) == node_scores(plain, node, score)
     assert node_scores(numpy_path(small_problem(k=4)), (1, 0), "loss") == pytest.approx(-13.5 / 3)
+    # One quasi-identifier (its shares summed from zero): the same by both paths.
+    single = _Problem([AGE], np.array([[0], [1], [3]]), np.array([2.0, 5.0, 1.0]), 12, 2)
+    for level in range(AGE.n_levels):
+        assert node_scores(single, (level,), "loss") == node_scores(numpy_path(single), (level,), "loss")
+    # Level 1: bands of 7 and 1 records; the 7 released at share 2/4, the 1 suppressed and 4 unsampled.
+    assert node_scores(single, (1,), "loss") == pytest.approx(-(7 * 0.5 + 5) / 1)
 
 
 # The exponential mechanism -----------------------------------------------------------------------

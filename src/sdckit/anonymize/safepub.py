@@ -277,7 +277,7 @@ def node_scores(problem: _Problem, levels: tuple[int, ...], score: str) -> float
     grouped = problem.grouped(levels)
     if grouped is not None:
         keys, sizes, class_released, suppressed = grouped
-        released = class_released[keys]
+        released = class_released.take(keys)
         released_records = problem.total - suppressed
     else:
         classes, sizes = problem.classes(levels)
@@ -286,9 +286,12 @@ def node_scores(problem: _Problem, levels: tuple[int, ...], score: str) -> float
         released_records = float(problem.counts[released].sum())
     if score == "loss":
         m = len(problem.hierarchies)
-        shares = np.zeros(len(problem.counts))
-        for j, level in enumerate(levels):
-            shares += problem.shares[j][level]
+        # Σ over the attributes in their order, from 0 as before (0 + x is x: the shares are > 0).
+        first = 2 if m > 1 else 0
+        pair = problem.shares[0][levels[0]] + problem.shares[1][levels[1]] if first else None
+        shares = pair if pair is not None else np.zeros(len(problem.counts))
+        for j in range(first, m):
+            shares += problem.shares[j][levels[j]]
         # The products of the released combinations in their order, summed by numpy (pairwise):
         # the same floating-point sum whichever way the classes were found.
         shares *= problem.counts
