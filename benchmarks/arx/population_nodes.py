@@ -34,18 +34,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-ADULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
-QIS = (
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _common import ADULT, ADULT_COLUMNS, load_adult_text  # noqa: E402
+
+QIS = ADULT_COLUMNS
 
 
 def class_sizes(frame: pl.DataFrame, levels: list[int]) -> np.ndarray:
@@ -211,7 +204,9 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--threshold", type=float, default=0.001)
     arguments = parser.parse_args(argv)
-    frame = pl.read_csv(ADULT / "adult.csv", separator=";", infer_schema=False)
+    if arguments.population is None and arguments.fraction is None:
+        parser.error("give --population or --fraction")
+    frame, _ = load_adult_text(())
     population = arguments.population or len(frame) / arguments.fraction
     nodes = [[int(v) for v in node.split(",")] for node in arguments.nodes]
     if arguments.curve is not None:
