@@ -17,6 +17,39 @@ from sdckit.models._kernels import equal_emd, segments
 
 
 @njit(cache=True, nogil=True)
+def number_keys(combined, count, table, class_of):  # pragma: no cover - compiled
+    """Number the keys ``combined[:count]`` by first appearance into ``class_of[:count]`` through the
+    scratch ``table`` (indexed by key, all -1, restored before returning); returns how many."""
+    n_classes = 0
+    for i in range(count):
+        key = table[combined[i]]
+        if key < 0:
+            key = n_classes
+            table[combined[i]] = key
+            n_classes += 1
+        class_of[i] = key
+    for i in range(count):
+        table[combined[i]] = -1
+    return n_classes
+
+
+@njit(cache=True, nogil=True)
+def _firsts_and_sizes(class_of, rows, source_sizes, n_classes):  # pragma: no cover - compiled
+    """The first row of each class (classes are numbered by first appearance) and the class sizes,
+    summed in source order (as ``np.bincount``)."""
+    first = np.empty(n_classes, dtype=np.int64)
+    sizes = np.zeros(n_classes, dtype=np.float64)
+    found = 0
+    for i in range(class_of.shape[0]):
+        c = class_of[i]
+        if c == found:  # first appearance: classes are numbered in that order
+            first[c] = rows[i]
+            found += 1
+        sizes[c] += source_sizes[i]
+    return first, sizes
+
+
+@njit(cache=True, nogil=True)
 def roll_up_classes(stack, levels, cards, rows, source_sizes, direct_upper):  # pragma: no cover - compiled
     """For the source's classes (first combinations ``rows``, sizes ``source_sizes``): the class of
     each at ``levels`` (numbered by first appearance), the first combination of each class (that of
@@ -27,15 +60,7 @@ def roll_up_classes(stack, levels, cards, rows, source_sizes, direct_upper):  # 
     for i in range(count):
         if class_of[i] + 1 > n_classes:
             n_classes = class_of[i] + 1
-    first = np.empty(n_classes, dtype=np.int64)
-    sizes = np.zeros(n_classes, dtype=np.float64)
-    found = 0
-    for i in range(count):
-        c = class_of[i]
-        if c == found:  # first appearance: classes are numbered in that order
-            first[c] = rows[i]
-            found += 1
-        sizes[c] += source_sizes[i]
+    first, sizes = _firsts_and_sizes(class_of, rows, source_sizes, n_classes)
     return class_of, first, sizes
 
 
@@ -84,31 +109,14 @@ def _rolled_classes(stack, index, levels, cards, rows, source_sizes, table):  # 
             combined[i] = combined[i] * radix + row[index[i]]
     if upper <= table.shape[0]:
         class_of = np.empty(count, dtype=np.int32)
-        n_classes = 0
-        for i in range(count):
-            key = table[combined[i]]
-            if key < 0:
-                key = n_classes
-                table[combined[i]] = key
-                n_classes += 1
-            class_of[i] = key
-        for i in range(count):
-            table[combined[i]] = -1
+        n_classes = number_keys(combined, count, table, class_of)
     else:
         class_of, _ = densify_hashed(combined)
         n_classes = 0
         for i in range(count):
             if class_of[i] + 1 > n_classes:
                 n_classes = class_of[i] + 1
-    first = np.empty(n_classes, dtype=np.int64)
-    sizes = np.zeros(n_classes, dtype=np.float64)
-    found = 0
-    for i in range(count):
-        c = class_of[i]
-        if c == found:
-            first[c] = rows[i]
-            found += 1
-        sizes[c] += source_sizes[i]
+    first, sizes = _firsts_and_sizes(class_of, rows, source_sizes, n_classes)
     return class_of, first, sizes
 
 

@@ -26,7 +26,7 @@ from sdckit._numba import njit
 # isort: split
 from sdckit._kernels_counting import aggregate_pairs, densify_hashed
 from sdckit._kernels_lattice import tag_closure
-from sdckit._kernels_rollup import verdicts
+from sdckit._kernels_rollup import number_keys, verdicts
 from sdckit.models._kernels import segments
 
 #: What :func:`top_down_walk` returns besides the position.
@@ -55,15 +55,7 @@ def _group(
             combined[i] = combined[i] * radix + row[i]
     n_classes = 0
     if upper <= table.shape[0]:
-        for i in range(count):
-            key = table[combined[i]]
-            if key < 0:
-                key = n_classes
-                table[combined[i]] = key
-                n_classes += 1
-            class_of[i] = key
-        for i in range(count):
-            table[combined[i]] = -1
+        n_classes = number_keys(combined, count, table, class_of)
     else:
         keys, _ = densify_hashed(combined[:count])
         for i in range(count):
