@@ -257,40 +257,10 @@ def bounded_search(
         statistics["candidates"] = int(np.count_nonzero(evaluated))
         return best, statistics
     if not top_down and search.walks_compiled():
-        # The same loop, compiled: it returns whenever a satisfying node may be offered, so that its
-        # value is computed here and the cutoff lowered, in the order the nodes were visited, and
-        # every 64 evaluations, so that progress is reported and Ctrl-C is not held up.
-        first, sizes = search.compiled_sources()
-        counters = np.zeros(2, dtype=np.int64)
-        visits = np.empty(search.size, dtype=np.int64)
-        satisfied = np.empty(search.size, dtype=bool)
-        lattice = (search.level_matrix, search.strides, search.max_levels, status, evaluated)
-        evaluation = (
-            search.stack,
-            search._level_counts,
-            search.combinations.counts,
-            search.k_only,
-            search._scratch,
-            search._sums,
-            search.max_suppressed,
-            counters,
+        # The same loop, compiled (k alone, no suppression): offered nodes come back here in visit order.
+        _walk_k_compiled(
+            search, order, ordered_bounds, bounds, rank, status, evaluated, lambda: cutoff, offer, progress
         )
-        kept = (search._source_levels, search._source_classes)
-        index, done, reported = 0, False, search.evaluations // 64
-        while not done:
-            index, n_visits, done = _kernels_lattice.bounded_walk_k(
-                order, ordered_bounds, bounds, rank, lattice, evaluation, kept, first, sizes, index, cutoff,
-                visits, satisfied, int(counters[0]) + 64,
-            )  # fmt: skip
-            for node, ok in zip(visits[:n_visits].tolist(), satisfied[:n_visits].tolist(), strict=True):
-                if ok and bounds[node] <= cutoff:
-                    offer(node, search.node_k(search.levels_of(node)))
-            if progress is not None and (search.evaluations + int(counters[0])) // 64 > reported:
-                reported = (search.evaluations + int(counters[0])) // 64
-                progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
-        search.evaluations += int(counters[0])
-        search.rolled_up += int(counters[1])
-        search.forget_sources()
         statistics["candidates"] = int(np.count_nonzero(evaluated))
         return best, statistics
 
@@ -323,6 +293,56 @@ def bounded_search(
             visit(node)
     statistics["candidates"] = int(np.count_nonzero(evaluated))
     return best, statistics
+
+
+def _walk_k_compiled(
+    search: Search,
+    order: np.ndarray,
+    ordered_bounds: np.ndarray,
+    bounds: np.ndarray,
+    rank: np.ndarray,
+    status: np.ndarray,
+    evaluated: np.ndarray,
+    cutoff: Callable[[], float],
+    offer: Callable[[int, Node], None],
+    progress: ProgressCallback | None,
+) -> None:
+    """:func:`bounded_search`'s loop without suppression under k-anonymity alone, compiled
+    (``_kernels_lattice.bounded_walk_k``): it returns whenever a satisfying node may be offered, so
+    that its value is computed here and the cutoff lowered (``offer``; ``cutoff()`` reads the current
+    one), in the order the nodes were visited, and every 64 evaluations, so that progress is reported
+    and Ctrl-C is not held up."""
+    first, sizes = search.compiled_sources()
+    counters = np.zeros(2, dtype=np.int64)
+    visits = np.empty(search.size, dtype=np.int64)
+    satisfied = np.empty(search.size, dtype=bool)
+    lattice = (search.level_matrix, search.strides, search.max_levels, status, evaluated)
+    evaluation = (
+        search.stack,
+        search._level_counts,
+        search.combinations.counts,
+        search.k_only,
+        search._scratch,
+        search._sums,
+        search.max_suppressed,
+        counters,
+    )
+    kept = (search._source_levels, search._source_classes)
+    index, done, reported = 0, False, search.evaluations // 64
+    while not done:
+        index, n_visits, done = _kernels_lattice.bounded_walk_k(
+            order, ordered_bounds, bounds, rank, lattice, evaluation, kept, first, sizes, index, cutoff(),
+            visits, satisfied, int(counters[0]) + 64,
+        )  # fmt: skip
+        for node, ok in zip(visits[:n_visits].tolist(), satisfied[:n_visits].tolist(), strict=True):
+            if ok and bounds[node] <= cutoff():
+                offer(node, search.node_k(search.levels_of(node)))
+        if progress is not None and (search.evaluations + int(counters[0])) // 64 > reported:
+            reported = (search.evaluations + int(counters[0])) // 64
+            progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
+    search.evaluations += int(counters[0])
+    search.rolled_up += int(counters[1])
+    search.forget_sources()
 
 
 def exhaustive_search(search: Search) -> tuple[Best, dict[str, Any]]:
