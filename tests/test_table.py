@@ -446,6 +446,20 @@ def test_write_table_failure_leaves_the_old_file(tmp_path: Path) -> None:
     assert [path.name for path in tmp_path.iterdir()] == ["out.csv"]
 
 
+def test_write_table_failure_names_the_file_asked_for_not_the_temporary(tmp_path, monkeypatch) -> None:
+    # polars names the path it failed to open: the temporary beside the target, which the message
+    # must not show (`-o /proc/x.csv` said "... (os error 2): /proc/..x.csv.<hex>.tmp.csv").
+    def failing(self, file, **options):
+        raise pl.exceptions.ComputeError(f"No such file or directory (os error 2): {file}")
+
+    monkeypatch.setattr(pl.DataFrame, "write_csv", failing)
+    target = tmp_path / "out.csv"
+    with pytest.raises(InputError) as caught:
+        write_table(pl.DataFrame({"a": [1]}), target)
+    assert str(caught.value) == f"{target}: cannot write: No such file or directory (os error 2)"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_write_table_rejects_unknown_extensions_and_missing_directories(tmp_path: Path) -> None:
     frame = pl.DataFrame({"age": [1]})
     with pytest.raises(ConfigError, match=r"out\.xlsx: cannot tell the format from the extension '\.xlsx'"):

@@ -72,8 +72,13 @@ def write_table(frame: pl.DataFrame | Table | Any, path: str | os.PathLike[str])
             f"{path}: cannot tell the format from the extension {suffix or '(none)'!r}; "
             "use .csv, .tsv, .parquet or .pq"
         )
+    written: Path | None = None
     try:
         with atomic_write(target) as temporary:
+            written = temporary
             writer(temporary)
     except (OSError, pl.exceptions.PolarsError) as error:
-        raise InputError(f"{path}: cannot write: {_first_line(error)}") from None
+        reason = _first_line(error)
+        if written is not None:  # the writer names the temporary file, which the user never asked for
+            reason = reason.replace(f": {written}", "").replace(str(written), str(path))
+        raise InputError(f"{path}: cannot write: {reason}") from None
