@@ -62,10 +62,43 @@ def subset_node(  # pragma: no cover - compiled
     for j in range(levels.shape[0]):
         cards[j] = level_counts[j, levels[j]]
     class_of, first, sizes = _rolled_classes(stack, index, levels, cards, rows, source_sizes, table)
-    n_classes = sizes.shape[0]
+    people = people_of(class_of, source_people, sizes.shape[0])
+    passes, suppressed, monotone_suppressed, empty_fails, empty_fails_monotone = verdicts(
+        sizes, people, k, presence_low, presence_high, presence_monotone, map_k, map_monotone
+    )
+    return (
+        True,
+        class_of,
+        first,
+        sizes,
+        people,
+        passes,
+        suppressed,
+        monotone_suppressed,
+        empty_fails,
+        empty_fails_monotone,
+    )
+
+
+@njit(cache=True, nogil=True)
+def people_of(class_of, source_people, n_classes):  # pragma: no cover - compiled
+    """The population records of each of ``n_classes`` classes: the sum of its source classes'
+    (``class_of``), in source order (whole numbers: exact in any order)."""
     people = np.zeros(n_classes, dtype=np.float64)
     for i in range(class_of.shape[0]):
         people[class_of[i]] += source_people[i]
+    return people
+
+
+@njit(cache=True, nogil=True)
+def verdicts(  # pragma: no cover - compiled
+    sizes, people, k, presence_low, presence_high, presence_monotone, map_k, map_monotone
+):
+    """:func:`subset_node`'s verdicts on classes of ``sizes`` subset records and ``people`` population
+    records: the per-class passes, the records of the classes failing any model and failing a
+    monotone one, and whether a class without subset records fails a δ-presence model, and a
+    monotone one."""
+    n_classes = sizes.shape[0]
     passes = np.empty(n_classes, dtype=np.bool_)
     suppressed = 0.0
     monotone_suppressed = 0.0
@@ -99,15 +132,4 @@ def subset_node(  # pragma: no cover - compiled
             suppressed += size
         if not monotone_ok:
             monotone_suppressed += size
-    return (
-        True,
-        class_of,
-        first,
-        sizes,
-        people,
-        passes,
-        suppressed,
-        monotone_suppressed,
-        empty_fails,
-        empty_fails_monotone,
-    )
+    return passes, suppressed, monotone_suppressed, empty_fails, empty_fails_monotone

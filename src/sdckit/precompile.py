@@ -127,6 +127,11 @@ WORKLOAD: tuple[Step, ...] = (
         "anonymize generalize population.csv -c population.yaml --research-subset study --delta-max 0.5 "
         "--k-map 3 --suppression-limit 0.1 -o g8.csv --quiet"
     ),
+    # and without suppression: the compiled bounded walk (_kernels_subset_walk)
+    _s(
+        "anonymize generalize population.csv -c population.yaml --research-subset study --delta-max 0.5 "
+        "--k-map 3 -o g8w.csv --quiet"
+    ),
     # the classification metric for a target that is not a quasi-identifier (_kernels_objectives)
     _s(
         f"anonymize generalize people.csv {PEOPLE} -k 3 --suppression-limit 0.05 --metric classification "

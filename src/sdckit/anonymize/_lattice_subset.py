@@ -21,11 +21,12 @@ models.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sdckit import _kernels_lattice, _kernels_subset
+from sdckit import _kernels_lattice, _kernels_subset, _kernels_subset_walk
 from sdckit.anonymize._lattice_helpers import BUDGET_BYTES
 from sdckit.models import DeltaPresence, KAnonymity, KMap
 from sdckit.models.base import TOLERANCE
@@ -33,8 +34,11 @@ from sdckit.models.presence import research_subset, subset_members
 
 if TYPE_CHECKING:
     from sdckit.anonymize._lattice_search import Node, Search
+    from sdckit.context import ProgressCallback
 
 _SOURCES = 32  # evaluated nodes kept to roll up from, as Search keeps
+#: Attributes up to which the compiled walk keeps helpers (a slot per binary key: 2**d of them).
+_HELPER_ATTRIBUTES = 16
 
 
 class SubsetNodes:
@@ -148,11 +152,11 @@ class SubsetNodes:
         levels: tuple[int, ...],
         parent: Node | None,
         result: tuple[Any, ...],
-        replaced: int,
+        replaced: int | None,
     ) -> Node:
         """The :class:`Node` of one call (``result``: :func:`_kernels_subset.subset_node`'s after the
         first value), its suppressed group checked when satisfied, kept as a source (with its people
-        per class) when it may serve as one."""
+        per class) when it may serve as one (never with ``replaced`` None)."""
         from sdckit.anonymize._lattice_search import Node
 
         class_of, first, sizes, people, passes, suppressed, monotone_suppressed = result[:7]
@@ -175,11 +179,85 @@ class SubsetNodes:
             statistics = search.statistics(node.classes, n_classes, sizes)
             node.satisfied = search.suppressed_group_holds(node, statistics)
         few = 10 * n_classes <= 9 * len(search.combinations.counts)
-        if few and n_classes < self.source_classes[replaced]:
+        if replaced is not None and few and n_classes < self.source_classes[replaced]:
             self.sources[replaced] = (node, (search.stack, first, first, sizes, people))
             self.source_levels[replaced] = levels
             self.source_classes[replaced] = n_classes
         return node
+
+    def fresh(self, search: Search, levels: tuple[int, ...]) -> Node:
+        """The node at ``levels`` grouped from the combinations, neither counted nor kept as a source
+        (a node :meth:`walk` offers): the node :meth:`evaluate` gives, classes numbered alike."""
+        at = np.asarray(levels, dtype=np.int64)
+        result = _kernels_subset.subset_node(
+            search.stack, self.rows, self.rows, self.sizes, self.people, at, search._level_counts,
+            self.table, self.k, self.presence_low, self.presence_high, self.presence_monotone, self.map_k,
+            self.map_monotone,
+        )  # fmt: skip
+        return self._node(search, levels, None, result[1:], None)
+
+    def walks(self, search: Search) -> bool:
+        """Whether :meth:`walk` can run :func:`sdckit.anonymize._lattice_walk.bounded_search`'s loop
+        without suppression: every model is monotone (each node's verdict tags its generalizations or
+        its specializations) and the keys fit in int64 at the most specific node (then at every node)."""
+        most_specific = np.zeros(len(search.hierarchies), dtype=np.int64)
+        return (
+            search.all_monotone
+            and search.max_suppressed <= 0
+            and _kernels_lattice._mixed_product(most_specific, search._level_counts) >= 0
+        )
+
+    def walk(
+        self,
+        search: Search,
+        order: np.ndarray,
+        ordered_bounds: np.ndarray,
+        bounds: np.ndarray,
+        rank: np.ndarray,
+        status: np.ndarray,
+        evaluated: np.ndarray,
+        cutoff: Callable[[], float],
+        offer: Callable[[int, Node], None],
+        progress: ProgressCallback | None = None,
+    ) -> None:
+        """:func:`sdckit.anonymize._lattice_walk.bounded_search`'s loop without suppression, compiled
+        (:func:`sdckit._kernels_subset_walk.walk_subset`, the nodes judged as :class:`SubsetNodes` judges
+        them): it returns whenever a node that holds may be offered, so that its value is computed here
+        and the cutoff lowered (``offer``, with the node grouped afresh: :meth:`SubsetNodes.fresh`;
+        ``cutoff()`` reads the current one), in visit order, and every 64 evaluations, so that progress
+        is reported and Ctrl-C is not held up."""
+        d = len(search.hierarchies)
+        helper_slot = np.full(2**d if d <= _HELPER_ATTRIBUTES else 0, -1, dtype=np.int64)
+        counters = np.zeros(4, dtype=np.int64)
+        lattice = (search.level_matrix, search.strides, search.max_levels, status, evaluated)
+        free = np.full(_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)  # no kept source yet
+        evaluation = (
+            search.stack, search._level_counts, self.rows, self.sizes, self.people, self.table,
+            np.zeros((_SOURCES, d), dtype=np.int64), free, helper_slot, np.zeros((256, d), dtype=np.int64),
+            np.zeros(256, dtype=np.int64), counters, BUDGET_BYTES, float(search.max_suppressed),
+        )  # fmt: skip
+        models = (
+            float(self.k), self.presence_low, self.presence_high, self.presence_monotone, self.map_k,
+            self.map_monotone,
+        )  # fmt: skip
+        kept_first, kept_sizes, kept_people = _kernels_subset_walk.empty_sources(_SOURCES)
+        helper_first, helper_sizes, helper_people = _kernels_subset_walk.empty_sources(0)
+        found = np.empty(search.size, dtype=np.int64)
+        index, done, reported = 0, False, search.evaluations // 64
+        while not done:
+            index, n_found, done = _kernels_subset_walk.walk_subset(
+                order, ordered_bounds, bounds, rank, lattice, evaluation, models, kept_first, kept_sizes,
+                kept_people, helper_first, helper_sizes, helper_people, index, cutoff(), found,
+                int(counters[0]) + 64,
+            )  # fmt: skip
+            for node in found[:n_found].tolist():
+                if bounds[node] <= cutoff():
+                    offer(node, self.fresh(search, search.levels_of(node)))
+            if progress is not None and (search.evaluations + int(counters[0])) // 64 > reported:
+                reported = (search.evaluations + int(counters[0])) // 64
+                progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
+        search.evaluations += int(counters[0])
+        search.rolled_up += int(counters[1])
 
 
 def subset_nodes(search: Search) -> SubsetNodes | None:

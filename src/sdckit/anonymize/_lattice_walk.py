@@ -249,6 +249,12 @@ def bounded_search(
             bounds, search.level_matrix, search.strides, search.max_levels
         )
     ordered_bounds = bounds[order]
+    if not top_down and search._subset is not None and search._subset.walks(search):
+        # The same loop, compiled (δ-presence and k-map against a population, no suppression).
+        subset, limit = search._subset, lambda: cutoff
+        subset.walk(search, order, ordered_bounds, bounds, rank, status, evaluated, limit, offer, progress)
+        statistics["candidates"] = int(np.count_nonzero(evaluated))
+        return best, statistics
     if top_down and walks_top_down(search):
         # The same loop, compiled (_lattice_walk_compiled): offered nodes come back here in visit order.
         walk_top_down(
