@@ -824,6 +824,31 @@ def _grown(values, capacity):  # pragma: no cover - compiled
     return grown
 
 
+@njit(cache=True, nogil=True)
+def accumulate_known_at(
+    risk, best, top, index, factor, total, parent_known, consequence, add, known, active, keys, group_inverse,
+    alone,
+):  # fmt: skip  # pragma: no cover - compiled
+    """:func:`accumulate_known` for the elements ``active`` (int32, ascending) of ``keys`` only: every
+    other argument that has one entry per element (``risk``, ``best``, ``top``, ``total``,
+    ``parent_known``, ``consequence``, ``known``, ``alone``) has one per active element instead, in
+    the order of ``active``. Each active element receives the same additions as from
+    :func:`accumulate_known`; the records no contribution can change are not read at all."""
+    for i in range(active.shape[0]):
+        if add:
+            weight = parent_known[i] + consequence[i]
+            known[i] = weight
+        else:
+            weight = parent_known[i]
+        key = keys[active[i]]
+        inverse = alone[i] if key < 0 else group_inverse[key]
+        value = factor * (total[i] - weight) * inverse
+        risk[i] += value
+        if value > best[i]:
+            best[i] = value
+            top[i] = index
+
+
 def warm_up() -> None:
     """Load the compiled kernels of the counts and of the combined risk from numba's cache, on a few
     values of the types real calls use. The first call of any kernel in a process also initializes
@@ -849,6 +874,9 @@ def warm_up() -> None:
                inverse, values)  # fmt: skip
     accumulate_known(values, values.copy(), np.zeros(n, dtype=np.int32), np.int32(0), 1.0, values, values,
                      values, True, values.copy(), keys, inverse, values)  # fmt: skip
+    every = np.arange(n, dtype=np.int32)
+    accumulate_known_at(values, values.copy(), np.zeros(n, dtype=np.int32), np.int32(0), 1.0, values, values,
+                        values, True, values.copy(), every, keys, inverse, values)  # fmt: skip
     extender._partitioned(root_keys, root_sizes, codes, ones, True, 3, 1, np.empty(n, dtype=np.int32))
     label_bytes = np.frombuffer(b"ab", dtype=np.uint8)  # read-only, as Hierarchy makes it
     table, multiplier, _ = text_table(label_bytes, np.array([0, 1, 2], dtype=np.int64))

@@ -69,6 +69,7 @@ from sdckit.frequency import (
 from sdckit.hierarchy import Hierarchy
 from sdckit.measures import register_measure
 from sdckit.params import Finite, MethodParams, Whole
+from sdckit.risk._combined_active import _ActivePatterns
 from sdckit.risk._combined_coverage import _coverage_known_sets, _inverse
 from sdckit.table import Role, Table
 
@@ -562,8 +563,14 @@ class _Contributions:
     the order they are given, in one worker thread when ``threaded``, and reports ``progress`` as
     each set is done. The caller does not touch the arrays it passed until :meth:`__exit__`."""
 
-    def __init__(self, threaded: bool, progress: ProgressCallback | None, total: int) -> None:
-        self._accumulate = add_known_contributions
+    def __init__(
+        self,
+        threaded: bool,
+        progress: ProgressCallback | None,
+        total: int,
+        accumulate: Callable[..., None] = add_known_contributions,
+    ) -> None:
+        self._accumulate = accumulate
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="sdckit-risk") if threaded else None
         self._pending: deque[Future[None]] = deque()
         self._progress = progress
@@ -616,9 +623,15 @@ class _Handover:
     scratch tables of the worker's own."""
 
     def __init__(
-        self, n: int, skip_singletons: bool, multiplicity: np.ndarray, combinations: np.ndarray
+        self,
+        n: int,
+        skip_singletons: bool,
+        multiplicity: np.ndarray,
+        combinations: np.ndarray,
+        accumulate: Callable[..., None] = add_known_contributions,
     ) -> None:
         self._n = n
+        self._accumulate = accumulate
         self._skip_singletons = skip_singletons
         self._multiplicity = multiplicity
         self._combinations = combinations
@@ -627,7 +640,8 @@ class _Handover:
     def extend_and_add(self, extension: tuple[Any, ...], index: int, *arguments: Any) -> None:
         """Extend the parent's keys by ``extension`` (parent keys, parent sizes, codes and
         cardinality), write the set's combinations, and add its contributions
-        (:func:`sdckit.frequency.add_known_contributions` with ``arguments`` and the new keys)."""
+        (the ``accumulate`` given, by default :func:`sdckit.frequency.add_known_contributions`, with
+        ``arguments`` and the new keys)."""
         if self._extender is None:
             self._extender = key_extender(self._n)
         parent_keys, parent_sizes, codes, cardinality = extension
@@ -642,7 +656,7 @@ class _Handover:
         )
         self._combinations[index] = len(sizes) + untracked
         *contribution, alone = arguments
-        add_known_contributions(*contribution, keys, 1.0 / sizes, alone)
+        self._accumulate(*contribution, keys, 1.0 / sizes, alone)
 
 
 def _plain_known_sets(
@@ -673,6 +687,13 @@ def _plain_known_sets(
     skip_singletons = not wildcard
     # Inverse count of a pattern alone in its group (it is then a single record): 1 or 1/weight.
     alone = _inverse(pattern_weights)
+    # Contributions are added to the patterns some contribution can change only, when they are few.
+    full_state, accumulate = (risk, best, top), add_known_contributions
+    active = _ActivePatterns.of(pattern_total, consequence, zero)
+    if active is not None:
+        risk, best, top = active.state()
+        pattern_total, alone, consequence, zero = active.take(pattern_total, alone, consequence, zero)
+        accumulate = active.accumulate
     extender = key_extender(n_patterns)
     # A known set's weight is its parent's plus its attribute's, written into the buffer of its depth
     # (a set at that depth is the parent of none but its descendants, which come before the next).
@@ -680,8 +701,9 @@ def _plain_known_sets(
     stack: list[_Node] = []
     # Leaves whose group inverse is 1 / size may have their keys found in the worker thread.
     parents = {known_set[:-1] for known_set in known_sets} if weights is None else set()
-    handover = _Handover(n_patterns, skip_singletons, multiplicity, combinations)
-    with _Contributions(n_patterns >= PIPELINE_FROM, progress, len(known_sets)) as contributions:
+    handover = _Handover(n_patterns, skip_singletons, multiplicity, combinations, accumulate)
+    threaded = n_patterns >= PIPELINE_FROM
+    with _Contributions(threaded, progress, len(known_sets), accumulate) as contributions:
         for index, known_set in enumerate(known_sets):
             untracked = 0
             depth = len(known_set)
@@ -699,7 +721,7 @@ def _plain_known_sets(
                 known_weight = parent.known_weight
                 if added is not zero:
                     while len(known_buffers) < depth:
-                        known_buffers.append(np.empty(n_patterns, dtype=np.float64))
+                        known_buffers.append(np.empty(len(zero), dtype=np.float64))
                     known_weight = known_buffers[depth - 1]
                 pk = float(np.prod([probabilities[j] for j in known_set]))
                 pk_of_set[index] = pk
@@ -733,7 +755,7 @@ def _plain_known_sets(
                 known_weight = parent_known
                 if added is not zero:
                     while len(known_buffers) < depth:
-                        known_buffers.append(np.empty(n_patterns, dtype=np.float64))
+                        known_buffers.append(np.empty(len(zero), dtype=np.float64))
                     known_weight = known_buffers[depth - 1]
                 node = _Node(known_set, keys, sizes, known_weight)
                 pk = float(np.prod([probabilities[j] for j in known_set]))
@@ -754,6 +776,8 @@ def _plain_known_sets(
                 added is not zero, node.known_weight, keys, group_inverse, alone,
             )  # fmt: skip
             stack.append(node)
+    if active is not None:
+        active.scatter(full_state, (risk, best, top))
 
 
 def _known_sets_frame(
