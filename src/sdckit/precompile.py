@@ -111,6 +111,8 @@ WORKLOAD: tuple[Step, ...] = (
     # k with t-closeness under a suppression limit: the compiled top-down walk (_kernels_walk), nodes
     # rolled up from helpers and judged in one call
     _s(f"anonymize generalize people.csv {PEOPLE} -k 3 -t 0.4 --suppression-limit 0.1 -o g5.csv --quiet"),
+    # k with l-diversity without suppression: the compiled bounded walk (_kernels_bounded)
+    _s(f"anonymize generalize people.csv {PEOPLE} -k 3 -l 2 -o g10.csv --quiet"),
     # few quasi-identifier combinations, many records each: classes rolled up from a finer node
     _s(
         f"anonymize generalize people.csv {PEOPLE} --qi sex,education,birth_year -k 5 -l 2 "

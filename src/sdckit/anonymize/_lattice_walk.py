@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from sdckit import _kernels_lattice
+from sdckit import _kernels_bounded, _kernels_lattice
 from sdckit.anonymize._lattice_clean import clean_first
+from sdckit.anonymize._lattice_helpers import BUDGET_BYTES
 from sdckit.anonymize._lattice_search import Node, Search
-from sdckit.anonymize._lattice_walk_compiled import walk_top_down, walks_top_down
+from sdckit.anonymize._lattice_walk_compiled import _fresh, _Pools, _scratch, walk_top_down, walks_top_down
 from sdckit.context import ProgressCallback
 
 
@@ -262,11 +263,11 @@ def bounded_search(
         )
         statistics["candidates"] = int(np.count_nonzero(evaluated))
         return best, statistics
-    if not top_down and search.walks_compiled():
-        # The same loop, compiled (k alone, no suppression): offered nodes come back here in visit order.
-        _walk_k_compiled(
-            search, order, ordered_bounds, bounds, rank, status, evaluated, lambda: cutoff, offer, progress
-        )
+    if not top_down and (search.walks_compiled() or walks_models_compiled(search)):
+        # The same loop, compiled (no suppression; k alone, or k with models on one sensitive attribute):
+        # offered nodes come back here in visit order.
+        walk = _walk_k_compiled if search.walks_compiled() else _walk_models_compiled
+        walk(search, order, ordered_bounds, bounds, rank, status, evaluated, lambda: cutoff, offer, progress)
         statistics["candidates"] = int(np.count_nonzero(evaluated))
         return best, statistics
 
@@ -349,6 +350,94 @@ def _walk_k_compiled(
     search.evaluations += int(counters[0])
     search.rolled_up += int(counters[1])
     search.forget_sources()
+
+
+#: Without suppression, the compiled walk with models keeps a node failing k as a roll-up source (its
+#: triples computed, which its verdict does not need) only when it has at most this fraction of its
+#: source's classes (Adult k=5 + 3-diversity or 0.2-closeness: 1/3 beat 1, 1/2 and none at all).
+KEEP_FAILING = 1 / 3
+
+
+def walks_models_compiled(search: Search) -> bool:
+    """Whether :func:`bounded_search` without suppression can run as one compiled loop for k with
+    models on one sensitive attribute (:func:`_kernels_bounded.bounded_walk_models`): the search's
+    nodes are judged in one call (``search._fused``: whole counts, the combinations' code stack) by
+    models other than δ-disclosure (whose verdict may need numpy's logarithm), and every node's keys
+    fit in int64 (they do at the most specific one)."""
+    fused = search._fused
+    return (
+        fused is not None
+        and search.max_suppressed <= 0
+        and search.stack is not None
+        and not np.any(fused.kinds == 5)
+        and _kernels_lattice._mixed_product(
+            np.zeros(len(search.hierarchies), dtype=np.int64), search._level_counts
+        )
+        >= 0
+    )
+
+
+def _walk_models_compiled(
+    search: Search,
+    order: np.ndarray,
+    ordered_bounds: np.ndarray,
+    bounds: np.ndarray,
+    rank: np.ndarray,
+    status: np.ndarray,
+    evaluated: np.ndarray,
+    cutoff: Callable[[], float],
+    offer: Callable[[int, Node], None],
+    progress: ProgressCallback | None,
+) -> None:
+    """:func:`bounded_search`'s loop without suppression for k with models on one sensitive attribute,
+    compiled (``_kernels_bounded.bounded_walk_models``), driven as :func:`_walk_k_compiled` drives the
+    k-only one: a node that may be offered is grouped afresh here (its classes numbered as the Python
+    loop's) and offered in visit order; progress every 64 evaluations."""
+    fused = search._fused
+    assert fused is not None and search.stack is not None
+    combinations = search.combinations
+    count = len(combinations.counts)
+    pair_classes, pair_values, pair_counts = combinations.sensitive[fused.attribute][:3]
+    bottom = (
+        np.ascontiguousarray(combinations.counts, dtype=np.float64),
+        np.ascontiguousarray(pair_classes, dtype=np.int64),
+        np.ascontiguousarray(pair_values, dtype=np.int32),
+        np.ascontiguousarray(pair_counts, dtype=np.float64),
+    )
+    n_triples = len(bottom[1])
+    models = (
+        search._level_counts,
+        fused.n_values,
+        fused.overall,
+        fused.log_overall,
+        float(fused.k),
+        fused.kinds,
+        fused.limits,
+        fused.monotone,
+    )
+    scratch = _scratch(count, n_triples, fused.n_values)
+    limit = float(search.max_suppressed) + 1e-9
+    lattice = (search.level_matrix, search.strides, search.max_levels, status, evaluated, limit, KEEP_FAILING)
+    d, depth, _ = search.stack.shape
+    per_class = d * depth * search.stack.itemsize + 8
+    pools = _Pools(search, int(BUDGET_BYTES // per_class) + count, int(BUDGET_BYTES // 20) + n_triples)
+    counters = np.zeros(5, dtype=np.int64)
+    visits = np.empty(search.size, dtype=np.int64)
+    satisfied = np.empty(search.size, dtype=bool)
+    index, done, reported = 0, False, search.evaluations // 64
+    while not done:
+        index, n_visits, done = _kernels_bounded.bounded_walk_models(
+            order, ordered_bounds, bounds, rank, lattice, search.stack, bottom, models, scratch,
+            pools.arrays(), counters, index, cutoff(), visits, satisfied, int(counters[0]) + 64,
+        )  # fmt: skip
+        for node, ok in zip(visits[:n_visits].tolist(), satisfied[:n_visits].tolist(), strict=True):
+            if ok and bounds[node] <= cutoff():
+                offer(node, _fresh(search, search.levels_of(node)))
+        if progress is not None and (search.evaluations + int(counters[0])) // 64 > reported:
+            reported = (search.evaluations + int(counters[0])) // 64
+            progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
+    search.evaluations += int(counters[0])
+    search.rolled_up += int(counters[1])
 
 
 def exhaustive_search(search: Search) -> tuple[Best, dict[str, Any]]:
