@@ -72,7 +72,7 @@ from sdckit.models import (
 from sdckit.models.base import TOLERANCE
 from sdckit.models.kmap import anonymity_k
 from sdckit.table import Table
-from sdckit.utility.metrics import loss_per_attribute
+from sdckit.utility.metrics import METRICS, _combine_loss, _loss_leaf_cost
 from sdckit.utility.objectives import (
     MetricOptions,
     SuppressedLossBound,
@@ -164,8 +164,9 @@ def distinct_combinations(
     # explains it.
     pairs = list(zip(quasi_identifiers, hierarchies, strict=True))
     looked_up, selected = {}, []
+    schema = table.data.schema  # built anew at every reading
     for name, hierarchy in pairs:
-        if table.data.schema[name] == pl.String:
+        if schema[name] == pl.String:
             codes = hierarchy.text_leaf_codes(table.column(name))
             if codes is None:
                 selected.append((name, hierarchy))
@@ -324,6 +325,8 @@ class Search:
         self._whole_counts = count_population(self, table, weights)  # and a research subset's counts
         self.evaluations = 0
         self.rolled_up = 0
+        # ARX Loss of each (attribute, level) without suppression, once loss_bounds measured it
+        self._loss_levels: np.ndarray | None = None
         # Evaluated nodes kept to derive the classes of their generalizations from (roll-up): levels,
         # and per node its classes, the first combination of each class, the class sizes and the
         # (class, value, count) triples of each sensitive attribute.
@@ -660,6 +663,11 @@ class Search:
         if self.class_free_bound and node.passes.all():
             # Nothing suppressed: the value of a metric whose bound depends on the levels only does
             # not read the classes, so they are not computed (the same value, bit for bit: tested).
+            if self._loss_levels is not None and self.metric is METRICS["loss"]:
+                # Loss: each attribute's term as loss_bounds measured it at that level (the same
+                # computation), combined as loss combines them
+                at = self._loss_levels[np.arange(len(node.levels)), np.asarray(node.levels, dtype=np.int64)]
+                return _combine_loss(at)
             return float(self.metric.value(self._unsuppressed_view(node.levels)))
         return float(self.metric.value(node.view(self)))
 
@@ -684,23 +692,41 @@ class Search:
         Per-attribute Loss without suppression depends only on that attribute's level, so it is
         measured once per (attribute, level) and combined for all nodes by the geometric mean.
         """
-        per_attribute = np.zeros((len(self.hierarchies), int(self.max_levels.max(initial=0)) + 1))
-        for level in range(per_attribute.shape[1]):
-            levels = tuple(min(level, int(m)) for m in self.max_levels)
-            view = self._unsuppressed_view(levels)
+        if self.options.is_default:
+            per_attribute = self._loss_levels = self._loss_per_level()
+        else:
+            per_attribute = np.zeros((len(self.hierarchies), int(self.max_levels.max(initial=0)) + 1))
             gs_factor, weights = self.options.gs_factor, self.options.attribute_weights
-            per_attribute[:, level] = (
-                list(loss_per_attribute(view).values())
-                if self.options.is_default
-                else loss_attribute_bounds(view, gs_factor, weights)
-                if least <= 0
-                else suppressing_loss_bounds(view, gs_factor, weights, least)
-            )
+            for level in range(per_attribute.shape[1]):
+                view = self._unsuppressed_view(tuple(min(level, int(m)) for m in self.max_levels))
+                per_attribute[:, level] = (
+                    loss_attribute_bounds(view, gs_factor, weights)
+                    if least <= 0
+                    else suppressing_loss_bounds(view, gs_factor, weights, least)
+                )
         logs = np.zeros(self.size)
         per_attribute = np.log1p(per_attribute)  # per (attribute, level), then gathered: same values
         for j in range(len(self.hierarchies)):
             logs += per_attribute[j][self.level_matrix[:, j]]
         return np.exp(logs / max(len(self.hierarchies), 1)) - 1.0
+
+    def _loss_per_level(self) -> np.ndarray:
+        """loss_per_attribute of the unsuppressed view at every level (an attribute past its top
+        at its top), as loss_bounds measured it one view per level: the same arithmetic
+        (metrics._loss_per_attribute_array: the leaf frequencies times the leaf costs, plus nothing
+        suppressed, over the records) without a view, frequencies and a dict per level."""
+        per_attribute = np.zeros((len(self.hierarchies), int(self.max_levels.max(initial=0)) + 1))
+        n = float(np.asarray(self.combinations.counts, dtype=np.float64).sum())
+        if n <= 0:
+            return per_attribute
+        for j, hierarchy in enumerate(self.hierarchies):
+            totals = [
+                float(self.leaf_frequencies[j] @ _loss_leaf_cost(hierarchy, level))
+                for level in range(int(self.max_levels[j]) + 1)
+            ]
+            totals += totals[-1:] * (per_attribute.shape[1] - len(totals))
+            per_attribute[j] = (np.array(totals, dtype=np.float64) + 0.0) / n
+        return per_attribute
 
     def _unsuppressed_view(self, levels: tuple[int, ...]) -> GeneralizationView:
         count = len(self.combinations.counts)
