@@ -1,7 +1,8 @@
-"""Compiled (numba) loop that builds the record-level arrays of a full-domain generalization release
-(:func:`sdckit.anonymize.recoding._release`) from the chosen node's per-combination codes in one pass
-over the records: instead of a numpy gather per array and per attribute (suppression flags, classes,
-each released column's codes, the (records x attributes) cell penalties)."""
+"""Compiled (numba) loops that build the record-level arrays of a full-domain generalization release
+(:func:`sdckit.anonymize.recoding._release`) from the chosen node's per-combination codes, in two passes
+over the records (their classes, then the attributes one by one): instead of a numpy gather per array
+and per attribute (suppression flags, classes, each released column's codes, the (records x
+attributes) cell penalties)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def release_records(
     released,
     cells,
 ):  # pragma: no cover - compiled
-    """The arrays of a release, record by record.
+    """The arrays of a release.
 
     Record r belongs to combination ``record_combination[r]`` (int32), whose class at the node is
     ``combination_class[c]`` (int32) and whose code at the node's level of attribute j is
@@ -33,23 +34,32 @@ def release_records(
     record: ``classes[r]`` (int64; -1 when suppressed), ``suppressed[r]`` (bool), and per attribute j
     the released code ``released[j, r]`` (uint32; ``star[j]``, the code of '*', when suppressed) and
     the cell penalty ``penalty[r, j]`` (float64; ``code_penalty[j, code]``, 1 when suppressed) and
-    whether the cell is suppressed, ``cells[r, j]`` (bool: when the record is)."""
+    whether the cell is suppressed, ``cells[r, j]`` (bool: when the record is).
+
+    First each record's class and whether it is suppressed, then the attributes one after the other:
+    each reads one row of ``codes`` (it stays in the cache) and writes one row of ``released``; record
+    by record, all attributes at once, it took 2 to 3 times as long (Adult:
+    30,162 records, 9 attributes)."""
     m = codes.shape[0]
-    for r in range(record_combination.shape[0]):
-        c = record_combination[r]
-        cls = combination_class[c]
+    n = record_combination.shape[0]
+    for r in range(n):
+        cls = combination_class[record_combination[r]]
         if passes[cls]:
             classes[r] = cls
             suppressed[r] = False
-            for j in range(m):
-                code = codes[j, c]
-                released[j, r] = code
-                penalty[r, j] = code_penalty[j, code]
-                cells[r, j] = False
         else:
             classes[r] = -1
             suppressed[r] = True
-            for j in range(m):
-                released[j, r] = star[j]
+    for j in range(m):
+        row = codes[j]
+        out = released[j]
+        for r in range(n):
+            if suppressed[r]:
+                out[r] = star[j]
                 penalty[r, j] = 1.0
                 cells[r, j] = True
+            else:
+                code = row[record_combination[r]]
+                out[r] = code
+                penalty[r, j] = code_penalty[j, code]
+                cells[r, j] = False
