@@ -133,3 +133,53 @@ def verdicts(  # pragma: no cover - compiled
         if not monotone_ok:
             monotone_suppressed += size
     return passes, suppressed, monotone_suppressed, empty_fails, empty_fails_monotone
+
+
+@njit(cache=True, nogil=True)
+def subset_and_people(combination, values, counts, members, n_combinations):  # pragma: no cover - compiled
+    """Per combination, the records of the (combination, value) pairs whose value marks a member
+    (``members[value]``) and of all pairs, each summed in pair order (as ``np.bincount``)."""
+    subset = np.zeros(n_combinations, dtype=np.float64)
+    people = np.zeros(n_combinations, dtype=np.float64)
+    for p in range(combination.shape[0]):
+        people[combination[p]] += counts[p]
+        if members[values[p]]:
+            subset[combination[p]] += counts[p]
+    return subset, people
+
+
+@njit(cache=True, nogil=True)
+def population_pairs(  # pragma: no cover - compiled
+    combination, values, counts, members, record_combination, combination_counts, n_values
+):
+    """:func:`sdckit.anonymize._research_subset._population_pairs` in one pass over the records and two
+    over the pairs: the records of every pair, derived from the pairs counted with the subset's
+    weights (a member value's pair as counted, the one value that marks the rest: the combination's
+    records less its members'), and their sums per value (in pair order, as ``np.bincount``); whether
+    that applies (one non-member value, its pairs counted 0, each holding a record, and the members
+    per combination equal to ``combination_counts``), else empty arrays."""
+    n_combinations = combination_counts.shape[0]
+    people = np.zeros(n_combinations, dtype=np.int64)
+    for i in range(record_combination.shape[0]):
+        people[record_combination[i]] += 1
+    inside = np.zeros(n_combinations, dtype=np.float64)
+    outside = -1
+    for p in range(combination.shape[0]):
+        if members[values[p]]:
+            inside[combination[p]] += counts[p]
+        elif counts[p] != 0 or (outside >= 0 and values[p] != outside):
+            return False, np.empty(0, dtype=np.float64), np.empty(0, dtype=np.float64)
+        else:
+            outside = values[p]
+    for c in range(n_combinations):
+        if inside[c] != combination_counts[c]:
+            return False, np.empty(0, dtype=np.float64), np.empty(0, dtype=np.float64)
+    derived = counts.astype(np.float64)
+    overall = np.zeros(n_values, dtype=np.float64)
+    for p in range(combination.shape[0]):
+        if not members[values[p]]:
+            derived[p] = people[combination[p]] - inside[combination[p]]
+            if derived[p] <= 0:
+                return False, np.empty(0, dtype=np.float64), np.empty(0, dtype=np.float64)
+        overall[values[p]] += derived[p]
+    return True, derived, overall

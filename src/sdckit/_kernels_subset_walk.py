@@ -4,14 +4,16 @@ increasing bound with binary searches along chains, each node judged as
 :func:`sdckit._kernels_subset.subset_node` judges it, so that Python sees only the nodes that may be
 offered (:func:`sdckit.anonymize._lattice_subset.walk_subset` drives it).
 
-A node is rolled up, as :class:`sdckit.anonymize._lattice_subset.SubsetNodes` does it, from the kept
-evaluated node below it with the fewest classes (32 slots, a node with few classes replacing the one
-with the most), or from its helper (the node at ``min(level, 1)`` per attribute, grouped on first
-request from the helper below it with the fewest classes or from the combinations, while the helpers
-hold less than a budget) when that has fewer classes, else from the combinations. Every source is an
-array of first combinations (the codes read at ``stack[j, level, first[i]]``), class sizes and
-population records. A node's classes are unions of the combinations numbered by first combination
-whatever the source, and its sums are of whole numbers, so the verdicts are those of the Python path.
+A node is rolled up from the kept evaluated node below it with the fewest classes, else grouped from
+the combinations. The kept nodes are the last ones evaluated with few classes (at most nine tenths of
+the combinations), in a ring of slots: along a binary search the nodes evaluated next lie near those
+just evaluated, and on Adult this serves about 85% of the nodes (the 32 nodes with the fewest
+classes that :class:`sdckit.anonymize._lattice_subset.SubsetNodes` keeps lie high in the lattice
+and serve half of them; helpers, the nodes at ``min(level, 1)``, cost more to build than they save
+here). Every source is an array of first combinations (the codes read at ``stack[j, level,
+first[i]]``), class sizes and population records. A node's classes are unions of the combinations
+numbered by first combination whatever the source, and its sums are of whole numbers, so the
+verdicts are those of the Python path.
 """
 
 from __future__ import annotations
@@ -50,100 +52,45 @@ def _grouped(stack, levels, level_counts, table, first, sizes, people):  # pragm
     for j in range(d):
         cards[j] = level_counts[j, levels[j]]
     class_of, node_first, node_sizes = _rolled_classes(stack, first, levels, cards, first, sizes, table)
-    return class_of, node_first, node_sizes, people_of(class_of, people, node_sizes.shape[0])
+    return node_first, node_sizes, people_of(class_of, people, node_sizes.shape[0])
 
 
 @njit(cache=True, nogil=True)
-def _helper(levels, evaluation, helpers):  # pragma: no cover - compiled
-    """The index of the helper of ``levels`` in ``helpers`` (first combinations, sizes, people),
-    grouped on first request, or -1 for the combinations (the node is its own helper, the budget is
-    spent or there is no helper table)."""
-    stack, level_counts, rows, combination_sizes, combination_people, table = evaluation[:6]
-    helper_slot, helper_levels, helper_classes, counters, budget = evaluation[8:13]
-    help_first, help_sizes, help_people = helpers
-    d = levels.shape[0]
-    if helper_slot.shape[0] == 0:
-        return -1
-    key = np.empty(d, dtype=np.int64)
-    mask = 0
-    own = True
-    for j in range(d):
-        key[j] = 1 if levels[j] > 0 else 0
-        mask |= key[j] << j
-        own = own and key[j] == levels[j]
-    if helper_slot[mask] >= 0:
-        return helper_slot[mask]
-    if own or counters[2] >= budget:
-        return -1
-    count = min(counters[3], helper_levels.shape[0])
-    below = choose_source(helper_levels[:count], helper_classes[:count], key)[0] if count > 0 else -1
-    if below >= 0:
-        source = (help_first[below], help_sizes[below], help_people[below])
-    else:
-        source = (rows, combination_sizes, combination_people)
-    class_of, first, sizes, people = _grouped(stack, key, level_counts, table, *source)
-    index = counters[3]
-    help_first.append(first)
-    help_sizes.append(sizes)
-    help_people.append(people)
-    helper_slot[mask] = index
-    counters[2] += 4 * class_of.shape[0] + 25 * first.shape[0]  # as SubsetNodes counts its helpers
-    if index < helper_levels.shape[0]:
-        helper_levels[index, :] = key
-        helper_classes[index] = first.shape[0]
-    counters[3] += 1
-    return index
-
-
-@njit(cache=True, nogil=True)
-def _visit(node, lattice, evaluation, models, kept, helpers):  # pragma: no cover - compiled
+def _visit(node, lattice, evaluation, models, kept):  # pragma: no cover - compiled
     """One node: rolled up from its source (the module's docstring), judged (no class suppressed and
     no class without subset records failing δ-presence), kept as a source when it has few classes,
     marked evaluated, its generalizations tagged holding or its specializations failing. Returns
     whether it holds."""
     level_matrix, strides, max_levels, status, evaluated = lattice
     stack, level_counts, rows, combination_sizes, combination_people, table = evaluation[:6]
-    source_levels, source_classes, counters = evaluation[6], evaluation[7], evaluation[11]
-    max_suppressed = evaluation[13]
+    source_levels, source_classes, counters, max_suppressed = evaluation[6:]
     k, presence_low, presence_high, presence_monotone, map_k, map_monotone = models
     kept_first, kept_sizes, kept_people = kept
     d = strides.shape[0]
     levels = np.empty(d, dtype=np.int64)
     for j in range(d):
         levels[j] = level_matrix[node, j]
-    chosen, replaced = choose_source(source_levels, source_classes, levels)
-    helper = -1
-    if chosen >= 0:  # the kept node, unless the node's helper exists and has fewer classes
-        slots = evaluation[8]
-        if slots.shape[0] > 0:
-            mask = 0
-            for j in range(d):
-                mask |= (1 if levels[j] > 0 else 0) << j
-            slot = slots[mask]
-            if slot >= 0 and helpers[1][slot].shape[0] < kept_sizes[chosen].shape[0]:
-                chosen = -1
-    if chosen < 0:
-        helper = _helper(levels, evaluation, helpers)
+    chosen = choose_source(source_levels, source_classes, levels)[0]
     if chosen >= 0:
         source = (kept_first[chosen], kept_sizes[chosen], kept_people[chosen])
         counters[1] += 1
-    elif helper >= 0:
-        source = (helpers[0][helper], helpers[1][helper], helpers[2][helper])
     else:
         source = (rows, combination_sizes, combination_people)
-    _, first, sizes, people = _grouped(stack, levels, level_counts, table, *source)
+    first, sizes, people = _grouped(stack, levels, level_counts, table, *source)
     _, suppressed, _, empty_fails, _ = verdicts(
         sizes, people, k, presence_low, presence_high, presence_monotone, map_k, map_monotone
     )
     counters[0] += 1
     ok = suppressed <= max_suppressed + 1e-9 and not empty_fails
     n_classes = sizes.shape[0]
-    if 10 * n_classes <= 9 * rows.shape[0] and n_classes < source_classes[replaced]:
-        kept_first[replaced] = first
-        kept_sizes[replaced] = sizes
-        kept_people[replaced] = people
-        source_levels[replaced, :] = levels
-        source_classes[replaced] = n_classes
+    if 10 * n_classes <= 9 * rows.shape[0]:  # kept in the next slot of the ring
+        slot = counters[2] % source_classes.shape[0]
+        counters[2] += 1
+        kept_first[slot] = first
+        kept_sizes[slot] = sizes
+        kept_people[slot] = people
+        source_levels[slot, :] = levels
+        source_classes[slot] = n_classes
     evaluated[node] = True
     tag_closure(status, level_matrix, strides, max_levels, node, 1 if ok else -1, ok)
     return ok
@@ -161,9 +108,6 @@ def walk_subset(  # pragma: no cover - compiled
     kept_first,
     kept_sizes,
     kept_people,
-    help_first,
-    help_sizes,
-    help_people,
     index,
     cutoff,
     found,
@@ -175,20 +119,18 @@ def walk_subset(  # pragma: no cover - compiled
     the node itself is visited if still open (:func:`_visit`). ``lattice``: levels of every node,
     strides, top levels, tags, evaluated flags; ``evaluation``: the code stack, class counts per
     level, the combinations (their indexes, sizes, people), the scratch table, the kept sources'
-    levels and class counts, the helper slot of each binary key (empty: no helpers), the first
-    helpers' levels and class counts, ``counters`` (evaluations, roll-ups from a kept node, helper
-    bytes, helpers), the helper budget in bytes and the suppression limit in records; ``models``:
-    k, δ-presence's bounds and monotone flags, k-map's k and monotone flags; the kept sources and the
-    helpers as typed lists (apart: numba types a tuple of typed lists slowly at every call).
+    levels and class counts (free: the largest int64), ``counters`` (evaluations, roll-ups from a
+    kept node, nodes kept) and the suppression limit in records; ``models``: k, δ-presence's bounds
+    and monotone flags, k-map's k and monotone flags; the kept sources as typed lists (apart: numba
+    types a tuple of typed lists slowly at every call).
 
     Returns after the step in which a node that holds with a bound at most ``cutoff`` was visited
     (recorded in ``found``: the caller offers them, lowers the cutoff and calls again from the
     position returned), after the step in which the evaluations reached ``until``, or at the end:
     (position, nodes found, finished)."""
     status, evaluated = lattice[3], lattice[4]
-    counters = evaluation[11]
+    counters = evaluation[8]
     kept = (kept_first, kept_sizes, kept_people)
-    helpers = (help_first, help_sizes, help_people)
     n_found = 0
     size = order.shape[0]
     while True:
@@ -208,7 +150,7 @@ def walk_subset(  # pragma: no cover - compiled
                 middle = (low + high) // 2
                 step = status[chain[middle]]
                 if step == 0:  # else tagged by an earlier step of this search: towards the unknown part
-                    ok = _visit(chain[middle], lattice, evaluation, models, kept, helpers)
+                    ok = _visit(chain[middle], lattice, evaluation, models, kept)
                     if ok and bounds[chain[middle]] <= cutoff:
                         found[n_found] = chain[middle]
                         n_found += 1
@@ -218,7 +160,7 @@ def walk_subset(  # pragma: no cover - compiled
                 else:
                     low = middle + 1
         if status[node] >= 0 and not evaluated[node]:
-            ok = _visit(node, lattice, evaluation, models, kept, helpers)
+            ok = _visit(node, lattice, evaluation, models, kept)
             if ok and bounds[node] <= cutoff:
                 found[n_found] = node
                 n_found += 1

@@ -30,15 +30,14 @@ from sdckit import _kernels_lattice, _kernels_subset, _kernels_subset_walk
 from sdckit.anonymize._lattice_helpers import BUDGET_BYTES
 from sdckit.models import DeltaPresence, KAnonymity, KMap
 from sdckit.models.base import TOLERANCE
-from sdckit.models.presence import research_subset, subset_members
+from sdckit.models.presence import _member, research_subset
 
 if TYPE_CHECKING:
     from sdckit.anonymize._lattice_search import Node, Search
     from sdckit.context import ProgressCallback
 
 _SOURCES = 32  # evaluated nodes kept to roll up from, as Search keeps
-#: Attributes up to which the compiled walk keeps helpers (a slot per binary key: 2**d of them).
-_HELPER_ATTRIBUTES = 16
+_WALK_SOURCES = 64  # the last nodes evaluated with few classes, kept by the compiled walk
 
 
 class SubsetNodes:
@@ -227,28 +226,24 @@ class SubsetNodes:
         ``cutoff()`` reads the current one), in visit order, and every 64 evaluations, so that progress
         is reported and Ctrl-C is not held up."""
         d = len(search.hierarchies)
-        helper_slot = np.full(2**d if d <= _HELPER_ATTRIBUTES else 0, -1, dtype=np.int64)
-        counters = np.zeros(4, dtype=np.int64)
+        counters = np.zeros(3, dtype=np.int64)
         lattice = (search.level_matrix, search.strides, search.max_levels, status, evaluated)
-        free = np.full(_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)  # no kept source yet
+        free = np.full(_WALK_SOURCES, np.iinfo(np.int64).max, dtype=np.int64)  # no kept source yet
         evaluation = (
             search.stack, search._level_counts, self.rows, self.sizes, self.people, self.table,
-            np.zeros((_SOURCES, d), dtype=np.int64), free, helper_slot, np.zeros((256, d), dtype=np.int64),
-            np.zeros(256, dtype=np.int64), counters, BUDGET_BYTES, float(search.max_suppressed),
+            np.zeros((_WALK_SOURCES, d), dtype=np.int64), free, counters, float(search.max_suppressed),
         )  # fmt: skip
         models = (
             float(self.k), self.presence_low, self.presence_high, self.presence_monotone, self.map_k,
             self.map_monotone,
         )  # fmt: skip
-        kept_first, kept_sizes, kept_people = _kernels_subset_walk.empty_sources(_SOURCES)
-        helper_first, helper_sizes, helper_people = _kernels_subset_walk.empty_sources(0)
+        kept_first, kept_sizes, kept_people = _kernels_subset_walk.empty_sources(_WALK_SOURCES)
         found = np.empty(search.size, dtype=np.int64)
         index, done, reported = 0, False, search.evaluations // 64
         while not done:
             index, n_found, done = _kernels_subset_walk.walk_subset(
                 order, ordered_bounds, bounds, rank, lattice, evaluation, models, kept_first, kept_sizes,
-                kept_people, helper_first, helper_sizes, helper_people, index, cutoff(), found,
-                int(counters[0]) + 64,
+                kept_people, index, cutoff(), found, int(counters[0]) + 64,
             )  # fmt: skip
             for node in found[:n_found].tolist():
                 if bounds[node] <= cutoff():
@@ -275,31 +270,20 @@ def subset_nodes(search: Search) -> SubsetNodes | None:
     if members is None:
         return None
     count = len(search.combinations.counts)
-    inside = members[values]
-    subset = np.bincount(combination[inside], weights=counts[inside], minlength=count)
+    subset, people = _kernels_subset.subset_and_people(combination, values, counts, members, count)
     if not np.array_equal(subset, search.combinations.counts):
         return None  # the sizes count the population (no subset weights): the general path
-    people = np.bincount(combination, weights=counts, minlength=count).astype(np.float64)
     return SubsetNodes(search, people)
 
 
 def _members(search: Search, column: str) -> Any:
-    """Per value code of the research-subset column, whether it marks a member; None when a value
-    marks neither (the models' evaluation then says so)."""
+    """Per value code of the research-subset column, whether it marks a member (as
+    :func:`sdckit.models.presence.subset_members` says); None when a value marks neither (the
+    models' evaluation then says so)."""
     from sdckit.errors import ConfigError
-    from sdckit.models import SensitiveCounts
 
-    combination, values, counts, n_values, overall, categories = search.combinations.sensitive[column]
-    probe = SensitiveCounts(
-        attribute=column,
-        classes=combination,
-        values=values,
-        counts=counts,
-        n_values=n_values,
-        overall=overall,
-        categories=categories,
-    )
+    categories = search.combinations.sensitive[column][5]
     try:
-        return subset_members(probe)
+        return np.array([_member(value, column) for value in categories.to_list()], dtype=bool)
     except ConfigError:
         return None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sdckit import _kernels_subset
 from sdckit.anonymize._lattice_helpers import present_pairs
 from sdckit.errors import ConfigError
 from sdckit.frequency import encode
@@ -38,26 +39,32 @@ def count_population(search: Search, table: Table, weights: np.ndarray | None) -
     columns = subset_columns(search.models)
     for name in columns:
         combination, values, counts, n_values, _, categories = search.combinations.sensitive[name]
-        derived = _population_pairs(search, name, weights)
-        if derived is None:
+        found = _population_pairs(search, name, weights)
+        if found is None:
             codes = encode(table.data, [name]).codes[0].astype(np.int64)
             codes = np.where(codes < 0, n_values - 1, codes)  # a missing value (distinct_combinations)
             keys = search.combinations.record_combination.astype(np.int64)
             cells = len(search.combinations.counts) * n_values
             pairs, derived = present_pairs(keys * n_values + codes, None, cells)
             assert np.array_equal(pairs // n_values, combination) and np.array_equal(pairs % n_values, values)
+            sums = np.bincount(values, weights=derived, minlength=n_values)
+        else:
+            derived, sums = found
         n = len(search.combinations.record_combination)
-        overall = np.bincount(values, weights=derived, minlength=n_values) / max(n, 1)
+        overall = sums / max(n, 1)
         search.combinations.sensitive[name] = (combination, values, derived, n_values, overall, categories)
     return weights is None or bool(columns)
 
 
-def _population_pairs(search: Search, name: str, weights: np.ndarray | None) -> np.ndarray | None:
+def _population_pairs(
+    search: Search, name: str, weights: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray] | None:
     """The records of every (combination, value) pair of the research-subset column ``name``, derived
     from the pairs counted with the subset's weights (1 for a member, 0 for the rest) without coding
     the column again: a member value's pair counts its records already, and where one value marks
-    the rest, its pair holds the combination's records less its members'. None when that does not
-    apply (no weights, several non-member values, or weights that are not the subset's)."""
+    the rest, its pair holds the combination's records less its members'; with their sums per value
+    (:func:`sdckit._kernels_subset.population_pairs`). None when that does not apply (no weights,
+    several non-member values, or weights that are not the subset's)."""
     if weights is None:
         return None
     combination, values, counts, n_values = search.combinations.sensitive[name][:4]
@@ -66,22 +73,11 @@ def _population_pairs(search: Search, name: str, weights: np.ndarray | None) -> 
         members = np.array([_member(value, name) for value in categories.to_list()], dtype=bool)
     except ConfigError:
         return None  # a value that marks nothing: the models say so
-    inside = members[values]
-    outside_values = np.count_nonzero(np.bincount(values[~inside], minlength=n_values))
-    if outside_values > 1 or np.any(counts[~inside] != 0):
-        return None
-    n_combinations = len(search.combinations.counts)
-    people = np.bincount(search.combinations.record_combination, minlength=n_combinations)
-    members_per_combination = np.bincount(
-        combination[inside], weights=counts[inside], minlength=n_combinations
-    )
-    derived = counts.astype(np.float64, copy=True)
-    rest = combination[~inside]
-    derived[~inside] = people[rest] - members_per_combination[rest]
-    weighed = np.array_equal(members_per_combination, search.combinations.counts)
-    if np.any(derived[~inside] <= 0) or not weighed:
-        return None  # weights other than the subset's
-    return derived
+    applies, derived, sums = _kernels_subset.population_pairs(
+        combination, values, counts, members, search.combinations.record_combination,
+        search.combinations.counts, n_values,
+    )  # fmt: skip
+    return (derived, sums) if applies else None  # else weights other than the subset's
 
 
 def limit_in_effect(models: Sequence[PrivacyModel], hierarchies: Sequence[Hierarchy], limit: float) -> float:
