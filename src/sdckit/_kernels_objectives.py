@@ -61,22 +61,29 @@ def kept_classes(classes, suppressed, pair_combination, pair_values, n_classes):
 
 
 @njit(cache=True, nogil=True)
-def classification_bound(sizes, top1, gs_factor, infrequent, no_majority, max_suppressed):  # pragma: no cover
+def classification_bound(
+    sizes, top1, gs_factor, infrequent, no_majority, max_suppressed, kept_size
+):  # pragma: no cover
     """The two sums of :func:`sdckit.utility.objectives._classification_bound` over the classes
     (``sizes``, ``top1``): ``sum_i min(pS·|E_i|, k_i)`` and ``sum_i k_i`` less an upper bound of the
     saving of suppressing classes of at most ``max_suppressed`` records, ``k_i = min(pI·(|E_i| -
     top1_i), pN·|E_i|)``: a class saves ``k_i - pS·|E_i|``, ``r_i`` per record; the records are put
     in 64 buckets of ``r`` up to the largest, and the buckets filled from the top, each record
     counted at its bucket's upper edge (the fractional knapsack's optimum with every ``r_i`` rounded
-    up, so at least any suppression's saving, and at most the largest ``r_i`` times the limit)."""
+    up, so at least any suppression's saving, and at most the largest ``r_i`` times the limit).
+    A class of at least ``kept_size`` records is never suppressed (it counts ``k_i`` in the first sum
+    and saves nothing; ``inf``: any class may be)."""
     least = 0.0
     total = 0.0
     largest = 0.0
     for c in range(len(sizes)):
         size = sizes[c]
         kept = min(infrequent * (size - top1[c]), no_majority * size)
-        least += min(gs_factor * size, kept)
         total += kept
+        if size >= kept_size:
+            least += kept
+            continue
+        least += min(gs_factor * size, kept)
         if size > 0:
             largest = max(largest, (kept - gs_factor * size) / size)
     if largest <= 0.0:
@@ -84,7 +91,7 @@ def classification_bound(sizes, top1, gs_factor, infrequent, no_majority, max_su
     buckets = np.zeros(64)
     for c in range(len(sizes)):
         size = sizes[c]
-        if size > 0:
+        if size > 0 and size < kept_size:
             kept = min(infrequent * (size - top1[c]), no_majority * size)
             ratio = (kept - gs_factor * size) / size
             if ratio > 0.0:

@@ -265,7 +265,9 @@ class Search:
         # The metric with its gs-factor, attribute weights or classification target
         # (sdckit.utility.objectives); METRICS[metric] itself when none is set.
         self.options = options or MetricOptions()
-        self.metric = self.options.metric(metric, table, self.quasi_identifiers, self.combinations, weights)
+        self.metric = self.options.metric(
+            metric, table, self.quasi_identifiers, self.combinations, weights, self.k_only
+        )
         self.n_records = self.combinations.n_records
         self.max_suppressed = suppression_limit * self.n_records
         self.max_levels = np.array([h.n_levels - 1 for h in hierarchies], dtype=np.int64)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -259,6 +260,7 @@ class Target:
     combination: np.ndarray  # (P,) int64: the combination of each (combination, value) pair
     values: np.ndarray  # (P,) int64
     counts: np.ndarray  # (P,) float64
+    whole: bool = True  # the record weights are whole numbers (or absent): sums of them are exact
 
     @functools.cached_property
     def width(self) -> int:
@@ -293,7 +295,8 @@ def target_of(
     else:
         unique, inverse = np.unique(pair, return_inverse=True)
         counts = np.bincount(inverse, weights=weights, minlength=len(unique)).astype(np.float64)
-    return Target(name, -1, unique // n_values, unique % n_values, counts)
+    whole = weights is None or bool(np.all(weights == np.floor(weights)))  # then every sum is exact
+    return Target(name, -1, unique // n_values, unique % n_values, counts, whole)
 
 
 def _class_tops(
@@ -466,7 +469,11 @@ def classification(view: GeneralizationView, target: Target, gs_factor: float = 
 
 
 def _classification_bound(
-    view: GeneralizationView, max_suppressed: float, target: Target, gs_factor: float
+    view: GeneralizationView,
+    max_suppressed: float,
+    target: Target,
+    gs_factor: float,
+    k: float | None = None,
 ) -> float:
     """A lower bound of :func:`classification` at ``view``'s levels and every generalization of them,
     whatever is suppressed, for a target that is not a quasi-identifier (else 0).
@@ -488,7 +495,16 @@ def _classification_bound(
     to 64 buckets (:func:`sdckit._kernels_objectives.classification_bound`) and at most ``L`` times
     the largest. The larger of the two bounds is taken (Adult, seven quasi-identifiers, k = 5, 5%,
     gs-factor 0.25, with ``L`` times the largest: 218 instead of 1,060 satisfying nodes left with a
-    bound below the optimum). Scaled down by 1e-12 (and the second less 1e-12 of the records)
+    bound below the optimum).
+
+    Under k-anonymity alone (``k``: the least size of a kept class, the search's), a class ``E_i`` of
+    at least ``k`` records is never suppressed in a generalization: its class there contains it, so
+    holds at least ``k`` records too. Such a class contributes ``k_i`` to the first bound (not
+    ``min(pS·|E_i|, k_i)``) and saves nothing in the second; only the classes below ``k`` go into the
+    knapsack (Adult, seven quasi-identifiers, k = 5, 5%, gs-factor 0.25: 175 -> 32 satisfying nodes
+    weighed, 728 -> 617 evaluated). Target counts that are not whole numbers (record weights) are
+    summed in another order here than in the search's class sizes, so ``k`` is then raised by
+    1e-9·k against rounding. Scaled down by 1e-12 (and the second less 1e-12 of the records)
     against rounding.
     """
     n = view.n_records
@@ -504,6 +520,7 @@ def _classification_bound(
         sizes, top1 = table[0].sum(axis=1), table[1]
     from sdckit._kernels_objectives import classification_bound
 
+    kept_size = math.inf if k is None else k if target.whole else k + 1e-9 * max(1.0, k)
     least, capped = classification_bound(
         np.ascontiguousarray(sizes, dtype=np.float64),
         np.ascontiguousarray(top1, dtype=np.float64),
@@ -511,6 +528,7 @@ def _classification_bound(
         generalization,
         suppression,
         max_suppressed + 1e-9,
+        kept_size,
     )
     return max(float(least), float(capped) - 1e-12 * float(sizes.sum())) / (highest * n) * (1.0 - 1e-12)
 
@@ -525,6 +543,7 @@ def search_metric(
     gs_factor: float = DEFAULT_GS_FACTOR,
     weights: Mapping[str, float] | None = None,
     target: Target | None = None,
+    k: float | None = None,
 ) -> Metric:
     """The :class:`Metric` a generalization search minimizes: ``METRICS[name]`` itself when neither
     the gs-factor nor weights are set (the same values bit for bit), else Loss under ``gs_factor``
@@ -536,7 +555,7 @@ def search_metric(
             "classification",
             f"ARX's classification metric of '{target.name}' (gs-factor {gs_factor:g}), in [0, 1]",
             functools.partial(classification, target=target, gs_factor=gs_factor),
-            functools.partial(_classification_bound, target=target, gs_factor=gs_factor),
+            functools.partial(_classification_bound, target=target, gs_factor=gs_factor, k=k),
             monotonic_without_suppression=False,
         )
     if gs_factor == DEFAULT_GS_FACTOR and weights is None:
@@ -663,11 +682,13 @@ class MetricOptions:
         quasi_identifiers: tuple[str, ...],
         combinations: Any,
         weights: np.ndarray | None,
+        k: float | None = None,
     ) -> Metric:
-        """The search's :class:`Metric` over ``combinations`` (:func:`search_metric`)."""
+        """The search's :class:`Metric` over ``combinations`` (:func:`search_metric`); ``k``, the least
+        size of a kept class when k-anonymity alone decides it (the classification bound reads it)."""
         target = None
         if self.target is not None:
             target = target_of(
                 table.data, self.target, quasi_identifiers, combinations.record_combination, weights
             )
-        return search_metric(name, self.gs_factor, self.attribute_weights, target)
+        return search_metric(name, self.gs_factor, self.attribute_weights, target, k)
