@@ -20,6 +20,7 @@ from sdckit.risk.combined import combined_risk
 from sdckit.table import Attribute, Schema, Table
 
 ACCUMULATE_KNOWN_AT = kernels.accumulate_known_at
+EXTEND_AT = kernels.KeyExtender.extend_at
 
 
 @settings(max_examples=80, deadline=None)
@@ -89,7 +90,12 @@ def run(monkeypatch, frame, schema, missing, share, weights=None, pipeline=True)
         calls.append(len(arguments[10]))
         return ACCUMULATE_KNOWN_AT(*arguments)
 
+    def leaf(self, *arguments):
+        calls.append(-1)
+        return EXTEND_AT(self, *arguments)
+
     monkeypatch.setattr(kernels, "accumulate_known_at", counted)
+    monkeypatch.setattr(kernels.KeyExtender, "extend_at", leaf)
     result = combined_risk(Table(frame, schema), alpha=100, epsilon=0.05, missing=missing, weights=weights)
     return result, calls
 
@@ -107,9 +113,13 @@ def test_contributions_to_the_active_patterns_only_give_bitwise_the_same_risks(
     every, none_called = run(monkeypatch, frame, schema, missing, -1.0, weights, pipeline)
     only, calls = run(monkeypatch, frame, schema, missing, 1.0, weights, pipeline)
     assert not none_called
-    # Every known set's contributions were added through the compacted arrays, to fewer patterns.
-    assert len(calls) == only.known_sets.height and len(set(calls)) == 1
-    assert 0 < calls[0] < frame.drop("w", strict=False).n_unique()
+    # Every known set's contributions were added through the compacted arrays, to fewer patterns:
+    # with the active patterns' indices, or from the active keys of a leaf (-1), found as such
+    # unless weights or wildcard nulls need every pattern's keys.
+    assert len(calls) == only.known_sets.height
+    added = {size for size in calls if size >= 0}
+    assert len(added) == 1 and 0 < added.pop() < frame.drop("w", strict=False).n_unique()
+    assert (-1 in calls) == (not weighted)
     assert only.risk.tobytes() == every.risk.tobytes()
     assert only.top_contribution.tobytes() == every.top_contribution.tobytes()
     assert np.array_equal(only.top_known_set, every.top_known_set)
@@ -126,3 +136,49 @@ def test_inactive_records_have_risk_zero_and_the_empty_set_on_top(monkeypatch):
     assert (result.risk[nothing] == 0).all() and not np.signbit(result.risk[nothing]).any()
     assert (result.top_contribution[nothing] == 0).all() and (result.top_known_set[nothing] == 0).all()
     assert (result.risk[~nothing] > 0).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 300),
+    st.integers(1, 12),
+    st.integers(1, 40),
+    st.sampled_from(["unit", "few", "many"]),
+    st.integers(0, 2**32 - 1),
+)
+def test_extend_at_is_extend_at_the_active_elements(n, parents, cardinality, kind, seed):
+    rng = np.random.default_rng(seed)
+    multiplicity = np.ones(n, dtype=np.int64)
+    if kind != "unit":
+        heavy = rng.random(n) < (0.05 if kind == "few" else 0.6)
+        multiplicity[heavy] = rng.integers(2, 5, int(heavy.sum()))
+    parent_keys = rng.integers(-1, parents, n).astype(np.int32)
+    parent_sizes = np.bincount(parent_keys[parent_keys >= 0], weights=multiplicity[parent_keys >= 0],
+                               minlength=parents).astype(np.int64)  # fmt: skip
+    codes = rng.integers(-1, cardinality, n).astype(np.int32)
+    active = np.flatnonzero(rng.random(n) < 0.3).astype(np.int32)
+    counted: list[int] = []
+    kernel = kernels._extend_counted_at
+
+    def spy(*arguments):
+        counted.append(1)
+        return kernel(*arguments)
+
+    for capacity in (None, 0):  # a table of counts, then too small a one: the general extension
+        extender = kernels.KeyExtender(n)
+        if capacity is not None:
+            extender.direct_capacity = capacity
+        keys, sizes, alone = extender.extend(
+            parent_keys, parent_sizes, codes, cardinality, True, multiplicity, any_order=True
+        )
+        kernels._extend_counted_at = spy
+        try:
+            at_keys, at_sizes, at_alone = extender.extend_at(
+                parent_keys, parent_sizes, codes, cardinality, True, multiplicity, active
+            )
+        finally:
+            kernels._extend_counted_at = kernel
+        assert at_keys.dtype == np.int32 and np.array_equal(at_keys, keys[active])
+        assert np.array_equal(at_sizes, sizes) and at_alone == alone
+    # The table of counts serves the first extension whenever it serves extend (4 pairs a record).
+    assert counted == ([1] if (cardinality + 1) * parents <= 4 * n else [])

@@ -337,15 +337,7 @@ class KeyExtender:
             unit = positive = True
         else:
             unit, positive = self._unit(multiplicity)
-        if (
-            any_order
-            and skip_singletons
-            and positive
-            and upper <= COUNTED_UP_TO
-            and upper <= self.direct_capacity
-            and upper <= COUNTED_PER_RECORD * n
-            and self._heavy(multiplicity, unit)[1]
-        ):
+        if any_order and skip_singletons and self._countable(multiplicity, unit, positive, upper, n):
             groups, alone = self._counted(
                 parent_keys, parent_sizes, codes, multiplicity, unit, radix, upper, out
             )
@@ -399,6 +391,61 @@ class KeyExtender:
             )
         return out, self._sizes[:groups].copy(), alone
 
+    def _countable(self, multiplicity: np.ndarray, unit: bool, positive: bool, upper: int, n: int) -> bool:
+        """Whether the (parent, value) pairs of ``n`` elements, ``upper`` at most, are grouped through
+        a table of counts (:func:`_extend_counted`)."""
+        return (
+            positive
+            and upper <= COUNTED_UP_TO
+            and upper <= self.direct_capacity
+            and upper <= COUNTED_PER_RECORD * n
+            and self._heavy(multiplicity, unit)[1]
+        )
+
+    def extend_at(
+        self,
+        parent_keys: np.ndarray,
+        parent_sizes: np.ndarray,
+        codes: np.ndarray,
+        cardinality: int,
+        skip_singletons: bool,
+        multiplicity: np.ndarray,
+        active: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """:meth:`extend` with ``any_order`` (when ``skip_singletons``), but the new keys of the
+        elements ``active`` (int32) only, in its order: what a set no other set extends needs for
+        its contributions. The same groups and sizes; through a table of counts the pass that writes
+        keys reads the active elements only."""
+        n = len(parent_keys)
+        radix = cardinality + 1
+        upper = len(parent_sizes) * radix
+        unit, positive = self._unit(multiplicity)
+        if n <= self.n and skip_singletons and self._countable(multiplicity, unit, positive, upper, n):
+            out = np.empty(len(active), dtype=np.int32)
+            self._ensure_count_table(upper)
+            groups, alone = _extend_counted_at(
+                parent_keys,
+                parent_sizes,
+                codes,
+                multiplicity,
+                unit,
+                self._heavy(multiplicity, unit)[0],
+                np.int64(radix),
+                self._count_table,
+                active,
+                out,
+                self._sizes,
+            )
+            return out, self._sizes[:groups].copy(), alone
+        keys, sizes, alone = self.extend(
+            parent_keys, parent_sizes, codes, cardinality, skip_singletons, multiplicity, skip_singletons
+        )
+        return keys[active], sizes, alone
+
+    def _ensure_count_table(self, upper: int) -> None:
+        if self._count_table is None or len(self._count_table) < upper:
+            self._count_table = np.empty(max(upper, min(self.direct_capacity, COUNTED_UP_TO)), dtype=np.int32)
+
     def _unit(self, multiplicity: np.ndarray) -> tuple[bool, bool]:
         """Whether every element stands for one record, and whether each stands for one at least
         (remembered for the last array asked about: a walk passes the same array every time)."""
@@ -419,8 +466,7 @@ class KeyExtender:
         upper: int,
         out: np.ndarray,
     ) -> tuple[int, int]:
-        if self._count_table is None or len(self._count_table) < upper:
-            self._count_table = np.empty(max(upper, min(self.direct_capacity, COUNTED_UP_TO)), dtype=np.int32)
+        self._ensure_count_table(upper)
         return _extend_counted(
             parent_keys,
             parent_sizes,
@@ -849,6 +895,47 @@ def accumulate_known_at(
             top[i] = index
 
 
+@njit(cache=True, nogil=True)
+def _extend_counted_at(
+    parent_keys, parent_sizes, codes, multiplicity, unit, heavy, radix, counts, active, out, sizes
+):  # pragma: no cover - compiled
+    """:func:`_extend_counted` writing the keys of the elements ``active`` only, ``out[i]`` that of
+    element ``active[i]``: the same groups, sizes and numbering. The count pass writes no provisional
+    key; the pass that gives keys reads the parent key and the code of the active elements again."""
+    upper = parent_sizes.shape[0] * radix
+    for v in range(upper):
+        counts[v] = 0
+    alone = 0
+    once = unit or heavy.shape[0] > 0
+    for r in range(parent_keys.shape[0]):
+        parent = parent_keys[r]
+        if parent < 0 or parent_sizes[parent] < 2:
+            alone += 1
+            continue
+        counts[parent * radix + codes[r] + 1] += 1 if once else multiplicity[r]
+    if not unit:
+        for h in range(heavy.shape[0]):
+            r = heavy[h]
+            parent = parent_keys[r]
+            if parent >= 0 and parent_sizes[parent] >= 2:
+                counts[parent * radix + codes[r] + 1] += multiplicity[r] - 1
+    groups = 0
+    for v in range(upper):
+        count = counts[v]
+        if count > 0:
+            sizes[groups] = count
+            counts[v] = groups
+            groups += 1
+    for i in range(active.shape[0]):
+        r = active[i]
+        parent = parent_keys[r]
+        if parent < 0 or parent_sizes[parent] < 2:
+            out[i] = -1
+        else:
+            out[i] = counts[parent * radix + codes[r] + 1]
+    return groups, alone
+
+
 def warm_up() -> None:
     """Load the compiled kernels of the counts and of the combined risk from numba's cache, on a few
     values of the types real calls use. The first call of any kernel in a process also initializes
@@ -863,6 +950,7 @@ def warm_up() -> None:
     keys, sizes, _ = extender.extend(root_keys, root_sizes, codes, 2, True, ones)
     extender.extend(root_keys, root_sizes, codes, 4 * extender.direct_capacity, True, ones)  # hashed
     extender.extend(root_keys, root_sizes, codes, 2, True, ones, any_order=True)  # counted
+    extender.extend_at(root_keys, root_sizes, codes, 2, True, ones, np.arange(n, dtype=np.int32))
     values = np.zeros(n, dtype=np.float64)
     weighted_sum_of_codes(values, codes, np.ones(2, dtype=np.float64), 1.0)
     mixed = np.zeros(n, dtype=np.int64)

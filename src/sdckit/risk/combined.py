@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import polars as pl
@@ -628,10 +628,10 @@ class _Handover:
         skip_singletons: bool,
         multiplicity: np.ndarray,
         combinations: np.ndarray,
-        accumulate: Callable[..., None] = add_known_contributions,
+        active: np.ndarray | None = None,
     ) -> None:
         self._n = n
-        self._accumulate = accumulate
+        self._active = active
         self._skip_singletons = skip_singletons
         self._multiplicity = multiplicity
         self._combinations = combinations
@@ -640,23 +640,37 @@ class _Handover:
     def extend_and_add(self, extension: tuple[Any, ...], index: int, *arguments: Any) -> None:
         """Extend the parent's keys by ``extension`` (parent keys, parent sizes, codes and
         cardinality), write the set's combinations, and add its contributions
-        (the ``accumulate`` given, by default :func:`sdckit.frequency.add_known_contributions`, with
-        ``arguments`` and the new keys)."""
+        (:func:`sdckit.frequency.add_known_contributions` with ``arguments`` and the new keys; with
+        ``active``, the active patterns' keys only, the arguments being theirs too)."""
         if self._extender is None:
             self._extender = key_extender(self._n)
-        parent_keys, parent_sizes, codes, cardinality = extension
-        keys, sizes, untracked = self._extender.extend(
-            parent_keys,
-            parent_sizes,
-            codes,
-            cardinality,
-            self._skip_singletons,
-            self._multiplicity,
-            any_order=self._skip_singletons,
+        keys, sizes, untracked = _extend_leaf(
+            self._extender, extension, self._skip_singletons, self._multiplicity, self._active
         )
         self._combinations[index] = len(sizes) + untracked
         *contribution, alone = arguments
-        self._accumulate(*contribution, keys, 1.0 / sizes, alone)
+        add_known_contributions(*contribution, keys, 1.0 / sizes, alone)
+
+
+def _extend_leaf(
+    extender: Any,
+    extension: tuple[Any, ...],
+    skip_singletons: bool,
+    multiplicity: np.ndarray,
+    active: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The keys of a known set no other set extends (of the ``active`` patterns only, if given), its
+    groups' sizes and its untracked patterns: the parent's keys extended by ``extension`` (parent
+    keys, parent sizes, codes and cardinality)."""
+    if active is not None:
+        return cast(
+            tuple[np.ndarray, np.ndarray, int],
+            extender.extend_at(*extension, skip_singletons, multiplicity, active),
+        )
+    return cast(
+        tuple[np.ndarray, np.ndarray, int],
+        extender.extend(*extension, skip_singletons, multiplicity, any_order=skip_singletons),
+    )
 
 
 def _plain_known_sets(
@@ -701,7 +715,9 @@ def _plain_known_sets(
     stack: list[_Node] = []
     # Leaves whose group inverse is 1 / size may have their keys found in the worker thread.
     parents = {known_set[:-1] for known_set in known_sets} if weights is None else set()
-    handover = _Handover(n_patterns, skip_singletons, multiplicity, combinations, accumulate)
+    handover = _Handover(
+        n_patterns, skip_singletons, multiplicity, combinations, None if active is None else active.active
+    )
     threaded = n_patterns >= PIPELINE_FROM
     with _Contributions(threaded, progress, len(known_sets), accumulate) as contributions:
         for index, known_set in enumerate(known_sets):
@@ -731,6 +747,7 @@ def _plain_known_sets(
                     added, added is not zero, known_weight, alone, kernel=handover.extend_and_add,
                 )  # fmt: skip
                 continue
+            kernel = None
             if not depth:
                 keys, sizes = initial_keys(n_patterns)
                 sizes = np.array([n] if n else [], dtype=np.int64)
@@ -742,15 +759,26 @@ def _plain_known_sets(
                     stack.pop()
                 parent = stack[-1]
                 attribute = known_set[-1]
-                keys, sizes, untracked = extender.extend(
+                extension = (
                     parent.keys,
                     parent.sizes,
                     patterns.codes[attribute],
                     patterns.cardinalities[attribute],
-                    skip_singletons,
-                    multiplicity,
-                    any_order=skip_singletons,  # only the groups and their sizes matter here
                 )
+                # Only the groups and their sizes matter here (any order); a leaf's contributions need
+                # the keys of the active patterns only, when its counts are its groups' sizes.
+                leaf = (
+                    active.active
+                    if active is not None
+                    and weights is None
+                    and known_set not in parents
+                    and not (wildcard and any(patterns.has_missing[j] for j in known_set))
+                    else None
+                )
+                keys, sizes, untracked = _extend_leaf(
+                    extender, extension, skip_singletons, multiplicity, leaf
+                )
+                kernel = None if leaf is None else add_known_contributions
                 parent_known, added = parent.known_weight, consequence[candidates[attribute]]
                 known_weight = parent_known
                 if added is not zero:
@@ -773,7 +801,7 @@ def _plain_known_sets(
             # set's weight (the parent's + its attribute's) is computed in the same pass.
             contributions.add(
                 risk, best, top, np.int32(index), pk * alpha, pattern_total, parent_known, added,
-                added is not zero, node.known_weight, keys, group_inverse, alone,
+                added is not zero, node.known_weight, keys, group_inverse, alone, kernel=kernel,
             )  # fmt: skip
             stack.append(node)
     if active is not None:
