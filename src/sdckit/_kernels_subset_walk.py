@@ -60,7 +60,7 @@ def _visit(node, lattice, evaluation, models, kept):  # pragma: no cover - compi
     """One node: rolled up from its source (the module's docstring), judged (no class suppressed and
     no class without subset records failing δ-presence), kept as a source when it has few classes,
     marked evaluated, its generalizations tagged holding or its specializations failing. Returns
-    whether it holds."""
+    whether it holds and the slot it was kept in (-1: not kept)."""
     level_matrix, strides, max_levels, status, evaluated = lattice
     stack, level_counts, rows, combination_sizes, combination_people, table = evaluation[:6]
     source_levels, source_classes, counters, max_suppressed = evaluation[6:]
@@ -83,6 +83,7 @@ def _visit(node, lattice, evaluation, models, kept):  # pragma: no cover - compi
     counters[0] += 1
     ok = suppressed <= max_suppressed + 1e-9 and not empty_fails
     n_classes = sizes.shape[0]
+    slot = -1
     if 10 * n_classes <= 9 * rows.shape[0]:  # kept in the next slot of the ring
         slot = counters[2] % source_classes.shape[0]
         counters[2] += 1
@@ -93,7 +94,7 @@ def _visit(node, lattice, evaluation, models, kept):  # pragma: no cover - compi
         source_classes[slot] = n_classes
     evaluated[node] = True
     tag_closure(status, level_matrix, strides, max_levels, node, 1 if ok else -1, ok)
-    return ok
+    return ok, slot
 
 
 @njit(cache=True, nogil=True)
@@ -111,6 +112,7 @@ def walk_subset(  # pragma: no cover - compiled
     index,
     cutoff,
     found,
+    found_slots,
     until,
 ):
     """From position ``index`` of ``order`` (the nodes by increasing bound), the next node neither
@@ -125,9 +127,9 @@ def walk_subset(  # pragma: no cover - compiled
     types a tuple of typed lists slowly at every call).
 
     Returns after the step in which a node that holds with a bound at most ``cutoff`` was visited
-    (recorded in ``found``: the caller offers them, lowers the cutoff and calls again from the
-    position returned), after the step in which the evaluations reached ``until``, or at the end:
-    (position, nodes found, finished)."""
+    (recorded in ``found``, with the ring slot it was kept in, or -1, in ``found_slots``: the caller
+    offers them, lowers the cutoff and calls again from the position returned), after the step in
+    which the evaluations reached ``until``, or at the end: (position, nodes found, finished)."""
     status, evaluated = lattice[3], lattice[4]
     counters = evaluation[8]
     kept = (kept_first, kept_sizes, kept_people)
@@ -150,9 +152,10 @@ def walk_subset(  # pragma: no cover - compiled
                 middle = (low + high) // 2
                 step = status[chain[middle]]
                 if step == 0:  # else tagged by an earlier step of this search: towards the unknown part
-                    ok = _visit(chain[middle], lattice, evaluation, models, kept)
+                    ok, slot = _visit(chain[middle], lattice, evaluation, models, kept)
                     if ok and bounds[chain[middle]] <= cutoff:
                         found[n_found] = chain[middle]
+                        found_slots[n_found] = slot
                         n_found += 1
                     step = 1 if ok else -1
                 if step > 0:  # holds: look below
@@ -160,9 +163,10 @@ def walk_subset(  # pragma: no cover - compiled
                 else:
                     low = middle + 1
         if status[node] >= 0 and not evaluated[node]:
-            ok = _visit(node, lattice, evaluation, models, kept)
+            ok, slot = _visit(node, lattice, evaluation, models, kept)
             if ok and bounds[node] <= cutoff:
                 found[n_found] = node
+                found_slots[n_found] = slot
                 n_found += 1
         if n_found > start or counters[0] >= until:
             return index, n_found, False

@@ -195,6 +195,22 @@ class SubsetNodes:
         )  # fmt: skip
         return self._node(search, levels, None, result[1:], None)
 
+    def offered(
+        self, search: Search, levels: tuple[int, ...], sizes: np.ndarray | None, first: np.ndarray | None
+    ) -> Node:
+        """A node :meth:`walk` offers: one that holds without suppression, so every class passes (a
+        class of subset records passes every model, one without passes); its class ``sizes`` and
+        ``first`` combinations as the walk kept them, its classes grouped from the combinations when
+        asked for (:meth:`fresh`); or the node :meth:`fresh` gives when the walk did not keep it."""
+        from sdckit.anonymize._lattice_search import Node
+
+        if sizes is None or first is None:
+            return self.fresh(search, levels)
+        passes = np.ones(len(sizes), dtype=bool)
+        node = Node(levels, None, len(sizes), sizes, passes, 0.0, True, True, first)
+        node.compute = lambda: self.fresh(search, levels).classes
+        return node
+
     def walks(self, search: Search) -> bool:
         """Whether :meth:`walk` can run :func:`sdckit.anonymize._lattice_walk.bounded_search`'s loop
         without suppression: every model is monotone (each node's verdict tags its generalizations or
@@ -222,8 +238,8 @@ class SubsetNodes:
         """:func:`sdckit.anonymize._lattice_walk.bounded_search`'s loop without suppression, compiled
         (:func:`sdckit._kernels_subset_walk.walk_subset`, the nodes judged as :class:`SubsetNodes` judges
         them): it returns whenever a node that holds may be offered, so that its value is computed here
-        and the cutoff lowered (``offer``, with the node grouped afresh: :meth:`SubsetNodes.fresh`;
-        ``cutoff()`` reads the current one), in visit order, and every 64 evaluations, so that progress
+        and the cutoff lowered (``offer``, with the node as :meth:`offered` gives it; ``cutoff()``
+        reads the current one), in visit order, and every 64 evaluations, so that progress
         is reported and Ctrl-C is not held up."""
         d = len(search.hierarchies)
         counters = np.zeros(3, dtype=np.int64)
@@ -238,16 +254,19 @@ class SubsetNodes:
             self.map_monotone,
         )  # fmt: skip
         kept_first, kept_sizes, kept_people = _kernels_subset_walk.empty_sources(_WALK_SOURCES)
-        found = np.empty(search.size, dtype=np.int64)
+        found, slots = np.empty(search.size, dtype=np.int64), np.empty(search.size, dtype=np.int64)
         index, done, reported = 0, False, search.evaluations // 64
         while not done:
             index, n_found, done = _kernels_subset_walk.walk_subset(
                 order, ordered_bounds, bounds, rank, lattice, evaluation, models, kept_first, kept_sizes,
-                kept_people, index, cutoff(), found, int(counters[0]) + 64,
+                kept_people, index, cutoff(), found, slots, int(counters[0]) + 64,
             )  # fmt: skip
-            for node in found[:n_found].tolist():
+            for node, slot in zip(found[:n_found].tolist(), slots[:n_found].tolist(), strict=True):
                 if bounds[node] <= cutoff():
-                    offer(node, self.fresh(search, search.levels_of(node)))
+                    levels = search.levels_of(node)
+                    kept = slot >= 0 and tuple(evaluation[6][slot].tolist()) == levels
+                    sizes, first = (kept_sizes[slot], kept_first[slot]) if kept else (None, None)
+                    offer(node, self.offered(search, levels, sizes, first))
             if progress is not None and (search.evaluations + int(counters[0])) // 64 > reported:
                 reported = (search.evaluations + int(counters[0])) // 64
                 progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
