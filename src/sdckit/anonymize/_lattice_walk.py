@@ -19,7 +19,7 @@ from sdckit import _kernels_bounded, _kernels_lattice
 from sdckit.anonymize._lattice_clean import clean_first
 from sdckit.anonymize._lattice_helpers import BUDGET_BYTES
 from sdckit.anonymize._lattice_search import Node, Search
-from sdckit.anonymize._lattice_walk_compiled import _fresh, _Pools, _scratch, walk_top_down, walks_top_down
+from sdckit.anonymize._lattice_walk_compiled import _Pools, _scratch, walk_top_down, walks_top_down
 from sdckit.context import ProgressCallback
 
 
@@ -391,8 +391,8 @@ def _walk_models_compiled(
 ) -> None:
     """:func:`bounded_search`'s loop without suppression for k with models on one sensitive attribute,
     compiled (``_kernels_bounded.bounded_walk_models``), driven as :func:`_walk_k_compiled` drives the
-    k-only one: a node that may be offered is grouped afresh here (its classes numbered as the Python
-    loop's) and offered in visit order; progress every 64 evaluations."""
+    k-only one: a node that may be offered is grouped afresh here (:func:`_satisfied_node`) and offered
+    in visit order; progress every 64 evaluations."""
     fused = search._fused
     assert fused is not None and search.stack is not None
     combinations = search.combinations
@@ -432,12 +432,24 @@ def _walk_models_compiled(
         )  # fmt: skip
         for node, ok in zip(visits[:n_visits].tolist(), satisfied[:n_visits].tolist(), strict=True):
             if ok and bounds[node] <= cutoff():
-                offer(node, _fresh(search, search.levels_of(node)))
+                offer(node, _satisfied_node(search, search.levels_of(node)))
         if progress is not None and (search.evaluations + int(counters[0])) // 64 > reported:
             reported = (search.evaluations + int(counters[0])) // 64
             progress(int(np.count_nonzero((status != 0) | evaluated)), search.size)
     search.evaluations += int(counters[0])
     search.rolled_up += int(counters[1])
+
+
+def _satisfied_node(search: Search, levels: tuple[int, ...]) -> Node:
+    """The node at ``levels``, which :func:`_walk_models_compiled` found satisfied without suppression,
+    as the Python loop evaluates it: its classes grouped from the combinations (numbered by first
+    appearance, as a roll-up numbers them), their sizes (sums of whole counts: exact in any order), and
+    every class passing (none suppressed: the suppressed group is empty and holds). One compiled
+    grouping instead of the one-call evaluation's triples and verdicts, which the kernel had."""
+    classes, n_classes = search.classes(levels)
+    sizes = np.bincount(classes, weights=search.combinations.counts, minlength=n_classes).astype(np.float64)
+    passes = np.ones(n_classes, dtype=bool)
+    return Node(levels, classes, n_classes, sizes, passes, 0.0, True, True)
 
 
 def exhaustive_search(search: Search) -> tuple[Best, dict[str, Any]]:
