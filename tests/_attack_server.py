@@ -8,6 +8,11 @@ of 40 values falls between two) and dropout = Yes for i % 4 == 0 (10 Yes, 30 No)
 baseline of every attack that targets all 40 records on both attributes is 30 of 80.
 
 Each dataset serves its own file (one protection per data source): the same records in another order.
+
+One server serves the four files (the session fixture ``attack_server`` of tests/conftest.py: a
+server's start is about 4 s of CPU), each file as its own analyst (:data:`ANALYSTS`): the restriction's
+audit is kept per analyst and data source, so no file's queries change what another's are answered,
+whatever the order the files run in. The camouflage's intervals depend on the secret and the data only.
 """
 
 from __future__ import annotations
@@ -35,6 +40,10 @@ DATASETS = {
 }
 
 
+#: One analyst (and key) per test file of the shared server; ``adversary`` is :func:`start`'s ``.key``.
+ANALYSTS = ("adversary", "differencing", "tracker", "refusal-leak", "camouflage-midpoint")
+
+
 def records() -> pl.DataFrame:
     i = list(range(40))
     return pl.DataFrame(
@@ -52,8 +61,8 @@ def original():
 
 
 def start(folder: Path):
-    """Write the data, configuration, ledger and an analyst's key; start the server; return it
-    (``.url``, ``.key``; ``.stop()``)."""
+    """Write the data, configuration, ledger and a key for each of :data:`ANALYSTS`; start the server;
+    return it (``.url``, ``.keys`` by analyst, ``.key`` the adversary's; ``.stop()``)."""
     from tests.test_query_server import Server, cli
 
     data = records()
@@ -75,9 +84,13 @@ def start(folder: Path):
 
     with sqlite3.connect(folder / "ledger.sqlite") as connection:
         connection.execute("UPDATE meta SET value = ? WHERE key = 'secret'", ("5e" * 32,))
-    status, out, err = cli("keys", "add", "adversary", "--config", str(config), "--all")
-    assert status == 0, err
+    keys = {}
+    for analyst in ANALYSTS:
+        status, out, err = cli("keys", "add", analyst, "--config", str(config), "--all")
+        assert status == 0, err
+        keys[analyst] = out.strip()
     server = Server(config, folder / "server.log")
     server.start()
-    server.key = out.strip()
+    server.keys = keys
+    server.key = keys["adversary"]
     return server

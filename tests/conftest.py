@@ -67,6 +67,17 @@ def shared_data() -> SharedData:
     return SharedData(SHARED_DATA, data_required())
 
 
+@pytest.fixture(scope="session")
+def attack_server(tmp_path_factory):
+    """One ``sdckit serve`` of tests/_attack_server.py for the query-server attacks' files, each with
+    its own analyst's key (``.keys``), started once per worker."""
+    from tests._attack_server import start
+
+    server = start(tmp_path_factory.mktemp("attack-server"))
+    yield server
+    server.stop()
+
+
 # Tables -------------------------------------------------------------------------------------------
 
 ColumnDescription = Role | Kind | tuple[Role, Kind] | Attribute

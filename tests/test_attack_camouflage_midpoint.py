@@ -6,16 +6,14 @@ the 40 records of tests/_attack_server.py."""
 from __future__ import annotations
 
 import pytest
-from tests._attack_server import original, start
+from tests._attack_server import original
 
 from sdckit.attack.base import ServerTarget, run_attack
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    served = start(tmp_path_factory.mktemp("camouflage"))
-    yield ServerTarget(served.url, served.key)
-    served.stop()
+def server(attack_server):
+    return ServerTarget(attack_server.url, attack_server.keys["camouflage-midpoint"])
 
 
 def test_narrow_camouflage_fails(server):

@@ -7,22 +7,20 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests._attack_server import original, start
+from tests._attack_server import original
 
 from sdckit.attack.base import ServerTarget, run_attack
 from sdckit.errors import ConfigError
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    served = start(tmp_path_factory.mktemp("differencing"))
-    yield served
-    served.stop()
+def served(attack_server):
+    return attack_server
 
 
 @pytest.fixture(scope="module")
 def server(served):
-    return ServerTarget(served.url, served.key)
+    return ServerTarget(served.url, served.keys["differencing"])
 
 
 def test_an_exact_answer_server_fails(server):
@@ -72,7 +70,7 @@ def test_through_the_command_line(served, tmp_path):
         result = CliRunner().invoke(
             app,
             ["attack", str(folder / f"{dataset}.csv"), "-c", str(folder / "people.yaml"), "-q"]
-            + ["--server", served.url, "--key", served.key, "--attack", "differencing"]
+            + ["--server", served.url, "--key", served.keys["differencing"], "--attack", "differencing"]
             + ["--set", f"differencing.dataset={dataset}", "--set", "differencing.targets=40"]
             + ["--set", "differencing.max_risk=0.1", "--summary", str(summary)],
         )

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from tests._attack_server import original, records, start
+from tests._attack_server import original, records
 
 from sdckit.attack.base import ServerTarget, run_attack
 from sdckit.errors import ConfigError
@@ -105,10 +105,8 @@ def naive():
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    server = start(tmp_path_factory.mktemp("refusal"))
-    yield ServerTarget(server.url, server.key)
-    server.stop()
+def served(attack_server):
+    return ServerTarget(attack_server.url, attack_server.keys["refusal-leak"])
 
 
 def test_a_data_dependent_audit_fails(naive):

@@ -5,16 +5,14 @@ server (restriction with k = 1), none from the audited restriction (k = 5); hand
 from __future__ import annotations
 
 import pytest
-from tests._attack_server import original, start
+from tests._attack_server import original
 
 from sdckit.attack.base import ServerTarget, run_attack
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    served = start(tmp_path_factory.mktemp("tracker"))
-    yield ServerTarget(served.url, served.key)
-    served.stop()
+def server(attack_server):
+    return ServerTarget(attack_server.url, attack_server.keys["tracker"])
 
 
 def test_an_exact_answer_server_fails(server):
