@@ -155,3 +155,47 @@ def test_pruned_search_equals_exhaustive_search(problem):
         gs_factor=gs,
         weights=weights,
     )
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_one_compiled_call_gives_the_table_and_bound_of_the_separate_kernels(problem):
+    """class_target_bound: the (class x value) table kept for the value, and the same bound as
+    class_target_table, numpy's row sums and classification_bound (rows of fewer than 8 cells: the
+    same sums)."""
+    from sdckit._kernels_objectives import class_target_table, classification_bound
+    from sdckit.utility import objectives
+
+    frame, names, hierarchies, weights, k, limit, gs = problem
+    search = Search(
+        Table.from_frame(frame),
+        names,
+        [hierarchies[n] for n in names],
+        [KAnonymity(k)],
+        limit,
+        "classification",
+        weights,
+        MetricOptions(target="t", gs_factor=gs),
+    )
+    target = search.metric.lower_bound_function.keywords["target"]
+    pS, (pI, pN) = gs, objectives.factors(gs)
+    kept_size = search.k_only if target.whole else search.k_only + 1e-9 * max(1.0, search.k_only)
+    for v in range(search.size):
+        node = search.evaluate(search.levels_of(v))
+        objectives._LAST_TABLE[0] = None
+        bound = search.lower_bound(node)
+        classes = np.asarray(node.classes)
+        table = class_target_table(
+            classes, target.combination, target.values, target.counts, node.n_classes, target.width
+        )
+        kept = objectives._LAST_TABLE[0]
+        assert kept[0] is node.classes
+        for ours, theirs in zip(kept[2], table, strict=True):
+            assert np.array_equal(ours, theirs)
+        sizes = table[0].sum(axis=1)
+        least, capped = classification_bound(
+            sizes, table[1], pS, pI, pN, search.max_suppressed + 1e-9, kept_size
+        )
+        expected = max(least, capped - 1e-12 * sizes.sum()) / (max(pS, pI, pN) * search.n_records)
+        # the records summed in another order (a term of 1e-12 of them), n as the view sums it
+        assert bound == pytest.approx(expected * (1.0 - 1e-12), rel=1e-13, abs=0.0)

@@ -105,3 +105,28 @@ def classification_bound(
         saving += taken * largest * (b + 1) / 64.0
         room -= taken
     return least, total - saving
+
+
+@njit(cache=True, nogil=True)
+def class_target_bound(
+    classes, pair_combination, pair_values, pair_counts, n_classes, width, factors, max_suppressed, kept_size
+):  # pragma: no cover
+    """:func:`class_target_table` and :func:`classification_bound` in one call: the table, the two
+    largest cells of each class, and the bound's two sums over the classes' sizes (each row summed
+    from its first cell on) and largest cells, with the records of all classes. ``factors`` holds
+    ``(gs_factor, infrequent, no_majority)``."""
+    table, top1, top2 = class_target_table(
+        classes, pair_combination, pair_values, pair_counts, n_classes, width
+    )
+    sizes = np.zeros(n_classes)
+    records = 0.0
+    for c in range(n_classes):
+        size = 0.0
+        for v in range(width):
+            size += table[c, v]
+        sizes[c] = size
+        records += size
+    least, capped = classification_bound(
+        sizes, top1, factors[0], factors[1], factors[2], max_suppressed, kept_size
+    )
+    return table, top1, top2, least, capped, records

@@ -512,15 +512,29 @@ def _classification_bound(
         return 0.0
     generalization, suppression = factors(gs_factor)
     highest = max(gs_factor, generalization, suppression)
-    table = _target_table(view, target)
-    if table is None:
+    kept_size = math.inf if k is None else k if target.whole else k + 1e-9 * max(1.0, k)
+    from sdckit._kernels_objectives import class_target_bound, classification_bound
+
+    last = _LAST_TABLE[0]
+    width = target.width
+    if (last is None or last[0] is not view.classes or last[1] is not target) and (
+        view.n_classes * width <= 2**22
+    ):
+        # The table and the bound in one compiled call; the table kept for the node's value.
+        classes = np.asarray(view.classes)  # int32 or int64: the kernel takes either
+        weights = np.array([gs_factor, generalization, suppression])
+        *table, least, capped, records = class_target_bound(
+            classes, target.combination, target.values, target.counts, view.n_classes, width,
+            weights, max_suppressed + 1e-9, kept_size,
+        )  # fmt: skip
+        _LAST_TABLE[0] = (view.classes, target, tuple(table))
+        return max(float(least), float(capped) - 1e-12 * records) / (highest * n) * (1.0 - 1e-12)
+    found = _target_table(view, target)
+    if found is None:
         classes = view.classes[target.combination].astype(np.int64)
         sizes, top1, _ = _class_tops(classes, view.n_classes, target.values, target.counts)
     else:
-        sizes, top1 = table[0].sum(axis=1), table[1]
-    from sdckit._kernels_objectives import classification_bound
-
-    kept_size = math.inf if k is None else k if target.whole else k + 1e-9 * max(1.0, k)
+        sizes, top1 = found[0].sum(axis=1), found[1]
     least, capped = classification_bound(
         np.ascontiguousarray(sizes, dtype=np.float64),
         np.ascontiguousarray(top1, dtype=np.float64),
