@@ -40,6 +40,9 @@ def rows(estimators: bool) -> list[tuple[str, Callable[[], Any], float]]:
         chosen += [
             (f"k5-{limit}", lambda: KAnonymity(5), limit),
             (f"avg005-{limit}", lambda: AverageRisk(0.05), limit),
+            # ARX's relaxed variant: average, highest risk, records at risk (issue 38 item 1)
+            (f"avgrel-005-02-005-{limit}", lambda: AverageRisk(0.05, 0.2, 0.05), limit),
+            (f"avgrel-01-02-001-{limit}", lambda: AverageRisk(0.1, 0.2, 0.01), limit),
             (f"su001-{limit}", lambda: SampleUniqueness(0.01), limit),
             (f"su0001-{limit}", lambda: SampleUniqueness(0.001), limit),
             (f"pu-DANKAR-{limit}", lambda: PopulationUniqueness(0.001, population_size=USA), limit),

@@ -222,6 +222,8 @@ BETA_BOUNDS = Field(gt=0)
 DELTA_DISCLOSURE_BOUNDS = Field(gt=0)
 #: Threshold of a risk-based model (average risk, sample / population uniqueness): in [0, 1], as ARX.
 RISK_THRESHOLD_BOUNDS = Field(ge=0, le=1)
+#: Highest risk of ARX's relaxed average risk: in (0, 1], as ARX's AverageReidentificationRisk.
+HIGHEST_RISK_BOUNDS = Field(gt=0, le=1)
 #: Sampling fraction of a population model (as ``risk reidentification``): in (0, 1].
 SAMPLING_FRACTION_BOUNDS = Field(gt=0, le=1)
 #: Population size of a population model: positive (at least the records, checked on the data).
@@ -236,6 +238,7 @@ TDistance = Literal["equal", "ordered", "hierarchical"]
 BetaVariant = Literal["basic", "enhanced"]
 KMapEstimator = Literal["poisson", "zero_truncated_poisson"]
 UniquenessModel = Literal["pitman", "zayatz", "snb", "dankar"]
+Attacker = Literal["prosecutor", "journalist", "marketer"]
 L_VARIANTS: tuple[str, ...] = typing.get_args(LVariant)
 T_DISTANCES: tuple[str, ...] = typing.get_args(TDistance)
 
@@ -325,6 +328,26 @@ class PrivacyModelParams(MethodParams):
         RISK_THRESHOLD_BOUNDS,
         Field(description="Largest average re-identification risk (classes / records), as ARX."),
     ] = None
+    highest_risk: Annotated[
+        Finite | None,
+        HIGHEST_RISK_BOUNDS,
+        Field(
+            description="ARX's relaxed average risk: the highest risk (1 / class size) a record may have, "
+            "but for records_at_risk of them (with average_risk)."
+        ),
+    ] = None
+    records_at_risk: Annotated[
+        Finite | None,
+        RISK_THRESHOLD_BOUNDS,
+        Field(description="Largest share of records whose risk exceeds highest_risk (default 0)."),
+    ] = None
+    attacker: Annotated[
+        Attacker,
+        Field(
+            description="Whose average risk average_risk bounds: prosecutor (classes / records), or "
+            "journalist or marketer against the population table of research_subset."
+        ),
+    ] = "prosecutor"
     sample_uniqueness: Annotated[
         Finite | None,
         RISK_THRESHOLD_BOUNDS,
@@ -414,6 +437,9 @@ class PrivacyModelParams(MethodParams):
         "beta_variant": "basic",
         "delta_disclosure": None,
         "average_risk": None,
+        "highest_risk": None,
+        "records_at_risk": None,
+        "attacker": "prosecutor",
         "sample_uniqueness": None,
         "population_uniqueness": None,
         "uniqueness_model": "dankar",
@@ -441,8 +467,12 @@ class PrivacyModelParams(MethodParams):
         low = 0.0 if self.delta_min is None else self.delta_min
         if presence and low > (1.0 if self.delta_max is None else self.delta_max):
             raise ValueError("{delta_min} must be at most {delta_max}")
-        if self.research_subset is not None and not presence and self.k_map is None:
-            raise ValueError("{research_subset} is only used by delta-presence and {k_map}")
+        population_risk = self.attacker != "prosecutor"
+        if self.research_subset is not None and not presence and self.k_map is None and not population_risk:
+            raise ValueError(
+                "{research_subset} is only used by delta-presence, {k_map} and the journalist's or "
+                "marketer's {average_risk} ({attacker})"
+            )
         population = self.sampling_fraction is not None or self.population_size is not None
         if self._estimated_k_map and not population:
             raise ValueError("{k_map} needs {research_subset}, or {sampling_fraction} or {population_size}")
@@ -450,6 +480,27 @@ class PrivacyModelParams(MethodParams):
             self.k_map_estimator != "poisson" or self.significance_level != 0.01
         ):
             raise ValueError("{k_map_estimator} and {significance_level} are only used by estimated {k_map}")
+        return self
+
+    @model_validator(mode="after")
+    def _average_risk_rules(self) -> Self:
+        """The relaxed variant and the attacker refine {average_risk}; journalist and marketer need
+        the population table (research_subset); a marketer's risk has no highest risk."""
+        if self.average_risk is None:
+            for name in ("highest_risk", "records_at_risk"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{{{name}}} is only used with {{average_risk}}")
+            if self.attacker != "prosecutor":
+                raise ValueError("{attacker} is only used with {average_risk}")
+        if self.records_at_risk is not None and self.highest_risk is None:
+            raise ValueError("{records_at_risk} needs {highest_risk}")
+        if self.attacker != "prosecutor" and self.research_subset is None:
+            raise ValueError(
+                f"{{attacker}} {self.attacker} needs the population: give {{research_subset}} (the column "
+                "of the population table marking the records released)"
+            )
+        if self.attacker == "marketer" and self.highest_risk is not None:
+            raise ValueError("{highest_risk} applies to the prosecutor and journalist, not marketer")
         return self
 
     @model_validator(mode="after")
@@ -533,11 +584,26 @@ class PrivacyModelParams(MethodParams):
 
     def _risk_models(self, table: Any) -> list[Any]:
         """The risk-based models asked for (:mod:`sdckit.models.risk_based`)."""
-        from sdckit.models.risk_based import AverageRisk, PopulationUniqueness, SampleUniqueness
+        from sdckit.models.risk_based import (
+            AverageRisk,
+            PopulationAverageRisk,
+            PopulationUniqueness,
+            SampleUniqueness,
+        )
 
         models: list[Any] = []
-        if self.average_risk is not None:
-            models.append(AverageRisk(self.average_risk))
+        relaxed = (self.highest_risk, self.records_at_risk)
+        if self.average_risk is not None and self.attacker == "prosecutor":
+            models.append(AverageRisk(self.average_risk, *relaxed))
+        elif self.average_risk is not None:
+            assert self.research_subset is not None  # _average_risk_rules
+            column = self.research_subset
+            if column not in table.data.columns:
+                raise ConfigError(
+                    f"{spell('research_subset')} '{column}' is not a column of the data "
+                    f"(columns: {', '.join(table.data.columns)})"
+                )
+            models.append(PopulationAverageRisk(self.average_risk, self.attacker, column, *relaxed))
         if self.sample_uniqueness is not None:
             models.append(SampleUniqueness(self.sample_uniqueness))
         if self.population_uniqueness is not None:

@@ -67,6 +67,23 @@ PopulationSizeOption = Annotated[
 AverageRiskOption = Annotated[
     float | None, typer.Option("--average-risk", help="Largest average re-identification risk.")
 ]
+HighestRiskOption = Annotated[
+    float | None,
+    typer.Option(
+        "--highest-risk",
+        help="ARX's relaxed average risk: highest risk of a record but for --records-at-risk of them.",
+    ),
+]
+RecordsAtRiskOption = Annotated[
+    float | None, typer.Option("--records-at-risk", help="Largest share of records above --highest-risk.")
+]
+AttackerOption = Annotated[
+    str,
+    typer.Option(
+        "--attacker",
+        help="Whose average risk: prosecutor, or journalist / marketer (with --research-subset).",
+    ),
+]
 SampleUniquenessOption = Annotated[
     float | None, typer.Option("--sample-uniqueness", help="Largest share of sample uniques.")
 ]
@@ -110,6 +127,9 @@ def check(
     sampling_fraction: SamplingFractionOption = None,
     population_size: PopulationSizeOption = None,
     average_risk: AverageRiskOption = None,
+    highest_risk: HighestRiskOption = None,
+    records_at_risk: RecordsAtRiskOption = None,
+    attacker: AttackerOption = "prosecutor",
     sample_uniqueness: SampleUniquenessOption = None,
     population_uniqueness: PopulationUniquenessOption = None,
     uniqueness_model: UniquenessModelOption = "dankar",
@@ -135,7 +155,8 @@ def check(
         asked = _asked(k, l, l_variant, c, t, t_distance, beta, beta_variant, delta_disclosure)
         population = (k_map_estimator, significance_level, sampling_fraction, population_size)
         asked.update(_presence(research_subset, delta_min, delta_max, k_map, *population))
-        asked.update(_risk(average_risk, sample_uniqueness, population_uniqueness, uniqueness_model))
+        risks = (average_risk, sample_uniqueness, population_uniqueness, uniqueness_model)
+        asked.update(_risk(*risks, highest_risk, records_at_risk, attacker))
         _validate(asked)
         settings = load_settings(config, InlineRoles(qi, sensitive, weight))
         treatment = _treatment(settings, missing)
@@ -183,12 +204,23 @@ exit status 3 says that a required model is not satisfied (the --summary is writ
 """
 
 
-def _risk(average: Any, uniques: Any, population: Any, model: str) -> dict[str, Any]:
+def _risk(
+    average: Any,
+    uniques: Any,
+    population: Any,
+    model: str,
+    highest: Any = None,
+    at_risk: Any = None,
+    attacker: str = "prosecutor",
+) -> dict[str, Any]:
     """The risk-based models' parameters as the verdict takes them (``risk``), only those given."""
     given = dict(average_risk=average, sample_uniqueness=uniques, population_uniqueness=population)
+    given.update(highest_risk=highest, records_at_risk=at_risk)
     chosen = {name: value for name, value in given.items() if value is not None}
     if model != "dankar":
         chosen["uniqueness_model"] = model
+    if attacker != "prosecutor":
+        chosen["attacker"] = attacker
     return {"risk": chosen} if chosen else {}
 
 
