@@ -180,3 +180,21 @@ def test_the_mcd_is_consistent_at_the_normal_and_bounded_under_contamination():
     location, scatter = mcd_estimate(x, seed=0)
     assert location == pytest.approx([3.0, -1.0], abs=0.1)
     assert 4.0 < scatter[0, 0] < 8.0 and np.cov(x, rowvar=False)[0, 0] > 20
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_scatter_singular_to_rounding_is_refused_whatever_the_blas_does():
+    # Every record on the plane z = x + 2y (up to z's rounding): no pivot is exactly 0, so LAPACK
+    # inverts the scatter (condition 1e16 here; CASC's, 3e19, inverted under numpy 2.4's OpenBLAS),
+    # and the distances would be rounding noise. The refusal must not depend on the BLAS build.
+    rng = np.random.default_rng(5)
+    x, y = rng.normal(size=1000) * 1000.0, rng.normal(size=1000)
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        mcd_estimate(np.column_stack([x, y, x + 2.0 * y]), 1)
+    with pytest.raises(InputError, match="singular"):
+        robust_outliers(np.column_stack([x, y, x + 2.0 * y]), 1)
+    # Off the plane, in units a million times apart: not refused (the check is scale-free).
+    z = x + 2.0 * y + rng.normal(scale=50.0, size=1000)
+    location, scatter = mcd_estimate(np.column_stack([x * 1e6, y, z]), 1)
+    spread = np.sqrt(np.diag(scatter))
+    assert np.isfinite(location).all() and np.linalg.matrix_rank(scatter / np.outer(spread, spread)) == 3

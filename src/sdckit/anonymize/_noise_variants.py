@@ -94,6 +94,10 @@ def upper_quantile_outliers(x: np.ndarray, probability: float = 0.99) -> np.ndar
 
 #: Records the MCD's start is searched on (a seeded sample of them when there are more).
 MCD_SAMPLE = 2000
+#: The condition number of the MCD scatter's correlation matrix from which the scatter counts as
+#: singular (half the records or more on a hyperplane): its inverse would hold rounding noise, not the
+#: data's shape. Scale-free, so raw attributes of very different units are not refused for that.
+MCD_SINGULAR = 1e12
 
 
 def _consistency(share: float, d: int) -> float:
@@ -127,7 +131,8 @@ def mcd_estimate(x: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     FAST-MCD's start (scikit-learn's ``MinCovDet`` on at most :data:`MCD_SAMPLE` records, seeded),
     then C-steps on every record until the determinant stops decreasing (Rousseeuw & Van Driessen
     1999), then robustbase's consistency factor on the raw scatter, the reweighting of the records
-    within ``χ²_{0.975, d}`` and the consistency factor of the reweighted scatter."""
+    within ``χ²_{0.975, d}`` and the consistency factor of the reweighted scatter. LinAlgError when
+    that scatter is singular (:data:`MCD_SINGULAR`)."""
     require("learn", "sklearn", feature="noise --noise outliers (the MCD of its robust distances)")
     from scipy.stats import chi2
     from sklearn.covariance import MinCovDet
@@ -150,6 +155,11 @@ def mcd_estimate(x: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     kept = _squared_distances(x, location, scatter) <= chi2.ppf(0.975, d)
     rows = x[kept]
     reweighted = np.atleast_2d(np.cov(rows, rowvar=False)) * _consistency(len(rows) / n, d)
+    spread = np.sqrt(np.diag(reweighted))
+    # Refused here rather than left to the inverse: whether LAPACK meets an exact zero pivot on a
+    # singular scatter depends on the BLAS build (CASC's, condition 3e19, inverts under numpy 2.4).
+    if not (spread > 0).all() or not np.linalg.cond(reweighted / np.outer(spread, spread)) < MCD_SINGULAR:
+        raise np.linalg.LinAlgError("singular MCD scatter")
     return rows.mean(axis=0), reweighted
 
 
