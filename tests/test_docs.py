@@ -538,13 +538,12 @@ def test_the_readme_stays_an_overview():
 
 def options_table(spec) -> str:
     """The Markdown table of a method's options, from its parameters object."""
-    from sdckit.cli._options import _unwrap
-    from sdckit.params import option_name
+    from sdckit.params import option_name, unwrap_annotation
 
     rows = ["| option | value | default | meaning |", "| --- | --- | --- | --- |"]
     for name, info in spec.params.model_fields.items():
         option = option_name(name, info)
-        base, choices = _unwrap(info.annotation)
+        base, choices = unwrap_annotation(info.annotation)
         if base is bool:
             shown, kind = f"`{option}`, `--no-{option.removeprefix('--')}`", "flag"
         else:
