@@ -399,6 +399,14 @@ def add_known_contributions(*arguments: Any) -> None:
     _kernels_counting.accumulate_known(*arguments)
 
 
+def add_known_contributions_at(*arguments: Any) -> None:
+    """:func:`add_known_contributions` for the records ``active`` (int32, ascending) only: the
+    arguments ``risk, best, top, index, factor, total, parent_known, consequence, add, known, active,
+    keys, group_inverse, alone``, where every per-record array but ``keys`` holds the active records
+    only, in ``active``'s order (:func:`sdckit._kernels_counting.accumulate_known_at`)."""
+    _kernels_counting.accumulate_known_at(*arguments)
+
+
 _warming: list[object] = []
 
 

@@ -97,6 +97,13 @@ PopulationUniquenessOption = Annotated[
 UniquenessModelOption = Annotated[
     str, typer.Option("--uniqueness-model", help="pitman, zayatz, snb or dankar (population uniqueness).")
 ]
+MissingOption = Annotated[
+    str | None,
+    typer.Option(
+        help="How a null (a suppressed value) matches: wildcard (every value, as sdcMicro, local "
+        "suppression and risk count) or category; default: the config's risk.missing (wildcard)."
+    ),
+]
 
 
 def check(
@@ -133,13 +140,7 @@ def check(
     sample_uniqueness: SampleUniquenessOption = None,
     population_uniqueness: PopulationUniquenessOption = None,
     uniqueness_model: UniquenessModelOption = "dankar",
-    missing: Annotated[
-        str | None,
-        typer.Option(
-            help="How a null (a suppressed value) matches: wildcard (every value, as sdcMicro, local "
-            "suppression and risk count) or category; default: the config's risk.missing (wildcard)."
-        ),
-    ] = None,
+    missing: MissingOption = None,
     original: OriginalOption = None,
     summary: SummaryOption = None,
     show: Annotated[int, typer.Option(help="How many violating classes to list.")] = 10,

@@ -19,14 +19,14 @@ class _ActivePatterns:
     contributions is PK * alpha * (+0) * (a finite inverse count) = +0: its risk is +0, its largest
     contribution +0 and its top known set the first one, the empty set (0 beats the initial -inf, and
     no later +0 beats it). Their contributions are therefore not added at all: the others' arrays
-    are compacted in ``active``'s order, and :func:`sdckit._kernels_counting.accumulate_known_at`
+    are compacted in ``active``'s order, and :func:`sdckit.frequency.add_known_contributions_at`
     reads the keys of those patterns only. The patterns' additions are the same, in the same order."""
 
     def __init__(self, active: np.ndarray) -> None:
-        from sdckit import _kernels_counting
+        from sdckit.frequency import add_known_contributions_at
 
         self.active = active
-        self._kernel: Any = _kernels_counting.accumulate_known_at
+        self._kernel: Any = add_known_contributions_at
 
     @classmethod
     def of(
